@@ -1,0 +1,197 @@
+"""Structure of TS2 semantic error graphs (SEGs): node labels, error counts, partitions, walks, node pairs.
+
+Pure Python + NumPy so that everything downstream (meta-metrics, dataset helpers, reports, the demo) shares one
+definition of "what a SEG looks like".  A SEG is one prompt whose images sit on nodes labelled ``0``, ``0b``, ``1a``,
+``2``...; the digits of a label are the node's error count (how many semantic errors its images carry).
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "NODE_LABEL",
+    "PARTITIONS",
+    "SEG",
+    "build_segs",
+    "default_partition",
+    "error_count",
+    "node_pairs",
+    "partition_of",
+    "walks",
+]
+
+#: A node label: the error count's digits followed by an optional letter suffix (``0``, ``1a``, ``0b``, ``12c``).
+NODE_LABEL = re.compile(r"^\s*(\d+)([A-Za-z]*)\s*$")
+
+#: TS2's partitions in reporting order.
+PARTITIONS = ("synth", "nat", "real")
+
+PartitionSpec = Union[None, Mapping[int, str], Callable[[int], str]]
+
+
+def error_count(label: object, *, position: int | None = None) -> int:
+    """Error count of a node label (its digits): ``"1a" -> 1``, ``"0" -> 0``, ``2 -> 2``.
+
+    Raises ``ValueError`` naming the label (and ``position`` when given) if it is not digits + optional letters.
+    """
+    text = str(label)
+    if isinstance(label, float):
+        if label != label or not float(label).is_integer():
+            raise ValueError(_where(position) + f"node label {label!r} is not a TS2 node label (digits + optional letters)")
+        text = str(int(label))
+    match = NODE_LABEL.match(text)
+    if match is None:
+        raise ValueError(_where(position) + f"node label {label!r} is not a TS2 node label (digits + optional letters)")
+    return int(match.group(1))
+
+
+def default_partition(seg_id: int) -> str:
+    """TS2's partition of a SEG id: ``< 111`` synth, ``111-135`` nat, ``>= 136`` real."""
+    seg_id = int(seg_id)
+    if seg_id < 111:
+        return "synth"
+    if seg_id < 136:
+        return "nat"
+    return "real"
+
+
+def partition_of(seg_id: int, partitions: PartitionSpec = None) -> str:
+    """Partition name of ``seg_id`` under ``partitions`` (a mapping, a callable, or None for TS2's default)."""
+    if partitions is None:
+        return default_partition(seg_id)
+    if callable(partitions):
+        return str(partitions(int(seg_id)))
+    try:
+        return str(partitions[int(seg_id)])
+    except KeyError:
+        raise ValueError(f"SEG id {seg_id} has no entry in the partition mapping") from None
+
+
+def walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
+    """All walks of a SEG, as tuples of node positions.
+
+    ``errors[k]`` is the error count of node ``k``. A walk picks one node per error level present, in increasing error
+    order (the cartesian product over levels): two error-0 heads and two error-1 nodes give four walks.
+    """
+    by_level: dict[int, list[int]] = {}
+    for position, err in enumerate(errors):
+        by_level.setdefault(int(err), []).append(position)
+    levels = [by_level[level] for level in sorted(by_level)]
+    return list(itertools.product(*levels)) if levels else []
+
+
+def node_pairs(errors: Sequence[int], *, adjacent_only: bool = False) -> list[tuple[int, int]]:
+    """Pairs ``(lower, higher)`` of node positions whose error counts differ, lower-error node first.
+
+    With ``adjacent_only`` only pairs whose error counts differ by exactly one (the paper's delta).
+    """
+    pairs = []
+    for a, b in itertools.combinations(range(len(errors)), 2):
+        ea, eb = int(errors[a]), int(errors[b])
+        if ea == eb:
+            continue
+        lo, hi = (a, b) if ea < eb else (b, a)
+        if adjacent_only and abs(ea - eb) != 1:
+            continue
+        pairs.append((lo, hi))
+    return pairs
+
+
+@dataclass(frozen=True)
+class SEG:
+    """One semantic error graph: its nodes (sorted by error count, then label) and where its images are.
+
+    ``members[k]`` holds the positions (into the caller's per-image arrays) of the images on node ``nodes[k]``.
+    """
+
+    seg_id: int
+    partition: str
+    nodes: tuple[str, ...]
+    errors: tuple[int, ...]
+    members: tuple[np.ndarray, ...]
+
+    @property
+    def image_positions(self) -> np.ndarray:
+        """Positions of all images of the SEG, node by node."""
+        return np.concatenate(self.members) if self.members else np.empty(0, dtype=np.int64)
+
+    @property
+    def heads(self) -> tuple[str, ...]:
+        """Error-0 nodes (a SEG may have several)."""
+        return tuple(n for n, e in zip(self.nodes, self.errors) if e == 0)
+
+    def walks(self) -> list[tuple[str, ...]]:
+        """Walks as tuples of node labels (see :func:`walks`)."""
+        return [tuple(self.nodes[k] for k in walk) for walk in walks(self.errors)]
+
+    def pairs(self, *, adjacent_only: bool = False) -> list[tuple[str, str]]:
+        """Node-label pairs ``(lower-error, higher-error)`` (see :func:`node_pairs`)."""
+        return [(self.nodes[a], self.nodes[b]) for a, b in node_pairs(self.errors, adjacent_only=adjacent_only)]
+
+
+def build_segs(
+    seg_ids: Iterable[object],
+    nodes: Iterable[object],
+    *,
+    partitions: PartitionSpec = None,
+    require_head: bool = True,
+) -> list[SEG]:
+    """Group per-image ``seg_ids``/``nodes`` into :class:`SEG` objects, sorted by SEG id.
+
+    Validates as it goes: lengths must match, SEG ids must be integers, labels must parse, and (with
+    ``require_head``) every SEG needs an error-0 node. Errors name the offending position and value.
+    """
+    seg_list = list(seg_ids)
+    node_list = list(nodes)
+    if len(seg_list) != len(node_list):
+        raise ValueError(f"seg_ids has {len(seg_list)} entries but nodes has {len(node_list)}; they must align per image")
+    grouped: dict[int, dict[str, list[int]]] = {}
+    node_errors: dict[str, int] = {}
+    for position, (raw_seg, raw_node) in enumerate(zip(seg_list, node_list)):
+        seg_id = _as_seg_id(raw_seg, position)
+        label = _as_label(raw_node)
+        if label not in node_errors:
+            node_errors[label] = error_count(raw_node, position=position)
+        grouped.setdefault(seg_id, {}).setdefault(label, []).append(position)
+    segs = []
+    for seg_id in sorted(grouped):
+        by_node = grouped[seg_id]
+        ordered = sorted(by_node, key=lambda label: (node_errors[label], label))
+        errors = tuple(node_errors[label] for label in ordered)
+        if require_head and 0 not in errors:
+            raise ValueError(f"SEG {seg_id} has no error-0 node (nodes: {', '.join(ordered)}); every SEG needs a head")
+        segs.append(
+            SEG(
+                seg_id=seg_id,
+                partition=partition_of(seg_id, partitions),
+                nodes=tuple(ordered),
+                errors=errors,
+                members=tuple(np.asarray(by_node[label], dtype=np.int64) for label in ordered),
+            )
+        )
+    return segs
+
+
+def _as_label(raw: object) -> str:
+    if isinstance(raw, float) and raw == raw and float(raw).is_integer():
+        return str(int(raw))
+    return str(raw).strip()
+
+
+def _as_seg_id(raw: object, position: int) -> int:
+    try:
+        value = float(raw)  # accepts numpy ints, "12", 12.0
+    except (TypeError, ValueError):
+        raise ValueError(f"position {position}: SEG id {raw!r} is not an integer") from None
+    if value != value or not value.is_integer():
+        raise ValueError(f"position {position}: SEG id {raw!r} is not an integer")
+    return int(value)
+
+
+def _where(position: int | None) -> str:
+    return "" if position is None else f"position {position}: "

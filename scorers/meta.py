@@ -1,0 +1,513 @@
+"""TS2 meta-metrics: how well a faithfulness metric orders and separates the images of semantic error graphs.
+
+Plain arrays in, dataclasses out (the CLI, reports, the demo and the ``ts2_meta`` evaluate module all format these).
+Scores are oriented so that higher = more faithful (``higher_is_better=False`` flips them) before anything is computed.
+
+Per SEG (see ``docs`` in the README and the ``ts2_meta`` card for the full definitions):
+
+* **rank**  -- every walk (one node per error level, increasing error) gives ``-spearman(error count, score)`` over the
+  walk's images (NaN scores dropped, walks with < 2 images skipped, constant input gives 0); the SEG value is the
+  mean over walks weighted by each walk's number of valid images.
+* **sep**   -- mean two-sample Kolmogorov-Smirnov statistic over all node pairs with different error counts.
+* **delta** -- ``variant="paper"``: mean ``mean(lower-error node) - mean(higher-error node)`` over node pairs whose
+  error counts differ by exactly one, divided by the population standard deviation of all evaluated scores;
+  ``variant="official"``: all pairs with different error counts, no normalisation.
+
+The implementation is vectorised per SEG (ranks and empirical CDFs through comparison matrices), so all 19 released
+metrics x 3 meta-metrics take a fraction of a second; ``tests/reference_meta.py`` is the straightforward scipy loop it is
+checked against.
+
+References: Saxon et al., "Who Evaluates the Evaluations? Objectively Scoring Text-to-Image Prompt Coherence Metrics
+with T2IScoreScore (TS2)", NeurIPS 2024.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .graph import PARTITIONS, SEG, PartitionSpec, build_segs, node_pairs, walks
+
+__all__ = [
+    "META_METRICS",
+    "VARIANTS",
+    "MetaResult",
+    "PairedComparison",
+    "TS2Evaluator",
+    "TS2Result",
+    "as_scores",
+    "compare",
+    "ts2_meta",
+]
+
+META_METRICS = ("rank", "sep", "delta")
+VARIANTS = ("paper", "official")
+SUMMARY_KEYS = ("avg",) + PARTITIONS
+
+
+@dataclass
+class MetaResult:
+    """One meta-metric over a set of SEGs.
+
+    ``per_seg`` holds the SEG values (fractions; NaN where a SEG has no valid walk/pair); ``counts`` the number of walks
+    (rank) or node pairs (sep, delta) that entered each value; ``summary`` the means over SEGs for ``avg`` and each
+    partition (NaN SEGs excluded); ``ci`` optional bootstrap percentile intervals for the same keys.
+    """
+
+    name: str
+    seg_ids: np.ndarray
+    partitions: np.ndarray
+    per_seg: np.ndarray
+    counts: np.ndarray
+    summary: dict[str, float]
+    n_used: int
+    n_skipped: int
+    ci: dict[str, tuple[float, float]] | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready form (NaN becomes None)."""
+        out = {
+            "summary": {k: _json_float(v) for k, v in self.summary.items()},
+            "n_used": self.n_used,
+            "n_skipped": self.n_skipped,
+            "per_seg": {int(s): _json_float(v) for s, v in zip(self.seg_ids, self.per_seg)},
+            "counts": {int(s): int(c) for s, c in zip(self.seg_ids, self.counts)},
+        }
+        if self.ci is not None:
+            out["ci"] = {k: [_json_float(lo), _json_float(hi)] for k, (lo, hi) in self.ci.items()}
+        return out
+
+
+@dataclass
+class TS2Result:
+    """rank, sep and delta of one metric (each a :class:`MetaResult`)."""
+
+    rank: MetaResult
+    sep: MetaResult
+    delta: MetaResult
+    variant: str = "paper"
+    higher_is_better: bool = True
+    score_std: float = float("nan")
+    extra: dict = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> MetaResult:
+        if name not in META_METRICS:
+            raise KeyError(f"unknown meta-metric {name!r}; expected one of {META_METRICS}")
+        return getattr(self, name)
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """``{"rank": {"avg": .., "synth": .., "nat": .., "real": ..}, "sep": {...}, "delta": {...}}`` in fractions."""
+        return {name: dict(self[name].summary) for name in META_METRICS}
+
+    def to_dict(self) -> dict:
+        out = {name: self[name].to_dict() for name in META_METRICS}
+        out["variant"] = self.variant
+        out["higher_is_better"] = self.higher_is_better
+        out["score_std"] = _json_float(self.score_std)
+        return out
+
+
+def as_scores(values: Iterable[object], *, name: str = "scores", clean_quotes: bool = False) -> np.ndarray:
+    """Convert per-image scores to a float array, refusing what would silently corrupt the meta-metrics.
+
+    NaN and empty cells become NaN (they are skipped later). Non-numeric cells (the released ``llmscore_over`` column
+    has cells like ``"3``) and infinities raise ``ValueError`` naming the position and value; ``clean_quotes=True``
+    strips stray quote characters first, explicitly.
+    """
+    raw = values if isinstance(values, np.ndarray) else list(values)
+    arr = np.asarray(raw)
+    if arr.dtype.kind in "fiub":
+        out = arr.astype(np.float64, copy=True).reshape(-1)
+    else:
+        out = np.empty(len(raw), dtype=np.float64)
+        bad = []
+        for position, cell in enumerate(np.asarray(raw, dtype=object).reshape(-1)):
+            if cell is None:
+                out[position] = np.nan
+                continue
+            if isinstance(cell, (int, float, np.integer, np.floating)) and not isinstance(cell, bool):
+                out[position] = float(cell)
+                continue
+            text = str(cell).strip()
+            if clean_quotes:
+                text = text.strip("\"'")
+            if text == "" or text.lower() == "nan":
+                out[position] = np.nan
+                continue
+            try:
+                out[position] = float(text)
+            except ValueError:
+                bad.append((position, cell))
+        if bad:
+            shown = ", ".join(f"position {p}: {v!r}" for p, v in bad[:5])
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            hint = "" if clean_quotes else " (pass clean_quotes=True / --clean-quotes to strip stray quotes)"
+            raise ValueError(f"{name} has {len(bad)} non-numeric value(s): {shown}{more}{hint}")
+    infinite = np.flatnonzero(np.isinf(out))
+    if infinite.size:
+        p = int(infinite[0])
+        raise ValueError(f"{name} has {infinite.size} infinite value(s), first at position {p}: {out[p]}")
+    return out
+
+
+class TS2Evaluator:
+    """Reusable evaluator for a fixed set of images (``seg_ids``, ``nodes``): build once, score many metrics.
+
+    The SEG structure, walks and node pairs are precomputed, so evaluating the 19 released metrics costs one
+    vectorised pass per SEG and metric.
+    """
+
+    def __init__(
+        self,
+        seg_ids: Sequence[object],
+        nodes: Sequence[object],
+        *,
+        partitions: PartitionSpec = None,
+        seg_subset: Iterable[int] | None = None,
+    ):
+        self.n_images = len(seg_ids)
+        segs = build_segs(seg_ids, nodes, partitions=partitions)
+        if seg_subset is not None:
+            wanted = {int(s) for s in seg_subset}
+            known = {s.seg_id for s in segs}
+            unknown = sorted(wanted - known)
+            if unknown:
+                raise ValueError(f"seg_subset names SEG ids not present in the input: {unknown[:10]}")
+            segs = [s for s in segs if s.seg_id in wanted]
+        if not segs:
+            raise ValueError("no SEGs to evaluate")
+        self.segs: list[SEG] = segs
+        self.seg_ids = np.array([s.seg_id for s in segs], dtype=np.int64)
+        self.partitions = np.array([s.partition for s in segs], dtype=object)
+        self._layouts = [_SEGLayout(s) for s in segs]
+        self.positions = np.concatenate([layout.positions for layout in self._layouts])
+
+    def evaluate(
+        self,
+        scores: Sequence[float] | np.ndarray,
+        *,
+        higher_is_better: bool = True,
+        variant: str = "paper",
+        n_bootstrap: int = 0,
+        confidence: float = 0.95,
+        seed: int = 0,
+        name: str = "scores",
+    ) -> TS2Result:
+        """rank/sep/delta of one metric's per-image ``scores`` (aligned with the ``seg_ids``/``nodes`` given)."""
+        return self.evaluate_many(
+            {name: scores},
+            higher_is_better={name: higher_is_better},
+            variant=variant,
+            n_bootstrap=n_bootstrap,
+            confidence=confidence,
+            seed=seed,
+        )[name]
+
+    def evaluate_many(
+        self,
+        columns: Mapping[str, Sequence[float] | np.ndarray],
+        *,
+        higher_is_better: bool | Mapping[str, bool] = True,
+        variant: str = "paper",
+        n_bootstrap: int = 0,
+        confidence: float = 0.95,
+        seed: int = 0,
+    ) -> dict[str, TS2Result]:
+        """rank/sep/delta of several metrics at once (``{name: per-image scores}``), one vectorised pass per SEG."""
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        if not columns:
+            raise ValueError("no score columns given")
+        names = list(columns)
+        orient = {n: bool(higher_is_better[n] if isinstance(higher_is_better, Mapping) else higher_is_better) for n in names}
+        block = np.empty((self.n_images, len(names)))
+        for c, name in enumerate(names):
+            values = as_scores(columns[name], name=name)
+            if values.shape[0] != self.n_images:
+                raise ValueError(f"{name} has {values.shape[0]} entries but seg_ids/nodes have {self.n_images}")
+            block[:, c] = values if orient[name] else -values
+        evaluated = block[self.positions]
+        stds = np.array([_finite_std(evaluated[:, c]) for c in range(len(names))])
+
+        n = len(self._layouts)
+        out = {m: np.full((n, len(names)), np.nan) for m in META_METRICS}
+        counts = {m: np.zeros((n, len(names)), dtype=np.int64) for m in META_METRICS}
+        for k, layout in enumerate(self._layouts):
+            local = block[layout.positions]
+            out["rank"][k], counts["rank"][k] = layout.rank(local)
+            out["sep"][k], counts["sep"][k] = layout.sep(local)
+            out["delta"][k], counts["delta"][k] = layout.delta(local, adjacent_only=(variant == "paper"))
+        if variant == "paper":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out["delta"] = np.where(stds > 0, out["delta"] / stds, np.nan)
+
+        results = {}
+        for c, name in enumerate(names):
+            parts = {
+                m: _summarise(
+                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed
+                )
+                for m in META_METRICS
+            }
+            results[name] = TS2Result(**parts, variant=variant, higher_is_better=orient[name], score_std=float(stds[c]))
+        return results
+
+
+def ts2_meta(
+    scores: Sequence[float] | np.ndarray,
+    seg_ids: Sequence[object],
+    nodes: Sequence[object],
+    *,
+    higher_is_better: bool = True,
+    variant: str = "paper",
+    partitions: PartitionSpec = None,
+    seg_subset: Iterable[int] | None = None,
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> TS2Result:
+    """TS2 rank, sep and delta of one metric's per-image scores.
+
+    Parameters
+    ----------
+    scores : per-image scores; NaN entries are skipped (see module docstring).
+    seg_ids, nodes : per-image SEG id and node label (``"0"``, ``"1a"``...), aligned with ``scores``.
+    higher_is_better : False for error-count style metrics (LLMScore); scores are negated first.
+    variant : ``"paper"`` (adjacent-level delta over the score std) or ``"official"`` (all-pairs raw delta).
+    partitions : mapping or callable SEG id -> partition name; default TS2's synth (<111) / nat (111-135) / real.
+    seg_subset : SEG ids to evaluate (the paper's Table 2 used 0-163); the delta std is taken over these SEGs' images.
+    n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs for every summary value (0 = none).
+
+    Returns
+    -------
+    TS2Result with ``rank``, ``sep`` and ``delta`` :class:`MetaResult` fields (fractions, not %).
+    """
+    evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=seg_subset)
+    return evaluator.evaluate(
+        scores,
+        higher_is_better=higher_is_better,
+        variant=variant,
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+@dataclass
+class PairedComparison:
+    """Paired comparison of metric A vs metric B on one meta-metric over the SEGs where both are defined."""
+
+    meta_metric: str
+    partition: str
+    mean_a: float
+    mean_b: float
+    difference: float
+    ci: tuple[float, float]
+    p_value: float
+    n_segs: int
+
+    def to_dict(self) -> dict:
+        return {
+            "meta_metric": self.meta_metric,
+            "partition": self.partition,
+            "mean_a": _json_float(self.mean_a),
+            "mean_b": _json_float(self.mean_b),
+            "difference": _json_float(self.difference),
+            "ci": [_json_float(self.ci[0]), _json_float(self.ci[1])],
+            "p_value": _json_float(self.p_value),
+            "n_segs": self.n_segs,
+        }
+
+
+def compare(
+    result_a: TS2Result,
+    result_b: TS2Result,
+    *,
+    meta_metric: str = "rank",
+    partition: str = "avg",
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedComparison:
+    """Is metric A better than metric B on TS2? A paired test over SEGs.
+
+    Uses the per-SEG values of both results on the SEGs where both are defined: the difference of means, a bootstrap
+    percentile interval of it (resampling SEGs), and a two-sided sign-flip permutation p-value (``n_resamples``
+    random sign flips of the per-SEG differences, ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``).
+    """
+    a, b = result_a[meta_metric], result_b[meta_metric]
+    if not np.array_equal(a.seg_ids, b.seg_ids):
+        raise ValueError("the two results cover different SEGs; evaluate both on the same seg_ids/nodes")
+    keep = ~np.isnan(a.per_seg) & ~np.isnan(b.per_seg)
+    if partition != "avg":
+        if partition not in set(a.partitions):
+            raise ValueError(f"unknown partition {partition!r}; present: {sorted(set(a.partitions))}")
+        keep &= a.partitions == partition
+    diffs = a.per_seg[keep] - b.per_seg[keep]
+    n = diffs.size
+    if n == 0:
+        raise ValueError("no SEG has a defined value for both metrics")
+    rng = np.random.default_rng(seed)
+    observed = float(diffs.mean())
+    boot = diffs[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    ci = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha)))
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
+    perm = (signs * diffs).mean(axis=1)
+    p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
+    return PairedComparison(
+        meta_metric=meta_metric,
+        partition=partition,
+        mean_a=float(a.per_seg[keep].mean()),
+        mean_b=float(b.per_seg[keep].mean()),
+        difference=observed,
+        ci=ci,
+        p_value=p_value,
+        n_segs=int(n),
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Per-SEG vectorised kernels
+# ----------------------------------------------------------------------------------------------------------------------
+
+
+class _SEGLayout:
+    """Precomputed index structure of one SEG: image->node map, walk membership, node pairs.
+
+    Kernels take a ``(n_images, n_metrics)`` score block so that many metrics share one pass of Python overhead.
+    """
+
+    def __init__(self, seg: SEG):
+        self.seg = seg
+        self.positions = seg.image_positions
+        sizes = [len(m) for m in seg.members]
+        self.node_of = np.repeat(np.arange(len(seg.nodes)), sizes)
+        errors = np.asarray(seg.errors, dtype=np.float64)
+        e = errors[self.node_of]
+        walk_nodes = np.asarray(walks(seg.errors), dtype=np.int64)  # (W, L)
+        # membership[w, i]: image i lies on a node of walk w
+        self.membership = (self.node_of[None, None, :] == walk_nodes[:, :, None]).any(axis=1)
+        # error-count "less than" / "equal" matrices, [i, j] = e_j < e_i: ranks inside a walk via one matrix product
+        self.err_less_t = (e[None, :] < e[:, None]).astype(np.float64).T
+        self.err_equal_t = (e[None, :] == e[:, None]).astype(np.float64).T
+        self.onehot = (self.node_of[None, :] == np.arange(len(seg.nodes))[:, None]).astype(np.float64)  # (N, n)
+        self.pairs = np.asarray(node_pairs(seg.errors), dtype=np.int64).reshape(-1, 2)
+        self.adjacent_pairs = np.asarray(node_pairs(seg.errors, adjacent_only=True), dtype=np.int64).reshape(-1, 2)
+
+    def rank(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted mean of -Spearman over walks, per metric column; NaN where no walk has >= 2 valid images."""
+        valid = ~np.isnan(scores)  # (n, C)
+        member = (self.membership[None, :, :] & valid.T[:, None, :]).astype(np.float64)  # (C, W, n)
+        k = member.sum(axis=2)  # (C, W)
+        s = np.where(valid, scores, 0.0).T  # (C, n)
+        s_less_t = (s[:, :, None] < s[:, None, :]).astype(np.float64)  # [c, j, i] = s_j < s_i
+        s_equal_t = (s[:, :, None] == s[:, None, :]).astype(np.float64)
+        # average ranks (1-based) of each image within each walk: #smaller + (#equal incl. itself + 1) / 2
+        rank_x = member @ self.err_less_t + (member @ self.err_equal_t + 1.0) / 2.0
+        rank_y = member @ s_less_t + (member @ s_equal_t + 1.0) / 2.0
+        centre = ((k + 1.0) / 2.0)[:, :, None]
+        dx = (rank_x - centre) * member
+        dy = (rank_y - centre) * member
+        cov = (dx * dy).sum(axis=2)
+        var = (dx * dx).sum(axis=2) * (dy * dy).sum(axis=2)
+        r = np.divide(cov, np.sqrt(var), out=np.zeros_like(cov), where=var > 0)  # constant input -> r = 0
+        weight = np.where(k >= 2, k, 0.0)
+        total = weight.sum(axis=1)
+        value = np.divide((weight * -r).sum(axis=1), total, out=np.full(total.shape, np.nan), where=total > 0)
+        return value, (k >= 2).sum(axis=1)
+
+    def sep(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean KS statistic over node pairs with different error counts, per metric column (0 if no such pair)."""
+        n_cols = scores.shape[1]
+        if len(self.pairs) == 0:
+            return np.zeros(n_cols), np.zeros(n_cols, dtype=np.int64)
+        valid = ~np.isnan(scores)
+        s = np.where(valid, scores, 0.0).T  # (C, n)
+        weights = self.onehot[None, :, :] * valid.T[:, None, :]  # (C, N, n)
+        counts = weights.sum(axis=2)  # (C, N)
+        # empirical CDF of every node at every score of the SEG (a superset of each pair's jump points)
+        below = (s[:, :, None] <= s[:, None, :]).astype(np.float64)  # [c, i, p] = s_i <= s_p
+        cdf = (weights @ below) / np.maximum(counts, 1.0)[:, :, None]  # (C, N, P)
+        gap = np.abs(cdf[:, self.pairs[:, 0], :] - cdf[:, self.pairs[:, 1], :]) * valid.T[:, None, :]
+        ks = gap.max(axis=2)  # (C, pairs)
+        usable = (counts[:, self.pairs[:, 0]] > 0) & (counts[:, self.pairs[:, 1]] > 0)
+        used = usable.sum(axis=1)
+        value = np.divide((ks * usable).sum(axis=1), used, out=np.full(n_cols, np.nan), where=used > 0)
+        return value, used
+
+    def delta(self, scores: np.ndarray, *, adjacent_only: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Mean of mean(lower-error node) - mean(higher-error node) over node pairs, per metric column."""
+        n_cols = scores.shape[1]
+        pairs = self.adjacent_pairs if adjacent_only else self.pairs
+        if len(pairs) == 0:
+            return np.full(n_cols, np.nan), np.zeros(n_cols, dtype=np.int64)
+        valid = ~np.isnan(scores)
+        weights = self.onehot @ valid.astype(np.float64)  # (N, C) counts
+        sums = self.onehot @ np.where(valid, scores, 0.0)
+        means = sums / np.maximum(weights, 1.0)
+        usable = (weights[pairs[:, 0]] > 0) & (weights[pairs[:, 1]] > 0)  # (pairs, C)
+        gaps = (means[pairs[:, 0]] - means[pairs[:, 1]]) * usable
+        used = usable.sum(axis=0)
+        value = np.divide(gaps.sum(axis=0), used, out=np.full(n_cols, np.nan), where=used > 0)
+        return value, used
+
+
+def _summarise(
+    name: str,
+    seg_ids: np.ndarray,
+    partitions: np.ndarray,
+    per_seg: np.ndarray,
+    counts: np.ndarray,
+    n_bootstrap: int,
+    confidence: float,
+    seed: int,
+) -> MetaResult:
+    defined = ~np.isnan(per_seg)
+    summary = {"avg": _nanmean(per_seg)}
+    groups = {"avg": np.arange(per_seg.size)}
+    present = [p for p in PARTITIONS if p in set(partitions)] + sorted(set(partitions) - set(PARTITIONS))
+    for part in present:
+        idx = np.flatnonzero(partitions == part)
+        groups[part] = idx
+        summary[part] = _nanmean(per_seg[idx])
+    ci = None
+    if n_bootstrap:
+        rng = np.random.default_rng(seed)
+        alpha = (1.0 - confidence) / 2.0
+        ci = {}
+        for key, idx in groups.items():
+            values = per_seg[idx]
+            values = values[~np.isnan(values)]
+            if values.size == 0:
+                ci[key] = (float("nan"), float("nan"))
+                continue
+            boot = values[rng.integers(0, values.size, size=(n_bootstrap, values.size))].mean(axis=1)
+            ci[key] = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha)))
+    return MetaResult(
+        name=name,
+        seg_ids=seg_ids,
+        partitions=partitions,
+        per_seg=per_seg,
+        counts=counts,
+        summary=summary,
+        n_used=int(defined.sum()),
+        n_skipped=int((~defined).sum()),
+        ci=ci,
+    )
+
+
+def _finite_std(values: np.ndarray) -> float:
+    values = values[~np.isnan(values)]
+    return float(np.std(values)) if values.size else float("nan")
+
+
+def _nanmean(values: np.ndarray) -> float:
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+def _json_float(value: float) -> float | None:
+    value = float(value)
+    return None if value != value else value

