@@ -1,0 +1,169 @@
+"""Reading TS2's release tables (metadata, per-image score CSVs, the paper's Table 2) into validated frames.
+
+One place that knows the release's column names (``id``, ``target_prompt``, ``rank``...) and maps them to this
+project's canonical names (``seg_id``, ``prompt``, ``node``...), so everything downstream speaks one vocabulary.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .graph import error_count, partition_of
+from .meta import as_scores
+
+__all__ = [
+    "KEY_COLUMNS",
+    "METADATA_COLUMNS",
+    "align_scores",
+    "parse_seg_range",
+    "read_metadata",
+    "read_paper_table",
+    "read_score_table",
+    "score_columns",
+]
+
+#: release column -> canonical column
+METADATA_COLUMNS = {
+    "id": "seg_id",
+    "target_prompt": "prompt",
+    "file_name": "file_name",
+    "image_source": "image_source",
+    "rank": "node",
+}
+#: columns that identify an image (never treated as score columns)
+KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt", "target_prompt", "image_source",
+               "error_count", "partition", "is_head")
+
+
+def read_metadata(path: str | Path) -> pd.DataFrame:
+    """The release's ``metadata.csv`` with canonical columns plus ``error_count`` and ``partition``.
+
+    Accepts the release's names (``id, target_prompt, file_name, image_source, rank``) or the canonical ones.
+    Raises ``ValueError`` naming the row for a missing column, a bad SEG id, an empty prompt or an unparsable node.
+    """
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = frame.rename(columns={k: v for k, v in METADATA_COLUMNS.items() if k in frame.columns and k != v})
+    missing = [c for c in ("seg_id", "prompt", "node") if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; expected {list(METADATA_COLUMNS)} (release names)")
+    seg_ids = pd.to_numeric(frame["seg_id"], errors="coerce")
+    bad = np.flatnonzero(seg_ids.isna().to_numpy() | (seg_ids % 1 != 0).to_numpy())
+    if bad.size:
+        row = int(bad[0])
+        raise ValueError(f"{path}: row {row + 2}: SEG id {frame['seg_id'].iloc[row]!r} is not an integer")
+    frame["seg_id"] = seg_ids.astype(np.int64)
+    empty = np.flatnonzero(frame["prompt"].str.strip().eq("").to_numpy())
+    if empty.size:
+        row = int(empty[0])
+        raise ValueError(f"{path}: row {row + 2}: empty prompt for SEG {frame['seg_id'].iloc[row]}")
+    errors = []
+    for row, label in enumerate(frame["node"]):
+        try:
+            errors.append(error_count(label))
+        except ValueError:
+            raise ValueError(f"{path}: row {row + 2}: node label {label!r} is not a TS2 node label") from None
+    frame["error_count"] = np.asarray(errors, dtype=np.int64)
+    frame["partition"] = [partition_of(s) for s in frame["seg_id"]]
+    return frame
+
+
+def read_score_table(path: str | Path) -> pd.DataFrame:
+    """A per-image score CSV as strings (numeric validation happens per column in :func:`as_scores`)."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def score_columns(frame: pd.DataFrame) -> list[str]:
+    """Columns of a score table that are not image keys."""
+    return [c for c in frame.columns if c not in KEY_COLUMNS]
+
+
+def align_scores(
+    scores: pd.DataFrame,
+    metadata: pd.DataFrame,
+    *,
+    on: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Rows of ``scores`` in ``metadata`` order.
+
+    Without ``on`` the tables must have the same number of rows (the release's ``released_scores.csv`` is
+    row-aligned with ``metadata.csv``). With ``on`` (e.g. ``["seg_id", "file_name"]``) rows are joined on those
+    columns; every metadata row must find exactly one score row.
+    """
+    if not on:
+        if len(scores) != len(metadata):
+            raise ValueError(
+                f"scores has {len(scores)} rows but metadata has {len(metadata)}; pass key columns to join on "
+                "(e.g. --on seg_id file_name)"
+            )
+        return scores.reset_index(drop=True)
+    scores = scores.rename(columns={k: v for k, v in METADATA_COLUMNS.items() if k in scores.columns and k != v})
+    for column in on:
+        for name, table in (("scores", scores), ("metadata", metadata)):
+            if column not in table.columns:
+                raise ValueError(f"join column {column!r} is missing from {name} (columns: {list(table.columns)})")
+    left = metadata[list(on)].astype(str).reset_index(drop=True)
+    right = scores.copy()
+    right[list(on)] = right[list(on)].astype(str)
+    dup = right.duplicated(subset=list(on), keep=False)
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise ValueError(f"scores row {row + 2}: key {tuple(right.loc[row, list(on)])} appears more than once")
+    merged = left.merge(right, on=list(on), how="left", indicator=True)
+    missing = np.flatnonzero((merged["_merge"] == "left_only").to_numpy())
+    if missing.size:
+        row = int(missing[0])
+        raise ValueError(
+            f"{missing.size} metadata row(s) have no score row; first: metadata row {row + 2}, "
+            f"key {tuple(left.loc[row])}"
+        )
+    return merged.drop(columns="_merge")
+
+
+def read_paper_table(path: str | Path) -> pd.DataFrame:
+    """The paper's Table 2 (``column, name, family, meta_metric, avg, synth, nat, real, flop_per_image``)."""
+    frame = pd.read_csv(path)
+    needed = {"column", "meta_metric", "avg", "synth", "nat", "real"}
+    missing = sorted(needed - set(frame.columns))
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}")
+    return frame
+
+
+def parse_seg_range(spec: str | None) -> list[int] | None:
+    """``"0-163"`` / ``"0-10,20,30-32"`` -> list of SEG ids (None passes through)."""
+    if spec is None or str(spec).strip() == "":
+        return None
+    ids: list[int] = []
+    for part in str(spec).split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                lo, hi = part.split("-", 1)
+                ids.extend(range(int(lo), int(hi) + 1))
+            else:
+                ids.append(int(part))
+        except ValueError:
+            raise ValueError(f"SEG range {spec!r}: cannot parse {part!r} (use e.g. 0-163 or 0-10,20)") from None
+    return ids
+
+
+def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = False) -> np.ndarray:
+    """Validated float scores of one column (errors name the CSV row: data row k is line k + 2)."""
+    if column not in frame.columns:
+        raise ValueError(f"score column {column!r} not found; available: {score_columns(frame)}")
+    try:
+        return as_scores(frame[column].to_numpy(), name=f"column {column!r}", clean_quotes=clean_quotes)
+    except ValueError as error:
+        raise ValueError(f"{error} (position p is CSV line p + 2)") from None
+
+
+def iter_columns(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> list[str]:
+    """Requested score columns, checked to exist (default: every non-key column)."""
+    names = list(columns) if columns else score_columns(frame)
+    unknown = [c for c in names if c not in frame.columns]
+    if unknown:
+        raise ValueError(f"score column(s) {unknown} not found; available: {score_columns(frame)}")
+    return names
