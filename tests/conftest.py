@@ -1,0 +1,27 @@
+"""Shared test settings: offline Hub, private HF caches, and the path of the shared TS2 release tables."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_CACHE = tempfile.mkdtemp(prefix="ts2-tests-hf-")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ["HF_HOME"] = _CACHE
+os.environ["HF_DATASETS_CACHE"] = os.path.join(_CACHE, "datasets")
+
+SHARED_TS2 = Path(__file__).resolve().parents[1].parent / "shared" / "ts2"
+
+
+@pytest.fixture(scope="session")
+def shared_ts2() -> Path:
+    """Path of the read-only TS2 release tables (``../shared/ts2``)."""
+    if not SHARED_TS2.is_dir():
+        pytest.skip("../shared/ts2 is not available")
+    return SHARED_TS2
