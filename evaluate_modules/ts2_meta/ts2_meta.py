@@ -1,0 +1,87 @@
+"""TS2 meta-metric (rank / sep / delta) as an `evaluate` metric: a thin wrapper over ``scorers.meta.ts2_meta``."""
+import datasets
+import evaluate
+from scorers.meta import ts2_meta
+
+_CITATION = """\
+@inproceedings{saxon2024ts2,
+  title     = {Who Evaluates the Evaluations? Objectively Scoring Text-to-Image Prompt Coherence Metrics with
+               T2IScoreScore (TS2)},
+  author    = {Saxon, Michael and Jahara, Fatima and Khoshnoodi, Mahsa and Lu, Yujie and Sharma, Aditya and
+               Wang, William Yang},
+  booktitle = {Advances in Neural Information Processing Systems},
+  year      = {2024}
+}
+"""
+
+_DESCRIPTION = """\
+Judges a text-to-image faithfulness metric with TS2's semantic error graphs (SEGs). Given one score per image and
+each image's SEG id and node label (`0`, `1a`, `2`...; the digits are the node's error count), it returns:
+rank (Spearman correlation between error count and score over walks of increasing error, sign-flipped so higher is
+better), sep (mean Kolmogorov-Smirnov statistic between the score populations of nodes with different error counts)
+and delta (mean score gap between nodes one error apart over the metric's spread; config "official": all node pairs,
+unnormalised). Values are fractions averaged over SEGs, overall and per partition (synth / nat / real).
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    scores (`list` of `float`): one score per image (NaN allowed: that image is skipped).
+    seg_ids (`list` of `int`): the SEG id of each image.
+    nodes (`list` of `str`): the node label of each image (`0`, `0b`, `1a`, `2`, ...).
+    higher_is_better (`bool`, defaults to True): False for error-count metrics such as LLMScore.
+    variant (`str`, defaults to the config name: "paper" or "official"): the delta definition.
+    seg_subset (`list` of `int`, optional): SEG ids to evaluate (the paper's Table 2 used 0-163).
+    n_bootstrap (`int`, defaults to 0): bootstrap resamples over SEGs for 95% confidence intervals.
+    seed (`int`, defaults to 0): bootstrap seed.
+Returns:
+    rank, sep, delta (`float`): averages over all evaluated SEGs (fractions).
+    partitions (`dict`): {"synth"|"nat"|"real": {"rank", "sep", "delta"}}.
+    n_segs_used (`dict`): SEGs with a defined value per meta-metric; n_segs_skipped likewise.
+    per_seg (`dict`): {meta-metric: {seg_id: value}}.
+    ci (`dict`, only with n_bootstrap): {meta-metric: {"avg"|partition: [low, high]}}.
+Examples:
+    >>> ts2 = evaluate.load("evaluate_modules/ts2_meta")
+    >>> out = ts2.compute(scores=[0.9, 0.5, 0.2, 0.8, 0.3], seg_ids=[0, 0, 0, 1, 1], nodes=["0", "1a", "2", "0", "1"])
+    >>> round(out["rank"], 3), round(out["sep"], 3)
+    (1.0, 1.0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Ts2Meta(evaluate.Metric):
+    """rank / sep / delta of a faithfulness metric on TS2's semantic error graphs."""
+
+    def _info(self):
+        if self.config_name not in ("default", "paper", "official"):
+            raise ValueError(f"unknown config {self.config_name!r}; use 'paper' (default) or 'official'")
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {
+                    "scores": datasets.Value("float64"),
+                    "seg_ids": datasets.Value("int64"),
+                    "nodes": datasets.Value("string"),
+                }
+            ),
+            reference_urls=["https://github.com/michaelsaxon/T2IScoreScore", "https://arxiv.org/abs/2404.04251"],
+        )
+
+    def _compute(self, scores, seg_ids, nodes, higher_is_better=True, variant=None, seg_subset=None,
+                 n_bootstrap=0, seed=0):
+        variant = variant or ("official" if self.config_name == "official" else "paper")
+        result = ts2_meta(
+            scores, seg_ids, nodes, higher_is_better=higher_is_better, variant=variant,
+            seg_subset=seg_subset, n_bootstrap=n_bootstrap, seed=seed,
+        )
+        names = ("rank", "sep", "delta")
+        out = {name: result[name].summary["avg"] for name in names}
+        partitions = [p for p in result.rank.summary if p != "avg"]
+        out["partitions"] = {p: {name: result[name].summary[p] for name in names} for p in partitions}
+        out["n_segs_used"] = {name: result[name].n_used for name in names}
+        out["n_segs_skipped"] = {name: result[name].n_skipped for name in names}
+        out["per_seg"] = {name: result[name].to_dict()["per_seg"] for name in names}
+        if n_bootstrap:
+            out["ci"] = {name: result[name].to_dict()["ci"] for name in names}
+        return out

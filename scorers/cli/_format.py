@@ -1,0 +1,65 @@
+"""Plain-text tables for the terminal (formatting only; numbers come from ``scorers.meta``/``scorers.reproduce``)."""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+from ..meta import META_METRICS, SUMMARY_KEYS, TS2Result
+
+__all__ = ["format_meta_table", "format_reproduction", "pct"]
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage string; blank-safe for None/NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{100.0 * value:.{digits}f}"
+
+
+def _num(value: float | None, digits: int = 1, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def format_meta_table(results: Mapping[str, TS2Result]) -> str:
+    """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped."""
+    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in SUMMARY_KEYS] + ["segs used/skipped"]
+    lines = []
+    for name, result in results.items():
+        cells = [name]
+        for metric in META_METRICS:
+            summary = result[metric].summary
+            cells += [pct(summary.get(p)) for p in SUMMARY_KEYS]
+        cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
+        lines.append(cells)
+    return _grid([header] + lines)
+
+
+def format_reproduction(rows: list[dict], notes: list[str] = ()) -> str:
+    """ours / paper / residual per metric and meta-metric, one column block per partition."""
+    table = {}
+    for row in rows:
+        table.setdefault((row["column"], row["meta_metric"]), {})[row["partition"]] = row
+    header = ["metric", "meta"] + [f"{p} ours/paper/res" for p in SUMMARY_KEYS]
+    lines = []
+    for (column, metric), parts in table.items():
+        cells = [column, metric]
+        for partition in SUMMARY_KEYS:
+            row = parts.get(partition, {})
+            cells.append(
+                f"{_num(row.get('ours'))} / {_num(row.get('paper'))} / {_num(row.get('residual'), signed=True)}"
+            )
+        lines.append(cells)
+    text = _grid([header] + lines)
+    return text + ("\n" + "\n".join(notes) if notes else "")
+
+
+def _grid(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for k, row in enumerate(rows):
+        out.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)

@@ -1,0 +1,178 @@
+"""Paper-ready output from per-image scores: the Table-2 leaderboard (Markdown/LaTeX/CSV) and four PNG figures.
+
+``write_report`` is what ``ts2 report`` calls. Numbers come from :func:`scorers.reproduce.reproduce_table` (the same
+function behind ``ts2 reproduce``), figures from :mod:`scorers.report.figures`. Needs matplotlib (``pip install
+ts2-evaluate[report]``); the rest of the library never imports this package.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..graph import SEG, build_segs
+from ..reproduce import Reproduction, reproduce_table
+from ..tables import align_scores, column_scores, score_columns
+from .costs import merged_flops
+from .figures import correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
+from .tables import leaderboard_frame, to_latex, to_markdown, write_tables
+
+__all__ = ["Report", "combine_scores", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
+
+FIGURES = ("rank_vs_flops", "seg_histograms", "correlation_heatmap", "error_graph")
+
+
+@dataclass
+class Report:
+    """What :func:`write_report` produced: the numbers, the leaderboard frame, the files and notes to show the user."""
+
+    reproduction: Reproduction
+    board: pd.DataFrame
+    paths: dict[str, Path]
+    notes: list[str] = field(default_factory=list)
+
+
+def combine_scores(
+    tables: Sequence[tuple[str, pd.DataFrame]],
+    metadata: pd.DataFrame,
+    *,
+    on: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Score columns of several tables (``[(source name, frame), ...]``) side by side, in metadata row order.
+
+    Each table is aligned with :func:`scorers.tables.align_scores`; a column name used by two tables is an error
+    naming both sources (rename one column rather than silently keeping either).
+    """
+    if not tables:
+        raise ValueError("no score tables given")
+    combined: dict[str, pd.Series] = {}
+    origin: dict[str, str] = {}
+    for source, frame in tables:
+        try:
+            aligned = align_scores(frame, metadata, on=list(on) if on else None)
+        except ValueError as error:
+            raise ValueError(f"{source}: {error}") from None
+        columns = score_columns(aligned)
+        if not columns:
+            raise ValueError(f"{source}: no score columns (all columns are image keys: {list(aligned.columns)})")
+        for column in columns:
+            if column in combined:
+                raise ValueError(f"score column {column!r} appears in both {origin[column]} and {source}; rename one")
+            combined[column] = aligned[column].reset_index(drop=True)
+            origin[column] = source
+    return pd.DataFrame(combined)
+
+
+def default_seg(segs: Sequence[SEG]) -> SEG:
+    """The SEG drawn in figure (d) when none is asked for: the first with 4-7 nodes over >= 3 error levels (big enough
+    to show branching, small enough to read), else the one with the most nodes."""
+    for seg in segs:
+        if 4 <= len(seg.nodes) <= 7 and len(set(seg.errors)) >= 3:
+            return seg
+    return max(segs, key=lambda s: len(s.nodes))
+
+
+def write_report(
+    scores: pd.DataFrame | Sequence[tuple[str, pd.DataFrame]],
+    metadata: pd.DataFrame,
+    out_dir: str | Path,
+    *,
+    paper: pd.DataFrame | None = None,
+    columns: Iterable[str] | None = None,
+    seg_subset: Iterable[int] | None = None,
+    clean_quotes: bool = False,
+    lower_is_better: Iterable[str] = (),
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    on: Sequence[str] | None = None,
+    flops: Mapping[str, float] | None = None,
+    seg_id: int | None = None,
+    graph_columns: Sequence[str] | None = None,
+    digits: int = 1,
+) -> Report:
+    """Leaderboard (``leaderboard.md/.tex/.csv``) and figures (``rank_vs_flops.png``, ``seg_histograms.png``,
+    ``correlation_heatmap.png``, ``error_graph_seg<ID>.png``) for every score column, written under ``out_dir``.
+
+    ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.read_metadata`
+    frame. Orientation comes from the paper table (LLMScore is lower-is-better); ``lower_is_better`` names further
+    columns (not in the paper) whose scores are negated before evaluation. ``flops`` adds or overrides FLOPs per image.
+    ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
+    two best and two worst by rank Avg).
+    """
+    tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
+    combined = combine_scores(tables, metadata, on=on)
+    wanted = _ordered_columns(combined, paper, columns)
+    raw = {c: column_scores(combined, c, clean_quotes=clean_quotes) for c in wanted}
+    evaluated = pd.DataFrame(raw)
+    for column in lower_is_better:
+        if column not in raw:
+            raise ValueError(f"--lower-is-better {column!r}: no such score column; available: {wanted}")
+        if paper is not None and column in set(paper["column"]):
+            raise ValueError(f"--lower-is-better {column!r}: its orientation comes from the paper table already")
+        evaluated[column] = -raw[column]
+    reproduction = reproduce_table(evaluated, metadata, paper, columns=wanted, seg_subset=seg_subset,
+                                   n_bootstrap=n_bootstrap, seed=seed)
+    for column in lower_is_better:
+        reproduction.results[column].higher_is_better = False
+    board = leaderboard_frame(reproduction, paper)
+    out_dir = Path(out_dir)
+    paths = dict(write_tables(board, out_dir, digits=digits))
+    notes = list(reproduction.notes)
+    names = dict(zip(board["column"], board["name"]))
+
+    cost = merged_flops(paper, flops)
+    paths["rank_vs_flops"], skipped = rank_vs_cost(board, cost, out_dir / "rank_vs_flops.png")
+    if skipped:
+        notes.append(f"rank_vs_flops.png leaves out {len(skipped)} metric(s) without a FLOPs cost: "
+                     f"{', '.join(skipped)} (pass --flops COLUMN=VALUE, e.g. {skipped[0]}=1.2T)")
+    paths["seg_histograms"] = seg_histograms(reproduction.results, out_dir / "seg_histograms.png", names=names)
+    if len(wanted) >= 2:
+        paths["correlation_heatmap"], _ = correlation_heatmap(reproduction.results, out_dir / "correlation_heatmap.png",
+                                                              names=names)
+    else:
+        notes.append("correlation_heatmap.png needs at least two metric columns; skipped")
+
+    segs = build_segs(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy())
+    if seg_subset is not None:
+        keep = {int(s) for s in seg_subset}
+        segs = [s for s in segs if s.seg_id in keep]
+    seg = default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)
+    chosen = list(graph_columns) if graph_columns else _contrast_columns(board)
+    unknown = [c for c in chosen if c not in raw]
+    if unknown:
+        raise ValueError(f"graph column(s) {unknown} not found; available: {wanted}")
+    prompt = str(metadata["prompt"].iloc[int(seg.members[0][0])]) if "prompt" in metadata.columns else None
+    paths["error_graph"] = error_graph(seg, {c: raw[c] for c in chosen}, out_dir / f"error_graph_seg{seg.seg_id}.png",
+                                       names=names, results=reproduction.results, prompt=prompt)
+    return Report(reproduction=reproduction, board=board, paths=paths, notes=notes)
+
+
+def _ordered_columns(combined: pd.DataFrame, paper: pd.DataFrame | None, columns: Iterable[str] | None) -> list[str]:
+    """Requested columns, else every score column: the paper's in Table 2 order first, then the rest as given."""
+    available = list(combined.columns)
+    if columns:
+        wanted = list(columns)
+        unknown = [c for c in wanted if c not in available]
+        if unknown:
+            raise ValueError(f"score column(s) {unknown} not found; available: {available}")
+        return wanted
+    order = [c for c in dict.fromkeys(paper["column"]) if c in available] if paper is not None else []
+    return order + [c for c in available if c not in order]
+
+
+def _contrast_columns(board: pd.DataFrame, k: int = 2) -> list[str]:
+    """Up to ``2k`` columns: the ``k`` best and ``k`` worst by rank Avg (all of them when there are few)."""
+    ranked = board.sort_values("rank_avg", ascending=False, na_position="last")["column"].tolist()
+    if len(ranked) <= 2 * k:
+        return ranked
+    return ranked[:k] + ranked[-k:]
+
+
+def _find_seg(segs: Sequence[SEG], seg_id: int) -> SEG:
+    for seg in segs:
+        if seg.seg_id == int(seg_id):
+            return seg
+    raise ValueError(f"--seg {seg_id}: no such SEG among the evaluated ones ({segs[0].seg_id}-{segs[-1].seg_id})")

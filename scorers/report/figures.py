@@ -1,0 +1,303 @@
+"""The report's four figures (matplotlib, Agg backend, PNG): cost vs rank with the Pareto front, per-SEG histograms,
+a metric-by-metric correlation heatmap, and one SEG's error graph with every image's score.
+
+Inputs are the meta results (``{column: TS2Result}``) and per-image scores already computed by the library; this module
+draws and never computes a meta-metric itself.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.patches import FancyBboxPatch  # noqa: E402
+
+from ..graph import SEG, node_pairs  # noqa: E402
+from ..meta import TS2Result  # noqa: E402
+
+__all__ = ["correlation_heatmap", "error_graph", "pareto_front", "rank_vs_cost", "seg_histograms"]
+
+DPI = 150
+_FAMILY_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+                   "tab:olive", "tab:cyan", "tab:gray"]
+
+
+def pareto_front(costs: Sequence[float], values: Sequence[float]) -> list[int]:
+    """Indices of the points no other point beats (cost <= and value >=, one strictly), sorted by cost."""
+    costs, values = np.asarray(costs, float), np.asarray(values, float)
+    order = sorted(range(len(costs)), key=lambda i: (costs[i], -values[i]))
+    front, best = [], -math.inf
+    for i in order:
+        if values[i] > best:
+            front.append(i)
+            best = values[i]
+    return front
+
+
+def rank_vs_cost(
+    board: pd.DataFrame,
+    flops: Mapping[str, float],
+    path: str | Path,
+    *,
+    value: str = "rank_avg",
+) -> tuple[Path, list[str]]:
+    """Figure (a): ``value`` (%, default rank Avg) against FLOPs per image (log x), Pareto front drawn as a step line.
+
+    ``board`` is a leaderboard frame (``column, name, family`` + values). Metrics without a cost are left out and
+    listed in a note under the plot; returns the path and the skipped columns.
+    """
+    have = board[board["column"].isin(list(flops)) & board[value].notna()]
+    skipped = [c for c in board["column"] if c not in set(have["column"])]
+    fig, ax = plt.subplots(figsize=(9, 6))
+    if have.empty:
+        ax.text(0.5, 0.5, "no metric has a FLOPs cost\n(add a paper table or --flops COLUMN=1.2T)",
+                ha="center", va="center", transform=ax.transAxes, fontsize=12)
+        ax.set_axis_off()
+    else:
+        x = np.array([flops[c] for c in have["column"]])
+        y = have[value].to_numpy(float)
+        colours = _family_colours(have["family"])
+        for family in dict.fromkeys(have["family"]):
+            mask = (have["family"] == family).to_numpy()
+            ax.scatter(x[mask], y[mask], s=55, color=colours[family], label=family or "(no family)", zorder=3,
+                       edgecolor="black", linewidth=0.5)
+        front = pareto_front(x, y)
+        fx, fy = x[front], y[front]
+        step_x = np.concatenate([fx, [x.max() * 3]])
+        step_y = np.concatenate([fy, [fy[-1]]])
+        ax.step(step_x, step_y, where="post", color="black", linestyle="--", linewidth=1.2, zorder=2,
+                label="Pareto front")
+        ax.scatter(fx, fy, s=170, facecolor="none", edgecolor="black", linewidth=1.4, zorder=4)
+        _label_points(ax, x, y, have["name"].tolist(), bold=set(front))
+        ax.set_xscale("log")
+        ax.set_xlim(x.min() / 3, x.max() * 3)
+        ax.set_xlabel("compute cost (FLOPs per image, log scale)", fontsize=11)
+        ax.set_ylabel(f"{_label(value)} (%)", fontsize=11)
+        ax.set_title(f"TS2 {_label(value)} vs compute cost (Pareto front circled)", fontsize=12)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(loc="lower right", fontsize=9, framealpha=0.9)
+    if skipped:
+        names = ", ".join(board.set_index("column").loc[skipped, "name"].astype(str))
+        fig.text(0.01, 0.01, f"not shown (no FLOPs cost): {names}", fontsize=8, ha="left", va="bottom", wrap=True)
+    fig.tight_layout(rect=(0, 0.04 if skipped else 0, 1, 1))
+    return _save(fig, path), skipped
+
+
+def seg_histograms(
+    results: Mapping[str, TS2Result],
+    path: str | Path,
+    *,
+    names: Mapping[str, str] | None = None,
+    meta_metrics: Sequence[str] = ("rank", "sep"),
+    ncols: int = 5,
+) -> Path:
+    """Figure (b): one panel per metric, histograms of its per-SEG values (rank in [-1, 1], sep in [0, 1])."""
+    columns = list(results)
+    names = names or {}
+    nrows = math.ceil(len(columns) / ncols)
+    ncols = min(ncols, len(columns))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 2.4 * nrows + 0.8), squeeze=False,
+                             sharex=True, sharey=True)
+    bins = np.linspace(-1, 1, 41)
+    colours = {"rank": "tab:blue", "sep": "tab:orange", "delta": "tab:green"}
+    for ax, column in zip(axes.flat, columns):
+        for meta_metric in meta_metrics:
+            values = results[column][meta_metric].per_seg
+            values = values[~np.isnan(values)]
+            ax.hist(np.clip(values, -1, 1), bins=bins, alpha=0.6, color=colours.get(meta_metric),
+                    label=meta_metric)
+        ax.set_title(names.get(column, column), fontsize=10)
+        ax.tick_params(labelsize=8)
+        ax.axvline(0, color="grey", linewidth=0.6)
+    for ax in axes.flat[len(columns):]:
+        ax.set_axis_off()
+    for ax in axes[-1]:
+        ax.set_xlabel("per-SEG value", fontsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("SEGs", fontsize=9)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", fontsize=10, ncol=len(meta_metrics))
+    fig.suptitle("Distribution of per-SEG " + " and ".join(meta_metrics) + " scores", fontsize=13, x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (2.4 * nrows + 0.8)))
+    return _save(fig, path)
+
+
+def correlation_heatmap(
+    results: Mapping[str, TS2Result],
+    path: str | Path,
+    *,
+    names: Mapping[str, str] | None = None,
+    meta_metric: str = "rank",
+) -> tuple[Path, pd.DataFrame]:
+    """Figure (c): Spearman correlation between metrics of their per-SEG ``meta_metric`` values (pairwise over SEGs
+    where both are defined). Returns the path and the correlation matrix."""
+    names = names or {}
+    per_seg = pd.DataFrame({names.get(c, c): results[c][meta_metric].per_seg for c in results})
+    corr = per_seg.corr(method="spearman", min_periods=3)
+    n = len(corr)
+    size = max(5.0, 0.45 * n + 2.5)
+    fig, ax = plt.subplots(figsize=(size + 1.2, size))
+    image = ax.imshow(corr.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(range(n), corr.columns, rotation=55, ha="right", fontsize=9)
+    ax.set_yticks(range(n), corr.index, fontsize=9)
+    if n <= 25:
+        for i in range(n):
+            for j in range(n):
+                v = corr.iat[i, j]
+                if not np.isnan(v):
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5 if n > 12 else 8,
+                            color="white" if abs(v) > 0.6 else "black")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.03, label="Spearman ρ")
+    ax.set_title(f"Agreement between metrics: correlation of per-SEG {meta_metric} scores", fontsize=12)
+    fig.tight_layout()
+    return _save(fig, path), corr
+
+
+def error_graph(
+    seg: SEG,
+    scores: Mapping[str, np.ndarray],
+    path: str | Path,
+    *,
+    names: Mapping[str, str] | None = None,
+    results: Mapping[str, TS2Result] | None = None,
+    prompt: str | None = None,
+) -> Path:
+    """Figure (d): one panel per metric in ``scores`` (per-image arrays indexed like ``seg.members``): the SEG's
+    nodes placed by error count (x) with edges between adjacent error levels, every image a dot coloured by its score.
+    With ``results`` each panel's title shows that metric's rank on this SEG."""
+    names = names or {}
+    columns = list(scores)
+    positions = _node_layout(seg)
+    ncols = min(2, len(columns))
+    nrows = math.ceil(len(columns) / ncols)
+    levels = sorted(set(seg.errors))
+    width = max(4.5, 1.9 * len(levels) + 1.5)
+    height = max(3.2, 1.15 * max(seg.errors.count(e) for e in levels) + 1.2)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.9), squeeze=False)
+    n_images = sum(len(m) for m in seg.members)
+    for ax, column in zip(axes.flat, columns):
+        values = np.asarray(scores[column], dtype=float)
+        seg_values = values[seg.image_positions]
+        finite = seg_values[~np.isnan(seg_values)]
+        lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
+        norm = matplotlib.colors.Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1e-9)
+        cmap = matplotlib.colormaps["viridis"]
+        for a, b in node_pairs(seg.errors, adjacent_only=True):
+            (xa, ya), (xb, yb) = positions[a], positions[b]
+            ax.plot([xa + 0.38, xb - 0.38], [ya, yb], color="0.6", linewidth=1.0, zorder=1)
+        for k, label in enumerate(seg.nodes):
+            x0, y0 = positions[k]
+            ax.add_patch(FancyBboxPatch((x0 - 0.38, y0 - 0.3), 0.76, 0.6, boxstyle="round,pad=0.02",
+                                        facecolor="0.95", edgecolor="0.3", linewidth=1.0, zorder=2))
+            ax.text(x0, y0 + 0.36, label, ha="center", va="bottom", fontsize=9, fontweight="bold")
+            members = seg.members[k]
+            for j, (dx, dy) in enumerate(_dot_grid(len(members))):
+                v = values[members[j]]
+                colour = "white" if np.isnan(v) else cmap(norm(v))
+                ax.scatter(x0 + dx, y0 + dy, s=70, color=colour, edgecolor="black", linewidth=0.5, zorder=3)
+                if n_images <= 40:
+                    ax.text(x0 + dx, y0 + dy - 0.11, "nan" if np.isnan(v) else f"{v:.2g}", ha="center", va="top",
+                            fontsize=6, zorder=4)
+        xs = [p[0] for p in positions]
+        ys = [p[1] for p in positions]
+        ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+        ax.set_ylim(min(ys) - 0.55, max(ys) + 0.65)
+        ax.set_xticks(levels, [str(e) for e in levels])
+        ax.set_yticks([])
+        for side in ("left", "right", "top"):
+            ax.spines[side].set_visible(False)
+        ax.set_xlabel("error count (node level)", fontsize=10)
+        title = names.get(column, column)
+        if results is not None and column in results:
+            match = np.flatnonzero(results[column].rank.seg_ids == seg.seg_id)
+            if match.size:
+                rank = results[column].rank.per_seg[match[0]]
+                title += f" — rank on this SEG: {rank:.2f}" if not np.isnan(rank) else " — rank: n/a"
+            if not results[column].higher_is_better:
+                title += " (lower is better)"
+        ax.set_title(title, fontsize=10)
+        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+        fig.colorbar(sm, ax=ax, fraction=0.04, pad=0.02, label="score")
+    for ax in axes.flat[len(columns):]:
+        ax.set_axis_off()
+    head = f"SEG {seg.seg_id} ({seg.partition})"
+    if prompt:
+        head += f": “{_shorten(prompt, 90)}”"
+    fig.suptitle(head + " — every image's score on its error graph", fontsize=12)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _node_layout(seg: SEG) -> list[tuple[float, float]]:
+    """x = error count, nodes of one level spread evenly around y = 0 (in label order)."""
+    positions: list[tuple[float, float]] = []
+    for k, err in enumerate(seg.errors):
+        level = [j for j, e in enumerate(seg.errors) if e == err]
+        i = level.index(k)
+        positions.append((float(err), (len(level) - 1) / 2.0 - i))
+    return positions
+
+
+def _dot_grid(n: int) -> list[tuple[float, float]]:
+    """Offsets of ``n`` image dots inside a node box (rows of up to 5)."""
+    per_row = min(5, max(n, 1))
+    rows = math.ceil(n / per_row) if n else 0
+    step_x, step_y = 0.14, 0.22 if rows <= 2 else 0.16
+    out = []
+    for j in range(n):
+        r, c = divmod(j, per_row)
+        in_row = min(per_row, n - r * per_row)
+        out.append(((c - (in_row - 1) / 2) * step_x, ((rows - 1) / 2 - r) * step_y + 0.03))
+    return out
+
+
+def _label_points(ax, x: np.ndarray, y: np.ndarray, labels: list[str], *, bold: set[int]) -> None:
+    """Name every point; labels of points at (almost) the same cost are stacked so they do not overlap."""
+    span = (np.nanmax(y) - np.nanmin(y)) or 1.0
+    gap = span * 0.045
+    groups: dict[float, list[int]] = {}
+    for i, xi in enumerate(x):
+        key = next((g for g in groups if abs(math.log10(xi) - math.log10(g)) < 0.15), xi)
+        groups.setdefault(key, []).append(i)
+    for members in groups.values():
+        members.sort(key=lambda i: y[i])
+        placed: list[float] = []
+        for i in members:
+            ty = y[i] if not placed else max(y[i], placed[-1] + gap)
+            placed.append(ty)
+        # centre the stack on the points' own mean height so it does not drift upwards
+        shift = np.mean([y[i] for i in members]) - np.mean(placed) if len(members) > 1 else 0.0
+        if placed and min(p + shift for p in placed) < min(y[i] for i in members) - span * 0.3:
+            shift = 0.0
+        for i, ty in zip(members, placed):
+            ty = ty + shift
+            ax.annotate(labels[i], (x[i], y[i]), xytext=(x[i] * 1.25, ty), fontsize=8, va="center",
+                        fontweight="bold" if i in bold else "normal",
+                        arrowprops=dict(arrowstyle="-", color="0.6", linewidth=0.5) if abs(ty - y[i]) > gap / 2 else None)
+
+
+def _family_colours(families: pd.Series) -> dict[str, str]:
+    return {f: _FAMILY_COLOURS[k % len(_FAMILY_COLOURS)] for k, f in enumerate(dict.fromkeys(families))}
+
+
+def _label(value: str) -> str:
+    meta_metric, _, partition = value.partition("_")
+    return f"{meta_metric} ({partition or 'avg'})"
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _save(fig, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path

@@ -1,0 +1,120 @@
+"""Reproduce the paper's Table 2 from per-image scores: ours vs published, per metric / meta-metric / partition.
+
+The library function behind ``ts2 reproduce``, the report's leaderboard and the demo's leaderboard, so all three
+print the same numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from .meta import META_METRICS, SUMMARY_KEYS, TS2Evaluator, TS2Result
+from .tables import align_scores, column_scores
+
+__all__ = ["DELTA_SWAP_NOTE", "Reproduction", "higher_is_better_from_paper", "reproduce_table"]
+
+#: Columns whose published delta looks swapped with each other (EC <-> Over): ours match the other's paper value.
+DELTA_SWAPPED = ("llmscore_ec", "llmscore_over")
+DELTA_SWAP_NOTE = (
+    "note: the paper's delta values of llmscore_ec and llmscore_over look swapped (ours for EC match the paper's "
+    "Over and vice versa); their delta residuals are not a reproduction failure."
+)
+
+
+@dataclass
+class Reproduction:
+    """Ours vs paper: ``rows`` (one dict per column/meta-metric/partition, values in %) and the full results."""
+
+    rows: list[dict]
+    results: dict[str, TS2Result]
+    columns: list[str]
+    notes: list[str]
+
+    def to_dict(self) -> dict:
+        return {"rows": self.rows, "notes": self.notes}
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows)
+
+
+def higher_is_better_from_paper(paper: pd.DataFrame, column: str) -> bool:
+    """Orientation of a metric column from the paper table.
+
+    An explicit ``higher_is_better`` column wins; otherwise LLMScore metrics (error counts, name starting with
+    "LLMScore") are lower-is-better and everything else higher-is-better.
+    """
+    rows = paper[paper["column"] == column]
+    if rows.empty:
+        return True
+    if "higher_is_better" in paper.columns:
+        return str(rows["higher_is_better"].iloc[0]).strip().lower() in ("1", "true", "yes")
+    name = str(rows["name"].iloc[0]) if "name" in paper.columns else column
+    return not (name.lower().startswith("llmscore") or column.lower().startswith("llmscore"))
+
+
+def reproduce_table(
+    scores: pd.DataFrame,
+    metadata: pd.DataFrame,
+    paper: pd.DataFrame | None = None,
+    *,
+    columns: Iterable[str] | None = None,
+    seg_subset: Iterable[int] | None = None,
+    clean_quotes: bool = False,
+    variant: str = "paper",
+    n_bootstrap: int = 0,
+    seed: int = 0,
+    on: list[str] | None = None,
+) -> Reproduction:
+    """rank/sep/delta (in %) of every metric column, next to the paper's value where the paper has one.
+
+    ``columns`` defaults to the paper's columns present in ``scores`` (or every non-key column without a paper).
+    Row dicts: ``column, meta_metric, partition, ours, paper, residual`` (paper/residual None when unpublished).
+    """
+    aligned = align_scores(scores, metadata, on=on)
+    if columns is None:
+        if paper is not None:
+            columns = [c for c in dict.fromkeys(paper["column"]) if c in aligned.columns]
+        else:
+            from .tables import score_columns
+
+            columns = score_columns(aligned)
+    columns = list(columns)
+    if not columns:
+        raise ValueError("no metric columns to evaluate (none of the paper's columns is in the scores table)")
+    values = {c: column_scores(aligned, c, clean_quotes=clean_quotes) for c in columns}
+    orient = {c: (higher_is_better_from_paper(paper, c) if paper is not None else True) for c in columns}
+    evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), seg_subset=seg_subset)
+    results = evaluator.evaluate_many(
+        values, higher_is_better=orient, variant=variant, n_bootstrap=n_bootstrap, seed=seed
+    )
+    published = {}
+    if paper is not None:
+        for record in paper.to_dict("records"):
+            published[(record["column"], record["meta_metric"])] = record
+    rows = []
+    for column in columns:
+        for meta_metric in META_METRICS:
+            summary = results[column][meta_metric].summary
+            ci = results[column][meta_metric].ci
+            for partition in SUMMARY_KEYS:
+                ours = summary.get(partition, float("nan")) * 100.0
+                ref = published.get((column, meta_metric), {}).get(partition)
+                ref = None if ref is None or (isinstance(ref, float) and np.isnan(ref)) else float(ref)
+                row = {
+                    "column": column,
+                    "meta_metric": meta_metric,
+                    "partition": partition,
+                    "ours": None if np.isnan(ours) else round(float(ours), 4),
+                    "paper": ref,
+                    "residual": None if ref is None or np.isnan(ours) else round(float(ours) - ref, 4),
+                }
+                if ci is not None and partition in ci:
+                    row["ci_low"], row["ci_high"] = (round(100.0 * v, 4) for v in ci[partition])
+                rows.append(row)
+    notes = []
+    if variant == "paper" and any(c in DELTA_SWAPPED for c in columns) and paper is not None:
+        notes.append(DELTA_SWAP_NOTE)
+    return Reproduction(rows=rows, results=results, columns=columns, notes=notes)

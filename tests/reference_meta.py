@@ -1,0 +1,67 @@
+"""Straightforward TS2 meta-metrics: a per-walk / per-pair pandas + scipy loop.
+
+Written for obviousness, not speed. The tests cross-check ``scorers.meta`` against it, and
+``benchmarks/bench_meta.py`` uses it as the speed baseline.
+"""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+def _errors(label: str) -> int:
+    return int("".join(ch for ch in str(label) if ch.isdigit()))
+
+
+def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="paper"):
+    """Per-SEG rank/sep/delta (dict seg_id -> value) and the delta std, computed the plain way."""
+    frame = pd.DataFrame({"score": np.asarray(scores, dtype=float), "seg": seg_ids, "node": [str(n) for n in nodes]})
+    if not higher_is_better:
+        frame["score"] = -frame["score"]
+    frame["err"] = frame["node"].map(_errors)
+    std = float(np.std(frame["score"].dropna().to_numpy()))
+    rank, sep, delta = {}, {}, {}
+    for seg, group in frame.groupby("seg", sort=True):
+        node_err = group.groupby("node")["err"].first()
+        levels = sorted(node_err.unique())
+        per_level = [sorted(node_err[node_err == lvl].index) for lvl in levels]
+        # rank: weighted mean of -spearman over walks
+        num, den = 0.0, 0.0
+        for walk in itertools.product(*per_level):
+            sub = group[group["node"].isin(walk)].dropna(subset=["score"])
+            if len(sub) < 2:
+                continue
+            x, y = sub["err"].to_numpy(dtype=float), sub["score"].to_numpy()
+            if np.all(x == x[0]) or np.all(y == y[0]):
+                r = 0.0
+            else:
+                r = stats.spearmanr(x, y).statistic
+            num += len(sub) * -r
+            den += len(sub)
+        rank[seg] = num / den if den else np.nan
+        # sep and delta over node pairs
+        values = {n: g["score"].dropna().to_numpy() for n, g in group.groupby("node")}
+        ks, gaps, n_pairs = [], [], 0
+        for a, b in itertools.combinations(sorted(values), 2):
+            ea, eb = node_err[a], node_err[b]
+            if ea == eb:
+                continue
+            n_pairs += 1
+            lo, hi = (a, b) if ea < eb else (b, a)
+            if len(values[lo]) == 0 or len(values[hi]) == 0:
+                continue
+            with warnings.catch_warnings():  # only the statistic is used, not scipy's p-value method
+                warnings.simplefilter("ignore", RuntimeWarning)
+                ks.append(stats.ks_2samp(values[lo], values[hi]).statistic)
+            if variant == "official" or abs(ea - eb) == 1:
+                gaps.append(values[lo].mean() - values[hi].mean())
+        sep[seg] = float(np.mean(ks)) if ks else (0.0 if n_pairs == 0 else np.nan)
+        if gaps:
+            delta[seg] = float(np.mean(gaps)) / (std if variant == "paper" else 1.0)
+        else:
+            delta[seg] = np.nan
+    return {"rank": rank, "sep": sep, "delta": delta, "std": std}
