@@ -1,0 +1,68 @@
+"""Speed of the TS2 meta-metrics: all 19 released metrics x rank/sep/delta on the shared release tables.
+
+Baseline: the straightforward per-walk / per-pair pandas + scipy loop (``tests/reference_meta.py``, the same code the
+tests cross-check against), run in the same process on the same data. Prints seconds and the speed-up ratio, and
+checks that both give the same per-SEG values.
+
+    python benchmarks/bench_meta.py [--shared ../shared/ts2] [--repeat 5]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scorers.reproduce import higher_is_better_from_paper  # noqa: E402
+from scorers.meta import TS2Evaluator  # noqa: E402
+from scorers.tables import column_scores, read_metadata, read_paper_table, read_score_table  # noqa: E402
+from tests.reference_meta import reference_meta  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "ts2"))
+    parser.add_argument("--repeat", type=int, default=5, help="timed repeats of the vectorised path (best is kept)")
+    args = parser.parse_args()
+    shared = Path(args.shared)
+    metadata = read_metadata(shared / "metadata.csv")
+    scores = read_score_table(shared / "released_scores.csv")
+    paper = read_paper_table(shared / "paper_table2.csv")
+    columns = list(dict.fromkeys(paper["column"]))
+    values = {c: column_scores(scores, c, clean_quotes=True) for c in columns}
+    orient = {c: higher_is_better_from_paper(paper, c) for c in columns}
+    seg_ids, nodes = metadata["seg_id"].to_numpy(), metadata["node"].to_numpy()
+
+    best = float("inf")
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        ours = TS2Evaluator(seg_ids, nodes).evaluate_many(values, higher_is_better=orient)
+        best = min(best, time.perf_counter() - start)
+
+    start = time.perf_counter()
+    reference = {c: reference_meta(values[c], seg_ids, nodes, higher_is_better=orient[c]) for c in columns}
+    baseline = time.perf_counter() - start
+
+    worst = 0.0
+    for c in columns:
+        for metric in ("rank", "sep", "delta"):
+            want = np.array([reference[c][metric][s] for s in ours[c][metric].seg_ids])
+            got = ours[c][metric].per_seg
+            both = ~np.isnan(want)
+            assert np.array_equal(np.isnan(got), ~both), (c, metric)
+            worst = max(worst, float(np.max(np.abs(got[both] - want[both]), initial=0.0)))
+
+    n_images = len(seg_ids)
+    print(f"{len(columns)} metrics x 3 meta-metrics, {n_images} images, {len(ours[columns[0]].rank.seg_ids)} SEGs")
+    print(f"baseline (pandas + scipy loop per walk/pair): {baseline:8.3f} s")
+    print(f"ts2-evaluate (vectorised, best of {args.repeat}):       {best:8.3f} s")
+    print(f"speed-up: {baseline / best:.0f}x   (max |per-SEG difference| = {worst:.2e})")
+
+
+if __name__ == "__main__":
+    main()
