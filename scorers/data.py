@@ -1,0 +1,250 @@
+"""TS2 as a Hugging Face dataset: ``load_ts2`` on any ``datasets`` version, question tables, and SEG helpers.
+
+The rows come from the one ``datasets.GeneratorBasedBuilder`` in ``dataset_script/ts2/ts2.py``. That file must run
+standalone on the Hub (``datasets`` + stdlib + ``huggingface_hub``), so it is not part of the ``scorers`` package;
+this module imports it **by file path** and drives it directly (``download_and_prepare()`` + ``as_dataset()``),
+which works on every ``datasets`` version, including 4.x/5.x that refuse to run loading scripts.
+
+Where the script is found (first hit wins):
+
+1. ``$TS2_DATASET_SCRIPT``: the path of ``ts2.py`` or of the folder holding it;
+2. ``<project root>/dataset_script/ts2/ts2.py``, the project root being the folder that holds the ``scorers``
+   package. That is the case in a source checkout and after ``pip install -e .`` (an editable install imports
+   ``scorers`` from the checkout).
+
+A regular ``pip install`` (non-editable wheel) ships only the ``scorers`` package: point ``$TS2_DATASET_SCRIPT`` at a
+copy of ``dataset_script/ts2/`` or, with no script at all, load an exported Parquet repo (``ts2 dataset export``)
+with ``datasets.load_dataset(path_or_repo, "segs")``.
+
+SEG helpers (:func:`seg_graphs`, :func:`seg_index`, :func:`seg_walks`) are thin wrappers over
+:func:`scorers.graph.build_segs` and :meth:`scorers.graph.SEG.walks`, the same code the meta-metrics use.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from .graph import SEG, build_segs
+
+__all__ = [
+    "CONFIGS",
+    "SCRIPT_ENV",
+    "TS2DataError",
+    "builder_module",
+    "find_builder_script",
+    "load_ts2",
+    "read_questions",
+    "seg_graphs",
+    "seg_index",
+    "seg_walks",
+    "ts2_builder",
+]
+
+#: Configs of the TS2 dataset, default first.
+CONFIGS = ("segs", "tifa_questions", "dsg_questions")
+#: Environment variable that points at ``ts2.py`` (or its folder) when the project checkout is not available.
+SCRIPT_ENV = "TS2_DATASET_SCRIPT"
+_MODULE_NAME = "ts2_dataset_script"  # sys.modules name of the loaded builder script (its builder's name)
+# re-exported from the script on first use (label parsing and partitions: use scorers.graph, the one implementation)
+_SCRIPT_NAMES = ("TS2DataError", "parse_parents", "check_image", "HUB_REPO", "FEATURES")
+
+
+def find_builder_script() -> Path:
+    """Path of ``dataset_script/ts2/ts2.py`` (see the module docstring for the lookup order)."""
+    override = os.environ.get(SCRIPT_ENV)
+    if override:
+        path = Path(override).expanduser()
+        path = path / "ts2.py" if path.is_dir() else path
+        if not path.is_file():
+            raise FileNotFoundError(f"${SCRIPT_ENV}={override!r} names no ts2.py (give the file or its folder)")
+        return path.resolve()
+    path = Path(__file__).resolve().parents[1] / "dataset_script" / "ts2" / "ts2.py"
+    if path.is_file():
+        return path
+    raise FileNotFoundError(
+        f"cannot find the TS2 builder script: {path} does not exist (a non-editable install ships only the scorers "
+        f"package). Set ${SCRIPT_ENV} to a copy of dataset_script/ts2/ts2.py, install the project with "
+        "`pip install -e .`, or load an exported Parquet repo with datasets.load_dataset(path, 'segs')."
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _load_module(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(_MODULE_NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_MODULE_NAME] = module  # so the builder class pickles by reference (datasets' num_proc > 1)
+    spec.loader.exec_module(module)
+    return module
+
+
+def builder_module() -> ModuleType:
+    """The builder script as a module (loaded once): ``.TS2``, ``.TS2Config``, ``.read_metadata``... live there."""
+    return _load_module(str(find_builder_script()))
+
+
+def __getattr__(name: str) -> Any:  # TS2DataError & co. come from the script, loaded on first use
+    if name in _SCRIPT_NAMES:
+        return getattr(builder_module(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def ts2_builder(
+    config: str = "segs",
+    data_dir: str | os.PathLike | None = None,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    **config_kwargs: Any,
+):
+    """A TS2 builder for ``config`` (not yet prepared).
+
+    ``data_dir`` holds ``metadata.csv``, ``images/`` and the question CSVs; without it the builder downloads the Hub
+    dataset (``repo_id``/``revision`` options). ``config_kwargs``: ``skip_missing_images``, ``check_images``,
+    ``repo_id``, ``revision`` (see ``TS2Config``). The cache key covers the script's source and, for a
+    ``data_dir``, the size and modification time of its files, so an edited data_dir is rebuilt.
+    """
+    if config not in CONFIGS:
+        raise ValueError(f"unknown TS2 config {config!r}; choose one of {list(CONFIGS)}")
+    script = find_builder_script()
+    module = _load_module(str(script))
+    if data_dir is not None:
+        data_dir = os.path.abspath(os.path.expanduser(os.fspath(data_dir)))
+    return module.TS2(
+        config_name=config,
+        data_dir=data_dir,
+        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+        hash=_fingerprint(script, data_dir, config),
+        dataset_name="ts2",
+        **config_kwargs,
+    )
+
+
+def load_ts2(
+    config: str = "segs",
+    data_dir: str | os.PathLike | None = None,
+    *,
+    split: str | None = "train",
+    cache_dir: str | os.PathLike | None = None,
+    download_mode: str | None = None,
+    num_proc: int | None = None,
+    **config_kwargs: Any,
+):
+    """Build (or reuse from the cache) and return one TS2 config as a ``datasets.Dataset``.
+
+    Works on every ``datasets`` version (no loading script involved)::
+
+        segs = load_ts2("segs", data_dir="path/to/T2IScoreScore")   # metadata.csv + images/ (+ question CSVs)
+        dsg = load_ts2("dsg_questions", data_dir="path/to/T2IScoreScore")
+        segs = load_ts2()                                            # downloads saxon/T2IScoreScore from the Hub
+
+    Args:
+        config: ``"segs"`` (one row per image), ``"tifa_questions"`` or ``"dsg_questions"``.
+        data_dir: local folder in the Hub dataset's layout; nothing touches the network when it is given.
+        split: TS2 has one split, ``"train"`` (the whole benchmark, as on the Hub); ``None`` returns a DatasetDict.
+        cache_dir: where the prepared Arrow files go (default: the ``datasets`` cache).
+        download_mode: e.g. ``"force_redownload"`` to rebuild.
+        num_proc: processes for generation (rarely worth it: ``segs`` builds in seconds).
+        **config_kwargs: ``skip_missing_images=True`` drops (and logs) rows whose image file is absent;
+            ``check_images=False`` skips the full decode of each image; ``repo_id``/``revision`` pick the Hub source.
+
+    Raises:
+        TS2DataError: (a ``ValueError``) a source file breaks the layout; the message names file, line, SEG, image.
+        FileNotFoundError: ``data_dir`` or a CSV in it is missing, or the Hub cannot be reached without ``data_dir``.
+    """
+    builder = ts2_builder(config, data_dir, cache_dir=cache_dir, **config_kwargs)
+    builder.download_and_prepare(download_mode=download_mode, num_proc=num_proc)
+    return builder.as_dataset(split=split)
+
+
+def read_questions(
+    path: str | os.PathLike,
+    kind: str,
+    *,
+    seg_ids: Iterable[int] | None = None,
+) -> pd.DataFrame:
+    """A TIFA (``kind="tifa"``) or DSG (``kind="dsg"``) question CSV, validated, as a frame with the dataset's
+    columns (``seg_id, prompt, question_id, question, choices, answer, is_yes_no`` [+ ``parents``]) and ``line``.
+
+    Same checks as the dataset build (one implementation, in the builder script); ``seg_ids`` restricts the SEG
+    ids a question may reference.
+    """
+    known = None if seg_ids is None else {int(s) for s in seg_ids}
+    rows = builder_module().read_questions(os.fspath(path), kind, seg_ids=known)
+    return pd.DataFrame(rows)
+
+
+# --- SEG helpers: SEG -> nodes -> image indices, and walks ---------------------------------------------------------
+def _columns(rows: Any, names: Iterable[str]) -> dict[str, list]:
+    """Plain lists of ``names`` from a datasets.Dataset (images never decoded), a DataFrame or a column mapping."""
+    names = list(names)
+    if hasattr(rows, "select_columns") and hasattr(rows, "column_names"):  # datasets.Dataset
+        present = [n for n in names if n in rows.column_names]
+        return {k: list(v) for k, v in rows.select_columns(present)[:].items()} if present else {}
+    if isinstance(rows, pd.DataFrame):
+        return {n: rows[n].tolist() for n in names if n in rows.columns}
+    if isinstance(rows, Mapping):
+        return {n: list(rows[n]) for n in names if n in rows}
+    raise TypeError(f"expected a datasets.Dataset, a pandas DataFrame or a mapping of columns, "
+                    f"got {type(rows).__name__}")
+
+
+def seg_graphs(rows: Any) -> list[SEG]:
+    """The SEGs of ``segs`` rows as :class:`scorers.graph.SEG` objects, sorted by SEG id.
+
+    ``rows``: the ``segs`` dataset (or a filtered/selected view of it), a DataFrame or a mapping with ``seg_id`` and
+    ``node`` columns (``partition`` is used when present). ``SEG.members[k]`` holds the row positions, in ``rows``,
+    of the images on node ``SEG.nodes[k]``; ``SEG.walks()`` gives the walks.
+    """
+    cols = _columns(rows, ("seg_id", "node", "partition"))
+    missing = [c for c in ("seg_id", "node") if c not in cols]
+    if missing:
+        raise ValueError(f"rows lack column(s) {missing}; pass the 'segs' config (seg_id, node, ...)")
+    partitions = dict(zip((int(s) for s in cols["seg_id"]), cols["partition"])) if "partition" in cols else None
+    return build_segs(cols["seg_id"], cols["node"], partitions=partitions)
+
+
+def seg_index(rows: Any) -> dict[int, dict[str, list[int]]]:
+    """SEG id -> node label -> row positions of its images, nodes ordered by error count then label::
+
+        index = seg_index(segs)
+        segs[index[0]["1a"]]["image"]     # the images of SEG 0, node 1a
+    """
+    return {
+        seg.seg_id: {node: members.tolist() for node, members in zip(seg.nodes, seg.members)}
+        for seg in seg_graphs(rows)
+    }
+
+
+def seg_walks(rows: Any) -> dict[int, list[tuple[str, ...]]]:
+    """SEG id -> its walks, each a tuple of node labels with one node per error level, in increasing error
+    (:meth:`scorers.graph.SEG.walks`, the definition the rank meta-metric uses)."""
+    return {seg.seg_id: seg.walks() for seg in seg_graphs(rows)}
+
+
+def _fingerprint(script: Path, data_dir: str | None, config: str) -> str:
+    """Cache key: the script's bytes plus, for a data_dir, name/size/mtime of the files the config reads."""
+    digest = hashlib.sha256(script.read_bytes())
+    if data_dir is not None and os.path.isdir(data_dir):
+        names = ["metadata.csv", "tifa_questions.csv", "dsg_questions.csv"]
+        entries = []
+        for name in names:
+            path = os.path.join(data_dir, name)
+            if os.path.isfile(path):
+                st = os.stat(path)
+                entries.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        images = os.path.join(data_dir, "images")
+        if config == "segs" and os.path.isdir(images):
+            with os.scandir(images) as it:
+                for entry in sorted(it, key=lambda e: e.name):
+                    if entry.is_file():
+                        st = entry.stat()
+                        entries.append(f"images/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+        digest.update("\n".join(entries).encode())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,199 @@
+"""Corrupt TS2 sources: each breakage gives its own clear error naming the file, line, SEG and image."""
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from scorers.data import TS2DataError, builder_module, load_ts2
+from tests.ts2_fixture_data import make_data_dir
+
+SEGS = [0, 1, 2, 3]  # 56 images; SEG 0 has DSG questions with parents 0 and 1-0
+
+
+@pytest.fixture
+def source(tmp_path, shared_ts2) -> Path:
+    return make_data_dir(tmp_path / "data", seg_ids=SEGS)
+
+
+def _build(source: Path, config: str = "segs", **kwargs):
+    return load_ts2(config, data_dir=source, cache_dir=source.parent / "cache", **kwargs)
+
+
+def _edit_csv(path: Path, edit) -> None:
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    edit(frame)
+    frame.to_csv(path, index=False)
+
+
+def test_clean_subset_builds(source):
+    assert _build(source).num_rows == 56
+    assert _build(source, "dsg_questions").num_rows > 0
+
+
+def test_missing_image(source):
+    (source / "images" / "001-03.jpg").unlink()
+    with pytest.raises(TS2DataError) as info:
+        _build(source)
+    message = str(info.value)
+    assert "line 17 (SEG 1, node 1a): image images/001-03.jpg does not exist" in message
+    assert "skip_missing_images=True" in message
+
+
+def test_truncated_jpeg(source):
+    path = source / "images" / "002-04.jpg"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TS2DataError, match=r"SEG 2, node 0b\): image images/002-04.jpg does not decode"):
+        _build(source)
+
+
+def test_empty_image_file(source):
+    (source / "images" / "000-00.jpg").write_bytes(b"")
+    with pytest.raises(TS2DataError, match=r"line 2 \(SEG 0, node 0\): image images/000-00.jpg does not decode"):
+        _build(source)
+
+
+def test_unknown_node_label(source):
+    _edit_csv(source / "metadata.csv", lambda f: f.__setitem__("rank", f["rank"].mask(f.index == 5, "x1")))
+    with pytest.raises(TS2DataError) as info:
+        _build(source)
+    message = str(info.value)
+    assert "metadata.csv line 7 (SEG 0, images/000-05.jpg)" in message
+    assert "node label 'x1' is not a TS2 node label" in message
+
+
+def test_seg_without_head(source):
+    def drop_heads(frame):
+        heads = (frame["id"] == "2") & frame["rank"].str.startswith("0")
+        frame.loc[heads, "rank"] = "1z"
+
+    _edit_csv(source / "metadata.csv", drop_heads)
+    with pytest.raises(TS2DataError, match=r"SEG 2 has no error-0 \(head\) node \(nodes: 1a, 1b, 1z, 2; lines"):
+        _build(source)
+
+
+def test_non_integer_seg_id_and_duplicate_file(source):
+    _edit_csv(source / "metadata.csv", lambda f: f.__setitem__("id", f["id"].mask(f.index == 3, "1_0")))
+    with pytest.raises(TS2DataError, match=r"line 5: SEG id '1_0' is not an integer"):
+        _build(source)
+    source2 = make_data_dir(source.parent / "data2", seg_ids=SEGS)
+    _edit_csv(source2 / "metadata.csv",
+              lambda f: f.__setitem__("file_name", f["file_name"].mask(f.index == 4, "images/000-01.jpg")))
+    with pytest.raises(TS2DataError, match=r"line 6 .*file_name 'images/000-01.jpg' already used on line 3"):
+        _build(source2)
+
+
+def test_dsg_parent_cycle(source):
+    # SEG 0: q3's parent is q0; making q0's parent q3 closes a cycle
+    _edit_csv(source / "dsg_questions.csv", lambda f: f.__setitem__(
+        "parent_question_id", f["parent_question_id"].mask((f["id"] == "0") & (f["question_id"] == "0"), "3")))
+    with pytest.raises(TS2DataError) as info:
+        _build(source, "dsg_questions")
+    message = str(info.value)
+    assert "dsg_questions.csv line 2 (SEG 0)" in message
+    assert "DSG parents form a cycle: q0 -> q3 -> q0" in message
+
+
+def test_dsg_self_parent_and_missing_parent(source):
+    path = source / "dsg_questions.csv"
+    original = path.read_text()
+    _edit_csv(path, lambda f: f.__setitem__(
+        "parent_question_id", f["parent_question_id"].mask((f["id"] == "1") & (f["question_id"] == "2"), "2")))
+    with pytest.raises(TS2DataError, match="cycle: q2 -> q2"):
+        _build(source, "dsg_questions")
+    path.write_text(original)
+    _edit_csv(path, lambda f: f.__setitem__(
+        "parent_question_id", f["parent_question_id"].mask((f["id"] == "1") & (f["question_id"] == "3"), "0-9")))
+    with pytest.raises(TS2DataError, match=r"SEG 1 question 3\): parent question 9 does not exist"):
+        _build(source, "dsg_questions")
+    path.write_text(original)
+    _edit_csv(path, lambda f: f.__setitem__(
+        "parent_question_id", f["parent_question_id"].mask((f["id"] == "1") & (f["question_id"] == "3"), "0,1")))
+    with pytest.raises(TS2DataError, match=r"parent_question_id '0,1' is not -1 or question ids joined by '-'"):
+        _build(source, "dsg_questions")
+
+
+def test_question_with_unknown_seg(source):
+    def add_row(frame):
+        frame.loc[len(frame)] = ["999", "a prompt", "0", "Is it?", "yes|no", "yes"]
+
+    _edit_csv(source / "tifa_questions.csv", add_row)
+    with pytest.raises(TS2DataError, match=r"\(SEG 999\): SEG 999 is not in metadata.csv"):
+        _build(source, "tifa_questions")
+
+
+def test_duplicate_question_id(source):
+    def dup(frame):
+        frame.loc[len(frame)] = frame.iloc[0].tolist()
+
+    _edit_csv(source / "tifa_questions.csv", dup)
+    with pytest.raises(TS2DataError, match=r"SEG 0\) question 0\): question_id 0 already used on line 2|"
+                                           r"question 0: question_id 0 already used on line 2"):
+        _build(source, "tifa_questions")
+
+
+def test_missing_column_and_missing_question_file(source):
+    original = (source / "metadata.csv").read_text()
+    _edit_csv(source / "metadata.csv", lambda f: f.drop(columns="rank", inplace=True))
+    with pytest.raises(TS2DataError, match=r"metadata.csv: missing column\(s\) rank \(or node\)"):
+        _build(source)
+    (source / "metadata.csv").write_text(original)
+    (source / "dsg_questions.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="dsg_questions.csv does not exist"):
+        _build(source, "dsg_questions")
+
+
+def test_skip_missing_images_logs_each_and_summary(source, caplog):
+    for name in ("001-03.jpg", "002-05.jpg"):
+        (source / "images" / name).unlink()
+    with caplog.at_level(logging.WARNING):
+        segs = _build(source, skip_missing_images=True)
+    assert segs.num_rows == 54
+    assert "images/001-03.jpg" not in segs["file_name"]
+    assert "image images/001-03.jpg is missing" in caplog.text
+    assert "image images/002-05.jpg is missing" in caplog.text
+    assert "skipped 2 of 56 images" in caplog.text
+
+
+def test_skip_missing_images_never_skips_corrupt_or_the_last_head(source):
+    (source / "images" / "001-00.jpg").unlink()  # SEG 1's only head image
+    with pytest.raises(TS2DataError, match=r"after skipping missing images: SEG 1 has no error-0"):
+        _build(source, skip_missing_images=True)
+    source2 = make_data_dir(source.parent / "data2", seg_ids=SEGS)
+    (source2 / "images" / "002-00.jpg").write_bytes(b"not a jpeg")
+    with pytest.raises(TS2DataError, match="002-00.jpg does not decode"):
+        _build(source2, skip_missing_images=True)
+
+
+def test_many_problems_are_counted_and_listed(source):
+    for path in sorted((source / "images").glob("00[01]-*.jpg")):
+        path.unlink()
+    with pytest.raises(TS2DataError) as info:
+        _build(source)
+    message = str(info.value)
+    assert message.startswith("23 image problem(s) under")
+    assert "... and 13 more" in message
+
+
+def test_check_image_ignores_global_truncated_flag(source, monkeypatch):
+    from PIL import ImageFile
+
+    path = source / "images" / "000-01.jpg"
+    path.write_bytes(path.read_bytes()[:-40])
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)
+    assert "does not decode" in builder_module().check_image(str(path))
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is True
+    with pytest.raises(TS2DataError, match="000-01.jpg does not decode"):  # the threaded check too
+        _build(source)
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is True
+
+
+def test_no_images_at_all_says_so(source):
+    shutil.rmtree(source / "images")
+    with pytest.raises(TS2DataError, match=r"none of the 56 images listed in .*metadata.csv exist under .*"
+                                           r"first: images/000-00.jpg\); is that the folder holding images/"):
+        _build(source)
