@@ -6,7 +6,7 @@ print the same numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -67,11 +67,13 @@ def reproduce_table(
     n_bootstrap: int = 0,
     seed: int = 0,
     on: list[str] | None = None,
+    higher_is_better: Mapping[str, bool] | None = None,
 ) -> Reproduction:
     """rank/sep/delta (in %) of every metric column, next to the paper's value where the paper has one.
 
     ``columns`` defaults to the paper's columns present in ``scores`` (or every non-key column without a paper).
     Row dicts: ``column, meta_metric, partition, ours, paper, residual`` (paper/residual None when unpublished).
+    ``higher_is_better`` overrides the orientation per column (default: from the paper table, else True).
     """
     aligned = align_scores(scores, metadata, on=on)
     if columns is None:
@@ -86,6 +88,7 @@ def reproduce_table(
         raise ValueError("no metric columns to evaluate (none of the paper's columns is in the scores table)")
     values = {c: column_scores(aligned, c, clean_quotes=clean_quotes) for c in columns}
     orient = {c: (higher_is_better_from_paper(paper, c) if paper is not None else True) for c in columns}
+    orient.update({c: bool(v) for c, v in (higher_is_better or {}).items() if c in orient})
     evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), seg_subset=seg_subset)
     results = evaluator.evaluate_many(
         values, higher_is_better=orient, variant=variant, n_bootstrap=n_bootstrap, seed=seed

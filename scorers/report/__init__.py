@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..graph import SEG, build_segs
@@ -21,8 +20,6 @@ from .figures import correlation_heatmap, error_graph, rank_vs_cost, seg_histogr
 from .tables import leaderboard_frame, to_latex, to_markdown, write_tables
 
 __all__ = ["Report", "combine_scores", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
-
-FIGURES = ("rank_vs_flops", "seg_histograms", "correlation_heatmap", "error_graph")
 
 
 @dataclass
@@ -85,6 +82,7 @@ def write_report(
     seg_subset: Iterable[int] | None = None,
     clean_quotes: bool = False,
     lower_is_better: Iterable[str] = (),
+    variant: str = "paper",
     n_bootstrap: int = 1000,
     seed: int = 0,
     on: Sequence[str] | None = None,
@@ -114,7 +112,7 @@ def write_report(
             raise ValueError(f"--lower-is-better {column!r}: its orientation comes from the paper table already")
         evaluated[column] = -raw[column]
     reproduction = reproduce_table(evaluated, metadata, paper, columns=wanted, seg_subset=seg_subset,
-                                   n_bootstrap=n_bootstrap, seed=seed)
+                                   variant=variant, n_bootstrap=n_bootstrap, seed=seed)
     for column in lower_is_better:
         reproduction.results[column].higher_is_better = False
     board = leaderboard_frame(reproduction, paper)

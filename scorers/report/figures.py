@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
 
 from ..graph import SEG, node_pairs  # noqa: E402
 from ..meta import TS2Result  # noqa: E402
@@ -24,6 +25,7 @@ from ..meta import TS2Result  # noqa: E402
 __all__ = ["correlation_heatmap", "error_graph", "pareto_front", "rank_vs_cost", "seg_histograms"]
 
 DPI = 150
+_LABEL_BOX = dict(boxstyle="round,pad=0.1", facecolor="white", edgecolor="none", alpha=0.75)
 _FAMILY_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
                    "tab:olive", "tab:cyan", "tab:gray"]
 
@@ -53,12 +55,13 @@ def rank_vs_cost(
     listed in a note under the plot; returns the path and the skipped columns.
     """
     have = board[board["column"].isin(list(flops)) & board[value].notna()]
-    skipped = [c for c in board["column"] if c not in set(have["column"])]
+    skipped = [c for c in board["column"] if c not in flops]
     fig, ax = plt.subplots(figsize=(9, 6))
     if have.empty:
         ax.text(0.5, 0.5, "no metric has a FLOPs cost\n(add a paper table or --flops COLUMN=1.2T)",
                 ha="center", va="center", transform=ax.transAxes, fontsize=12)
         ax.set_axis_off()
+        fig.tight_layout(rect=(0, 0.04 if skipped else 0, 1, 1))
     else:
         x = np.array([flops[c] for c in have["column"]])
         y = have[value].to_numpy(float)
@@ -69,23 +72,25 @@ def rank_vs_cost(
                        edgecolor="black", linewidth=0.5)
         front = pareto_front(x, y)
         fx, fy = x[front], y[front]
-        step_x = np.concatenate([fx, [x.max() * 3]])
+        step_x = np.concatenate([fx, [x.max() * 12]])
         step_y = np.concatenate([fy, [fy[-1]]])
         ax.step(step_x, step_y, where="post", color="black", linestyle="--", linewidth=1.2, zorder=2,
                 label="Pareto front")
         ax.scatter(fx, fy, s=170, facecolor="none", edgecolor="black", linewidth=1.4, zorder=4)
-        _label_points(ax, x, y, have["name"].tolist(), bold=set(front))
         ax.set_xscale("log")
-        ax.set_xlim(x.min() / 3, x.max() * 3)
+        ax.set_xlim(x.min() / 4, x.max() * 12)
+        pad = max(2.0, 0.06 * (y.max() - y.min()))
+        ax.set_ylim(y.min() - pad, y.max() + pad)
         ax.set_xlabel("compute cost (FLOPs per image, log scale)", fontsize=11)
         ax.set_ylabel(f"{_label(value)} (%)", fontsize=11)
         ax.set_title(f"TS2 {_label(value)} vs compute cost (Pareto front circled)", fontsize=12)
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(loc="lower right", fontsize=9, framealpha=0.9)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+        fig.tight_layout(rect=(0, 0.04 if skipped else 0, 1, 1))
+        _label_points(ax, x, y, have["name"].tolist(), bold=set(front))
     if skipped:
         names = ", ".join(board.set_index("column").loc[skipped, "name"].astype(str))
         fig.text(0.01, 0.01, f"not shown (no FLOPs cost): {names}", fontsize=8, ha="left", va="bottom", wrap=True)
-    fig.tight_layout(rect=(0, 0.04 if skipped else 0, 1, 1))
     return _save(fig, path), skipped
 
 
@@ -103,7 +108,7 @@ def seg_histograms(
     nrows = math.ceil(len(columns) / ncols)
     ncols = min(ncols, len(columns))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 2.4 * nrows + 0.8), squeeze=False,
-                             sharex=True, sharey=True)
+                             sharex=True, sharey=True, layout="constrained")
     bins = np.linspace(-1, 1, 41)
     colours = {"rank": "tab:blue", "sep": "tab:orange", "delta": "tab:green"}
     for ax, column in zip(axes.flat, columns):
@@ -117,14 +122,14 @@ def seg_histograms(
         ax.axvline(0, color="grey", linewidth=0.6)
     for ax in axes.flat[len(columns):]:
         ax.set_axis_off()
-    for ax in axes[-1]:
+    for ax in axes.flat[max(0, len(columns) - ncols):len(columns)]:  # the lowest panel of every column
         ax.set_xlabel("per-SEG value", fontsize=9)
+        ax.tick_params(labelbottom=True)
     for ax in axes[:, 0]:
         ax.set_ylabel("SEGs", fontsize=9)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", fontsize=10, ncol=len(meta_metrics))
-    fig.suptitle("Distribution of per-SEG " + " and ".join(meta_metrics) + " scores", fontsize=13, x=0.01, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (2.4 * nrows + 0.8)))
+    fig.legend(handles, labels, loc="outside upper right", fontsize=10, ncol=len(meta_metrics))
+    fig.suptitle("Per-SEG " + " and ".join(meta_metrics) + " of each metric (histograms over SEGs)", fontsize=13)
     return _save(fig, path)
 
 
@@ -142,7 +147,7 @@ def correlation_heatmap(
     corr = per_seg.corr(method="spearman", min_periods=3)
     n = len(corr)
     size = max(5.0, 0.45 * n + 2.5)
-    fig, ax = plt.subplots(figsize=(size + 1.2, size))
+    fig, ax = plt.subplots(figsize=(size + 2.0, size), layout="constrained")
     image = ax.imshow(corr.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
     ax.set_xticks(range(n), corr.columns, rotation=55, ha="right", fontsize=9)
     ax.set_yticks(range(n), corr.index, fontsize=9)
@@ -155,7 +160,6 @@ def correlation_heatmap(
                             color="white" if abs(v) > 0.6 else "black")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.03, label="Spearman ρ")
     ax.set_title(f"Agreement between metrics: correlation of per-SEG {meta_metric} scores", fontsize=12)
-    fig.tight_layout()
     return _save(fig, path), corr
 
 
@@ -258,28 +262,43 @@ def _dot_grid(n: int) -> list[tuple[float, float]]:
 
 
 def _label_points(ax, x: np.ndarray, y: np.ndarray, labels: list[str], *, bold: set[int]) -> None:
-    """Name every point; labels of points at (almost) the same cost are stacked so they do not overlap."""
-    span = (np.nanmax(y) - np.nanmin(y)) or 1.0
-    gap = span * 0.045
-    groups: dict[float, list[int]] = {}
-    for i, xi in enumerate(x):
-        key = next((g for g in groups if abs(math.log10(xi) - math.log10(g)) < 0.15), xi)
-        groups.setdefault(key, []).append(i)
-    for members in groups.values():
-        members.sort(key=lambda i: y[i])
-        placed: list[float] = []
-        for i in members:
-            ty = y[i] if not placed else max(y[i], placed[-1] + gap)
-            placed.append(ty)
-        # centre the stack on the points' own mean height so it does not drift upwards
-        shift = np.mean([y[i] for i in members]) - np.mean(placed) if len(members) > 1 else 0.0
-        if placed and min(p + shift for p in placed) < min(y[i] for i in members) - span * 0.3:
-            shift = 0.0
-        for i, ty in zip(members, placed):
-            ty = ty + shift
-            ax.annotate(labels[i], (x[i], y[i]), xytext=(x[i] * 1.25, ty), fontsize=8, va="center",
-                        fontweight="bold" if i in bold else "normal",
-                        arrowprops=dict(arrowstyle="-", color="0.6", linewidth=0.5) if abs(ty - y[i]) > gap / 2 else None)
+    """Name every point without overlaps: greedy placement over candidate offsets (right/left of the point, then
+    further up/down with a leader line), rejecting spots that hit another label, a marker or the axes' edge."""
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    centres = ax.transData.transform(np.column_stack([x, y]))
+    radius = 7 * fig.dpi / 72.0
+    taken = [Bbox.from_extents(cx - radius, cy - radius, cx + radius, cy + radius) for cx, cy in centres]
+    line = 11.0  # points between candidate rows
+    offsets = [(9.0, 0.0), (-9.0, 0.0), (0.0, line), (0.0, -line)]
+    offsets += [(side * 9.0, k * line) for k in (1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6) for side in (1, -1)]
+    for i in sorted(range(len(x)), key=lambda i: -y[i]):
+        chosen = None
+        for dx, dy in offsets:
+            text = ax.annotate(labels[i], (x[i], y[i]), xytext=(dx, dy), textcoords="offset points", fontsize=8,
+                               va="center", ha="left" if dx > 0 else ("right" if dx < 0 else "center"),
+                               fontweight="bold" if i in bold else "normal", bbox=_LABEL_BOX)
+            box = text.get_window_extent(renderer).expanded(1.05, 1.15)
+            inside = frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1)
+            if inside and not any(box.overlaps(other) for other in taken):
+                chosen = (text, box, dy)
+                break
+            text.remove()
+        if chosen is None:
+            text = ax.annotate(labels[i], (x[i], y[i]), xytext=(9.0, 0.0), textcoords="offset points", fontsize=8,
+                               va="center", fontweight="bold" if i in bold else "normal", bbox=_LABEL_BOX)
+            chosen = (text, text.get_window_extent(renderer), 0.0)
+        text, box, dy = chosen
+        taken.append(box)
+        if dy:  # moved away from its point: redraw with a leader line
+            props = dict(fontsize=text.get_fontsize(), va="center", ha=text.get_ha(), fontweight=text.get_fontweight(),
+                         bbox=_LABEL_BOX)
+            offset = text.get_position()
+            text.remove()
+            ax.annotate(labels[i], (x[i], y[i]), xytext=offset, textcoords="offset points",
+                        arrowprops=dict(arrowstyle="-", color="0.55", linewidth=0.6, shrinkA=0, shrinkB=4), **props)
 
 
 def _family_colours(families: pd.Series) -> dict[str, str]:

@@ -1,0 +1,71 @@
+"""``ts2 report``: the Table-2 leaderboard (Markdown/LaTeX/CSV) and four PNG figures for every score column."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..tables import parse_seg_range, read_metadata, read_paper_table, read_score_table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="leaderboard tables (md/tex/csv) and figures (png) from per-image scores",
+        description="Write a Table-2-style leaderboard (rank/sep/delta x Avg/Synth/Nat/Real, best in bold, bootstrap "
+                    "intervals) as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, "
+                    "per-SEG histograms, metric-by-metric correlation heatmap and one SEG's error graph.",
+    )
+    parser.add_argument("scores", nargs="+", help="per-image scores CSV(s); columns of several files are combined")
+    parser.add_argument("--metadata", required=True, help="TS2 metadata.csv (id, target_prompt, file_name, rank...)")
+    parser.add_argument("--paper", help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
+    parser.add_argument("--out", required=True, help="output directory (created if missing)")
+    parser.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
+    parser.add_argument("--segs", help="SEG ids to evaluate, e.g. 0-163 (the paper's Table 2)")
+    parser.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
+    parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
+    parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN",
+                        help="a column not in --paper whose lower scores are better (repeatable)")
+    parser.add_argument("--flops", action="append", default=[], metavar="COLUMN=VALUE",
+                        help="FLOPs per image of a column for the cost figure, e.g. mymetric=1.2T (repeatable)")
+    parser.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
+    parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples over SEGs (0: no CIs)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seg", type=int, help="SEG id drawn in the error-graph figure (default: a mid-sized SEG)")
+    parser.add_argument("--graph-column", action="append", metavar="COLUMN",
+                        help="metric drawn in the error-graph figure (repeatable; default: 2 best + 2 worst)")
+    parser.add_argument("--digits", type=int, default=1, help="decimals in the Markdown/LaTeX tables")
+    parser.set_defaults(handler=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    try:
+        from ..report import write_report
+        from ..report.costs import parse_flops_overrides
+    except ImportError as error:  # matplotlib is the [report] extra
+        raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
+    metadata = read_metadata(args.metadata)
+    tables = [(path, read_score_table(path)) for path in args.scores]
+    report = write_report(
+        tables,
+        metadata,
+        Path(args.out),
+        paper=read_paper_table(args.paper) if args.paper else None,
+        columns=args.column,
+        seg_subset=parse_seg_range(args.segs),
+        clean_quotes=args.clean_quotes,
+        lower_is_better=args.lower_is_better,
+        variant=args.variant,
+        n_bootstrap=args.n_bootstrap,
+        seed=args.seed,
+        on=args.on,
+        flops=parse_flops_overrides(args.flops),
+        seg_id=args.seg,
+        graph_columns=args.graph_column,
+        digits=args.digits,
+    )
+    print(f"{len(report.board)} metric(s) -> {args.out}")
+    for kind, path in report.paths.items():
+        print(f"  {kind:20s} {path}")
+    for note in report.notes:
+        print(note)
+    return 0
