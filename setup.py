@@ -25,7 +25,7 @@ MODELS = [
     "protobuf>=4",
 ]
 REPORT = ["matplotlib>=3.7"]
-DEMO = ["gradio>=5"]
+DEMO = ["gradio>=5", "matplotlib>=3.7"]
 DEV = [
     "pytest>=8",
     "hypothesis>=6.100",

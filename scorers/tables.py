@@ -111,6 +111,14 @@ def align_scores(
     if dup.any():
         row = int(np.flatnonzero(dup.to_numpy())[0])
         raise ValueError(f"scores row {row + 2}: key {tuple(right.loc[row, list(on)])} appears more than once")
+    known = pd.MultiIndex.from_frame(left)
+    extra = np.flatnonzero(~pd.MultiIndex.from_frame(right[list(on)]).isin(known))
+    if extra.size:
+        row = int(extra[0])
+        raise ValueError(
+            f"{extra.size} score row(s) match no metadata row; first: scores row {row + 2}, "
+            f"key {tuple(right.loc[row, list(on)])} (unknown SEG id or file name?)"
+        )
     merged = left.merge(right, on=list(on), how="left", indicator=True)
     missing = np.flatnonzero((merged["_merge"] == "left_only").to_numpy())
     if missing.size:

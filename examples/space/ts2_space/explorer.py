@@ -1,0 +1,143 @@
+"""SEG explorer tab logic: a SEG's prompt, its error graph (matplotlib), its images by node with every metric's score.
+
+The SEG structure is ``scorers.graph.build_segs``; per-image scores are the release's columns read with
+``scorers.tables``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from scorers.graph import SEG, build_segs
+from scorers.meta import META_METRICS
+from scorers.reproduce import Reproduction
+from scorers.tables import align_scores, column_scores
+
+from .sources import ImageSource, Tables, placeholder_image
+
+__all__ = ["SegExplorer"]
+
+
+class SegExplorer:
+    """Everything the explorer shows, indexed once: SEGs by id, per-image scores, per-SEG meta-metric values."""
+
+    def __init__(self, tables: Tables, published: Reproduction | None, images: ImageSource):
+        if tables.metadata is None:
+            raise ValueError("the release metadata is not available")
+        self.metadata = tables.metadata.reset_index(drop=True)
+        self.segs: dict[int, SEG] = {s.seg_id: s for s in build_segs(self.metadata["seg_id"], self.metadata["node"])}
+        self.images = images
+        self.published = published
+        self.columns: list[str] = list(published.columns) if published is not None else []
+        self.values: dict[str, np.ndarray] = {}
+        if published is not None and tables.scores is not None:
+            aligned = align_scores(tables.scores, self.metadata)
+            self.values = {c: column_scores(aligned, c, clean_quotes=True) for c in self.columns}
+
+    def choices(self) -> list[tuple[str, int]]:
+        """Dropdown entries ``("SEG 12 (synth): a prompt…", 12)``."""
+        out = []
+        for seg_id, seg in self.segs.items():
+            prompt = self.prompt(seg_id)
+            short = prompt if len(prompt) <= 60 else prompt[:57] + "..."
+            out.append((f"SEG {seg_id} ({seg.partition}): {short}", seg_id))
+        return out
+
+    def seg(self, seg_id: int) -> SEG:
+        try:
+            return self.segs[int(seg_id)]
+        except (KeyError, TypeError, ValueError):
+            known = f"{min(self.segs)}-{max(self.segs)}"
+            raise ValueError(f"unknown SEG id {seg_id!r}; this release has SEG ids {known}") from None
+
+    def prompt(self, seg_id: int) -> str:
+        rows = self.seg(seg_id).image_positions
+        return str(self.metadata["prompt"].iloc[int(rows[0])]) if len(rows) else ""
+
+    def summary_markdown(self, seg_id: int, metric: str | None) -> str:
+        """Prompt, partition, nodes/walks, and the chosen metric's rank/sep/delta on this SEG (in %)."""
+        seg = self.seg(seg_id)
+        lines = [
+            f"### SEG {seg.seg_id} · {seg.partition}",
+            f"**Prompt:** {self.prompt(seg_id)}",
+            f"{len(seg.nodes)} nodes, {len(seg.image_positions)} images, {len(seg.walks())} walk(s); "
+            f"error levels {sorted(set(seg.errors))}.",
+        ]
+        if metric and self.published is not None and metric in self.published.results:
+            result = self.published.results[metric]
+            cells = []
+            for meta in META_METRICS:
+                part = result[meta]
+                hit = np.flatnonzero(part.seg_ids == seg.seg_id)
+                value = part.per_seg[hit[0]] if hit.size else float("nan")
+                cells.append(f"{meta} **{'-' if math.isnan(value) else f'{100 * value:.1f}'}**")
+            note = "" if np.any(result.rank.seg_ids == seg.seg_id) else " (SEG outside the leaderboard's subset)"
+            lines.append(f"`{metric}` on this SEG: " + " · ".join(cells) + note)
+        return "\n\n".join(lines)
+
+    def figure(self, seg_id: int) -> Figure:
+        """The error graph: nodes by error level left to right, edges between consecutive levels (the walks)."""
+        seg = self.seg(seg_id)
+        levels = sorted(set(seg.errors))
+        column = {e: [k for k, err in enumerate(seg.errors) if err == e] for e in levels}
+        tallest = max(len(v) for v in column.values())
+        position = {}
+        for x, e in enumerate(levels):
+            nodes = column[e]
+            for j, k in enumerate(nodes):
+                position[k] = (x, (len(nodes) - 1) / 2.0 - j)
+        fig = Figure(figsize=(max(4.0, 1.8 * len(levels)), max(2.2, 1.1 * tallest)), dpi=100)
+        ax = fig.add_subplot()
+        for a, b in zip(levels, levels[1:]):
+            for i in column[a]:
+                for j in column[b]:
+                    (x0, y0), (x1, y1) = position[i], position[j]
+                    ax.plot([x0, x1], [y0, y1], color="#9aa3b2", lw=1.2, zorder=1)
+        for k, label in enumerate(seg.nodes):
+            x, y = position[k]
+            ax.scatter([x], [y], s=1500, color="#4c72b0" if seg.errors[k] == 0 else "#dd8452", zorder=2)
+            ax.text(x, y, f"{label}\n{len(seg.members[k])} img", ha="center", va="center", color="white",
+                    fontsize=9, zorder=3)
+        ax.set_xticks(range(len(levels)), [f"{e} error{'s' if e != 1 else ''}" for e in levels])
+        ax.set_yticks([])
+        ax.set_xlim(-0.6, len(levels) - 0.4)
+        ax.set_ylim(-tallest / 2.0 - 0.2, tallest / 2.0 + 0.2)
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+        ax.set_title(f"SEG {seg.seg_id}: semantic error graph", fontsize=10)
+        fig.tight_layout()
+        return fig
+
+    def _format(self, column: str, position: int) -> str:
+        value = self.values[column][position]
+        return "-" if math.isnan(value) else f"{value:.3g}"
+
+    def image_table(self, seg_id: int) -> pd.DataFrame:
+        """One row per image (node order): node, error count, file, source, then every released metric's score."""
+        seg = self.seg(seg_id)
+        records = []
+        for k, members in enumerate(seg.members):
+            for position in members:
+                row = self.metadata.iloc[int(position)]
+                record = {"node": seg.nodes[k], "errors": seg.errors[k], "file_name": row["file_name"],
+                          "source": row.get("image_source", "")}
+                record.update({c: self._format(c, int(position)) for c in self.columns})
+                records.append(record)
+        return pd.DataFrame(records)
+
+    def gallery(self, seg_id: int, metric: str | None) -> list[tuple[object, str]]:
+        """``(image, caption)`` per image in node order; a placeholder tile where the image file is unavailable."""
+        seg = self.seg(seg_id)
+        items = []
+        for k, members in enumerate(seg.members):
+            for position in members:
+                row = self.metadata.iloc[int(position)]
+                caption = f"node {seg.nodes[k]} · {row.get('image_source', '')}"
+                if metric in self.values:
+                    caption += f" · {metric} {self._format(metric, int(position))}"
+                image = self.images.get(row["file_name"]) if "file_name" in row else None
+                items.append((image if image is not None else placeholder_image(f"node {seg.nodes[k]}"), caption))
+        return items

@@ -1,0 +1,235 @@
+"""Leaderboard tab logic: published metrics' rank/sep/delta (from ``scorers.reproduce``) and uploaded score CSVs.
+
+Every number comes from :func:`scorers.reproduce.reproduce_table`; this module validates uploads (with the library's
+readers, whose errors are readable), arranges the rows and marks the user's own metric.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from scorers.meta import META_METRICS
+from scorers.reproduce import Reproduction, reproduce_table
+from scorers.tables import column_scores, read_score_table, score_columns
+
+from .config import AppConfig
+from .sources import Tables
+
+__all__ = [
+    "LEADERBOARD_COLUMNS",
+    "MAX_UPLOAD_COLUMNS",
+    "UPLOAD_FORMAT",
+    "UploadedMetric",
+    "evaluate_upload",
+    "is_uploaded",
+    "read_upload",
+    "leaderboard_frame",
+    "published_reproduction",
+]
+
+PARTITION_CHOICES = ("avg", "synth", "nat", "real")
+LEADERBOARD_COLUMNS = ["#", "metric", "column", "family", "rank", "sep", "delta"]
+YOURS = "★ "
+MAX_UPLOAD_COLUMNS = 5
+
+UPLOAD_FORMAT = """\
+**Accepted CSV formats** (one row per image, header required, at most {max_mb:g} MB):
+
+1. `seg_id,file_name,<your metric>` — joined with the release's metadata on SEG id + file name
+   (`id` is accepted for `seg_id`); every image of the release needs exactly one row.
+2. `<your metric>` only (optionally with `seg_id`) — rows in the release's `metadata.csv` order ({n_rows} rows).
+
+Scores must be numbers (empty cells = missing). Up to {max_cols} metric columns per file; each becomes a leaderboard
+row. Tick *lower is better* before uploading error-count style metrics (like LLMScore).
+"""
+
+
+@dataclass
+class UploadedMetric:
+    """One uploaded score column and its evaluation (values in % as in the published rows)."""
+
+    label: str
+    column: str
+    rows: list[dict]
+
+
+def _orientation_table(columns: list[str], lower_is_better: bool | None = None) -> pd.DataFrame:
+    """A minimal paper-style table so ``reproduce_table`` orients columns without a published paper table.
+
+    ``lower_is_better=None`` keeps the library's rule (LLMScore columns are lower-is-better).
+    """
+    frame = pd.DataFrame({"column": columns, "name": columns, "meta_metric": "", "family": ""})
+    if lower_is_better is not None:
+        frame["higher_is_better"] = not lower_is_better
+    return frame
+
+
+def _seg_subset(config: AppConfig, metadata: pd.DataFrame) -> list[int]:
+    present = set(int(s) for s in metadata["seg_id"])
+    return [s for s in config.seg_range if s in present]
+
+
+def published_reproduction(tables: Tables, config: AppConfig) -> Reproduction:
+    """rank/sep/delta of every released metric (the paper's columns when its table is loaded)."""
+    if tables.metadata is None or tables.scores is None:
+        raise ValueError("the release tables are not available: " + "; ".join(tables.problems))
+    paper = tables.paper
+    if paper is None:
+        paper = _orientation_table(score_columns(tables.scores))
+    return reproduce_table(
+        tables.scores,
+        tables.metadata,
+        paper,
+        seg_subset=_seg_subset(config, tables.metadata),
+        clean_quotes=True,  # the release's llmscore_over has cells like "3
+    )
+
+
+def _summary(rows: list[dict], column: str, partition: str) -> dict[str, float | None]:
+    return {r["meta_metric"]: r["ours"] for r in rows if r["column"] == column and r["partition"] == partition}
+
+
+def leaderboard_frame(
+    published: Reproduction,
+    paper: pd.DataFrame | None,
+    uploaded: list[UploadedMetric],
+    *,
+    partition: str = "avg",
+    sort_by: str = "rank",
+) -> pd.DataFrame:
+    """One row per metric (published + uploaded), values in % rounded to 0.1, best first by ``sort_by``."""
+    if partition not in PARTITION_CHOICES:
+        raise ValueError(f"partition must be one of {PARTITION_CHOICES}, got {partition!r}")
+    if sort_by not in META_METRICS:
+        raise ValueError(f"sort_by must be one of {META_METRICS}, got {sort_by!r}")
+    names, families = {}, {}
+    if paper is not None and "name" in paper.columns:
+        for record in paper.drop_duplicates("column").to_dict("records"):
+            names[record["column"]] = record.get("name", record["column"])
+            families[record["column"]] = record.get("family", "")
+    records = []
+    for column in published.columns:
+        values = _summary(published.rows, column, partition)
+        records.append({"metric": names.get(column, column), "column": column,
+                        "family": families.get(column, ""), **values})
+    for metric in uploaded:
+        values = _summary(metric.rows, metric.column, partition)
+        records.append({"metric": YOURS + metric.label, "column": metric.column, "family": "uploaded", **values})
+    frame = pd.DataFrame(records, columns=LEADERBOARD_COLUMNS[1:])
+    for meta in META_METRICS:
+        frame[meta] = [None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 1)
+                       for v in frame[meta]]
+    frame = frame.sort_values(sort_by, ascending=False, na_position="last", kind="stable").reset_index(drop=True)
+    frame.insert(0, "#", range(1, len(frame) + 1))
+    return frame
+
+
+def is_uploaded(frame: pd.DataFrame) -> pd.Series:
+    """Rows of the user's own metrics (marked with a star)."""
+    return frame["metric"].astype(str).str.startswith(YOURS)
+
+
+def _seg_column(frame: pd.DataFrame) -> str | None:
+    return "seg_id" if "seg_id" in frame.columns else ("id" if "id" in frame.columns else None)
+
+
+def _check_seg_ids(frame: pd.DataFrame, column: str, metadata: pd.DataFrame) -> None:
+    ids = pd.to_numeric(frame[column].str.strip(), errors="coerce")
+    bad = ids.isna() | (ids % 1 != 0)
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise ValueError(f"line {row + 2}: SEG id {frame[column].iloc[row]!r} is not an integer")
+    known = set(int(s) for s in metadata["seg_id"])
+    unknown = sorted({int(s) for s in ids} - known)
+    if unknown:
+        row = int((~ids.isin(known)).to_numpy().nonzero()[0][0])
+        raise ValueError(
+            f"unknown SEG id(s) {unknown[:10]}{' ...' if len(unknown) > 10 else ''} (first on line {row + 2}); "
+            f"this release has SEG ids {min(known)}-{max(known)}"
+        )
+
+
+def _human(size: int) -> str:
+    return f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{size / 2**10:.1f} KB"
+
+
+def read_upload(
+    path: str | Path, metadata: pd.DataFrame, max_bytes: int
+) -> tuple[pd.DataFrame, list[str] | None, list[str]]:
+    """Validate an uploaded scores CSV; returns ``(frame, join keys or None, score columns)`` or raises ValueError."""
+    path = Path(path)
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise ValueError(f"the file is {_human(size)}; the limit is {_human(max_bytes)}")
+    if size == 0:
+        raise ValueError("the file is empty")
+    try:
+        frame = read_score_table(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise ValueError(f"not a readable CSV file: {str(error).strip().splitlines()[0]}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if frame.empty:
+        raise ValueError("the CSV has a header but no rows")
+    columns = score_columns(frame)
+    if not columns:
+        raise ValueError(
+            f"no score column found (columns: {list(frame.columns)}); expected seg_id,file_name,<your metric>"
+        )
+    if len(columns) > MAX_UPLOAD_COLUMNS:
+        raise ValueError(f"{len(columns)} score columns {columns}; at most {MAX_UPLOAD_COLUMNS} per upload")
+    for column in columns:
+        column_scores(frame, column)  # non-numeric cells -> ValueError naming the CSV line
+    seg = _seg_column(frame)
+    if seg is not None:
+        _check_seg_ids(frame, seg, metadata)
+    if seg is not None and "file_name" in frame.columns:
+        return frame, ["seg_id", "file_name"], columns
+    if "file_name" in frame.columns:
+        raise ValueError("a file_name column needs a seg_id column next to it (rows are joined on seg_id + file_name)")
+    if len(frame) != len(metadata):
+        raise ValueError(
+            f"the CSV has {len(frame)} rows but the release has {len(metadata)} images; add seg_id,file_name columns "
+            "to join, or give one row per image in metadata order"
+        )
+    if seg is not None:
+        ours = pd.to_numeric(frame[seg].str.strip()).astype(int).to_numpy()
+        mismatch = (ours != metadata["seg_id"].to_numpy()).nonzero()[0]
+        if mismatch.size:
+            row = int(mismatch[0])
+            raise ValueError(
+                f"line {row + 2}: SEG id {ours[row]} but metadata row {row + 2} is SEG {metadata['seg_id'].iloc[row]}; "
+                "rows must follow metadata order (or add a file_name column to join)"
+            )
+    return frame, None, columns
+
+
+def evaluate_upload(
+    path: str | Path,
+    tables: Tables,
+    config: AppConfig,
+    *,
+    lower_is_better: bool = False,
+    taken: set[str] = frozenset(),
+) -> list[UploadedMetric]:
+    """Validate an uploaded CSV and evaluate each of its score columns; raises ValueError with a readable message."""
+    if tables.metadata is None:
+        raise ValueError("the release metadata is not loaded, so uploads cannot be evaluated")
+    frame, on, columns = read_upload(path, tables.metadata, config.max_upload_bytes)
+    reproduction = reproduce_table(
+        frame,
+        tables.metadata,
+        _orientation_table(columns, lower_is_better),
+        columns=columns,
+        seg_subset=_seg_subset(config, tables.metadata),
+        on=on,
+    )
+    metrics = []
+    for column in columns:
+        label = column if column not in taken else f"{column} (yours)"
+        rows = [r for r in reproduction.rows if r["column"] == column]
+        metrics.append(UploadedMetric(label=label, column=column, rows=rows))
+    return metrics

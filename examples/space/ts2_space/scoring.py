@@ -1,0 +1,152 @@
+"""Score-your-image tab logic: scorers built lazily (once, with a status line) and called on one image + prompt.
+
+A scorer is anything with ``score(images, prompts) -> np.ndarray`` (the project's scorer protocol); QG/A scorers may
+also return per-question records. Scorers themselves come from the ``scorers`` library; this module only decides
+which ones the demo offers, builds each at most once, and reports progress and failures as text.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from .config import AppConfig
+
+__all__ = ["LazyScorer", "ScorerSpec", "score_image", "scorer_specs"]
+
+log = logging.getLogger(__name__)
+
+MAX_PROMPT_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    """One entry of the scorer dropdown: how to build it, and why it is unavailable (None: available)."""
+
+    name: str
+    build: Callable[[], Any]
+    model: str
+    unavailable: str | None = None
+
+
+class LazyScorer:
+    """Builds a scorer on first use, exactly once (thread-safe); remembers the outcome for the status line."""
+
+    def __init__(self, spec: ScorerSpec):
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._scorer = None
+        self._error: str | None = None
+        self.load_seconds: float | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._scorer is not None
+
+    def status(self) -> str:
+        if self.spec.unavailable:
+            return f"**Unavailable:** {self.spec.name} is not available here: {self.spec.unavailable}"
+        if self._error:
+            return f"**Error:** {self.spec.name} failed to load from `{self.spec.model}`: {self._error}"
+        if self._scorer is None:
+            return f"{self.spec.name}: model `{self.spec.model}` not loaded yet (loads on first use, once)"
+        return f"**Ready:** {self.spec.name} model `{self.spec.model}` loaded in {self.load_seconds:.1f} s"
+
+    def get(self):
+        """The scorer, building it on the first call; raises ``RuntimeError`` with the status text on failure."""
+        if self.spec.unavailable:
+            raise RuntimeError(self.status())
+        with self._lock:
+            if self._scorer is None and self._error is None:
+                start = time.perf_counter()
+                try:
+                    self._scorer = self.spec.build()
+                except Exception as error:  # any loading failure becomes a status message, not a crash
+                    log.exception("loading %s failed", self.spec.name)
+                    self._error = f"{type(error).__name__}: {error}"
+                self.load_seconds = time.perf_counter() - start
+        if self._scorer is None:
+            raise RuntimeError(self.status())
+        return self._scorer
+
+
+def _registered(name: str) -> str | None:
+    """None when the installed ``scorers`` registers scorer ``name``, else why not."""
+    try:
+        from scorers.registry import SCORERS
+    except ImportError as error:
+        return f"the installed scorers library has no scorer registry ({error})"
+    return None if name in SCORERS else f"the installed scorers library has no {name!r} scorer"
+
+
+def _builder(name: str, **options) -> Callable[[], Any]:
+    def build():
+        from scorers.registry import build_scorer
+
+        return build_scorer(name, **options)
+
+    return build
+
+
+def _registry_name(prefix: str) -> str:
+    """The registry's name for a QG/A family (``tifa``, ``tifa_score``...): the first registered name with the prefix."""
+    try:
+        from scorers.registry import SCORERS
+    except ImportError:
+        return prefix
+    return next((name for name in sorted(SCORERS) if name.startswith(prefix)), prefix)
+
+
+def _qga_unavailable(name: str, config: AppConfig) -> str | None:
+    if not config.vlm:
+        return "no VQA model configured (start with `ts2 demo --vlm MODEL` or set TS2_VLM)"
+    return _registered(name)
+
+
+def scorer_specs(config: AppConfig) -> dict[str, ScorerSpec]:
+    """The dropdown's scorers, CLIPScore first (the default)."""
+    specs = {"CLIPScore": ScorerSpec("CLIPScore", _builder("clip_score", model=config.clip_model),
+                                     config.clip_model, _registered("clip_score"))}
+    for label, prefix in (("TIFA", "tifa"), ("DSG", "dsg")):
+        name = _registry_name(prefix)
+        specs[label] = ScorerSpec(label, _builder(name, model=config.vlm), config.vlm or "-",
+                                  _qga_unavailable(name, config))
+    return specs
+
+
+def score_image(scorer: Any, image, prompt: str) -> tuple[float, pd.DataFrame | None]:
+    """``(score, per-question answers or None)`` of one image; raises ValueError for bad input."""
+    if image is None:
+        raise ValueError("upload an image first")
+    prompt = (prompt or "").strip()
+    if not prompt:
+        raise ValueError("enter the prompt the image was generated from")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ValueError(f"the prompt has {len(prompt)} characters; at most {MAX_PROMPT_CHARS}")
+    image = image.convert("RGB")
+    records = None
+    if hasattr(scorer, "score_with_records"):
+        values, records = scorer.score_with_records([image], [prompt])
+    else:
+        values = scorer.score([image], [prompt])
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    if values.size != 1:
+        raise ValueError(f"the scorer returned {values.size} values for one image")
+    return float(values[0]), _answers_table(records[0] if records else None)
+
+
+def _answers_table(record: Any) -> pd.DataFrame | None:
+    """The per-item record as a table: its list of per-question dicts if it has one, else its fields as one row."""
+    if not record:
+        return None
+    if isinstance(record, (list, tuple)):
+        return pd.DataFrame([dict(r) for r in record])
+    for value in record.values():
+        if isinstance(value, (list, tuple)) and value and isinstance(value[0], dict):
+            return pd.DataFrame([dict(r) for r in value])
+    return pd.DataFrame([record])

@@ -1,0 +1,70 @@
+"""``ts2 demo``: run the interactive Gradio demo (leaderboard, SEG explorer, score your image) on 127.0.0.1.
+
+The app itself is ``examples/space`` of the source checkout (the same files a Hugging Face Space runs); this command
+only resolves its settings and launches it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+#: the Space app folder, relative to the repository root (this file is ``<repo>/scorers/cli/demo.py``)
+SPACE_DIR = Path(__file__).resolve().parents[2] / "examples" / "space"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    demo = subparsers.add_parser(
+        "demo",
+        help="run the interactive Gradio demo on 127.0.0.1",
+        description="Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer and a "
+                    "score-your-image tab. Tables default to --data-dir, then ../shared/ts2 next to the checkout.",
+    )
+    demo.add_argument("--data-dir", help="TS2 data dir (metadata.csv, images/, optionally released_scores.csv)")
+    demo.add_argument("--scores-csv", help="released per-image scores (row-aligned with the metadata)")
+    demo.add_argument("--metadata", help="metadata.csv (default: next to the scores table)")
+    demo.add_argument("--paper", help="paper_table2.csv (metric names and families)")
+    demo.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1, loopback)")
+    demo.add_argument("--clip-model", help="CLIP checkpoint for CLIPScore: local dir or Hub id "
+                                           "(default openai/clip-vit-base-patch16)")
+    demo.add_argument("--vlm", help="VQA model for TIFA/DSG (when the installed scorers provide them)")
+    demo.add_argument("--hub-dataset", help="Hub dataset to fetch missing tables/images from (needs network)")
+    demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit (default 10)")
+    demo.set_defaults(handler=run_demo)
+
+
+def _load_space():
+    if not (SPACE_DIR / "ts2_space").is_dir():
+        raise FileNotFoundError(
+            f"the demo app is not at {SPACE_DIR}; run `ts2 demo` from a source checkout (pip install -e '.[demo]')"
+        )
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    if str(SPACE_DIR) not in sys.path:
+        sys.path.insert(0, str(SPACE_DIR))
+    try:
+        import ts2_space
+        from ts2_space import ui  # noqa: F401  (imports gradio)
+    except ImportError as error:
+        raise FileNotFoundError(f"{error}; install the demo extra: pip install -e '.[demo]'") from None
+    return ts2_space
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    space = _load_space()
+    settings = {"max_upload_mb": args.max_upload_mb}
+    if args.clip_model:
+        settings["clip_model"] = args.clip_model
+    if args.vlm:
+        settings["vlm"] = args.vlm
+    config = space.AppConfig.resolve(
+        data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata, paper_table=args.paper,
+        hub_dataset=args.hub_dataset, **settings,
+    )
+    app = space.build_app(config)
+    kwargs = space.launch_kwargs(config, port=args.port)
+    kwargs["server_name"] = args.host
+    print(f"ts2 demo: serving on http://{args.host}:{args.port}/ (Ctrl+C to stop)", flush=True)
+    app.launch(**kwargs)
+    return 0

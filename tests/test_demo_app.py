@@ -1,0 +1,401 @@
+"""The demo's logic without a browser: config resolution, upload validation, leaderboard rows, SEG explorer, scorers.
+
+Numbers are checked against ``scorers.meta.ts2_meta`` computed here; error messages against the text the UI shows.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TS2 = [sys.executable, "-c", "import sys; from scorers.cli import main; sys.exit(main())"]
+SPACE = REPO / "examples" / "space"
+if str(SPACE) not in sys.path:
+    sys.path.insert(0, str(SPACE))
+
+from scorers.graph import build_segs  # noqa: E402
+from scorers.meta import ts2_meta  # noqa: E402
+from ts2_space.config import AppConfig  # noqa: E402
+from ts2_space.explorer import SegExplorer  # noqa: E402
+from ts2_space.leaderboard import (  # noqa: E402
+    evaluate_upload,
+    is_uploaded,
+    leaderboard_frame,
+    published_reproduction,
+    read_upload,
+)
+from ts2_space.scoring import LazyScorer, ScorerSpec, score_image, scorer_specs  # noqa: E402
+from ts2_space.sources import ImageSource, load_tables  # noqa: E402
+
+from .ts2_fixture_data import make_data_dir  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def config(shared_ts2):
+    return AppConfig.resolve(
+        metadata=shared_ts2 / "metadata.csv",
+        scores_csv=shared_ts2 / "released_scores.csv",
+        paper_table=shared_ts2 / "paper_table2.csv",
+        use_shared=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def tables(config):
+    loaded = load_tables(config)
+    assert loaded.problems == []
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def published(tables, config):
+    return published_reproduction(tables, config)
+
+
+def _my_scores(metadata: pd.DataFrame, seed: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return -metadata["error_count"].to_numpy() + rng.normal(0.0, 1.0, len(metadata))
+
+
+# ------------------------------------------------------------------------------------------------------ config
+
+
+def test_small_data_dir_takes_tables_as_a_pair_from_the_shared_release(tmp_path, shared_ts2):
+    data_dir = make_data_dir(tmp_path, seg_ids=[0, 1])
+    config = AppConfig.resolve(data_dir=data_dir)
+    # the data_dir has metadata.csv for 2 SEGs but no scores: both tables come from the shared release
+    assert config.metadata == shared_ts2 / "metadata.csv"
+    assert config.scores_csv == shared_ts2 / "released_scores.csv"
+    assert config.data_dir == data_dir
+
+
+def test_data_dir_without_shared_release_keeps_its_metadata(tmp_path):
+    data_dir = make_data_dir(tmp_path, seg_ids=[0])
+    config = AppConfig.resolve(data_dir=data_dir, use_shared=False)
+    assert config.metadata == data_dir / "metadata.csv"
+    assert config.scores_csv is None
+    tables = load_tables(config)
+    assert tables.metadata is not None and set(tables.metadata["seg_id"]) == {0}
+    assert tables.problems and "released_scores.csv" in tables.problems[0] and "no Hub dataset" in tables.problems[0]
+
+
+def test_unreachable_hub_dataset_is_a_message_not_a_crash(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    tables = load_tables(AppConfig.resolve(hub_dataset="example-org/no-such-dataset", use_shared=False))
+    assert tables.metadata is None and tables.scores is None
+    assert tables.problems[0].startswith("metadata.csv: could not fetch metadata.csv from Hub dataset "
+                                         "'example-org/no-such-dataset'")
+
+
+def test_app_without_tables_still_builds_and_says_why():
+    pytest.importorskip("gradio")
+    from ts2_space import build_app
+
+    demo = build_app(AppConfig.resolve(use_shared=False))
+    values = [c.get("props", {}).get("value") for c in demo.get_config_file()["components"]]
+    texts = [v for v in values if isinstance(v, str)]
+    assert any(v.startswith("**Error:** metadata.csv: no local file and no Hub dataset configured") for v in texts)
+    assert "The leaderboard needs the release tables (metadata.csv, released_scores.csv)." in texts
+
+
+def test_missing_explicit_paths_raise(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        AppConfig.resolve(data_dir=tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="metadata.csv path"):
+        AppConfig.resolve(metadata=tmp_path / "nope.csv")
+
+
+def test_from_env_reads_space_variables(tmp_path, shared_ts2):
+    env = {
+        "TS2_METADATA": str(shared_ts2 / "metadata.csv"),
+        "TS2_SCORES_CSV": str(shared_ts2 / "released_scores.csv"),
+        "TS2_CLIP_MODEL": "some/clip",
+        "TS2_MAX_UPLOAD_MB": "3",
+        "TS2_HUB_DATASET": "org/data",
+    }
+    config = AppConfig.from_env(env)
+    assert (config.clip_model, config.hub_dataset) == ("some/clip", "org/data")
+    assert config.max_upload_bytes == 3 * 1024 * 1024
+    assert config.metadata == shared_ts2 / "metadata.csv"
+
+
+# ------------------------------------------------------------------------------------------------- leaderboard
+
+
+def test_published_leaderboard_has_19_rows_equal_to_ts2_meta(published, tables):
+    frame = leaderboard_frame(published, tables.paper, [])
+    assert len(frame) == 19 and not is_uploaded(frame).any()
+    assert list(frame["#"]) == list(range(1, 20))
+    metadata = tables.metadata
+    clip = pd.to_numeric(tables.scores["clipscore"]).to_numpy()
+    expected = ts2_meta(clip, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
+    row = frame[frame["column"] == "clipscore"].iloc[0]
+    assert row["metric"] == "CLIPScore" and row["family"] == "embedding"
+    assert row["rank"] == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
+    assert row["sep"] == pytest.approx(round(100 * expected.sep.summary["avg"], 1))
+    assert row["delta"] == pytest.approx(round(100 * expected.delta.summary["avg"], 1))
+    # LLMScore columns are lower-is-better: negating them by hand gives the shown rank
+    ec = pd.to_numeric(tables.scores["llmscore_ec"]).to_numpy()
+    expected_ec = ts2_meta(-ec, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
+    shown = frame[frame["column"] == "llmscore_ec"].iloc[0]
+    assert shown["rank"] == pytest.approx(round(100 * expected_ec.rank.summary["avg"], 1))
+
+
+def test_partition_and_sort(published, tables):
+    frame = leaderboard_frame(published, tables.paper, [], partition="nat", sort_by="sep")
+    assert list(frame["sep"]) == sorted(frame["sep"], reverse=True)
+    nat = {r["column"]: r["ours"] for r in published.rows if r["meta_metric"] == "sep" and r["partition"] == "nat"}
+    assert frame.set_index("column")["sep"].to_dict() == pytest.approx({k: round(v, 1) for k, v in nat.items()})
+    with pytest.raises(ValueError, match="partition"):
+        leaderboard_frame(published, tables.paper, [], partition="all")
+
+
+def test_joined_and_row_aligned_uploads_give_the_same_row(tmp_path, tables, config, published):
+    metadata = tables.metadata
+    mine = _my_scores(metadata)
+    joined = tmp_path / "joined.csv"
+    pd.DataFrame({"id": metadata["seg_id"], "file_name": metadata["file_name"], "mine": mine}).sample(
+        frac=1.0, random_state=1).to_csv(joined, index=False)
+    aligned = tmp_path / "aligned.csv"
+    pd.DataFrame({"seg_id": metadata["seg_id"], "mine": mine}).to_csv(aligned, index=False)
+    (a,) = evaluate_upload(joined, tables, config)
+    (b,) = evaluate_upload(aligned, tables, config)
+    assert a.rows == b.rows
+    expected = ts2_meta(mine, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
+    frame = leaderboard_frame(published, tables.paper, [a])
+    assert len(frame) == 20
+    row = frame[is_uploaded(frame)].iloc[0]
+    assert row["metric"] == "★ mine" and row["family"] == "uploaded"
+    assert row["rank"] == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
+
+
+def test_lower_is_better_and_name_clash(tmp_path, tables, config):
+    metadata = tables.metadata
+    mine = _my_scores(metadata)
+    path = tmp_path / "clip.csv"
+    pd.DataFrame({"clipscore": -mine}).to_csv(path, index=False)
+    (metric,) = evaluate_upload(path, tables, config, lower_is_better=True, taken={"clipscore"})
+    assert metric.label == "clipscore (yours)"
+    expected = ts2_meta(mine, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
+    rank = [r["ours"] for r in metric.rows if r["meta_metric"] == "rank" and r["partition"] == "avg"][0]
+    assert rank == pytest.approx(100 * expected.rank.summary["avg"], abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("seg_id,file_name\n0,images/000-00.jpg\n", "no score column found"),
+        ("seg_id,file_name,x\n0,images/000-00.jpg,abc\n", "non-numeric value(s): position 0: 'abc'"),
+        ("seg_id,file_name,x\n0,images/000-00.jpg,1\n999,images/999-00.jpg,1\n",
+         "unknown SEG id(s) [999] (first on line 3)"),
+        ("seg_id,file_name,x\nzero,images/000-00.jpg,1\n", "line 2: SEG id 'zero' is not an integer"),
+        ("seg_id,file_name,x\n0,images/000-00.jpg,1\n", "2839 metadata row(s) have no score row"),
+        ("file_name,x\nimages/000-00.jpg,1\n", "needs a seg_id column"),
+        ("x\n1\n2\n", "the CSV has 2 rows but the release has 2840 images"),
+        ("a,b,c,d,e,f\n1,2,3,4,5,6\n", "at most 5 per upload"),
+        ("x\n", "header but no rows"),
+        ("", "the file is empty"),
+        ('x,y\n1,2\n3,4,5,6\n', "not a readable CSV file"),
+    ],
+)
+def test_malformed_uploads_give_readable_errors(tmp_path, tables, config, content, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    with pytest.raises(ValueError) as info:
+        evaluate_upload(path, tables, config)
+    assert message in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+def test_row_aligned_upload_in_the_wrong_seg_order_is_refused(tmp_path, tables):
+    metadata = tables.metadata
+    seg = metadata["seg_id"].to_numpy()[::-1]
+    path = tmp_path / "rev.csv"
+    pd.DataFrame({"seg_id": seg, "x": np.arange(len(seg), dtype=float)}).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"line 2: SEG id 164 but metadata row 2 is SEG 0"):
+        read_upload(path, metadata, 10 * 2**20)
+
+
+def test_upload_size_limit(tmp_path, tables):
+    path = tmp_path / "big.csv"
+    path.write_text("x\n" + "0.5\n" * 1999)  # 7,998 bytes
+    with pytest.raises(ValueError, match=r"the file is 7.8 KB; the limit is 1.0 KB"):
+        read_upload(path, tables.metadata, 1000)
+
+
+# ----------------------------------------------------------------------------------------------- SEG explorer
+
+
+def test_explorer_structure_scores_and_per_seg_values(tmp_path, tables, published, config):
+    data_dir = make_data_dir(tmp_path, seg_ids=[0])
+    explorer = SegExplorer(tables, published, ImageSource(config.with_(data_dir=data_dir)))
+    seg0 = build_segs(tables.metadata["seg_id"], tables.metadata["node"])[0]
+    assert len(explorer.choices()) == 165
+    assert explorer.choices()[0] == ("SEG 0 (synth): A Christmas tree with lights and teddy bear", 0)
+    table = explorer.image_table(0)
+    assert len(table) == 12 and list(table["node"]) == [n for n, m in zip(seg0.nodes, seg0.members) for _ in m]
+    assert table["clipscore"].iloc[0] == "0.72" and table["llmscore_over"].tolist().count("-") == 0
+    summary = explorer.summary_markdown(0, "clipscore")
+    value = published.results["clipscore"].rank.per_seg[0]
+    assert f"rank **{100 * value:.1f}**" in summary and "A Christmas tree" in summary
+    assert "outside the leaderboard" in explorer.summary_markdown(164, "clipscore")
+    gallery = explorer.gallery(0, "clipscore")
+    assert len(gallery) == 12 and gallery[0][1] == "node 0 · SD2.1 · clipscore 0.72"
+    assert gallery[0][0].size == (16, 16)  # the data_dir's image, not the 160 px placeholder
+    assert explorer.gallery(1, None)[0][0].size == (160, 160)  # SEG 1 has no image in this data_dir
+    figure = explorer.figure(0)
+    assert len(figure.axes[0].collections) == len(seg0.nodes)
+    with pytest.raises(ValueError, match="unknown SEG id 999"):
+        explorer.summary_markdown(999, None)
+
+
+def test_image_source_refuses_paths_outside_the_data_dir(tmp_path, config):
+    data_dir = make_data_dir(tmp_path / "d", seg_ids=[0])
+    (tmp_path / "secret.jpg").write_bytes((data_dir / "images" / "000-00.jpg").read_bytes())
+    images = ImageSource(config.with_(data_dir=data_dir))
+    assert images.get("images/000-00.jpg") is not None
+    assert images.get("../secret.jpg") is None
+
+
+def test_hub_images_only_with_hub_tables_and_given_up_after_one_failure(monkeypatch, config):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert not ImageSource(config.with_(hub_dataset="org/data")).use_hub  # local tables: placeholders, no network
+    images = ImageSource(AppConfig(hub_dataset="example-org/no-such-dataset"))
+    assert images.use_hub and images.available
+    assert images.get("images/000-00.jpg") is None
+    assert not images.use_hub  # one failure switches the Hub off for the process
+
+
+# --------------------------------------------------------------------------------------------------- scoring
+
+
+class _Constant:
+    def score(self, images, prompts):
+        return np.full(len(images), 0.25)
+
+
+def test_lazy_scorer_builds_once_and_reports_failures():
+    calls = []
+
+    def build():
+        calls.append(1)
+        return _Constant()
+
+    slot = LazyScorer(ScorerSpec("Const", build, "const-model"))
+    assert "not loaded yet" in slot.status()
+    assert slot.get() is slot.get() and len(calls) == 1
+    assert slot.status().startswith("**Ready:** Const model `const-model`")
+
+    def broken():
+        raise OSError("no such checkpoint")
+
+    bad = LazyScorer(ScorerSpec("Broken", broken, "/nowhere"))
+    with pytest.raises(RuntimeError, match="failed to load from `/nowhere`: OSError: no such checkpoint"):
+        bad.get()
+
+
+def test_score_image_inputs():
+    from PIL import Image
+
+    image = Image.new("RGB", (8, 8))
+    assert score_image(_Constant(), image, "a cat") == (0.25, None)
+    with pytest.raises(ValueError, match="upload an image"):
+        score_image(_Constant(), None, "a cat")
+    with pytest.raises(ValueError, match="enter the prompt"):
+        score_image(_Constant(), image, "   ")
+
+
+def test_qga_scorers_need_a_vlm(config):
+    specs = scorer_specs(config)
+    assert list(specs) == ["CLIPScore", "TIFA", "DSG"]
+    assert specs["CLIPScore"].unavailable is None
+    assert "no VQA model configured" in specs["TIFA"].unavailable
+    with pytest.raises(RuntimeError, match="Unavailable"):
+        LazyScorer(specs["DSG"]).get()
+
+
+class FakeTIFA:
+    """A registry-style QG/A factory: per item, the score and its per-question answers."""
+
+    def __init__(self, model, device="cpu", precision="fp32"):
+        self.model = model
+
+    def score_with_records(self, images, prompts):
+        answers = [{"question": "is there a cat?", "answer": "yes", "correct": True},
+                   {"question": "is the chair red?", "answer": "no", "correct": False}]
+        return np.full(len(images), 0.5), [{"answers": answers} for _ in images]
+
+
+def test_qga_scorer_shows_per_question_answers_when_registered_and_a_vlm_is_set(monkeypatch, config):
+    from PIL import Image
+
+    import scorers.registry
+
+    monkeypatch.setitem(scorers.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
+    specs = scorer_specs(config.with_(vlm="tiny-vlm"))
+    assert specs["TIFA"].unavailable is None and specs["TIFA"].model == "tiny-vlm"
+    assert "no 'dsg' scorer" in specs["DSG"].unavailable
+    slot = LazyScorer(specs["TIFA"])
+    scorer = slot.get()
+    assert isinstance(scorer, FakeTIFA) and scorer.model == "tiny-vlm"
+    value, answers = score_image(scorer, Image.new("RGB", (8, 8)), "a cat on a red chair")
+    assert value == 0.5
+    assert answers.to_dict("list") == {"question": ["is there a cat?", "is the chair red?"], "answer": ["yes", "no"],
+                                       "correct": [True, False]}
+
+
+def test_clipscore_slot_matches_the_library_on_a_tiny_local_model(tmp_path, config):
+    from PIL import Image
+
+    from scorers.embedding import CLIPScore
+
+    from .tiny_embed_models import build_hf_clip
+
+    path = build_hf_clip(tmp_path, seed=1)
+    slot = LazyScorer(scorer_specs(config.with_(clip_model=path))["CLIPScore"])
+    image = Image.new("RGB", (40, 30), (200, 30, 30))
+    value, answers = score_image(slot.get(), image, "a photo of a cat")
+    expected = CLIPScore(path).score([image], ["a photo of a cat"])[0]
+    assert answers is None and value == pytest.approx(expected) and value > 0
+
+
+# ------------------------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_demo_reports_bad_paths():
+    result = subprocess.run(TS2 + ["demo", "--data-dir", "/nonexistent/ts2"],
+                            capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 2
+    assert "ts2 demo: error: data dir /nonexistent/ts2 does not exist" in result.stderr
+
+
+def test_cli_demo_serves_on_loopback(shared_ts2):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(TS2 + ["demo", "--port", str(port)], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, body = time.time() + 90, ""
+        while time.time() < deadline and process.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    body = response.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert "TS2" in body or "gradio" in body.lower(), "the demo did not answer on loopback"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5) as response:
+            assert "19 published metrics" in response.read().decode()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
