@@ -45,7 +45,10 @@ setup(
     long_description_content_type="text/markdown",
     license="MIT",
     python_requires=">=3.10",
-    packages=find_packages(include=["scorers", "scorers.*"]),
+    # the dataset builder ships inside the wheel as scorers/_dataset_script/ so `load_ts2` finds it in any install
+    packages=find_packages(include=["scorers", "scorers.*"]) + ["scorers._dataset_script"],
+    package_dir={"scorers._dataset_script": "dataset_script/ts2"},
+    package_data={"scorers._dataset_script": ["README.md"]},
     install_requires=CORE,
     extras_require={
         "models": MODELS,

@@ -12,9 +12,9 @@ Where the script is found (first hit wins):
    package. That is the case in a source checkout and after ``pip install -e .`` (an editable install imports
    ``scorers`` from the checkout).
 
-A regular ``pip install`` (non-editable wheel) ships only the ``scorers`` package: point ``$TS2_DATASET_SCRIPT`` at a
-copy of ``dataset_script/ts2/`` or, with no script at all, load an exported Parquet repo (``ts2 dataset export``)
-with ``datasets.load_dataset(path_or_repo, "segs")``.
+3. ``scorers/_dataset_script/ts2.py``: a regular (non-editable) ``pip install`` ships the builder there (setup.py maps
+   ``dataset_script/ts2`` to that package). With no script at all, load an exported Parquet repo
+   (``ts2 dataset export``) with ``datasets.load_dataset(path_or_repo, "segs")``.
 
 SEG helpers (:func:`seg_graphs`, :func:`seg_index`, :func:`seg_walks`) are thin wrappers over
 :func:`scorers.graph.build_segs` and :meth:`scorers.graph.SEG.walks`, the same code the meta-metrics use.
@@ -69,6 +69,9 @@ def find_builder_script() -> Path:
     path = Path(__file__).resolve().parents[1] / "dataset_script" / "ts2" / "ts2.py"
     if path.is_file():
         return path
+    shipped = Path(__file__).resolve().parent / "_dataset_script" / "ts2.py"  # a regular (wheel) install
+    if shipped.is_file():
+        return shipped
     raise FileNotFoundError(
         f"cannot find the TS2 builder script: {path} does not exist (a non-editable install ships only the scorers "
         f"package). Set ${SCRIPT_ENV} to a copy of dataset_script/ts2/ts2.py, install the project with "
