@@ -132,3 +132,17 @@ def test_console_script_is_installed():
     assert exe, "the ts2 console script is not on PATH (pip install -e .)"
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
     assert "reproduce" in out and "meta" in out
+
+
+def test_readme_reproduction_table_is_generated(shared_ts2, capsys):
+    from pathlib import Path
+
+    code, out, _ = run_cli(
+        capsys, "reproduce", "--scores", str(shared_ts2 / "released_scores.csv"),
+        "--metadata", str(shared_ts2 / "metadata.csv"), "--paper", str(shared_ts2 / "paper_table2.csv"),
+        "--segs", "0-163", "--clean-quotes", "--markdown",
+    )
+    assert code == 0
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("<!-- reproduction:start -->\n", 1)[1].split("<!-- reproduction:end -->", 1)[0]
+    assert block == out

@@ -63,3 +63,22 @@ def _grid(rows: list[list[str]]) -> str:
         if k == 0:
             out.append("  ".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def format_reproduction_markdown(rows: list[dict], partition: str = "avg") -> str:
+    """Markdown table of one partition: ours / paper (residual) per metric for rank, sep and delta."""
+    table: dict[str, dict[str, dict]] = {}
+    for row in rows:
+        if row["partition"] == partition:
+            table.setdefault(row["column"], {})[row["meta_metric"]] = row
+    lines = [
+        f"| metric | rank ({partition}) ours / paper | sep ({partition}) ours / paper | delta ({partition}) ours / paper |",
+        "|:---|---:|---:|---:|",
+    ]
+    for column, metrics in table.items():
+        cells = []
+        for name in META_METRICS:
+            row = metrics.get(name, {})
+            cells.append(f"{_num(row.get('ours'))} / {_num(row.get('paper'))} ({_num(row.get('residual'), signed=True)})")
+        lines.append(f"| {column} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

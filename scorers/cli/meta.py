@@ -8,7 +8,7 @@ from ..meta import TS2Evaluator
 from ..reproduce import reproduce_table
 from ..tables import align_scores, column_scores, iter_columns, parse_seg_range, read_metadata, read_paper_table
 from ..tables import read_score_table
-from ._format import format_meta_table, format_reproduction
+from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
     rep.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
     rep.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
+    rep.add_argument("--markdown", action="store_true", help="print the Avg column as a Markdown table")
     rep.set_defaults(handler=run_reproduce)
 
 
@@ -76,6 +77,10 @@ def run_reproduce(args: argparse.Namespace) -> int:
     )
     if args.json:
         print(json.dumps({"rows": reproduction.rows}))
+    elif args.markdown:
+        print(format_reproduction_markdown(reproduction.rows))
+        for note in reproduction.notes:
+            print(f"\n{note}")
     else:
         print(format_reproduction(reproduction.rows, reproduction.notes))
     return 0

@@ -1,0 +1,59 @@
+"""``ts2 score SCORER --data-dir DIR --out scores.csv``: per-image scores of a TS2 data_dir (runs under accelerate)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "score",
+        help="score every image of a data_dir with a scorer (clip_score, align_score, siglip_score...)",
+        description="Per-image scores of a TS2 data_dir (metadata.csv + images/). Data-parallel under "
+                    "`accelerate launch $(which ts2) score ...`; resumable: finished batches are cached in "
+                    "<out>.cache/ and skipped by a rerun.",
+    )
+    parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
+    parser.add_argument("--data-dir", required=True, help="folder with metadata.csv and images/")
+    parser.add_argument("--out", required=True, help="output CSV: seg_id,file_name,node,<score column>[,...]")
+    parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
+    parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
+    parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
+                        help="embedding score form (default paper: max(cos, 0))")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes for decoding")
+    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32")
+    parser.add_argument("--jpeg-draft", type=int, metavar="PX",
+                        help="decode JPEGs at reduced scale (>= PX per side, e.g. the model's 224): faster, "
+                             "scores change slightly")
+    parser.add_argument("--cache-dir", help="crash-safe cache folder (default: <out>.cache)")
+    parser.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                        help="unreadable image: stop with its name, or record it (<out stem>.errors.csv) and go on")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--meta", action="store_true", help="then print the TS2 meta-metrics of the new scores")
+    parser.set_defaults(handler=run_score)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from ..runner import finish, process_state, score_data_dir
+
+    options = {"pretrained": args.pretrained, "form": args.form}
+    frame, result = score_data_dir(
+        args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
+        scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
+        progress=not args.no_progress, jpeg_draft=args.jpeg_draft,
+    )
+    if process_state().is_main_process:
+        skipped = sum(1 for e in result.errors if e)
+        print(f"wrote {args.out}: {len(frame)} rows ({result.computed} scored now, "
+              f"{len(frame) - result.computed} from cache, {skipped} skipped)", file=sys.stderr)
+        if args.meta:
+            from ..meta import ts2_meta
+            from ._format import format_meta_table
+
+            seg_ids, nodes = frame["seg_id"].to_numpy(), frame["node"].to_numpy()
+            results = {c: ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes)
+                       for c in result.extra["score_columns"]}
+            print(format_meta_table(results))
+    finish()
+    return 0
