@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 
@@ -20,9 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
                         help="embedding score form (default paper: max(cos, 0))")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes for decoding")
-    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32")
+    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
+                        help="model weights' dtype (default: the scorer's; fp32 for embedding scorers)")
     parser.add_argument("--jpeg-draft", type=int, metavar="PX",
                         help="decode JPEGs at reduced scale (>= PX per side, e.g. the model's 224): faster, "
                              "scores change slightly")
@@ -34,10 +38,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_score)
 
 
+def parse_options(pairs: list[str]) -> dict:
+    """``["k=v", ...]`` -> ``{k: v}`` with JSON values where they parse (``3``, ``true``, ``[1, 2]``), else strings."""
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
 def run_score(args: argparse.Namespace) -> int:
     from ..runner import finish, process_state, score_data_dir
 
-    options = {"pretrained": args.pretrained, "form": args.form}
+    options = {"pretrained": args.pretrained, "form": args.form, **parse_options(args.option)}
     frame, result = score_data_dir(
         args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
         scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
@@ -46,7 +64,7 @@ def run_score(args: argparse.Namespace) -> int:
     if process_state().is_main_process:
         skipped = sum(1 for e in result.errors if e)
         print(f"wrote {args.out}: {len(frame)} rows ({result.computed} scored now, "
-              f"{len(frame) - result.computed} from cache, {skipped} skipped)", file=sys.stderr)
+              f"{len(frame) - result.computed - skipped} from cache, {skipped} skipped)", file=sys.stderr)
         if args.meta:
             from ..meta import ts2_meta
             from ._format import format_meta_table

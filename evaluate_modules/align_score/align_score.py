@@ -1,0 +1,66 @@
+"""ALIGNScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.ALIGNScore`` and the shared runner."""
+import datasets
+import evaluate
+from scorers.embedding import ALIGNScore
+from scorers.runner import score_pairs
+
+_CITATION = """\
+@inproceedings{jia2021align,
+  title     = {Scaling Up Visual and Vision-Language Representation Learning With Noisy Text Supervision},
+  author    = {Jia, Chao and Yang, Yinfei and Xia, Ye and Chen, Yi-Ting and Parekh, Zarana and Pham, Hieu and
+               Le, Quoc and Sung, Yun-Hsuan and Li, Zhen and Duerig, Tom},
+  booktitle = {ICML},
+  year      = {2021}
+}
+"""
+
+_DESCRIPTION = """\
+ALIGNScore: the cosine similarity of ALIGN's (EfficientNet image tower, BERT text tower) L2-normalised image and
+text embeddings, clipped at 0 like TS2's CLIPScore. The config name is a transformers `AlignModel` checkpoint
+(default "kakaobrain/align-base").
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    images (`list` of PIL images or paths): the images.
+    prompts (`list` of `str`): one non-empty prompt per image.
+    form (`str`, defaults to "paper"): "paper" max(cos, 0); "cosine"; "hessel" w*max(cos, 0); "x100" 100*max(cos, 0).
+    w (`float`, defaults to 2.5): weight of form "hessel".
+    batch_size (`int`, defaults to 32): images per forward pass.
+Returns:
+    scores (`list` of `float`): one score per image, in input order.
+    mean (`float`): their mean.
+Examples:
+    >>> align = evaluate.load("evaluate_modules/align_score")
+    >>> out = align.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
+    >>> sorted(out)
+    ['mean', 'scores']
+"""
+
+_DEFAULT_MODEL = "kakaobrain/align-base"
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class AlignScore(evaluate.Metric):
+    """ALIGNScore per image and its mean."""
+
+    def __init__(self, *args, device=None, precision="fp32", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._options = {"device": device, "precision": precision}
+        self._scorer = None
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
+            reference_urls=["https://arxiv.org/abs/2102.05918", "https://huggingface.co/kakaobrain/align-base"],
+        )
+
+    def _compute(self, images, prompts, form="paper", w=2.5, batch_size=32):
+        if self._scorer is None:
+            model = _DEFAULT_MODEL if self.config_name == "default" else self.config_name
+            self._scorer = ALIGNScore(model, **self._options)
+        self._scorer.set_form(form, w)
+        return score_pairs(self._scorer, images, prompts, batch_size=batch_size)

@@ -1,0 +1,87 @@
+"""transformers dual encoders (CLIP, ALIGN, SigLIP) through ``AutoModel``/``AutoProcessor``: loading + batched encoders.
+
+Returns raw (un-normalised) float32 embeddings from ``get_image_features``/``get_text_features`` (their
+``pooler_output`` in transformers 5, the projected embedding). Text padding follows each family's training:
+SigLIP pads to ``max_length`` and gets no attention mask (as in the original model); CLIP and ALIGN pad to the longest
+prompt with a mask, so a prompt's embedding does not depend on which prompts share its batch.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from ._precision import dtype_of
+
+__all__ = ["HFEmbedder", "HFImageTransform"]
+
+#: model_type -> (padding, tokenizer outputs passed to get_text_features)
+_TEXT_INPUTS = {
+    "clip": (True, ("input_ids", "attention_mask")),
+    "align": (True, ("input_ids", "attention_mask", "token_type_ids")),
+    "siglip": ("max_length", ("input_ids",)),
+}
+
+
+class HFImageTransform:
+    """PIL image -> ``(3, H, W)`` pixel tensor with the checkpoint's image processor (picklable for workers)."""
+
+    def __init__(self, image_processor):
+        self.image_processor = image_processor
+
+    def __call__(self, image) -> torch.Tensor:
+        return self.image_processor(images=[image], return_tensors="pt")["pixel_values"][0]
+
+
+class HFEmbedder:
+    """A transformers CLIP/ALIGN/SigLIP checkpoint, e.g. ``HFEmbedder("openai/clip-vit-base-patch16")``.
+
+    ``family`` is the config's ``model_type``; ``logit_scale``/``logit_bias`` (SigLIP: bias too) are the model's
+    learned temperature and bias as floats, for the sigmoid-probability rule.
+    """
+
+    def __init__(self, model: str, *, device: str | torch.device | None = None, precision: str = "fp32"):
+        from transformers import AutoModel, AutoProcessor
+
+        self.model_name = model
+        self.dtype = dtype_of(precision)
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model = AutoModel.from_pretrained(model).eval().to(self.device, self.dtype)
+        self.family = self.model.config.model_type
+        if self.family not in _TEXT_INPUTS:
+            raise ValueError(f"{model}: model type {self.family!r} is not a supported dual encoder "
+                             f"({sorted(_TEXT_INPUTS)})")
+        processor = AutoProcessor.from_pretrained(model)
+        self.tokenizer = processor.tokenizer
+        self.image_transform = HFImageTransform(processor.image_processor)
+        self._padding, self._text_keys = _TEXT_INPUTS[self.family]
+        text_config = self.model.config.text_config
+        self._max_length = min(int(text_config.max_position_embeddings),
+                               int(getattr(self.tokenizer, "model_max_length", 10**6) or 10**6))
+
+    @property
+    def logit_scale(self) -> float:
+        """exp(learned log-temperature) for CLIP/SigLIP; 1/temperature for ALIGN."""
+        if self.family == "align":
+            return float(1.0 / self.model.temperature.detach().float())
+        return float(self.model.logit_scale.detach().float().exp())
+
+    @property
+    def logit_bias(self) -> float:
+        """SigLIP's learned bias (0 for the softmax-trained families)."""
+        bias = getattr(self.model, "logit_bias", None)
+        return float(bias.detach().float()) if bias is not None else 0.0
+
+    @torch.inference_mode()
+    def encode_images(self, pixel_values: torch.Tensor) -> torch.Tensor:
+        """``(n, 3, H, W)`` processed images -> ``(n, d)`` float32 embeddings."""
+        pixel_values = pixel_values.to(self.device, self.dtype, non_blocking=True)
+        return self.model.get_image_features(pixel_values=pixel_values).pooler_output.float()
+
+    @torch.inference_mode()
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        """Prompts -> ``(n, d)`` float32 embeddings (truncated to the text tower's length)."""
+        tokens = self.tokenizer(list(texts), padding=self._padding, truncation=True, max_length=self._max_length,
+                                return_tensors="pt")
+        inputs = {k: tokens[k].to(self.device) for k in self._text_keys if k in tokens}
+        return self.model.get_text_features(**inputs).pooler_output.float()

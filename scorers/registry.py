@@ -1,0 +1,48 @@
+"""Scorer names -> factories, imported lazily so ``ts2 score --help`` loads no model library.
+
+Adding a scorer is one line in :data:`SCORERS`: ``"name": "module.path:Factory"``. A factory is called as
+``Factory(device=..., **kwargs)`` where ``kwargs`` holds only what the user set: ``model``, ``precision``, options
+(``ts2 score ... --option questions=q.csv``), and ``data_dir`` if the factory declares that parameter. It returns an
+object following the runner's scorer contract (``scorers.runner``).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any, Callable
+
+__all__ = ["SCORERS", "build_scorer", "get_factory"]
+
+SCORERS: dict[str, str] = {
+    "clip_score": "scorers.embedding:CLIPScore",
+    "align_score": "scorers.embedding:ALIGNScore",
+    "siglip_score": "scorers.embedding:SigLIPScore",
+    "tifa": "scorers.qga.scorers:TIFAScorer",
+    "dsg": "scorers.qga.scorers:DSGScorer",
+    "vqa_score": "scorers.qga.vqascore:VQAScorer",
+}
+
+
+def get_factory(name: str) -> Callable[..., Any]:
+    """The factory registered as ``name`` (imports its module now)."""
+    try:
+        target = SCORERS[name]
+    except KeyError:
+        raise ValueError(f"unknown scorer {name!r}; available: {', '.join(sorted(SCORERS))}") from None
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def build_scorer(name: str, *, model: str | None = None, device: Any = None, precision: str | None = None,
+                 data_dir: str | None = None, **options: Any) -> Any:
+    """Instantiate scorer ``name``; ``None`` values are dropped so each factory keeps its own defaults.
+
+    ``device=None`` / ``precision=None`` leave the choice to the scorer (embedding scorers: CUDA when available,
+    fp32). ``data_dir`` (the folder being scored) goes only to factories that declare a ``data_dir`` parameter
+    (e.g. question-based scorers that read ``tifa_questions.csv`` from it).
+    """
+    factory = get_factory(name)
+    kwargs = {k: v for k, v in dict(options, model=model, precision=precision).items() if v is not None}
+    if data_dir is not None and "data_dir" in inspect.signature(factory).parameters:
+        kwargs["data_dir"] = data_dir
+    return factory(device=device, **kwargs)

@@ -1,0 +1,377 @@
+"""The runner every scorer goes through: shard over processes (accelerate), decode in DataLoader workers, batch, cache.
+
+The scorer contract (all the runner knows)
+------------------------------------------
+A scorer is any object with
+
+* ``name: str`` -- the score column of the output CSV (``clip_score``, ``tifa``...).
+* ``score(images, prompts) -> np.ndarray`` -- one float per item (NaN allowed). ``images`` is a sequence of RGB PIL
+  images, or of whatever ``image_transform`` returned; when those are tensors of one shape the runner passes them
+  stacked as one ``(n, ...)`` tensor. ``prompts`` is a list of non-empty strings.
+
+and optionally
+
+* ``image_transform`` -- a *picklable* callable ``PIL.Image -> item`` run in the DataLoader worker processes
+  (decode + resize + normalise off the main thread). Without it, the scorer receives PIL images.
+* ``score_with_records(images, prompts) -> (np.ndarray, list[dict])`` -- called instead of ``score`` when present:
+  one JSON-serialisable dict per item (e.g. TIFA's per-question answers; NumPy values are converted, and fresh
+  records are normalised exactly as cached ones read back). Records are cached with the score; top-level entries
+  that are numbers/strings/bools become extra CSV columns (``siglip_probability``, ``n_correct``), and a table run
+  writes every record to ``<out stem>.records.jsonl`` when any of them holds lists or dicts.
+* ``config: dict`` -- JSON-able description of the scorer (model, form, dtype...). The cache refuses to resume a run
+  whose fingerprint (``config``) differs, so numbers from two configurations never mix.
+
+The model forward happens on the main thread of each process; put the model on ``process_state().device``
+(``scorers.registry.build_scorer`` passes it as ``device=``). Unreadable images never reach the scorer: the runner
+raises naming the file, or (``on_error="skip"``) records the message and a NaN score, and retries it next run.
+
+Guarantees: the output has one entry per input item, in input order, no duplicates, whatever the number of
+processes; with a cache folder each finished batch is appended durably (``scorers.cache``), a rerun computes only
+missing items, and a SIGKILL loses at most the batch in flight.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .cache import ScoreCache, jsonable
+
+__all__ = ["RunResult", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
+           "write_outputs"]
+
+ON_ERROR = ("raise", "skip")
+
+
+@dataclass
+class RunResult:
+    """Per-item outcome in input order; ``scores`` is NaN where an item was skipped (``errors`` says why)."""
+
+    keys: list[str]
+    scores: np.ndarray
+    records: list[dict | None]
+    errors: list[str | None]
+    computed: int = 0  #: items scored in this run, all processes (skipped ones not counted)
+    batches: int = 0  #: scorer calls made by this process
+    extra: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- worker side (must stay picklable)
+
+class _Images:
+    """Dataset of (position, image reference); workers open, convert to RGB and apply the scorer's transform."""
+
+    def __init__(self, positions: Sequence[int], images: Sequence[Any], transform=None, jpeg_draft: int | None = None):
+        self.positions, self.images, self.transform, self.jpeg_draft = list(positions), images, transform, jpeg_draft
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, i: int):
+        position = self.positions[i]
+        ref = self.images[position]
+        try:
+            image = _open_rgb(ref, self.jpeg_draft)
+            return position, (self.transform(image) if self.transform is not None else image), None
+        except Exception as error:  # reported per item; the main thread decides raise vs skip
+            name = str(ref) if isinstance(ref, (str, Path)) else f"image #{position}"
+            return position, None, f"cannot read {name}: {type(error).__name__}: {error}"
+
+
+def _open_rgb(ref: Any, jpeg_draft: int | None = None):
+    from PIL import Image
+
+    if isinstance(ref, Image.Image):
+        return ref.convert("RGB")
+    with Image.open(ref) as handle:
+        if jpeg_draft:  # JPEG DCT scaling: decode at 1/2, 1/4 or 1/8 size, never below jpeg_draft px per side
+            handle.draft("RGB", (jpeg_draft, jpeg_draft))
+        return handle.convert("RGB")
+
+
+def _collate(batch):
+    """Keep items as a list; stack them in the worker when they are equal-shape tensors."""
+    import torch
+
+    positions = [b[0] for b in batch]
+    errors = [b[2] for b in batch]
+    items = [b[1] for b in batch if b[2] is None]
+    ok = [p for p, e in zip(positions, errors) if e is None]
+    if items and all(isinstance(x, torch.Tensor) for x in items) and len({tuple(x.shape) for x in items}) == 1:
+        items = torch.stack(items)
+    bad = [(p, e) for p, e in zip(positions, errors) if e is not None]
+    return ok, items, bad
+
+
+def _worker_init(_: int) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+# --------------------------------------------------------------------------- main side
+
+def _call(scorer, images, prompts) -> tuple[np.ndarray, list[dict | None]]:
+    if hasattr(scorer, "score_with_records"):
+        scores, records = scorer.score_with_records(images, prompts)
+        records = jsonable(list(records))
+    else:
+        scores, records = scorer.score(images, prompts), [None] * len(prompts)
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if scores.shape[0] != len(prompts) or len(records) != len(prompts):
+        raise ValueError(f"scorer {getattr(scorer, 'name', scorer)!r} returned {scores.shape[0]} scores / "
+                         f"{len(records)} records for a batch of {len(prompts)} items")
+    return scores, records
+
+
+def process_state():
+    """accelerate's ``PartialState``, honouring ``ACCELERATE_USE_CPU`` (which only ``AcceleratorState`` reads:
+    without this, CPU processes started by ``accelerate launch`` would each think they are alone)."""
+    from accelerate import PartialState
+    from accelerate.utils import parse_flag_from_env
+
+    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
+
+
+def _broadcast(state, payload):
+    """Main process's ``payload`` on every process (identity when single-process)."""
+    if state.num_processes == 1:
+        return payload
+    from accelerate.utils import broadcast_object_list
+
+    box = [payload if state.is_main_process else None]
+    broadcast_object_list(box, from_process=0)
+    return box[0]
+
+
+def run(
+    scorer,
+    images: Sequence[Any],
+    prompts: Sequence[str],
+    keys: Sequence[str] | None = None,
+    *,
+    batch_size: int = 32,
+    num_workers: int = 2,
+    cache_dir: str | Path | None = None,
+    on_error: str = "raise",
+    progress: bool = True,
+    jpeg_draft: int | None = None,
+) -> RunResult:
+    """Score ``images`` against ``prompts`` with ``scorer`` over every process of the current accelerate launch.
+
+    ``keys`` identify items in the cache (default: the positions); they must be unique. ``on_error="raise"`` stops at
+    the first unreadable image with a ``ValueError`` naming it; ``"skip"`` records the message and a NaN score.
+    ``jpeg_draft=224`` decodes JPEGs at a reduced scale that stays >= 224 px per side (much less decoding and
+    resizing work; scores change slightly, so it is off by default and part of the cache fingerprint).
+    Every process returns the full result.
+    """
+    from torch.utils.data import DataLoader
+    from tqdm.auto import tqdm
+
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if len(images) != len(prompts):
+        raise ValueError(f"got {len(images)} images but {len(prompts)} prompts")
+    for i, prompt in enumerate(prompts):
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError(f"item {i} ({keys[i] if keys is not None else i}): empty prompt {prompt!r}")
+    keys = [str(k) for k in (keys if keys is not None else range(len(images)))]
+    if len(set(keys)) != len(keys):
+        seen: set[str] = set()
+        duplicate = next(k for k in keys if k in seen or seen.add(k))
+        raise ValueError(f"item key {duplicate!r} appears more than once; keys must identify items uniquely")
+
+    state = process_state()
+    fingerprint = dict(getattr(scorer, "config", {"name": getattr(scorer, "name", "score")}))
+    if jpeg_draft:
+        fingerprint["jpeg_draft"] = int(jpeg_draft)
+    cache = ScoreCache(cache_dir, fingerprint) if cache_dir is not None else None
+    finished: dict[str, dict] | str = {}
+    if state.is_main_process and cache is not None:
+        try:
+            cache.prepare()
+            finished = cache.finished()
+        except ValueError as error:
+            finished = str(error)
+    finished = _broadcast(state, finished)
+    if isinstance(finished, str):
+        raise ValueError(finished)
+
+    pending = [i for i, k in enumerate(keys) if k not in finished]
+    mine = np.array_split(np.asarray(pending, dtype=np.int64), state.num_processes)[state.process_index].tolist()
+    dataset = _Images(mine, images, getattr(scorer, "image_transform", None), jpeg_draft)
+    loader = DataLoader(
+        dataset, batch_size=batch_size, shuffle=False, num_workers=num_workers, collate_fn=_collate,
+        worker_init_fn=_worker_init if num_workers else None, pin_memory=state.device.type == "cuda",
+        prefetch_factor=4 if num_workers else None,
+    )
+    writer = cache.writer(state.process_index) if cache is not None else None
+    new: list[dict] = []
+    batches = 0
+    desc = getattr(scorer, "name", "score")
+    if state.num_processes > 1:
+        desc += f" (rank 0's share of {len(pending)})"
+    bar = tqdm(total=len(mine), unit="img", desc=desc,
+               disable=not (progress and state.is_main_process))
+    try:
+        for positions, items, bad in loader:
+            entries = []
+            if bad and on_error == "raise":
+                position, message = bad[0]
+                raise ValueError(f"item {keys[position]!r}: {message} (use on_error='skip' / --on-error skip "
+                                 "to record it and go on)")
+            entries += [{"key": keys[p], "score": None, "record": None, "error": m} for p, m in bad]
+            if positions:
+                scores, records = _call(scorer, items, [prompts[p] for p in positions])
+                batches += 1
+                entries += [{"key": keys[p], "score": s, "record": r, "error": None}
+                            for p, s, r in zip(positions, scores.tolist(), records)]
+            if writer is not None:
+                writer.append(entries)
+            new += entries
+            bar.update(len(positions) + len(bad))
+    finally:
+        bar.close()
+        if writer is not None:
+            writer.close()
+
+    if state.num_processes > 1:
+        from accelerate.utils import gather_object
+
+        new = gather_object(new)
+    by_key = dict(finished)
+    by_key.update({e["key"]: e for e in new})
+    missing = [k for k in keys if k not in by_key]
+    if missing:
+        raise RuntimeError(f"{len(missing)} item(s) were not scored (first: {missing[0]!r}); this is a runner bug")
+    ordered = [by_key[k] for k in keys]
+    scores = np.array([np.nan if e.get("score") is None else float(e["score"]) for e in ordered], dtype=np.float64)
+    return RunResult(keys=keys, scores=scores, records=[e.get("record") for e in ordered],
+                     errors=[e.get("error") for e in ordered], computed=sum(1 for e in new if not e.get("error")),
+                     batches=batches)
+
+
+def score_table(
+    scorer,
+    metadata,
+    data_dir: str | Path,
+    **run_kwargs,
+):
+    """Score every row of a canonical metadata frame (``scorers.tables.read_metadata``) whose images live in
+    ``data_dir``. Returns ``(frame, result)``: ``frame`` has ``seg_id, file_name, node, <scorer.name>``, the scalar
+    record fields as columns, and ``error`` when any item was skipped; one row per metadata row, in order.
+    """
+    import pandas as pd
+
+    data_dir = Path(data_dir)
+    paths = [str(data_dir / name) for name in metadata["file_name"]]
+    if run_kwargs.get("on_error", "raise") == "raise":
+        for row, path in enumerate(paths):
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"metadata row {row + 2}: image file {path} does not exist")
+    keys = [f"{seg}:{name}" for seg, name in zip(metadata["seg_id"], metadata["file_name"])]
+    result = run(scorer, paths, list(metadata["prompt"]), keys, **run_kwargs)
+    frame = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
+                          "node": metadata["node"].to_numpy(), scorer.name: result.scores})
+    scalar_columns: dict[str, list] = {}
+    for i, record in enumerate(result.records):
+        for name, value in (record or {}).items():
+            if isinstance(value, (int, float, str, bool)) or value is None:
+                scalar_columns.setdefault(name, [None] * len(frame))[i] = value
+    for name, values in scalar_columns.items():
+        frame[name] = values
+    numeric = [n for n, v in scalar_columns.items()
+               if all(x is None or (isinstance(x, (int, float)) and not isinstance(x, bool)) for x in v)]
+    result.extra["score_columns"] = [scorer.name] + numeric
+    if any(result.errors):
+        frame["error"] = [e or "" for e in result.errors]
+    return frame, result
+
+
+def write_outputs(frame, result: RunResult, out: str | Path) -> list[Path]:
+    """Write the score CSV, ``<out stem>.errors.csv`` for skipped images (their scores are empty in the CSV) and
+    ``<out stem>.records.jsonl`` when records hold lists/dicts; returns the paths written."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    frame.drop(columns=["error"], errors="ignore").to_csv(tmp, index=False)
+    os.replace(tmp, out)
+    written = [out]
+    if "error" in frame.columns:
+        path = out.with_name(out.stem + ".errors.csv")
+        frame.loc[frame["error"] != "", ["seg_id", "file_name", "node", "error"]].to_csv(path, index=False)
+        written.append(path)
+    nested = any(isinstance(v, (list, dict)) for r in result.records if r for v in r.values())
+    if nested:
+        path = out.with_name(out.stem + ".records.jsonl")
+        with open(path, "w", encoding="utf-8") as handle:
+            for key, record in zip(result.keys, result.records):
+                handle.write(json.dumps({"key": key, "record": record}, ensure_ascii=False) + "\n")
+        written.append(path)
+    return written
+
+
+def score_data_dir(
+    scorer_name: str,
+    data_dir: str | Path,
+    out: str | Path | None = None,
+    *,
+    model: str | None = None,
+    precision: str | None = None,
+    cache_dir: str | Path | None = None,
+    scorer_options: dict | None = None,
+    **run_kwargs,
+):
+    """``ts2 score``: score a TS2-layout ``data_dir`` (``metadata.csv`` + ``images/``) with a registered scorer.
+
+    The scorer is built on this process's device; the cache defaults to ``<out>.cache/``. The main process writes
+    ``out``. Returns ``(frame, result)`` on every process.
+    """
+    from .registry import build_scorer
+    from .tables import read_metadata
+
+    data_dir = Path(data_dir)
+    metadata_path = data_dir / "metadata.csv"
+    if not metadata_path.is_file():
+        raise FileNotFoundError(f"{metadata_path} does not exist (expected a TS2 data_dir: metadata.csv + images/)")
+    metadata = read_metadata(metadata_path)
+    state = process_state()
+    scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision, data_dir=str(data_dir),
+                          **(scorer_options or {}))
+    if cache_dir is None and out is not None:
+        cache_dir = Path(out).with_name(Path(out).name + ".cache")
+    frame, result = score_table(scorer, metadata, data_dir, cache_dir=cache_dir, **run_kwargs)
+    if out is not None and state.is_main_process:
+        write_outputs(frame, result, out)
+    return frame, result
+
+
+def finish() -> None:
+    """Synchronise and tear down the process group at the end of a launched run (avoids rare aborts at exit)."""
+    state = process_state()
+    state.wait_for_everyone()
+    if state.num_processes > 1:
+        state.destroy_process_group()
+
+
+def score_pairs(scorer, images: Sequence[Any], prompts: Sequence[str], **run_kwargs) -> dict:
+    """In-memory scoring for the ``evaluate`` modules: ``{"scores": [...], "mean": float, <record column>: [...]}``.
+
+    ``mean`` ignores NaN (skipped items); scalar record fields (e.g. ``siglip_probability``) come as lists.
+    """
+    run_kwargs.setdefault("num_workers", 0)
+    run_kwargs.setdefault("progress", False)
+    result = run(scorer, images, prompts, **run_kwargs)
+    finite = result.scores[~np.isnan(result.scores)]
+    out = {"scores": result.scores.tolist(), "mean": float(finite.mean()) if finite.size else float("nan")}
+    for i, record in enumerate(result.records):
+        for name, value in (record or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out.setdefault(name, [None] * len(result.keys))[i] = value
+    return out
