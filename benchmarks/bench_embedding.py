@@ -4,9 +4,16 @@ Both use the same ViT-B-32 weights (random by default: the compute is the same a
 JPEGs (generated, TS2-like: 512 px, a few images per prompt), in the same process; the script prints both rates,
 their ratio and the largest score difference between the two paths.
 
+``--configs`` times several runner paths in the same process, on the same weights and JPEGs, each against the first:
+``float`` (PIL decode, open_clip's float transform in the workers: the path before uint8 transfer), ``uint8`` (the
+default: PIL decode, uint8 crops to the main process, normalised on the device), ``draft`` (uint8 + PIL reduced-size
+JPEG decode, ``--jpeg-draft``, default 224) and ``device`` (JPEG bytes from the workers, batched decode + resize on
+the model's device: nvJPEG on CUDA).
+
     python benchmarks/bench_embedding.py                                   # CPU, fp32
     python benchmarks/bench_embedding.py --device cuda --precision bf16 --images 4096 --batch-size 256 \\
         --unique-images 512 --num-workers 14 --baseline-images 256          # GPU
+    python benchmarks/bench_embedding.py --configs float,uint8,device     # paths side by side
 """
 from __future__ import annotations
 
@@ -50,11 +57,25 @@ def baseline_loop(embedder, paths, prompts) -> np.ndarray:
     scores = []
     with torch.inference_mode():
         for path, prompt in zip(paths, prompts):
-            pixels = embedder.image_transform(Image.open(path).convert("RGB"))[None]
+            transform = getattr(embedder, "reference_transform", embedder.image_transform)
+            pixels = transform(Image.open(path).convert("RGB"))[None]
             image = embedder.encode_images(pixels)
             text = embedder.encode_texts([prompt])
             scores.append(torch.nn.functional.cosine_similarity(image, text).item())
     return np.asarray(scores)
+
+
+CONFIGS = ("float", "uint8", "draft", "device")
+
+
+def make_scorer(embedder, config: str) -> EmbeddingScorer:
+    """A fresh scorer (empty prompt cache: text encoding is timed too) for one runner path, same weights."""
+    if config == "device":
+        return EmbeddingScorer(embedder.with_decode("device"), form="cosine")
+    scorer = EmbeddingScorer(embedder, form="cosine")
+    if config == "float":
+        scorer.image_transform = embedder.reference_transform
+    return scorer
 
 
 def sync(device: str) -> None:
@@ -79,7 +100,14 @@ def main() -> None:
     parser.add_argument("--jpeg-draft", type=int, default=None, metavar="PX",
                         help="runner decodes JPEGs at reduced scale (approximate; the diff is printed)")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs of the batched runner (best is kept)")
+    parser.add_argument("--configs", default=None,
+                        help="comma list of runner paths to time: float, uint8, draft, device (default: uint8, or "
+                             "draft with --jpeg-draft); each is compared with the first")
     args = parser.parse_args()
+    configs = (args.configs or ("draft" if args.jpeg_draft else "uint8")).split(",")
+    for config in configs:
+        if config not in CONFIGS:
+            parser.error(f"--configs: {config!r} is not one of {CONFIGS}")
 
     torch.manual_seed(0)
     backend = "open_clip" if args.pretrained or "/" not in args.model else "auto"
@@ -94,8 +122,9 @@ def main() -> None:
         n_base = min(args.baseline_images or args.images, args.images)
 
         baseline_loop(embedder, paths[:2], prompts[:2])  # warm-up (allocations, kernels)
-        run(EmbeddingScorer(embedder, form="cosine"), paths[:args.batch_size], prompts[:args.batch_size],
-            batch_size=args.batch_size, num_workers=0, progress=False)
+        for config in configs:
+            run(make_scorer(embedder, config), paths[:args.batch_size], prompts[:args.batch_size],
+                batch_size=args.batch_size, num_workers=0, progress=False)
 
         sync(args.device)
         start = time.perf_counter()
@@ -103,26 +132,54 @@ def main() -> None:
         sync(args.device)
         base_rate = n_base / (time.perf_counter() - start)
 
-        best = 0.0
-        for _ in range(args.repeats):
-            fresh = EmbeddingScorer(embedder, form="cosine")  # empty prompt cache: text encoding is timed too
-            sync(args.device)
-            start = time.perf_counter()
-            result = run(fresh, paths, prompts, batch_size=args.batch_size, num_workers=args.num_workers,
-                         progress=False, jpeg_draft=args.jpeg_draft)
-            sync(args.device)
-            best = max(best, args.images / (time.perf_counter() - start))
+        rates, scores = {}, {}
+        for config in configs:
+            best = 0.0
+            for _ in range(args.repeats):
+                scorer = make_scorer(embedder, config)
+                draft = (args.jpeg_draft or 224) if config == "draft" else None
+                sync(args.device)
+                start = time.perf_counter()
+                try:
+                    result = run(scorer, paths, prompts, batch_size=args.batch_size, num_workers=args.num_workers,
+                                 progress=False, jpeg_draft=draft)
+                except Exception as error:  # report and go on with the other paths
+                    print(f"config {config} failed: {type(error).__name__}: {error}")
+                    break
+                sync(args.device)
+                best = max(best, args.images / (time.perf_counter() - start))
+            else:
+                rates[config], scores[config] = best, result.scores
+        configs = [c for c in configs if c in rates]
 
-    diff = float(np.max(np.abs(result.scores[:n_base] - base_scores)))
+        # the model alone on one preprocessed batch: the ceiling the input pipeline is measured against
+        pixels = torch.stack([embedder.image_transform(Image.open(p).convert("RGB"))
+                              for p in paths[:args.batch_size]])
+        embedder.encode_images(pixels)
+        sync(args.device)
+        start, n_model = time.perf_counter(), 0
+        while time.perf_counter() - start < 2.0:
+            embedder.encode_images(pixels)
+            n_model += len(pixels)
+        sync(args.device)
+        model_rate = n_model / (time.perf_counter() - start)
+
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"
     print(f"model {args.model} ({'random weights' if not args.pretrained else args.pretrained}), {device}, "
           f"{args.precision}, torch threads {torch.get_num_threads()}")
     print(f"images {args.images} ({len(set(paths))} distinct {args.image_size} px JPEGs, {len(set(prompts))} prompts), "
-          f"batch {args.batch_size}, jpeg draft {args.jpeg_draft or 'off'}, "
-          f"workers {args.num_workers}")
+          f"batch {args.batch_size}, workers {args.num_workers}, jpeg draft {args.jpeg_draft or 224} (config draft)")
     print(f"one image per forward (official style): {base_rate:9.1f} img/s  ({n_base} images)")
-    print(f"batched runner                        : {best:9.1f} img/s  ({args.images} images)")
-    print(f"speed-up: {best / base_rate:.2f}x   max |score difference|: {diff:.2e}")
+    print(f"model only (uint8 batch already in memory, image tower): {model_rate:9.1f} img/s")
+    if not configs:
+        return
+    first = configs[0]
+    for config in configs:
+        vs_base = float(np.max(np.abs(scores[config][:n_base] - base_scores)))
+        vs_first = float(np.max(np.abs(scores[config] - scores[first])))
+        print(f"batched runner, {config:6s}                : {rates[config]:9.1f} img/s  ({args.images} images)  "
+              f"speed-up {rates[config] / base_rate:6.2f}x, {rates[config] / rates[first]:5.2f}x vs {first}   "
+              f"max |score diff| vs one-per-forward {vs_base:.2e}, vs {first} {vs_first:.2e}")
 
 
 if __name__ == "__main__":

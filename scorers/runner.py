@@ -13,6 +13,10 @@ and optionally
 
 * ``image_transform`` -- a *picklable* callable ``PIL.Image -> item`` run in the DataLoader worker processes
   (decode + resize + normalise off the main thread). Without it, the scorer receives PIL images.
+* ``image_loader`` -- a *picklable* callable ``reference -> item`` (``reference`` is the path or PIL image given to
+  the runner) run in the workers *instead of* opening the image with PIL and applying ``image_transform``: for
+  scorers that decode elsewhere (open_clip ``decode="device"`` returns JPEG bytes, decoded in batches on the GPU).
+  What it raises is reported like an unreadable image; ``jpeg_draft`` does not apply to it.
 * ``score_with_records(images, prompts) -> (np.ndarray, list[dict])`` -- called instead of ``score`` when present:
   one JSON-serialisable dict per item (e.g. TIFA's per-question answers; NumPy values are converted, and fresh
   records are normalised exactly as cached ones read back). Records are cached with the score; top-level entries
@@ -65,8 +69,10 @@ class RunResult:
 class _Images:
     """Dataset of (position, image reference); workers open, convert to RGB and apply the scorer's transform."""
 
-    def __init__(self, positions: Sequence[int], images: Sequence[Any], transform=None, jpeg_draft: int | None = None):
+    def __init__(self, positions: Sequence[int], images: Sequence[Any], transform=None, jpeg_draft: int | None = None,
+                 loader=None):
         self.positions, self.images, self.transform, self.jpeg_draft = list(positions), images, transform, jpeg_draft
+        self.loader = loader
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -75,6 +81,8 @@ class _Images:
         position = self.positions[i]
         ref = self.images[position]
         try:
+            if self.loader is not None:
+                return position, self.loader(ref), None
             image = _open_rgb(ref, self.jpeg_draft)
             return position, (self.transform(image) if self.transform is not None else image), None
         except Exception as error:  # reported per item; the main thread decides raise vs skip
@@ -187,6 +195,10 @@ def run(
         duplicate = next(k for k in keys if k in seen or seen.add(k))
         raise ValueError(f"item key {duplicate!r} appears more than once; keys must identify items uniquely")
 
+    loader = getattr(scorer, "image_loader", None)
+    if jpeg_draft and loader is not None:
+        raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {getattr(scorer, 'name', scorer)!r} reads "
+                         "images with its own image_loader (e.g. decode='device')")
     state = process_state()
     fingerprint = dict(getattr(scorer, "config", {"name": getattr(scorer, "name", "score")}))
     if jpeg_draft:
@@ -205,7 +217,7 @@ def run(
 
     pending = [i for i, k in enumerate(keys) if k not in finished]
     mine = np.array_split(np.asarray(pending, dtype=np.int64), state.num_processes)[state.process_index].tolist()
-    dataset = _Images(mine, images, getattr(scorer, "image_transform", None), jpeg_draft)
+    dataset = _Images(mine, images, getattr(scorer, "image_transform", None), jpeg_draft, loader)
     loader = DataLoader(
         dataset, batch_size=batch_size, shuffle=False, num_workers=num_workers, collate_fn=_collate,
         worker_init_fn=_worker_init if num_workers else None, pin_memory=state.device.type == "cuda",

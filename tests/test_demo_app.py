@@ -339,6 +339,7 @@ def test_qga_scorer_shows_per_question_answers_when_registered_and_a_vlm_is_set(
     import scorers.registry
 
     monkeypatch.setitem(scorers.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
+    monkeypatch.delitem(scorers.registry.SCORERS, "dsg", raising=False)  # a registry without DSG: shown unavailable
     specs = scorer_specs(config.with_(vlm="tiny-vlm"))
     assert specs["TIFA"].unavailable is None and specs["TIFA"].model == "tiny-vlm"
     assert "no 'dsg' scorer" in specs["DSG"].unavailable
