@@ -1,0 +1,77 @@
+"""DSG as an `evaluate` metric: a thin wrapper over ``scorers.qga.scorers.DSGScorer`` and the shared runner."""
+import datasets
+import evaluate
+from scorers.qga.matching import DEFAULT_SBERT
+from scorers.qga.scorers import DEFAULT_VQA_MODEL
+from scorers.qga.scorers import DSGScorer
+from scorers.runner import run
+
+_CITATION = """\
+@inproceedings{cho2024dsg,
+  title     = {Davidsonian Scene Graph: Improving Reliability in Fine-grained Evaluation for Text-to-Image Generation},
+  author    = {Cho, Jaemin and Hu, Yushi and Baldridge, Jason and Garg, Roopal and Anderson, Peter and Krishna, Ranjay
+               and Bansal, Mohit and Pont-Tuset, Jordi and Wang, Su},
+  booktitle = {ICLR},
+  year      = {2024}
+}
+"""
+
+_DESCRIPTION = """\
+DSG: ask a VQA model each of the prompt's Davidsonian-scene-graph yes/no questions about the image; a question passes
+when the answer contains "yes" and all its parent questions pass (recursively); the score is the fraction of
+questions that pass (`accumulate="dsg"`, which reproduces the TS2 release's DSG scores) or the plain fraction
+answered yes (`accumulate="tifa"`, the DSG paper's no-dependency variant). The config name is the VQA checkpoint
+(default Salesforce/blip-vqa-base). Questions come from a TS2-layout DSG table (`questions=` at load time, with
+`parent_question_id`), looked up by prompt.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    images (`list` of PIL images or paths): the images.
+    prompts (`list` of `str`): one prompt per image; each must have questions in the question table.
+    batch_size (`int`, defaults to 8): images per scorer call.
+Returns:
+    scores (`list` of `float`): DSG score per image.
+    mean (`float`): their mean.
+    records (`list` of `dict`): per image, `failed_questions` (did not pass, including
+        children of failed parents) and `questions` (question, answer, chosen, correct, parents, passed).
+Examples:
+    >>> dsg = evaluate.load("evaluate_modules/dsg_score", questions="dsg_questions.csv")
+    >>> out = dsg.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
+    >>> sorted(out)
+    ['mean', 'records', 'scores']
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class DsgScore(evaluate.Metric):
+    """DSG score per image, its mean and the per-question records."""
+
+    _scorer_class = DSGScorer
+
+    def __init__(self, *args, questions=None, vqa_backend="auto", sbert=DEFAULT_SBERT, device=None, precision=None,
+                 accumulate="dsg", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._options = {"questions": questions, "vqa_backend": vqa_backend, "sbert": sbert, "device": device,
+                         "precision": precision}
+        if self._scorer_class.rule == "dsg":
+            self._options["accumulate"] = accumulate
+        self._scorer = None
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
+            reference_urls=["https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG"],
+        )
+
+    def _compute(self, images, prompts, batch_size=8):
+        if self._scorer is None:
+            model = DEFAULT_VQA_MODEL if self.config_name == "default" else self.config_name
+            self._scorer = self._scorer_class(model=model, **self._options)
+        result = run(self._scorer, images, prompts, batch_size=batch_size, num_workers=0, progress=False)
+        scores = result.scores.tolist()
+        return {"scores": scores, "mean": float(sum(scores) / len(scores)) if scores else float("nan"),
+                "records": result.records}

@@ -1,0 +1,64 @@
+"""VQAScore as an `evaluate` metric: a thin wrapper over ``scorers.qga.vqascore.VQAScorer`` and the shared runner."""
+import datasets
+import evaluate
+from scorers.qga.scorers import DEFAULT_VQA_MODEL
+from scorers.qga.vqascore import VQASCORE_TEMPLATE
+from scorers.qga.vqascore import VQAScorer
+from scorers.runner import score_pairs
+
+_CITATION = """\
+@inproceedings{lin2024vqascore,
+  title     = {Evaluating Text-to-Visual Generation with Image-to-Text Generation},
+  author    = {Lin, Zhiqiu and Pathak, Deepak and Li, Baiqi and Li, Jiayao and Xia, Xide and Neubig, Graham and
+               Zhang, Pengchuan and Ramanan, Deva},
+  booktitle = {ECCV},
+  year      = {2024}
+}
+"""
+
+_DESCRIPTION = """\
+VQAScore: the probability a VQA model gives to the answer "Yes" for the question
+'Does this figure show "{prompt}"? Please answer yes or no.' about the image. The config name is the VQA checkpoint
+(default Salesforce/blip-vqa-base; any BLIP VQA, InstructBLIP with a decoder-only LM, LLaVA-1.5 or
+AutoModelForImageTextToText chat VLM).
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    images (`list` of PIL images or paths): the images.
+    prompts (`list` of `str`): one non-empty prompt per image.
+    batch_size (`int`, defaults to 16): images per scorer call.
+Returns:
+    scores (`list` of `float`): P("Yes") per image, in [0, 1].
+    mean (`float`): their mean.
+Examples:
+    >>> vqa = evaluate.load("evaluate_modules/vqa_score", config_name="llava-hf/llava-1.5-7b-hf")
+    >>> out = vqa.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
+    >>> sorted(out)
+    ['mean', 'scores']
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class VqaScore(evaluate.Metric):
+    """VQAScore per image and its mean."""
+
+    def __init__(self, *args, vqa_backend="auto", device=None, precision=None, template=VQASCORE_TEMPLATE, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._options = {"vqa_backend": vqa_backend, "device": device, "precision": precision, "template": template}
+        self._scorer = None
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
+            reference_urls=["https://arxiv.org/abs/2404.01291", "https://github.com/linzhiqiu/t2v_metrics"],
+        )
+
+    def _compute(self, images, prompts, batch_size=16):
+        if self._scorer is None:
+            model = DEFAULT_VQA_MODEL if self.config_name == "default" else self.config_name
+            self._scorer = VQAScorer(model=model, **self._options)
+        return score_pairs(self._scorer, images, prompts, batch_size=batch_size)

@@ -1,0 +1,92 @@
+"""Per-question records (question, answer, chosen, correct) and per-image scores from them.
+
+One table shape serves every path (a VLM run here, answers converted from elsewhere), so "which question failed"
+reads the same everywhere: one row per (image, question) with columns :data:`RECORD_COLUMNS` (+ ``passed`` for DSG,
+whether the question and all its ancestors passed).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .dsg import dsg_passed, dsg_score
+from .matching import AnswerMatcher, clean_answer
+from .questions import Question
+from .tifa import is_correct, tifa_score
+
+__all__ = ["RECORD_COLUMNS", "RULES", "build_records", "image_scores"]
+
+RECORD_COLUMNS = ["item", "seg_id", "question_id", "question", "choices", "expected", "parents", "answer", "chosen",
+                  "correct"]
+RULES = ("tifa", "dsg")
+
+
+def build_records(
+    questions: Sequence[Sequence[Question]],
+    answers: Sequence[Sequence[str]],
+    matcher: AnswerMatcher,
+    *,
+    rule: str = "tifa",
+) -> pd.DataFrame:
+    """Records for items ``0..n-1``: ``questions[i]`` asked of item i, ``answers[i]`` its free-form answers."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    if len(questions) != len(answers):
+        raise ValueError(f"got question lists for {len(questions)} items but answers for {len(answers)}")
+    flat_q, flat_a, items = [], [], []
+    for i, (qs, ans) in enumerate(zip(questions, answers)):
+        if len(qs) != len(ans):
+            raise ValueError(f"item {i}: {len(qs)} questions but {len(ans)} answers")
+        flat_q.extend(qs)
+        flat_a.extend(str(a) for a in ans)
+        items.extend([i] * len(qs))
+    chosen = matcher.match(flat_a, [q.choices for q in flat_q])
+    records = pd.DataFrame({
+        "item": np.asarray(items, dtype=np.int64),
+        "seg_id": np.asarray([q.seg_id for q in flat_q], dtype=np.int64),
+        "question_id": np.asarray([q.question_id for q in flat_q], dtype=np.int64),
+        "question": [q.question for q in flat_q],
+        "choices": ["|".join(q.choices) for q in flat_q],
+        "expected": [q.answer for q in flat_q],
+        "parents": ["-".join(map(str, q.parents)) if q.parents else "-1" for q in flat_q],
+        "answer": [clean_answer(a) for a in flat_a],
+        "chosen": chosen,
+        "correct": np.asarray([is_correct(c, q.answer) for c, q in zip(chosen, flat_q)], dtype=bool),
+    })
+    if rule == "dsg":
+        passed = np.zeros(len(records), dtype=bool)
+        for item, index in records.groupby("item", sort=False).indices.items():
+            passed[index] = dsg_passed(records["correct"].to_numpy()[index], _local_parents(records, item, index))
+        records["passed"] = passed
+    return records
+
+
+def _local_parents(records: pd.DataFrame, item, index: np.ndarray) -> list[list[int]]:
+    """Parent question ids of one item's records -> positions within that item's records."""
+    qids = records["question_id"].to_numpy()[index]
+    local = {int(q): k for k, q in enumerate(qids)}
+    out = []
+    for qid, text in zip(qids, records["parents"].to_numpy()[index]):
+        text = str(text).strip()
+        parents = () if text in ("", "-1") else tuple(int(p) for p in text.split("-"))
+        missing = [p for p in parents if p not in local]
+        if missing:
+            raise ValueError(f"item {item}: question {qid} depends on question(s) {missing}, which were not asked")
+        out.append([local[p] for p in parents])
+    return out
+
+
+def image_scores(records: pd.DataFrame, n_items: int, *, rule: str = "tifa", accumulate: str = "dsg") -> np.ndarray:
+    """Per-item scores (NaN for an item without records): TIFA's fraction correct or DSG's dependency-aware score."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    scores = np.full(n_items, np.nan)
+    correct = records["correct"].to_numpy(dtype=bool)
+    for item, index in records.groupby("item", sort=False).indices.items():
+        if rule == "tifa":
+            scores[int(item)] = tifa_score(correct[index])
+        else:
+            scores[int(item)] = dsg_score(correct[index], _local_parents(records, item, index), accumulate)
+    return scores

@@ -1,0 +1,116 @@
+"""TIFA and DSG scorers for the runner: ask a VQA backend each question of an item's SEG, match, score, keep records.
+
+They follow the runner's scorer contract (``scorers.runner``): ``name``, ``score(images, prompts)``,
+``score_with_records(images, prompts)`` (one dict per image with its per-question answers) and ``config``.
+Questions come from ``questions`` (a table path or a :class:`QuestionSet`), else from ``<data_dir>/tifa_questions.csv``
+(``dsg_questions.csv``) when the runner scores a data dir. They are looked up by SEG id when ``seg_ids`` is given, else
+by prompt (a prompt shared by SEGs with
+different questions is an error that names them). The backend is anything with ``answer(images, questions)``
+(``scorers.models.vqa_base``): pass one, or a checkpoint name and it is loaded with ``load_vqa_backend``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .dsg import ACCUMULATE
+from .matching import DEFAULT_SBERT, AnswerMatcher
+from .questions import QuestionSet, read_questions
+from .records import build_records, image_scores
+
+__all__ = ["DEFAULT_VQA_MODEL", "DSGScorer", "QuestionScorer", "TIFAScorer"]
+
+DEFAULT_VQA_MODEL = "Salesforce/blip-vqa-base"
+
+
+def resolve_backend(backend: Any, model: str | None, device: Any, precision: str | None, batch_size: int | None,
+                    kind: str = "auto"):
+    """A ready backend object, or one loaded from ``model`` (``kind``: auto/blip_vqa/instructblip/llava/chat_vlm)."""
+    if backend is not None and not isinstance(backend, str):
+        return backend
+    from ..models.vqa_base import load_vqa_backend
+
+    options = {"device": None if device is None else str(device), "precision": precision}
+    if batch_size:
+        options["batch_size"] = batch_size
+    return load_vqa_backend(model or DEFAULT_VQA_MODEL, backend or kind, **options)
+
+
+class QuestionScorer:
+    """Shared body of TIFA and DSG: questions -> answers (one batched backend call) -> records -> scores."""
+
+    rule = "tifa"
+    default_questions = "tifa_questions.csv"
+
+    def __init__(self, questions: str | Path | QuestionSet | None = None, *, backend: Any = None,
+                 model: str | None = None, vqa_backend: str = "auto", device: Any = None, precision: str | None = None,
+                 batch_size: int | None = None, sbert: str = DEFAULT_SBERT, matcher: AnswerMatcher | None = None,
+                 accumulate: str = "dsg", name: str | None = None, data_dir: str | Path | None = None):
+        if questions is None and data_dir is not None:
+            questions = Path(data_dir) / self.default_questions
+        if questions is None:
+            raise ValueError(f"{type(self).__name__} needs questions: a {self.default_questions} path or a "
+                             "QuestionSet (see scorers.qga.questions / scorers.qga.generation)")
+        self.questions = questions if isinstance(questions, QuestionSet) else read_questions(questions, self.rule)
+        if accumulate not in ACCUMULATE:
+            raise ValueError(f"accumulate must be one of {ACCUMULATE}, got {accumulate!r}")
+        self.accumulate = accumulate
+        self.backend = resolve_backend(backend, model, device, precision, batch_size, vqa_backend)
+        self.matcher = matcher or AnswerMatcher(sbert, device=None if device is None else str(device))
+        self.name = name or self.rule
+        self.config = {"scorer": self.name, "backend": type(self.backend).__name__,
+                       "model": getattr(self.backend, "name", model), "questions": self.questions.source,
+                       "n_questions": len(self.questions), "sbert": self.matcher.model_name,
+                       "accumulate": accumulate if self.rule == "dsg" else None}
+
+    def score_with_records(self, images: Sequence, prompts: Sequence[str],
+                           seg_ids: Sequence[int] | None = None) -> tuple[np.ndarray, list[dict]]:
+        if len(images) != len(prompts):
+            raise ValueError(f"got {len(images)} images but {len(prompts)} prompts")
+        question_lists = self.questions.lookup(list(prompts), seg_ids)
+        flat_images = [images[i] for i, qs in enumerate(question_lists) for _ in qs]
+        flat_questions = [q.question for qs in question_lists for q in qs]
+        flat_answers = self.backend.answer(flat_images, flat_questions) if flat_questions else []
+        answers, start = [], 0
+        for qs in question_lists:
+            answers.append(flat_answers[start:start + len(qs)])
+            start += len(qs)
+        records = build_records(question_lists, answers, self.matcher, rule=self.rule)
+        scores = image_scores(records, len(prompts), rule=self.rule, accumulate=self.accumulate)
+        return scores, self.item_records(records, len(prompts))
+
+    def score(self, images: Sequence, prompts: Sequence[str], seg_ids: Sequence[int] | None = None) -> np.ndarray:
+        return self.score_with_records(images, prompts, seg_ids)[0]
+
+    def item_records(self, records, n_items: int) -> list[dict]:
+        """Per image: ``failed_questions`` (``|``-joined ids; a CSV column) and ``questions`` (question, answer, chosen,
+        correct... per question; the runner writes them to ``<out>.records.jsonl``). No numeric fields, so the runner
+        does not mistake counts for score columns."""
+        out = []
+        columns = ["question_id", "question", "expected", "answer", "chosen", "correct"]
+        if "passed" in records.columns:
+            columns += ["parents", "passed"]
+        groups = records.groupby("item", sort=False).indices
+        for item in range(n_items):
+            rows = records.iloc[groups.get(item, [])]
+            questions = [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(columns, values)}
+                         for values in rows[columns].itertuples(index=False)]
+            failed = [str(q["question_id"]) for q in questions if not q.get("passed", q["correct"])]
+            out.append({"failed_questions": "|".join(failed), "questions": questions})
+        return out
+
+
+class TIFAScorer(QuestionScorer):
+    """TIFA (Hu et al., ICCV 2023): fraction of TIFA questions answered correctly."""
+
+    rule = "tifa"
+    default_questions = "tifa_questions.csv"
+
+
+class DSGScorer(QuestionScorer):
+    """DSG (Cho et al., ICLR 2024): fraction of questions answered yes whose parents all pass (``accumulate``)."""
+
+    rule = "dsg"
+    default_questions = "dsg_questions.csv"

