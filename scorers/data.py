@@ -46,6 +46,8 @@ __all__ = [
     "seg_index",
     "seg_walks",
     "ts2_builder",
+    "read_question_csv",
+    "validate_question_rows",
 ]
 
 #: Configs of the TS2 dataset, default first.
@@ -54,7 +56,8 @@ CONFIGS = ("segs", "tifa_questions", "dsg_questions")
 SCRIPT_ENV = "TS2_DATASET_SCRIPT"
 _MODULE_NAME = "ts2_dataset_script"  # sys.modules name of the loaded builder script (its builder's name)
 # re-exported from the script on first use (label parsing and partitions: use scorers.graph, the one implementation)
-_SCRIPT_NAMES = ("TS2DataError", "parse_parents", "check_image", "HUB_REPO", "FEATURES")
+_SCRIPT_NAMES = ("TS2DataError", "parse_parents", "read_question_csv", "validate_question_rows", "check_image",
+                 "HUB_REPO", "FEATURES")
 
 
 def find_builder_script() -> Path:
@@ -175,8 +178,8 @@ def read_questions(
     """A TIFA (``kind="tifa"``) or DSG (``kind="dsg"``) question CSV, validated, as a frame with the dataset's
     columns (``seg_id, prompt, question_id, question, choices, answer, is_yes_no`` [+ ``parents``]) and ``line``.
 
-    Same checks as the dataset build (one implementation, in the builder script); ``seg_ids`` restricts the SEG
-    ids a question may reference.
+    Same checks as the dataset build and ``scorers.qga.questions`` (one implementation, the builder script's
+    ``validate_question_rows``); ``seg_ids`` restricts the SEG ids a question may reference.
     """
     known = None if seg_ids is None else {int(s) for s in seg_ids}
     rows = builder_module().read_questions(os.fspath(path), kind, seg_ids=known)

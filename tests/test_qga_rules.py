@@ -111,20 +111,84 @@ def test_build_records_and_image_scores_dsg():
 # ---------------------------------------------------------------- question tables
 
 def test_questions_validation_errors(tmp_path):
-    with pytest.raises(ValueError, match="line 3: choices 'red' is not"):
+    from scorers.data import TS2DataError
+
+    with pytest.raises(TS2DataError, match=r"<memory> line 3 \(SEG 0\) question 1: choices 'red' is not"):
         questions_from_records(_rows(("0", "0", "q?", "yes|no", "yes"), ("0", "1", "q2?", "red", "red")))
-    with pytest.raises(ValueError, match="line 2: empty question"):
+    with pytest.raises(TS2DataError, match=r"<memory> line 2 \(SEG 0\) question 0: empty question"):
         questions_from_records(_rows(("0", "0", " ", "yes|no", "yes")))
-    with pytest.raises(ValueError, match=r"SEG 0 has question ids \[0, 2\]"):
+    with pytest.raises(TS2DataError, match=r"line 3 \(SEG 0\) question 2: SEG 0 has question ids \[0, 2\]"):
         questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes"), ("0", "2", "b?", "yes|no", "yes")))
-    with pytest.raises(ValueError, match=r"parent\(s\) \[5\] do not exist"):
+    with pytest.raises(TS2DataError, match=r"line 2 \(SEG 0 question 0\): parent question 5 does not exist"):
         questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes", "5"), parents=True))
-    with pytest.raises(ValueError, match="line 2: parent_question_id 'x' is not"):
+    with pytest.raises(TS2DataError, match=r"line 2 \(SEG 0\) question 0: parent_question_id 'x' is not"):
         questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes", "x"), parents=True))
-    with pytest.raises(ValueError, match="line 2: SEG id 'a' is not an integer"):
+    with pytest.raises(TS2DataError, match="<memory> line 2: SEG id 'a' is not an integer"):
         questions_from_records(_rows(("a", "0", "a?", "yes|no", "yes")))
+    # a self-parent is a cycle; empty answers and repeated choices are rejected; an answer outside its choices is kept
+    with pytest.raises(TS2DataError, match=r"line 2 \(SEG 0\): DSG parents form a cycle: q0 -> q0"):
+        questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes", "0"), parents=True))
+    with pytest.raises(TS2DataError, match=r"line 2 \(SEG 0\) question 0: empty answer"):
+        questions_from_records(_rows(("0", "0", "a?", "yes|no", " ")))
+    with pytest.raises(TS2DataError, match=r"line 2 \(SEG 0\) question 0: choices 'red\|blue\| red' repeat 'red'"):
+        questions_from_records(_rows(("0", "0", "a?", "red|blue| red", "red")))
+    with pytest.raises(TS2DataError, match=r"line 2: missing column\(s\) \['parent_question_id'\]"):
+        questions_from_records(_rows(("0", "0", "a?", "yes|no", "yes")), kind="dsg")
+    kept = questions_from_records(_rows(("0", "0", "how many?", "1|2|3", "group")))
+    assert kept.for_seg(0)[0].answer == "group"
     with pytest.raises(FileNotFoundError):
         read_questions(tmp_path / "missing.csv")
+
+
+_GOOD_DSG = [("0", "a cat", "0", "is there a cat?", "yes|no", "yes", "-1"),
+             ("0", "a cat", "1", "is the cat red?", "yes|no", "yes", "0"),
+             ("0", "a cat", "2", "is the cat on a mat?", "yes|no", "yes", "1-0"),
+             ("1", "a dog", "0", "is there a dog?", "yes|no", "yes", "-1")]
+
+
+def _corrupt(line, column, value):
+    """The good DSG table with one cell changed (``line`` is the CSV line, header = line 1)."""
+    cols = ["id", "prompt", "question_id", "question", "choices", "answer", "parent_question_id"]
+    rows = [list(r) for r in _GOOD_DSG]
+    rows[line - 2][cols.index(column)] = value
+    return ",".join(cols) + "\n" + "".join(",".join(r) + "\n" for r in rows)
+
+
+@pytest.mark.parametrize("table, message", [
+    (_corrupt(2, "parent_question_id", "2"), r"line 2 \(SEG 0\): DSG parents form a cycle: q0 -> q2 -> q1 -> q0"),
+    (_corrupt(3, "parent_question_id", "0-7"), r"line 3 \(SEG 0 question 1\): parent question 7 does not exist"),
+    (_corrupt(4, "question_id", "two"), r"line 4 \(SEG 0\): question_id 'two' is not an integer"),
+    (_corrupt(5, "id", "1.0"), r"line 5: SEG id '1.0' is not an integer"),
+    (_corrupt(4, "question_id", "1"), r"line 4 \(SEG 0\) question 1: question_id 1 already used on line 3"),
+    (_corrupt(3, "choices", ""), r"line 3 \(SEG 0\) question 1: choices '' is not a '\|'-joined list"),
+    (_corrupt(3, "choices", "yes|"), r"line 3 \(SEG 0\) question 1: choices 'yes\|' is not a '\|'-joined list"),
+    (_corrupt(5, "answer", ""), r"line 5 \(SEG 1\) question 0: empty answer"),
+])
+def test_both_readers_reject_corrupt_tables_alike(tmp_path, table, message):
+    """scorers.data.read_questions (the dataset's reader) and scorers.qga.questions.read_questions (scoring's) run
+    the same checks: the same corrupt table fails in both with the same message, naming file, line, SEG, question."""
+    from scorers.data import TS2DataError
+    from scorers.data import read_questions as data_read_questions
+
+    path = _write(tmp_path, "dsg_questions.csv", table)
+    with pytest.raises(TS2DataError, match=message) as from_data:
+        data_read_questions(path, "dsg")
+    with pytest.raises(TS2DataError, match=message) as from_qga:
+        read_questions(path, "dsg")
+    assert str(from_data.value) == str(from_qga.value)
+    assert str(from_data.value).startswith(f"{path} line ")
+    with pytest.raises(TS2DataError) as from_records:  # the same rows in memory: same message, <memory> as source
+        questions_from_records(pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records"), kind="dsg")
+    assert str(from_records.value) == str(from_data.value).replace(str(path), "<memory>")
+
+
+def test_both_readers_accept_the_same_good_table(tmp_path):
+    from scorers.data import read_questions as data_read_questions
+
+    path = _write(tmp_path, "dsg_questions.csv", _corrupt(2, "answer", "yes"))
+    frame, qs = data_read_questions(path, "dsg"), read_questions(path)
+    assert qs.kind == "dsg" and len(qs) == len(frame) == 4
+    assert [q.parents for q in qs.for_seg(0)] == [(), (0,), (1, 0)] == [tuple(p) for p in frame["parents"][:3]]
 
 
 def test_release_question_tables(shared_ts2):

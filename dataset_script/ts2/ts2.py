@@ -211,56 +211,121 @@ def parse_parents(text: str, *, where: str = "parent_question_id") -> list[int]:
     return [] if text == "-1" else [int(part) for part in text.split("-")]
 
 
-def read_questions(path: str, kind: str, *, seg_ids: set | None = None) -> list[dict]:
-    """Validated rows of a TIFA (``kind="tifa"``) or DSG (``kind="dsg"``) question CSV.
+def read_question_csv(path: str, kind: str | None = None) -> tuple[str, list[int], list[dict]]:
+    """``(kind, lines, records)`` of a TIFA/DSG question CSV, header checked, rows not yet validated.
 
-    Checks: SEG and question ids are integers, question ids are unique within a SEG, every SEG id is known (when
-    ``seg_ids`` is given), choices are non-empty; for DSG, parents parse, name existing questions of the same SEG and
-    form no cycle. Answers outside their choices are kept (the release has four) and logged once.
+    ``kind`` ``None`` means ``"dsg"`` when the header has ``parent_question_id``, else ``"tifa"``. ``records`` are the
+    CSV's rows as dicts of verbatim strings (extra columns kept); ``lines[k]`` is record k's CSV line. Pass them to
+    :func:`validate_question_rows` (what :func:`read_questions` does).
     """
-    if kind not in ("tifa", "dsg"):
-        raise ValueError(f"kind must be 'tifa' or 'dsg', got {kind!r}")
+    if kind not in (None, "tifa", "dsg"):
+        raise ValueError(f"kind must be 'tifa', 'dsg' or None (from the header), got {kind!r}")
     header, raw = _read_csv(path)
+    if kind is None:
+        kind = "dsg" if "parent_question_id" in header else "tifa"
     needed = list(_QUESTION_COLUMNS) + (["parent_question_id"] if kind == "dsg" else [])
     missing = [c for c in needed if c not in header]
     if missing:
         raise TS2DataError(f"{path}: missing column(s) {missing}; expected {needed}")
-    rows, lines_of, off_choice = [], {}, []
-    for line, record in raw:
-        where = f"{path} line {line}"
-        seg_id = _as_int(record["id"], "SEG id", where)
+    return kind, [line for line, _ in raw], [record for _, record in raw]
+
+
+def read_questions(path: str, kind: str, *, seg_ids: set | None = None) -> list[dict]:
+    """Validated rows of a TIFA (``kind="tifa"``) or DSG (``kind="dsg"``) question CSV.
+
+    The CSV is read by :func:`read_question_csv` and its rows checked by :func:`validate_question_rows` (see there
+    for the rules). Each row has ``seg_id, prompt, question_id, question, choices, answer, is_yes_no, line`` and, for
+    DSG, ``parents``.
+    """
+    if kind not in ("tifa", "dsg"):
+        raise ValueError(f"kind must be 'tifa' or 'dsg', got {kind!r}")
+    kind, lines, records = read_question_csv(path, kind)
+    return validate_question_rows(records, kind, source=path, line_of=lines, seg_ids=seg_ids)
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value)
+
+
+def validate_question_rows(records, kind: str, *, source: str, line_of=None, seg_ids: set | None = None
+                           ) -> list[dict]:
+    """Check question rows (dicts with the CSV's columns, from a file or built in memory) and return them parsed.
+
+    The one implementation of TS2's question-table rules, used by :func:`read_questions` (the dataset build,
+    ``scorers.data.read_questions``) and by ``scorers.qga.questions`` (TIFA/DSG scoring, ``ts2 answers-to-scores``):
+
+    * ``id`` (SEG) and ``question_id`` are integers, ``question_id >= 0`` and unique within its SEG; with ``seg_ids``,
+      every SEG id must be one of them;
+    * ``question`` and ``answer`` are not blank;
+    * ``choices`` is ``|``-joined, at least two choices, none blank, none repeated (compared without surrounding
+      spaces): a one-choice question is always right and a repeated choice makes answer matching ambiguous;
+    * an answer that is not among its choices is kept (the release's TIFA table has four; such a question can never
+      be answered correctly, as in the release's own scores) and logged once per call;
+    * ``parent_question_id`` (required for ``kind="dsg"``, parsed for any kind when present): ``-1`` or question ids
+      joined by ``-``; parents exist in the same SEG and form no cycle (:func:`check_dsg_graph`).
+
+    ``line_of``: the CSV line of each record, a sequence or a function of its index (default: index + 2, the line
+    of data row k below a header). Values are kept verbatim (ids parsed); text may be ``str`` or anything ``str()``
+    turns into the text (ids may be ints). Errors are :class:`TS2DataError` naming ``source``, the line, the SEG and
+    the question.
+    """
+    if line_of is None:
+        line_at = lambda k: k + 2  # noqa: E731
+    elif callable(line_of):
+        line_at = line_of
+    else:
+        line_at = list(line_of).__getitem__
+    required = ["id", "question_id", "question", "choices", "answer"] + (
+        ["parent_question_id"] if kind == "dsg" else [])
+    rows, first_line, off_choice, has_parents = [], {}, [], False
+    for k, record in enumerate(records):
+        line = line_at(k)
+        where = f"{source} line {line}"
+        missing = [c for c in required if c not in record]
+        if missing:
+            raise TS2DataError(f"{where}: missing column(s) {missing}; expected {required}")
+        seg_id = _as_int(_text(record["id"]), "SEG id", where)
         where = f"{where} (SEG {seg_id})"
         if seg_ids is not None and seg_id not in seg_ids:
             raise TS2DataError(f"{where}: SEG {seg_id} is not in metadata.csv (known SEG ids: "
                                f"{min(seg_ids)}-{max(seg_ids)}, {len(seg_ids)} SEGs)")
-        question_id = _as_int(record["question_id"], "question_id", where)
+        question_id = _as_int(_text(record["question_id"]), "question_id", where)
         where = f"{where} question {question_id}"
         if question_id < 0:
             raise TS2DataError(f"{where}: question_id must be >= 0")
-        if (seg_id, question_id) in lines_of:
+        if (seg_id, question_id) in first_line:
             raise TS2DataError(f"{where}: question_id {question_id} already used on line "
-                               f"{lines_of[seg_id, question_id]}")
-        lines_of[seg_id, question_id] = line
-        if not record["question"].strip():
+                               f"{first_line[seg_id, question_id]}")
+        first_line[seg_id, question_id] = line
+        question, text, answer = _text(record["question"]), _text(record["choices"]), _text(record["answer"])
+        if not question.strip():
             raise TS2DataError(f"{where}: empty question")
-        choices = record["choices"].split("|")
-        if any(not c.strip() for c in choices):
-            raise TS2DataError(f"{where}: choices {record['choices']!r} must be non-empty and '|'-joined")
-        if record["answer"] not in choices:
-            off_choice.append(f"line {line} (SEG {seg_id} q{question_id}: {record['answer']!r})")
+        choices = text.split("|")
+        stripped = [c.strip() for c in choices]
+        if len(choices) < 2 or not all(stripped):
+            raise TS2DataError(f"{where}: choices {text!r} is not a '|'-joined list of at least two non-empty "
+                               "choices (e.g. 'yes|no' or 'red|blue|green')")
+        repeated = sorted({c for c in stripped if stripped.count(c) > 1})
+        if repeated:
+            raise TS2DataError(f"{where}: choices {text!r} repeat {', '.join(map(repr, repeated))}")
+        if not answer.strip():
+            raise TS2DataError(f"{where}: empty answer")
+        if answer.strip() not in stripped:
+            off_choice.append(f"line {line} (SEG {seg_id} q{question_id}: {answer!r})")
         row = {
-            "seg_id": seg_id, "prompt": record["prompt"], "question_id": question_id, "question": record["question"],
-            "choices": choices, "answer": record["answer"],
-            "is_yes_no": len(choices) == 2 and {c.strip().lower() for c in choices} == {"yes", "no"}, "line": line,
+            "seg_id": seg_id, "prompt": _text(record.get("prompt")), "question_id": question_id, "question": question,
+            "choices": choices, "answer": answer,
+            "is_yes_no": len(choices) == 2 and {c.lower() for c in stripped} == {"yes", "no"}, "line": line,
         }
-        if kind == "dsg":
-            row["parents"] = parse_parents(record["parent_question_id"], where=where)
+        if "parent_question_id" in record:
+            row["parents"] = parse_parents(_text(record["parent_question_id"]), where=where)
+            has_parents = True
         rows.append(row)
     if off_choice:
-        logger.warning("%s: %d answer(s) are not among their choices (kept as released): %s", path, len(off_choice),
-                       "; ".join(off_choice))
-    if kind == "dsg":
-        check_dsg_graph(rows, source=path)
+        logger.warning("%s: %d answer(s) are not among their choices (kept as released): %s", source,
+                       len(off_choice), "; ".join(off_choice))
+    if has_parents:
+        check_dsg_graph(rows, source=source)
     return rows
 
 
@@ -272,7 +337,7 @@ def check_dsg_graph(rows: list[dict], *, source: str) -> None:
         by_seg.setdefault(row["seg_id"], {})[row["question_id"]] = row
     for seg_id, questions in by_seg.items():
         for qid, row in questions.items():
-            for parent in row["parents"]:
+            for parent in row.get("parents", ()):
                 if parent not in questions:
                     raise TS2DataError(f"{source} line {row['line']} (SEG {seg_id} question {qid}): parent question "
                                        f"{parent} does not exist (SEG {seg_id} has questions {sorted(questions)})")
@@ -280,7 +345,7 @@ def check_dsg_graph(rows: list[dict], *, source: str) -> None:
         for start in sorted(questions):
             if state.get(start):
                 continue
-            path, stack = [], [(start, iter(questions[start]["parents"]))]
+            path, stack = [], [(start, iter(questions[start].get("parents", ())))]
             state[start] = 1
             path.append(start)
             while stack:
@@ -298,7 +363,7 @@ def check_dsg_graph(rows: list[dict], *, source: str) -> None:
                 elif not state.get(child):
                     state[child] = 1
                     path.append(child)
-                    stack.append((child, iter(questions[child]["parents"])))
+                    stack.append((child, iter(questions[child].get("parents", ()))))
 
 
 def check_image(path: str) -> str | None:

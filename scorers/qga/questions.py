@@ -2,25 +2,26 @@
 
 A row: ``id`` (SEG id), ``prompt``, ``question_id`` (0..n-1 per SEG), ``question``, ``choices`` (``|``-joined, at least
 two; ``yes|no`` for binary questions), ``answer`` and, for DSG, ``parent_question_id`` (``-1`` for none, ``1-0`` for
-parents 1 and 0). Every error names the file and the CSV line (data row k is line k + 2).
+parents 1 and 0). Reading and the row checks are the dataset builder's (``dataset_script/ts2/ts2.py``:
+``read_question_csv``, ``validate_question_rows``), the one implementation shared with the dataset build and
+``scorers.data.read_questions``; this module adds only what scoring needs (question ids 0..n-1 per SEG, stripped text,
+lookup by SEG or prompt). Every error names the file, the CSV line, the SEG and the question.
 
 The release's TIFA table has four questions whose answer is not among their choices (e.g. ``answer='group'`` for
 choices ``1|2|3|4``); they are kept as released and can never be answered correctly, as in the release's own scores.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
-
-import re
+from typing import Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 __all__ = ["YES_NO", "Question", "QuestionSet", "normalize_prompt", "read_questions", "questions_from_records"]
 
 YES_NO = ("yes", "no")
-_REQUIRED = ("id", "question_id", "question", "choices", "answer")
 
 
 def normalize_prompt(prompt: str) -> str:
@@ -110,109 +111,67 @@ class QuestionSet:
         return [self.for_prompt(p) for p in prompts]
 
 
-def _parse_choices(text: str, where: str) -> tuple[str, ...]:
-    parts = tuple(p.strip() for p in str(text).split("|"))
-    if len(parts) < 2 or any(p == "" for p in parts):
-        raise ValueError(f"{where}: choices {text!r} is not a '|'-joined list of at least two non-empty choices "
-                         "(e.g. 'yes|no' or 'red|blue|green')")
-    if len(set(parts)) != len(parts):
-        raise ValueError(f"{where}: choices {text!r} repeat a choice")
-    return parts
+def _builder():
+    """The dataset builder script (``scorers.data.builder_module``): it holds the one implementation of the
+    question-table rules, shared with the dataset build and ``scorers.data.read_questions``."""
+    from ..data import builder_module
 
-
-def _parse_parents(text: str, where: str) -> tuple[int, ...]:
-    text = str(text).strip()
-    if text in ("", "-1"):
-        return ()
-    try:
-        parents = tuple(int(p) for p in text.split("-"))
-    except ValueError:
-        raise ValueError(f"{where}: parent_question_id {text!r} is not -1 or '-'-joined question ids (e.g. 1-0)") \
-            from None
-    return parents
-
-
-def _to_int(value: str, name: str, where: str) -> int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = float("nan")
-    if number != number or number % 1 != 0:
-        raise ValueError(f"{where}: {name} {value!r} is not an integer")
-    return int(number)
+    return builder_module()
 
 
 def questions_from_records(
-    rows: Iterable[Mapping[str, object]], *, kind: str = "tifa", source: str = "<memory>", line_offset: int = 2
+    rows: Iterable[Mapping[str, object]], *, kind: str = "tifa", source: str = "<memory>", line_offset: int = 2,
+    line_of: Sequence[int] | Callable[[int], int] | None = None,
 ) -> QuestionSet:
-    """Validated :class:`QuestionSet` from dict rows with the table's columns (row k is reported as line k + offset)."""
+    """Validated :class:`QuestionSet` from dict rows with the table's columns.
+
+    The rows are checked by the dataset builder's ``validate_question_rows`` (integer ids, unique question ids per
+    SEG, non-blank question/answer, two or more distinct choices, DSG parents that parse, exist and form no cycle;
+    ``parent_question_id`` is required for ``kind="dsg"`` and checked for any kind when present), plus the one rule
+    scoring adds: question ids are 0..n-1 per SEG. ``prompt``, ``element`` and ``category`` are optional. Errors
+    (``scorers.data.TS2DataError``, a ``ValueError``) name ``source``, the line, the SEG and the question; row k is
+    line ``line_of[k]`` (a sequence or function) or, by default, ``k + line_offset``.
+    """
+    rows = list(rows)
+    if line_of is None:
+        line_of = lambda k: k + line_offset  # noqa: E731
+    builder = _builder()
+    checked = builder.validate_question_rows(rows, kind, source=source, line_of=line_of)
     by_seg: dict[int, list[Question]] = {}
-    has_parents = None
-    for k, row in enumerate(rows):
-        where = f"{source}: line {k + line_offset}"
-        missing = [c for c in _REQUIRED if c not in row]
-        if missing:
-            raise ValueError(f"{where}: missing column(s) {missing}; expected {list(_REQUIRED)}")
-        seg = _to_int(row["id"], "SEG id", where)
-        qid = _to_int(row["question_id"], "question_id", where)
-        question = str(row["question"]).strip()
-        if not question:
-            raise ValueError(f"{where}: empty question (SEG {seg}, question {qid})")
-        choices = _parse_choices(row["choices"], where)
-        answer = str(row["answer"]).strip()
-        if not answer:
-            raise ValueError(f"{where}: empty answer (SEG {seg}, question {qid})")
-        if has_parents is None:
-            has_parents = "parent_question_id" in row
-        parents = _parse_parents(row.get("parent_question_id", "-1"), where)
-        if qid in parents:
-            raise ValueError(f"{where}: question {qid} of SEG {seg} lists itself as a parent")
-        by_seg.setdefault(seg, []).append(Question(
-            seg, qid, question, choices, answer, parents, str(row.get("prompt", "")).strip(),
-            str(row.get("element", "")).strip(), str(row.get("category", "")).strip()))
+    for record, row in zip(rows, checked):
+        by_seg.setdefault(row["seg_id"], []).append(Question(
+            row["seg_id"], row["question_id"], row["question"].strip(), tuple(c.strip() for c in row["choices"]),
+            row["answer"].strip(), tuple(row.get("parents", ())), row["prompt"].strip(),
+            _text(record.get("element")).strip(), _text(record.get("category")).strip()))
+    lines = {(row["seg_id"], row["question_id"]): row["line"] for row in checked}
     for seg, questions in by_seg.items():
-        ids = [q.question_id for q in questions]
-        if sorted(ids) != list(range(len(ids))):
-            raise ValueError(f"{source}: SEG {seg} has question ids {sorted(ids)}; expected 0..{len(ids) - 1}, "
-                             "each once")
         questions.sort(key=lambda q: q.question_id)
-        for q in questions:
-            unknown = [p for p in q.parents if not 0 <= p < len(ids)]
-            if unknown:
-                raise ValueError(f"{source}: SEG {seg} question {q.question_id}: parent(s) {unknown} do not exist")
-        _check_acyclic(seg, questions, source)
+        # Scoring needs question ids 0..n-1 per SEG (the dataset itself only needs them unique): a raw answers CSV
+        # names each image's questions by position, starting at 0 (scorers.qga.answers splits images at question 0
+        # and expects question r - start on row r), and records/DSG parents index a SEG's questions by id.
+        for position, q in enumerate(questions):
+            if q.question_id != position:
+                ids = [x.question_id for x in questions]
+                raise builder.TS2DataError(
+                    f"{source} line {lines[seg, q.question_id]} (SEG {seg}) question {q.question_id}: SEG {seg} has "
+                    f"question ids {ids}; scoring needs 0..{len(ids) - 1}, each once")
     return QuestionSet(by_seg, kind=kind, source=source)
 
 
-def _check_acyclic(seg: int, questions: list[Question], source: str) -> None:
-    state: dict[int, int] = {}
-
-    def visit(qid: int) -> None:
-        if state.get(qid) == 2:
-            return
-        if state.get(qid) == 1:
-            raise ValueError(f"{source}: SEG {seg}: parent links form a cycle through question {qid}")
-        state[qid] = 1
-        for parent in questions[qid].parents:
-            visit(parent)
-        state[qid] = 2
-
-    for q in questions:
-        visit(q.question_id)
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
 
 
 def read_questions(path: str | Path, kind: str | None = None) -> QuestionSet:
     """Read a TS2 question CSV (``tifa_questions.csv`` / ``dsg_questions.csv`` layout) with validation.
 
-    ``kind`` defaults to ``"dsg"`` when the table has ``parent_question_id``, else ``"tifa"``.
+    ``kind`` defaults to ``"dsg"`` when the table has ``parent_question_id``, else ``"tifa"``. The file is read and
+    checked by the dataset builder (``read_question_csv`` + ``validate_question_rows``), so a table is accepted or
+    rejected, with the same message, here, by ``scorers.data.read_questions`` and by the dataset build; extra
+    columns ``element``/``category`` (written by :meth:`QuestionSet.to_frame`) are kept.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"question table {path} does not exist")
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in _REQUIRED if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {missing}; found {list(frame.columns)}")
-    if kind is None:
-        kind = "dsg" if "parent_question_id" in frame.columns else "tifa"
-    return questions_from_records(frame.to_dict("records"), kind=kind, source=str(path))
+    kind, lines, records = _builder().read_question_csv(str(path), kind)
+    return questions_from_records(records, kind=kind, source=str(path), line_of=lines)
