@@ -43,3 +43,10 @@ def test_module_equals_library(module, kind, cls, pairs):
     metric.add_batch(images=paths[:2], prompts=prompts[:2])
     clipped = metric.compute(form="paper")
     np.testing.assert_allclose(clipped["scores"], np.maximum(expected[:2], 0), atol=1e-5)
+
+
+def test_unknown_load_option_is_named():
+    import evaluate
+
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['bogus'\].*'precision'"):
+        evaluate.load(str(MODULES / "clip_score"), bogus=1)

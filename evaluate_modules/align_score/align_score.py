@@ -1,8 +1,7 @@
 """ALIGNScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.ALIGNScore`` and the shared runner."""
-import datasets
 import evaluate
+import scorers.evaluate_base as base
 from scorers.embedding import ALIGNScore
-from scorers.runner import score_pairs
 
 _CITATION = """\
 @inproceedings{jia2021align,
@@ -37,30 +36,19 @@ Examples:
     ['mean', 'scores']
 """
 
-_DEFAULT_MODEL = "kakaobrain/align-base"
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class AlignScore(evaluate.Metric):
+class AlignScore(base.ScorerMetric):
     """ALIGNScore per image and its mean."""
 
-    def __init__(self, *args, device=None, precision="fp32", **kwargs):
-        super().__init__(*args, **kwargs)
-        self._options = {"device": device, "precision": precision}
-        self._scorer = None
+    default_model = "kakaobrain/align-base"
+    options = {"device": None, "precision": "fp32"}
+    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
+    reference_urls = ("https://arxiv.org/abs/2102.05918", "https://huggingface.co/kakaobrain/align-base")
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
-            reference_urls=["https://arxiv.org/abs/2102.05918", "https://huggingface.co/kakaobrain/align-base"],
-        )
+    def build_scorer(self, model, **options):
+        return ALIGNScore(model, **options)
 
     def _compute(self, images, prompts, form="paper", w=2.5, batch_size=32):
-        if self._scorer is None:
-            model = _DEFAULT_MODEL if self.config_name == "default" else self.config_name
-            self._scorer = ALIGNScore(model, **self._options)
-        self._scorer.set_form(form, w)
-        return score_pairs(self._scorer, images, prompts, batch_size=batch_size)
+        self.scorer.set_form(form, w)
+        return self.score(images, prompts, batch_size=batch_size)

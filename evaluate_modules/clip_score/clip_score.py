@@ -1,8 +1,7 @@
 """CLIPScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.CLIPScore`` and the shared runner."""
-import datasets
 import evaluate
+import scorers.evaluate_base as base
 from scorers.embedding import CLIPScore
-from scorers.runner import score_pairs
 
 _CITATION = """\
 @inproceedings{hessel2021clipscore,
@@ -44,30 +43,19 @@ Examples:
     ['mean', 'scores']
 """
 
-_DEFAULT_MODEL = "openai/clip-vit-base-patch16"
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ClipScore(evaluate.Metric):
+class ClipScore(base.ScorerMetric):
     """CLIPScore per image and its mean."""
 
-    def __init__(self, *args, pretrained=None, device=None, precision="fp32", **kwargs):
-        super().__init__(*args, **kwargs)
-        self._options = {"pretrained": pretrained, "device": device, "precision": precision}
-        self._scorer = None
+    default_model = "openai/clip-vit-base-patch16"
+    options = {"pretrained": None, "device": None, "precision": "fp32"}
+    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
+    reference_urls = ("https://arxiv.org/abs/2104.08718", "https://github.com/mlfoundations/open_clip")
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
-            reference_urls=["https://arxiv.org/abs/2104.08718", "https://github.com/mlfoundations/open_clip"],
-        )
+    def build_scorer(self, model, **options):
+        return CLIPScore(model, **options)
 
     def _compute(self, images, prompts, form="paper", w=2.5, batch_size=32):
-        if self._scorer is None:
-            model = _DEFAULT_MODEL if self.config_name == "default" else self.config_name
-            self._scorer = CLIPScore(model, **self._options)
-        self._scorer.set_form(form, w)
-        return score_pairs(self._scorer, images, prompts, batch_size=batch_size)
+        self.scorer.set_form(form, w)
+        return self.score(images, prompts, batch_size=batch_size)

@@ -1,10 +1,9 @@
 """DSG as an `evaluate` metric: a thin wrapper over ``scorers.qga.scorers.DSGScorer`` and the shared runner."""
-import datasets
 import evaluate
+import scorers.evaluate_base as base
 from scorers.qga.matching import DEFAULT_SBERT
 from scorers.qga.scorers import DEFAULT_VQA_MODEL
 from scorers.qga.scorers import DSGScorer
-from scorers.runner import run
 
 _CITATION = """\
 @inproceedings{cho2024dsg,
@@ -44,34 +43,17 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class DsgScore(evaluate.Metric):
+class DsgScore(base.ScorerMetric):
     """DSG score per image, its mean and the per-question records."""
 
-    _scorer_class = DSGScorer
+    default_model = DEFAULT_VQA_MODEL
+    options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "device": None, "precision": None,
+               "accumulate": "dsg"}
+    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
+    reference_urls = ("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG")
 
-    def __init__(self, *args, questions=None, vqa_backend="auto", sbert=DEFAULT_SBERT, device=None, precision=None,
-                 accumulate="dsg", **kwargs):
-        super().__init__(*args, **kwargs)
-        self._options = {"questions": questions, "vqa_backend": vqa_backend, "sbert": sbert, "device": device,
-                         "precision": precision}
-        if self._scorer_class.rule == "dsg":
-            self._options["accumulate"] = accumulate
-        self._scorer = None
-
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
-            reference_urls=["https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG"],
-        )
+    def build_scorer(self, model, **options):
+        return DSGScorer(model=model, **options)
 
     def _compute(self, images, prompts, batch_size=8):
-        if self._scorer is None:
-            model = DEFAULT_VQA_MODEL if self.config_name == "default" else self.config_name
-            self._scorer = self._scorer_class(model=model, **self._options)
-        result = run(self._scorer, images, prompts, batch_size=batch_size, num_workers=0, progress=False)
-        scores = result.scores.tolist()
-        return {"scores": scores, "mean": float(sum(scores) / len(scores)) if scores else float("nan"),
-                "records": result.records}
+        return self.score_with_records(images, prompts, batch_size=batch_size)

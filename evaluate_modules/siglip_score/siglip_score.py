@@ -1,8 +1,7 @@
 """SigLIP score as an `evaluate` metric: a thin wrapper over ``scorers.embedding.SigLIPScore`` and the shared runner."""
-import datasets
 import evaluate
+import scorers.evaluate_base as base
 from scorers.embedding import SigLIPScore
-from scorers.runner import score_pairs
 
 _CITATION = """\
 @inproceedings{zhai2023siglip,
@@ -37,31 +36,19 @@ Examples:
     ['mean', 'scores', 'siglip_probability']
 """
 
-_DEFAULT_MODEL = "google/siglip-so400m-patch14-384"
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class SiglipScore(evaluate.Metric):
+class SiglipScore(base.ScorerMetric):
     """SigLIP score and match probability per image, and the mean score."""
 
-    def __init__(self, *args, device=None, precision="fp32", **kwargs):
-        super().__init__(*args, **kwargs)
-        self._options = {"device": device, "precision": precision}
-        self._scorer = None
+    default_model = "google/siglip-so400m-patch14-384"
+    options = {"device": None, "precision": "fp32"}
+    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
+    reference_urls = ("https://arxiv.org/abs/2303.15343", "https://huggingface.co/google/siglip-so400m-patch14-384")
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
-            reference_urls=["https://arxiv.org/abs/2303.15343",
-                            "https://huggingface.co/google/siglip-so400m-patch14-384"],
-        )
+    def build_scorer(self, model, **options):
+        return SigLIPScore(model, **options)
 
     def _compute(self, images, prompts, form="paper", w=2.5, batch_size=32):
-        if self._scorer is None:
-            model = _DEFAULT_MODEL if self.config_name == "default" else self.config_name
-            self._scorer = SigLIPScore(model, **self._options)
-        self._scorer.set_form(form, w)
-        return score_pairs(self._scorer, images, prompts, batch_size=batch_size)
+        self.scorer.set_form(form, w)
+        return self.score(images, prompts, batch_size=batch_size)

@@ -1,10 +1,9 @@
 """VQAScore as an `evaluate` metric: a thin wrapper over ``scorers.qga.vqascore.VQAScorer`` and the shared runner."""
-import datasets
 import evaluate
+import scorers.evaluate_base as base
 from scorers.qga.scorers import DEFAULT_VQA_MODEL
 from scorers.qga.vqascore import VQASCORE_TEMPLATE
 from scorers.qga.vqascore import VQAScorer
-from scorers.runner import score_pairs
 
 _CITATION = """\
 @inproceedings{lin2024vqascore,
@@ -40,25 +39,16 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class VqaScore(evaluate.Metric):
+class VqaScore(base.ScorerMetric):
     """VQAScore per image and its mean."""
 
-    def __init__(self, *args, vqa_backend="auto", device=None, precision=None, template=VQASCORE_TEMPLATE, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._options = {"vqa_backend": vqa_backend, "device": device, "precision": precision, "template": template}
-        self._scorer = None
+    default_model = DEFAULT_VQA_MODEL
+    options = {"vqa_backend": "auto", "device": None, "precision": None, "template": VQASCORE_TEMPLATE}
+    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
+    reference_urls = ("https://arxiv.org/abs/2404.01291", "https://github.com/linzhiqiu/t2v_metrics")
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"images": datasets.Image(), "prompts": datasets.Value("string")}),
-            reference_urls=["https://arxiv.org/abs/2404.01291", "https://github.com/linzhiqiu/t2v_metrics"],
-        )
+    def build_scorer(self, model, **options):
+        return VQAScorer(model=model, **options)
 
     def _compute(self, images, prompts, batch_size=16):
-        if self._scorer is None:
-            model = DEFAULT_VQA_MODEL if self.config_name == "default" else self.config_name
-            self._scorer = VQAScorer(model=model, **self._options)
-        return score_pairs(self._scorer, images, prompts, batch_size=batch_size)
+        return self.score(images, prompts, batch_size=batch_size)

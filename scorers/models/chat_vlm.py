@@ -10,7 +10,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .vqa_base import answer_log_probability, check_pairs, chunks, pick_device, pick_dtype
+from .vqa_base import answer_log_probability, check_pairs, chunks, move_inputs, pick_device, pick_dtype
 
 __all__ = ["CONCISE_SYSTEM_PROMPT", "ChatVLM"]
 
@@ -46,8 +46,7 @@ class ChatVLM:
     def _inputs(self, images: Sequence, questions: Sequence[str]):
         texts = [self.prompt(q) for q in questions]
         inputs = self.processor(images=list(images), text=texts, padding=True, return_tensors="pt")
-        return {k: (v.to(self.device, self.dtype) if v.is_floating_point() else v.to(self.device))
-                for k, v in inputs.items()}
+        return move_inputs(inputs, self.device, self.dtype)
 
     @torch.inference_mode()
     def answer(self, images: Sequence, questions: Sequence[str]) -> list[str]:

@@ -37,6 +37,11 @@ def pick_dtype(precision: str | None, device: torch.device) -> torch.dtype:
     return dtype_of(precision)
 
 
+def move_inputs(inputs, device: torch.device, dtype: torch.dtype) -> dict:
+    """Processor outputs on ``device``: floating tensors (pixels) in the model's ``dtype``, ids/masks as they are."""
+    return {k: (v.to(device, dtype) if v.is_floating_point() else v.to(device)) for k, v in inputs.items()}
+
+
 def chunks(n: int, size: int) -> list[range]:
     """``range``s of at most ``size`` covering ``0..n-1`` in order."""
     if size < 1:
