@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .matching import AnswerMatcher
-from .questions import Question, QuestionSet
+from .questions import QuestionSet, questions_from_records
 
 __all__ = ["CATEGORIES", "FEW_SHOT", "GeneratedQuestions", "QuestionGenerator", "generation_prompt",
            "parse_generation", "qa_filter", "qa_prompt"]
@@ -185,11 +185,11 @@ class QuestionGenerator:
     def questions(self, prompts: Sequence[str], seg_ids: Sequence[int] | None = None) -> QuestionSet:
         """Generated (and filtered) questions as a validated set; a prompt left without questions is an error."""
         seg_ids = list(range(len(prompts))) if seg_ids is None else list(seg_ids)
-        by_seg: dict[int, list[Question]] = {}
+        records = []
         for seg, g in zip(seg_ids, self.generate(prompts)):
             if not g.rows:
                 reasons = "; ".join(g.dropped[:3]) or "the LM produced no question lines"
                 raise ValueError(f"no usable questions generated for prompt {g.prompt!r} ({reasons})")
-            by_seg[int(seg)] = [Question(int(seg), k, r["question"], tuple(r["choices"].split("|")), r["answer"], (),
-                                         r["prompt"], r["element"], r["category"]) for k, r in enumerate(g.rows)]
-        return QuestionSet(by_seg, kind="tifa", source="generated")
+            records += [{"id": int(seg), "question_id": k, **r} for k, r in enumerate(g.rows)]
+        # the same validation as question tables read from disk (one implementation, in the dataset builder)
+        return questions_from_records(records, kind="tifa", source="generated")
