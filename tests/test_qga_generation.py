@@ -111,3 +111,49 @@ def test_text_lm_seq2seq_batched_equals_single(tmp_path):
     assert qa.is_encoder_decoder and qa.tokenizer.padding_side == "right"
     prompts = ["Context: a red cat\nQuestion: is there a cat?\nChoices: yes, no\nAnswer:", "short one", "a b c d e f"]
     assert qa.generate(prompts) == [qa.generate([p])[0] for p in prompts]
+
+
+class AnswerBook:
+    """A scripted VQA backend: a fixed answer per question text."""
+
+    name = "answer-book"
+
+    def __init__(self, answers):
+        self.answers, self.asked = answers, []
+
+    def answer(self, images, questions):
+        self.asked.extend(questions)
+        return [self.answers[q] for q in questions]
+
+
+def test_on_demand_questions_score_a_new_prompt_with_tifa_and_dsg(shared_ts2):
+    from PIL import Image
+
+    from scorers.qga.generation import OnDemandQuestions
+    from scorers.qga.scorers import DSGScorer, TIFAScorer
+
+    book = AnswerBook({"is there a cat?": "yes", "What animal is on the sofa?": "a dog", "is the sofa red?": "no",
+                       "is there a Christmas tree?": "yes"})
+    lm = ScriptedLM([OUTPUT])
+    matcher = AnswerMatcher(encoder=FakeEncoder())
+    image = Image.new("RGB", (8, 8))
+    tifa = TIFAScorer(OnDemandQuestions(QuestionGenerator(lm)), backend=book, matcher=matcher)
+    scores, records = tifa.score_with_records([image, image], ["A red cat on a sofa.", "a red cat on a sofa"])
+    # q0 yes (right), q1 'a dog' -> 'dog' (expected cat: wrong), q2 'no' (expected yes: wrong)
+    assert scores.tolist() == pytest.approx([1 / 3, 1 / 3])
+    assert records[0]["failed_questions"] == "1|2"
+    assert len(lm.prompts) == 1  # one generation for both spellings of the prompt, then kept
+    tifa.score([image], ["A red cat on a sofa."])
+    assert len(lm.prompts) == 1
+    # DSG on generated questions: the yes/no ones only, all roots -> 1 of 2 answered yes
+    dsg = DSGScorer(OnDemandQuestions(QuestionGenerator(lm), kind="dsg"), backend=book, matcher=matcher)
+    assert dsg.score([image], ["A red cat on a sofa."]).tolist() == pytest.approx([0.5])
+    # prompts of a known table keep their questions; only new ones are generated
+    known = read_questions(shared_ts2 / "tifa_questions.csv")
+    mixed = OnDemandQuestions(QuestionGenerator(lm), known=known)
+    lists = mixed.lookup(["A Christmas tree with lights and teddy bear", "A red cat on a sofa."])
+    assert lists[0] == known.for_seg(0) and [q.question for q in lists[1]][0] == "is there a cat?"
+    assert len(lm.prompts) == 3  # tifa's, dsg's and this source's single generation each
+    with pytest.raises(ValueError, match="no yes/no questions generated for prompt 'x'"):
+        OnDemandQuestions(QuestionGenerator(ScriptedLM(["Element: x | object\nQ: what is x? | Choices: a, b | A: a"])),
+                          kind="dsg").lookup(["x"])

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 from .matching import AnswerMatcher
 from .questions import QuestionSet, questions_from_records
 
-__all__ = ["CATEGORIES", "FEW_SHOT", "GeneratedQuestions", "QuestionGenerator", "generation_prompt",
-           "parse_generation", "qa_filter", "qa_prompt"]
+__all__ = ["CATEGORIES", "FEW_SHOT", "GeneratedQuestions", "OnDemandQuestions", "QuestionGenerator",
+           "generation_prompt", "parse_generation", "qa_filter", "qa_prompt"]
 
 #: TIFA's 12 element categories.
 CATEGORIES = ("object", "animal/human", "food", "activity", "attribute", "counting", "color", "material", "spatial",
@@ -193,3 +193,58 @@ class QuestionGenerator:
             records += [{"id": int(seg), "question_id": k, **r} for k, r in enumerate(g.rows)]
         # the same validation as question tables read from disk (one implementation, in the dataset builder)
         return questions_from_records(records, kind="tifa", source="generated")
+
+
+class OnDemandQuestions:
+    """Questions for prompts nobody wrote questions for: generated on first use, then kept per prompt.
+
+    A drop-in for a :class:`QuestionSet` in the TIFA/DSG scorers (they only call ``lookup``, ``len`` and ``source``),
+    so "score this image against this new prompt" works with the same scorers as TS2's tables. Prompts found in
+    ``known`` (e.g. TS2's question table) use those questions. ``kind="dsg"`` keeps only the generated yes/no
+    questions, without dependencies: the generator writes no DSG graph, so every question is a root.
+    """
+
+    def __init__(self, generator: "QuestionGenerator", *, kind: str = "tifa", known: QuestionSet | None = None):
+        if kind not in ("tifa", "dsg"):
+            raise ValueError(f"kind must be 'tifa' or 'dsg', got {kind!r}")
+        self.generator, self.kind, self.known = generator, kind, known
+        self._cache: dict[str, list] = {}
+
+    @property
+    def source(self) -> str:
+        return f"generated {self.kind} questions" + (f" + {self.known.source}" if self.known is not None else "")
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self._cache.values()) + (len(self.known) if self.known is not None else 0)
+
+    def _known(self, prompt: str):
+        if self.known is None:
+            return None
+        try:
+            return self.known.for_prompt(prompt)
+        except ValueError:
+            return None
+
+    def lookup(self, prompts: Sequence[str], seg_ids: Sequence[int] | None = None) -> list[list]:
+        """Questions for each prompt (``seg_ids`` go to ``known``); missing prompts are generated in one batch."""
+        from dataclasses import replace
+
+        from .questions import normalize_prompt
+
+        if seg_ids is not None:
+            if self.known is None:
+                raise ValueError("seg_ids given but no known question table to look them up in")
+            return self.known.lookup(prompts, seg_ids)
+        missing = list({normalize_prompt(p): p for p in reversed(prompts)
+                        if normalize_prompt(p) not in self._cache and self._known(p) is None}.values())[::-1]
+        if missing:
+            generated = self.generator.questions(missing)
+            for k, prompt in enumerate(missing):
+                questions = generated.for_seg(k)
+                if self.kind == "dsg":
+                    questions = [q for q in questions if q.is_yes_no]
+                    if not questions:
+                        raise ValueError(f"no yes/no questions generated for prompt {prompt!r}")
+                self._cache[normalize_prompt(prompt)] = [replace(q, question_id=i, parents=())
+                                                         for i, q in enumerate(questions)]
+        return [self._known(p) or self._cache[normalize_prompt(p)] for p in prompts]

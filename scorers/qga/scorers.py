@@ -53,7 +53,8 @@ class QuestionScorer:
         if questions is None:
             raise ValueError(f"{type(self).__name__} needs questions: a {self.default_questions} path or a "
                              "QuestionSet (see scorers.qga.questions / scorers.qga.generation)")
-        self.questions = questions if isinstance(questions, QuestionSet) else read_questions(questions, self.rule)
+        # a QuestionSet, or any source with the same lookup (e.g. generation.OnDemandQuestions for new prompts)
+        self.questions = questions if hasattr(questions, "lookup") else read_questions(questions, self.rule)
         if accumulate not in ACCUMULATE:
             raise ValueError(f"accumulate must be one of {ACCUMULATE}, got {accumulate!r}")
         self.accumulate = accumulate
