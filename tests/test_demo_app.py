@@ -324,8 +324,8 @@ def test_qga_scorers_need_a_vlm(config):
 class FakeTIFA:
     """A registry-style QG/A factory: per item, the score and its per-question answers."""
 
-    def __init__(self, model, device="cpu", precision="fp32"):
-        self.model = model
+    def __init__(self, model, device="cpu", precision="fp32", questions=None):
+        self.model, self.questions = model, questions
 
     def score_with_records(self, images, prompts):
         answers = [{"question": "is there a cat?", "answer": "yes", "correct": True},
@@ -338,14 +338,20 @@ def test_qga_scorer_shows_per_question_answers_when_registered_and_a_vlm_is_set(
 
     import scorers.registry
 
+    import scorers.models.text_lm
+
     monkeypatch.setitem(scorers.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
     monkeypatch.delitem(scorers.registry.SCORERS, "dsg", raising=False)  # a registry without DSG: shown unavailable
-    specs = scorer_specs(config.with_(vlm="tiny-vlm"))
-    assert specs["TIFA"].unavailable is None and specs["TIFA"].model == "tiny-vlm"
+    monkeypatch.setattr(scorers.models.text_lm, "TextLM", lambda name: f"lm:{name}")
+    assert "--qg-model" in scorer_specs(config.with_(vlm="tiny-vlm"))["TIFA"].unavailable  # no question source
+    specs = scorer_specs(config.with_(vlm="tiny-vlm", qg_model="tiny-qg"))
+    assert specs["TIFA"].unavailable is None and specs["TIFA"].model.startswith("tiny-vlm + questions from tiny-qg")
     assert "no 'dsg' scorer" in specs["DSG"].unavailable
     slot = LazyScorer(specs["TIFA"])
     scorer = slot.get()
     assert isinstance(scorer, FakeTIFA) and scorer.model == "tiny-vlm"
+    # questions for any prompt: generated on demand by the configured LM
+    assert scorer.questions.kind == "tifa" and scorer.questions.generator.lm == "lm:tiny-qg"
     value, answers = score_image(scorer, Image.new("RGB", (8, 8)), "a cat on a red chair")
     assert value == 0.5
     assert answers.to_dict("list") == {"question": ["is there a cat?", "is the chair red?"], "answer": ["yes", "no"],
@@ -400,3 +406,17 @@ def test_cli_demo_serves_on_loopback(shared_ts2):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_qga_scorer_uses_the_data_dir_question_table_without_a_generator(monkeypatch, config, tmp_path, shared_ts2):
+    import shutil
+
+    import scorers.registry
+
+    monkeypatch.setitem(scorers.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
+    shutil.copy(shared_ts2 / "tifa_questions.csv", tmp_path / "tifa_questions.csv")
+    specs = scorer_specs(config.with_(vlm="tiny-vlm", data_dir=tmp_path))
+    assert specs["TIFA"].unavailable is None
+    assert "dsg_questions.csv" in specs["DSG"].unavailable  # no DSG table there, no generator
+    scorer = LazyScorer(specs["TIFA"]).get()
+    assert scorer.questions == str(tmp_path / "tifa_questions.csv")

@@ -30,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--clip-model", help="CLIP checkpoint for CLIPScore: local dir or Hub id "
                                            "(default openai/clip-vit-base-patch16)")
     demo.add_argument("--vlm", help="VQA model for TIFA/DSG (when the installed scorers provide them)")
+    demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
+                                         "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
     demo.add_argument("--hub-dataset", help="Hub dataset to fetch missing tables/images from (needs network)")
     demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit (default 10)")
     demo.set_defaults(handler=run_demo)
@@ -58,6 +60,8 @@ def run_demo(args: argparse.Namespace) -> int:
         settings["clip_model"] = args.clip_model
     if args.vlm:
         settings["vlm"] = args.vlm
+    if args.qg_model:
+        settings["qg_model"] = args.qg_model
     config = space.AppConfig.resolve(
         data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata, paper_table=args.paper,
         hub_dataset=args.hub_dataset, **settings,

@@ -39,7 +39,9 @@ class AppConfig:
     ``metadata``/``scores_csv``/``paper_table``: local table files (None: fetch from ``hub_dataset``, or unavailable).
     ``data_dir``: where images live (``data_dir / file_name``); without it images come from ``hub_dataset`` or are
     drawn as placeholders. ``clip_model``: CLIP checkpoint for CLIPScore (Hub id or local dir, loaded on first use).
-    ``vlm``: VQA model for TIFA/DSG (None: those scorers are offered as unavailable). ``seg_subset``: SEG ids of the
+    ``vlm``: VQA model for TIFA/DSG (None: those scorers are offered as unavailable). ``qg_model``: text LM that
+    writes TIFA questions for prompts without a question table (None: TIFA/DSG only for TS2 prompts, from the
+    data_dir's question tables). ``seg_subset``: SEG ids of the
     leaderboard (the paper averaged 0-163). ``max_upload_mb``: uploads above this are refused.
     """
 
@@ -50,6 +52,7 @@ class AppConfig:
     hub_dataset: str | None = None
     clip_model: str = DEFAULT_CLIP
     vlm: str | None = None
+    qg_model: str | None = None
     seg_subset: tuple[int, int] = (0, 164)
     max_upload_mb: float = 10.0
 
@@ -70,7 +73,8 @@ class AppConfig:
                 f"- released scores: `{self.scores_csv or f'Hub {hub}'}`",
                 f"- paper table: `{self.paper_table or 'not available'}`",
                 f"- images: `{self.data_dir or (f'Hub {hub}' if self.hub_dataset else 'placeholders')}`",
-                f"- CLIP model: `{self.clip_model}`; VLM: `{self.vlm or 'not configured'}`",
+                f"- CLIP model: `{self.clip_model}`; VLM: `{self.vlm or 'not configured'}`; "
+                f"question generator: `{self.qg_model or 'not configured'}`",
             ]
         )
 
@@ -128,6 +132,8 @@ class AppConfig:
             settings["clip_model"] = env["TS2_CLIP_MODEL"]
         if env.get("TS2_VLM"):
             settings["vlm"] = env["TS2_VLM"]
+        if env.get("TS2_QG_MODEL"):
+            settings["qg_model"] = env["TS2_QG_MODEL"]
         if env.get("TS2_MAX_UPLOAD_MB"):
             settings["max_upload_mb"] = float(env["TS2_MAX_UPLOAD_MB"])
         return cls.resolve(

@@ -102,10 +102,38 @@ def _registry_name(prefix: str) -> str:
     return next((name for name in sorted(SCORERS) if name.startswith(prefix)), prefix)
 
 
-def _qga_unavailable(name: str, config: AppConfig) -> str | None:
+def _question_table(config: AppConfig, kind: str):
+    """The data_dir's TS2 question table of ``kind`` (``tifa``/``dsg``), or None."""
+    table = config.data_dir / f"{kind}_questions.csv" if config.data_dir else None
+    return table if table is not None and table.is_file() else None
+
+
+def _qga_unavailable(name: str, kind: str, config: AppConfig) -> str | None:
     if not config.vlm:
         return "no VQA model configured (start with `ts2 demo --vlm MODEL` or set TS2_VLM)"
+    if not config.qg_model and _question_table(config, kind) is None:
+        return ("no questions: start with `--qg-model MODEL` to generate questions for any prompt, or with a "
+                f"`--data-dir` holding {kind}_questions.csv (TS2 prompts only)")
     return _registered(name)
+
+
+def _qga_builder(name: str, kind: str, config: AppConfig) -> Callable[[], Any]:
+    """TIFA/DSG with questions from the data_dir's table and, with ``qg_model``, generated for any other prompt."""
+    def build():
+        from scorers.registry import build_scorer
+
+        table = _question_table(config, kind)
+        if not config.qg_model:
+            return build_scorer(name, model=config.vlm, questions=str(table))
+        from scorers.models.text_lm import TextLM
+        from scorers.qga.generation import OnDemandQuestions, QuestionGenerator
+        from scorers.qga.questions import read_questions
+
+        known = read_questions(table, kind) if table is not None else None
+        questions = OnDemandQuestions(QuestionGenerator(TextLM(config.qg_model)), kind=kind, known=known)
+        return build_scorer(name, model=config.vlm, questions=questions)
+
+    return build
 
 
 def scorer_specs(config: AppConfig) -> dict[str, ScorerSpec]:
@@ -114,8 +142,9 @@ def scorer_specs(config: AppConfig) -> dict[str, ScorerSpec]:
                                      config.clip_model, _registered("clip_score"))}
     for label, prefix in (("TIFA", "tifa"), ("DSG", "dsg")):
         name = _registry_name(prefix)
-        specs[label] = ScorerSpec(label, _builder(name, model=config.vlm), config.vlm or "-",
-                                  _qga_unavailable(name, config))
+        model = f"{config.vlm} + questions from {config.qg_model or 'the data_dir tables'}" if config.vlm else "-"
+        specs[label] = ScorerSpec(label, _qga_builder(name, prefix, config), model,
+                                  _qga_unavailable(name, prefix, config))
     return specs
 
 
