@@ -95,6 +95,16 @@ def test_open_clip_matches_model_forward(models, data):
     np.testing.assert_allclose(ours, (image * text).sum(-1).numpy(), atol=TOL)
 
 
+def test_open_clip_folder_path_without_schema(models, data):
+    """A plain path to a folder saved by open_clip works like ``local-dir:PATH`` (not mistaken for transformers)."""
+    paths, prompts = data
+    folder = models["open_clip"].removeprefix("local-dir:")
+    plain = CLIPScore(folder, form="cosine")
+    assert plain.embedder.family == "open_clip"
+    reference = CLIPScore(models["open_clip"], form="cosine").score(paths, prompts)
+    np.testing.assert_array_equal(plain.score(paths, prompts), reference)
+
+
 @pytest.mark.filterwarnings("ignore:`max_length` is ignored")  # AlignProcessor's own defaults in the reference call
 def test_align_matches_model_forward(models, data):
     from transformers import AlignModel, AlignProcessor

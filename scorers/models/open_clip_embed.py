@@ -18,6 +18,7 @@ Image preprocessing, two ways (both feed ``encode_images``):
 from __future__ import annotations
 
 import io
+import os
 from typing import Any, Sequence
 
 import torch
@@ -29,9 +30,18 @@ __all__ = ["DECODES", "EncodedImageLoader", "OpenClipEmbedder", "Uint8Transform"
 DECODES = ("pil", "device")
 
 
+def open_clip_local_dir(model: str) -> str:
+    """``model`` with the ``local-dir:`` schema added when it is a folder saved by open_clip (has
+    ``open_clip_config.json``), so a plain path works like open_clip's own ``local-dir:PATH``."""
+    if not model.startswith(("local-dir:", "hf-hub:")) and os.path.isfile(os.path.join(model, "open_clip_config.json")):
+        return f"local-dir:{model}"
+    return model
+
+
 def is_open_clip_name(model: str, pretrained: str | None = None) -> bool:
-    """Whether ``model`` names an open_clip model (a built-in architecture, a schema path, or a tag was given)."""
-    if pretrained is not None or model.startswith(("local-dir:", "hf-hub:")):
+    """Whether ``model`` names an open_clip model (a built-in architecture, a schema path or an open_clip folder,
+    or a tag was given)."""
+    if pretrained is not None or open_clip_local_dir(model).startswith(("local-dir:", "hf-hub:")):
         return True
     try:
         import open_clip
@@ -121,6 +131,7 @@ class OpenClipEmbedder:
 
         if decode not in DECODES:
             raise ValueError(f"decode {decode!r} is not one of {DECODES}")
+        model = open_clip_local_dir(model)
         self.model_name, self.pretrained, self.decode = model, pretrained, decode
         self.dtype = dtype_of(precision)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
