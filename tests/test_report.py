@@ -21,7 +21,7 @@ ASSETS = ROOT / "docs" / "assets"
 
 @pytest.fixture(scope="module")
 def released_report(shared_ts2, tmp_path_factory):
-    """``ts2 report`` on the release, exactly as docs/readme/report.md documents it for docs/assets/."""
+    """``ts2 report`` on the release, exactly as the README (Reports) documents it for docs/assets/."""
     out = tmp_path_factory.mktemp("report")
     code = main(["report", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
                  "--paper", str(shared_ts2 / "paper_table2.csv"), "--segs", "0-163", "--clean-quotes",
@@ -161,7 +161,7 @@ def test_errors_name_the_problem(shared_ts2, tmp_path, capsys):
 
 
 def test_docs_assets_are_generated_not_typed(released_report):
-    """docs/assets/ is the output of the documented command: regenerate (see docs/readme/report.md) when this fails."""
+    """docs/assets/ is the output of the documented command: regenerate (README, Reports) when this fails."""
     for name in ("leaderboard.md", "leaderboard.tex", "leaderboard.csv"):
         assert (ASSETS / name).read_text() == (released_report / name).read_text(), f"docs/assets/{name} is stale"
     for name in FIGURES:
