@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-import torch
 
-from .vqa_base import answer_log_probability, check_pairs, chunks, move_inputs, pick_device, pick_dtype
+from .vqa_base import PromptedVQA, move_inputs, pick_device, pick_dtype
 
 __all__ = ["INSTRUCTBLIP_PROMPT", "InstructBlipVQA"]
 
 INSTRUCTBLIP_PROMPT = "Question: {question} Short answer:"
 
 
-class InstructBlipVQA:
+class InstructBlipVQA(PromptedVQA):
     """``InstructBlipVQA("Salesforce/instructblip-vicuna-7b")``: ``answer`` (greedy) and ``yes_probability``."""
 
     def __init__(self, model: str = "Salesforce/instructblip-vicuna-7b", *, device: str | None = None,
@@ -42,37 +40,6 @@ class InstructBlipVQA:
         inputs = self.processor(images=list(images), text=texts, padding=True, return_tensors="pt")
         return move_inputs(inputs, self.device, self.dtype)
 
-    @torch.inference_mode()
-    def answer(self, images: Sequence, questions: Sequence[str]) -> list[str]:
-        check_pairs(images, questions)
-        out: list[str] = []
-        tokenizer = self.processor.tokenizer
-        for part in chunks(len(questions), self.batch_size):
-            inputs = self._inputs([images[i] for i in part], [questions[i] for i in part])
-            ids = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False, num_beams=1,
-                                      pad_token_id=tokenizer.pad_token_id)
-            if self.is_decoder_only and ids.shape[1] >= inputs["input_ids"].shape[1] and torch.equal(
-                    ids[:, :inputs["input_ids"].shape[1]], inputs["input_ids"]):
-                ids = ids[:, inputs["input_ids"].shape[1]:]
-            out.extend(t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
-        return out
-
-    @torch.inference_mode()
-    def answer_probability(self, images: Sequence, questions: Sequence[str], answer: str = "yes") -> np.ndarray:
-        """P(``answer`` | image, question) for decoder-only LMs (teacher-forced after the prompt)."""
+    def _check_answer_probability(self) -> None:
         if not self.is_decoder_only:
             raise ValueError(f"{self.name}: answer probabilities are implemented for decoder-only LMs only")
-        check_pairs(images, questions)
-        answer_ids = torch.as_tensor(self.processor.tokenizer(answer, add_special_tokens=False)["input_ids"])
-        out = []
-        for part in chunks(len(questions), self.batch_size):
-            inputs = self._inputs([images[i] for i in part], [questions[i] for i in part])
-            tail = answer_ids.to(self.device).expand(inputs["input_ids"].shape[0], -1)
-            inputs["input_ids"] = torch.cat([inputs["input_ids"], tail], dim=1)
-            inputs["attention_mask"] = torch.cat([inputs["attention_mask"], torch.ones_like(tail)], dim=1)
-            logits = self.model(**inputs).logits
-            out.append(answer_log_probability(logits, answer_ids).exp().cpu().numpy())
-        return np.concatenate(out) if out else np.zeros(0)
-
-    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
-        return self.answer_probability(images, questions, "yes")

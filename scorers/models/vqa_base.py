@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
+import numpy as np
 import torch
 
 from ._precision import dtype_of
 
-__all__ = ["BACKENDS", "VQABackend", "answer_log_probability", "check_pairs", "chunks", "load_vqa_backend",
-           "pick_device", "pick_dtype", "unique_images"]
+__all__ = ["BACKENDS", "PromptedVQA", "VQABackend", "answer_log_probability", "check_pairs", "chunks",
+           "load_vqa_backend", "move_inputs", "pick_device", "pick_dtype", "unique_images"]
 
 
 @runtime_checkable
@@ -77,6 +78,62 @@ def answer_log_probability(logits: torch.Tensor, answer_ids: torch.Tensor) -> to
     steps = logits[:, -k - 1:-1, :].float().log_softmax(-1)
     target = answer_ids.to(logits.device).view(1, k, 1).expand(logits.shape[0], k, 1)
     return steps.gather(-1, target).squeeze(-1).sum(-1)
+
+
+class PromptedVQA:
+    """Shared body of the backends that render each question into a text prompt for a processor + ``generate``
+    model (InstructBLIP, chat VLMs, LLaVA): batched greedy answering and teacher-forced answer probabilities.
+
+    Subclasses set ``model``, ``processor`` (its tokenizer left-padded), ``device``, ``dtype``, ``batch_size``,
+    ``max_new_tokens``, ``name`` and :attr:`yes_word`, and implement :meth:`_inputs` (processor inputs of one batch).
+    """
+
+    #: the answer whose probability ``yes_probability`` reads (the spelling the model's answers start with)
+    yes_word = "yes"
+
+    def _inputs(self, images: Sequence, questions: Sequence[str]) -> dict:
+        raise NotImplementedError
+
+    def _check_answer_probability(self) -> None:
+        """Raise when this model cannot give teacher-forced answer probabilities (default: it can)."""
+
+    @torch.inference_mode()
+    def answer(self, images: Sequence, questions: Sequence[str]) -> list[str]:
+        check_pairs(images, questions)
+        out: list[str] = []
+        tokenizer = self.processor.tokenizer
+        for part in chunks(len(questions), self.batch_size):
+            inputs = self._inputs([images[i] for i in part], [questions[i] for i in part])
+            ids = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False, num_beams=1,
+                                      pad_token_id=tokenizer.pad_token_id)
+            prompt = inputs["input_ids"]
+            # decoder-only LMs return prompt + answer; encoder-decoder LMs the answer alone
+            if ids.shape[1] >= prompt.shape[1] and torch.equal(ids[:, :prompt.shape[1]], prompt):
+                ids = ids[:, prompt.shape[1]:]
+            out.extend(t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
+        return out
+
+    @torch.inference_mode()
+    def answer_probability(self, images: Sequence, questions: Sequence[str], answer: str | None = None) -> np.ndarray:
+        """P(``answer``'s tokens follow the prompt | image, question), teacher-forced (default :attr:`yes_word`)."""
+        self._check_answer_probability()
+        check_pairs(images, questions)
+        answer = self.yes_word if answer is None else answer
+        answer_ids = torch.as_tensor(self.processor.tokenizer(answer, add_special_tokens=False)["input_ids"])
+        out = []
+        for part in chunks(len(questions), self.batch_size):
+            inputs = self._inputs([images[i] for i in part], [questions[i] for i in part])
+            tail = answer_ids.to(self.device).expand(inputs["input_ids"].shape[0], -1)
+            inputs["input_ids"] = torch.cat([inputs["input_ids"], tail], dim=1)
+            inputs["attention_mask"] = torch.cat([inputs["attention_mask"], torch.ones_like(tail)], dim=1)
+            if "mm_token_type_ids" in inputs:  # multimodal token types (some chat VLMs): answer tokens are text
+                inputs["mm_token_type_ids"] = torch.cat([inputs["mm_token_type_ids"], torch.zeros_like(tail)], dim=1)
+            logits = self.model(**inputs).logits
+            out.append(answer_log_probability(logits, answer_ids).exp().cpu().numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
+        return self.answer_probability(images, questions, self.yes_word)
 
 
 #: backend name -> (module, class) under scorers.models
