@@ -25,3 +25,11 @@ def shared_ts2() -> Path:
     if not SHARED_TS2.is_dir():
         pytest.skip("../shared/ts2 is not available")
     return SHARED_TS2
+
+
+@pytest.fixture(scope="session")
+def full_data_dir(tmp_path_factory, shared_ts2) -> Path:
+    """A data_dir with all 2,840 release rows and tiny generated images (built once per test session; read-only)."""
+    from tests.ts2_fixture_data import make_data_dir
+
+    return make_data_dir(tmp_path_factory.mktemp("ts2-data"))

@@ -19,8 +19,8 @@ from tests.ts2_fixture_data import make_data_dir
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory, shared_ts2) -> Path:
-    return make_data_dir(tmp_path_factory.mktemp("ts2-data"))
+def data_dir(full_data_dir) -> Path:
+    return full_data_dir
 
 
 @pytest.fixture(scope="module")
