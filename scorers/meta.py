@@ -8,7 +8,9 @@ Per SEG (see ``docs`` in the README and the ``ts2_meta`` card for the full defin
 * **rank**  -- every walk (one node per error level, increasing error) gives ``-spearman(error count, score)`` over the
   walk's images (NaN scores dropped, walks with < 2 images skipped, constant input gives 0); the SEG value is the
   mean over walks weighted by each walk's number of valid images.
-* **sep**   -- mean two-sample Kolmogorov-Smirnov statistic over all node pairs with different error counts.
+* **sep**   -- mean two-sample Kolmogorov-Smirnov statistic over all node pairs with different error counts; a pair
+  is computable when both nodes keep a valid score. A SEG with no computable pair (one error level, or NaN scores
+  that empty a whole level) has sep 0, as in the spec and the official evaluator, and counts in the averages.
 * **delta** -- ``variant="paper"``: mean ``mean(lower-error node) - mean(higher-error node)`` over node pairs whose
   error counts differ by exactly one, divided by the population standard deviation of all evaluated scores;
   ``variant="official"``: all pairs with different error counts, no normalisation.
@@ -50,9 +52,12 @@ SUMMARY_KEYS = ("avg",) + PARTITIONS
 class MetaResult:
     """One meta-metric over a set of SEGs.
 
-    ``per_seg`` holds the SEG values (fractions; NaN where a SEG has no valid walk/pair); ``counts`` the number of walks
-    (rank) or node pairs (sep, delta) that entered each value; ``summary`` the means over SEGs for ``avg`` and each
-    partition (NaN SEGs excluded); ``ci`` optional bootstrap percentile intervals for the same keys.
+    ``per_seg`` holds the SEG values (fractions). A SEG with no valid walk (rank) or no computable node pair (delta)
+    is NaN, excluded from the means and counted in ``n_skipped``; for sep such a SEG is 0 and counts in the means
+    (the spec's rule). ``n_no_pair`` counts the SEGs where no walk/pair could be computed (for sep they are among
+    ``n_used``, for rank and delta among ``n_skipped``). ``counts`` the number of walks (rank) or node pairs (sep,
+    delta) that entered each value; ``summary`` the means over SEGs for ``avg`` and each partition; ``ci`` optional
+    bootstrap percentile intervals for the same keys.
     """
 
     name: str
@@ -64,6 +69,7 @@ class MetaResult:
     n_used: int
     n_skipped: int
     ci: dict[str, tuple[float, float]] | None = None
+    n_no_pair: int = 0
 
     def to_dict(self) -> dict:
         """JSON-ready form (NaN becomes None)."""
@@ -71,6 +77,7 @@ class MetaResult:
             "summary": {k: _json_float(v) for k, v in self.summary.items()},
             "n_used": self.n_used,
             "n_skipped": self.n_skipped,
+            "n_no_pair": self.n_no_pair,
             "per_seg": {int(s): _json_float(v) for s, v in zip(self.seg_ids, self.per_seg)},
             "counts": {int(s): int(c) for s, c in zip(self.seg_ids, self.counts)},
         }
@@ -419,7 +426,11 @@ class _SEGLayout:
         return value, (k >= 2).sum(axis=1)
 
     def sep(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean KS statistic over node pairs with different error counts, per metric column (0 if no such pair)."""
+        """Mean KS statistic over node pairs with different error counts, per metric column.
+
+        0 where no pair can be computed: a single error level, or NaN scores that empty every node of a level (the
+        spec's and the official evaluator's rule); ``used`` is then 0.
+        """
         n_cols = scores.shape[1]
         if len(self.pairs) == 0:
             return np.zeros(n_cols), np.zeros(n_cols, dtype=np.int64)
@@ -434,7 +445,7 @@ class _SEGLayout:
         ks = gap.max(axis=2)  # (C, pairs)
         usable = (counts[:, self.pairs[:, 0]] > 0) & (counts[:, self.pairs[:, 1]] > 0)
         used = usable.sum(axis=1)
-        value = np.divide((ks * usable).sum(axis=1), used, out=np.full(n_cols, np.nan), where=used > 0)
+        value = np.divide((ks * usable).sum(axis=1), used, out=np.zeros(n_cols), where=used > 0)  # no pair -> 0
         return value, used
 
     def delta(self, scores: np.ndarray, *, adjacent_only: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -495,6 +506,7 @@ def _summarise(
         n_used=int(defined.sum()),
         n_skipped=int((~defined).sum()),
         ci=ci,
+        n_no_pair=int((counts == 0).sum()),
     )
 
 

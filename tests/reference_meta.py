@@ -45,12 +45,11 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
         rank[seg] = num / den if den else np.nan
         # sep and delta over node pairs
         values = {n: g["score"].dropna().to_numpy() for n, g in group.groupby("node")}
-        ks, gaps, n_pairs = [], [], 0
+        ks, gaps = [], []
         for a, b in itertools.combinations(sorted(values), 2):
             ea, eb = node_err[a], node_err[b]
             if ea == eb:
                 continue
-            n_pairs += 1
             lo, hi = (a, b) if ea < eb else (b, a)
             if len(values[lo]) == 0 or len(values[hi]) == 0:
                 continue
@@ -59,9 +58,9 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
                 ks.append(stats.ks_2samp(values[lo], values[hi]).statistic)
             if variant == "official" or abs(ea - eb) == 1:
                 gaps.append(values[lo].mean() - values[hi].mean())
-        sep[seg] = float(np.mean(ks)) if ks else (0.0 if n_pairs == 0 else np.nan)
-        if gaps:
-            delta[seg] = float(np.mean(gaps)) / (std if variant == "paper" else 1.0)
+        sep[seg] = float(np.mean(ks)) if ks else 0.0  # the spec: a SEG with no computable pair has sep 0
+        if not gaps or (variant == "paper" and std == 0.0):
+            delta[seg] = np.nan  # no pair, or no spread to normalise by
         else:
-            delta[seg] = np.nan
+            delta[seg] = float(np.mean(gaps)) / (std if variant == "paper" else 1.0)
     return {"rank": rank, "sep": sep, "delta": delta, "std": std}

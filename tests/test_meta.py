@@ -236,3 +236,65 @@ def test_paired_comparison():
     same = compare(rg, rg, meta_metric="sep", n_resamples=500)
     assert same.difference == 0 and same.p_value == 1.0
     assert better.n_segs == 40
+
+
+# --- sep when missing scores empty a whole error level (issue 12, item 1) -----------------------------------------
+
+def test_sep_is_zero_and_counted_when_nan_removes_a_whole_level():
+    # SEG 0: nodes 0 / 1a / 1b; NaN empties level 1, so the pairs (0,1a), (0,1b) exist but none can be computed:
+    # the spec's rule gives the SEG sep 0, and it stays in the mean. SEG 1: 0 = {0.9}, 1 = {0.1}: KS 1.
+    scores = [0.9, 0.8, np.nan, np.nan, 0.9, 0.1]
+    seg = [0, 0, 0, 0, 1, 1]
+    nodes = ["0", "0", "1a", "1b", "0", "1"]
+    r = ts2_meta(scores, seg, nodes)
+    assert seg_values(r, "sep") == {0: 0.0, 1: 1.0}
+    assert r.sep.counts.tolist() == [0, 1]
+    assert r.sep.summary["avg"] == pytest.approx(0.5)  # (0 + 1) / 2, hand-computed
+    assert r.sep.n_used == 2 and r.sep.n_skipped == 0 and r.sep.n_no_pair == 1
+    assert r.to_dict()["sep"]["n_no_pair"] == 1
+
+
+def test_sep_is_zero_when_nan_removes_the_head_level():
+    # SEG 0 keeps only level-2 scores (head and level 1 all NaN): no computable pair -> 0
+    r = ts2_meta([np.nan, np.nan, 0.3, 0.2, 0.1, 0.9, 0.2], [0] * 5 + [1] * 2, ["0", "1a", "2", "2", "2", "0", "1"])
+    assert seg_values(r, "sep") == {0: 0.0, 1: 1.0}
+    assert r.sep.summary["avg"] == pytest.approx(0.5)
+    # walk 0-1a-2 still has 3 valid images, all on level 2: constant error count -> r = 0, weight 3
+    assert seg_values(r, "rank")[0] == 0.0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sep_matches_reference_loop_under_random_level_masks(seed):
+    # random NaN masks that often empty whole nodes or levels, checked per SEG against the scipy loop
+    rng = np.random.default_rng(100 + seed)
+    seg_ids, nodes = _random_segs([3, 4, 2, 3, 4, 3], [2, 1, 3, 2, 2, 3], rng)
+    scores = np.round(rng.random(len(seg_ids)) * 10) / 10
+    levels = np.array([int(n[0]) for n in nodes])
+    for seg in np.unique(seg_ids):
+        if rng.random() < 0.5:  # drop one whole error level of this SEG
+            level = rng.choice(np.unique(levels[seg_ids == seg]))
+            scores[(seg_ids == seg) & (levels == level)] = np.nan
+    scores[rng.random(len(scores)) < 0.3] = np.nan
+    if np.isnan(scores).all():
+        scores[0] = 0.5
+    for variant in ("paper", "official"):
+        ours = ts2_meta(scores, seg_ids, nodes, variant=variant)
+        ref = reference_meta(scores, seg_ids, nodes, variant=variant)
+        for metric in ("rank", "sep", "delta"):
+            want = np.array([ref[metric][s] for s in ours[metric].seg_ids])
+            np.testing.assert_allclose(ours[metric].per_seg, want, rtol=0, atol=1e-9, equal_nan=True)
+        want_avg = np.nanmean(list(ref["sep"].values()))
+        assert ours.sep.summary["avg"] == pytest.approx(want_avg, abs=1e-12)
+        assert not np.isnan(ours.sep.per_seg).any()  # sep is never undefined
+
+
+def test_reference_loop_handles_all_equal_scores():
+    # The hypothesis example that made tests/reference_meta.py divide by a zero std (all valid scores equal):
+    # delta has no spread to normalise by -> NaN on both sides; rank and sep are 0.
+    scores = np.array([0.5, np.nan, 0.5, 0.5])
+    seg_ids, nodes = np.array([0, 0, 0, 0]), np.array(["0a", "0b", "1a", "2a"])
+    ours = ts2_meta(scores, seg_ids, nodes)
+    ref = reference_meta(scores, seg_ids, nodes)
+    assert ref["std"] == 0.0 and math.isnan(ref["delta"][0]) and math.isnan(seg_values(ours, "delta")[0])
+    assert ref["rank"][0] == 0.0 == seg_values(ours, "rank")[0]
+    assert ref["sep"][0] == 0.0 == seg_values(ours, "sep")[0]

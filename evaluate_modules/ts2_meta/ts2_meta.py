@@ -36,7 +36,8 @@ Args:
 Returns:
     rank, sep, delta (`float`): averages over all evaluated SEGs (fractions).
     partitions (`dict`): {"synth"|"nat"|"real": {"rank", "sep", "delta"}}.
-    n_segs_used (`dict`): SEGs with a defined value per meta-metric; n_segs_skipped likewise.
+    n_segs_used (`dict`): SEGs with a defined value per meta-metric; n_segs_skipped likewise (a SEG with no
+        computable node pair has sep 0, counted as used; its rank/delta are NaN, counted as skipped).
     per_seg (`dict`): {meta-metric: {seg_id: value}}.
     ci (`dict`, only with n_bootstrap): {meta-metric: {"avg"|partition: [low, high]}}.
 Examples:
