@@ -14,14 +14,18 @@ from typing import Callable, Iterable, Mapping, Sequence, Union
 import numpy as np
 
 __all__ = [
+    "DEFAULT_SEG_IDS",
     "NODE_LABEL",
     "PARTITIONS",
     "SEG",
     "build_segs",
     "default_partition",
     "error_count",
+    "format_seg_range",
     "node_pairs",
+    "parse_seg_range",
     "partition_of",
+    "resolve_seg_subset",
     "walks",
 ]
 
@@ -32,6 +36,11 @@ NODE_LABEL = re.compile(r"^\s*(\d+)([A-Za-z]*)\s*$")
 PARTITIONS = ("synth", "nat", "real")
 
 PartitionSpec = Union[None, Mapping[int, str], Callable[[int], str]]
+
+#: The default SEG set of ``ts2 meta``, ``ts2 reproduce``, ``ts2 report``, the leaderboard and the demo: SEGs 0-163,
+#: the set the paper's Table 2 averages over (the release's last SEG, 164, is not in it). Every output states the SEGs
+#: it used; ``--segs all`` (``seg_subset=None`` in Python) evaluates every SEG of the input.
+DEFAULT_SEG_IDS = tuple(range(164))
 
 
 def error_count(label: object, *, position: int | None = None) -> int:
@@ -195,3 +204,57 @@ def _as_seg_id(raw: object, position: int) -> int:
 
 def _where(position: int | None) -> str:
     return "" if position is None else f"position {position}: "
+
+
+def parse_seg_range(spec: str | None) -> list[int] | None:
+    """``"0-163"`` / ``"0-10,20,30-32"`` -> list of SEG ids (None and ``""`` pass through as None)."""
+    if spec is None or str(spec).strip() == "":
+        return None
+    ids: list[int] = []
+    for part in str(spec).split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                lo, hi = part.split("-", 1)
+                ids.extend(range(int(lo), int(hi) + 1))
+            else:
+                ids.append(int(part))
+        except ValueError:
+            raise ValueError(f"SEG range {spec!r}: cannot parse {part!r} (use e.g. 0-163 or 0-10,20)") from None
+    return ids
+
+
+def format_seg_range(seg_ids: Iterable[int]) -> str:
+    """The inverse of :func:`parse_seg_range`: ``[0, 1, 2, 5]`` -> ``"0-2,5"`` (sorted, duplicates dropped)."""
+    ids = sorted({int(s) for s in seg_ids})
+    parts: list[str] = []
+    start = prev = None
+    for seg_id in ids + [None]:
+        if start is not None and (seg_id is None or seg_id != prev + 1):
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+            start = None
+        if seg_id is not None and start is None:
+            start = seg_id
+        prev = seg_id
+    return ",".join(parts)
+
+
+def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | None:
+    """The SEG ids to evaluate, from a user's choice, given the SEG ids ``present`` in the input.
+
+    ``"default"``: :data:`DEFAULT_SEG_IDS` (0-163) that are present (an error if none is); ``"all"`` or None: every
+    SEG (returns None); a range string (``"0-10,20"``) or an iterable of ids: exactly those (unknown ids are refused
+    later, by the evaluator, with their ids named).
+    """
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
+        return None
+    if isinstance(spec, str) and spec.strip().lower() == "default":
+        have = {int(float(s)) for s in present}
+        chosen = [s for s in DEFAULT_SEG_IDS if s in have]
+        if not chosen:
+            raise ValueError(f"none of the default SEGs ({format_seg_range(DEFAULT_SEG_IDS)}) is in the input "
+                             f"(it has {format_seg_range(have) or 'none'}); pass --segs all or a range")
+        return chosen
+    if isinstance(spec, str):
+        return parse_seg_range(spec)
+    return [int(s) for s in spec]

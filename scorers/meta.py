@@ -29,7 +29,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .graph import PARTITIONS, SEG, PartitionSpec, build_segs, node_pairs, walks
+from .graph import PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, walks
 
 __all__ = [
     "META_METRICS",
@@ -103,12 +103,19 @@ class TS2Result:
             raise KeyError(f"unknown meta-metric {name!r}; expected one of {META_METRICS}")
         return getattr(self, name)
 
+    @property
+    def segs(self) -> str:
+        """The evaluated SEG ids as a range string, e.g. ``"0-163"`` (every output states it)."""
+        return format_seg_range(self.rank.seg_ids)
+
     def summary(self) -> dict[str, dict[str, float]]:
         """``{"rank": {"avg": .., "synth": .., "nat": .., "real": ..}, "sep": {...}, "delta": {...}}`` in fractions."""
         return {name: dict(self[name].summary) for name in META_METRICS}
 
     def to_dict(self) -> dict:
         out = {name: self[name].to_dict() for name in META_METRICS}
+        out["segs"] = self.segs
+        out["n_segs"] = int(self.rank.seg_ids.size)
         out["variant"] = self.variant
         out["higher_is_better"] = self.higher_is_better
         out["score_std"] = _json_float(self.score_std)
@@ -118,7 +125,8 @@ class TS2Result:
 def as_scores(values: Iterable[object], *, name: str = "scores", clean_quotes: bool = False) -> np.ndarray:
     """Convert per-image scores to a float array, refusing what would silently corrupt the meta-metrics.
 
-    NaN and empty cells become NaN (they are skipped later). Non-numeric cells (the released ``llmscore_over`` column
+    NaN and empty cells become NaN (they are skipped later), but a metric with no valid score at all is refused
+    (``ValueError``): it has nothing to evaluate, and a table of zeros would look like a result. Non-numeric cells (the released ``llmscore_over`` column
     has cells like ``"3``) and infinities raise ``ValueError`` naming the position and value; ``clean_quotes=True``
     strips stray quote characters first, explicitly.
     """
@@ -155,6 +163,8 @@ def as_scores(values: Iterable[object], *, name: str = "scores", clean_quotes: b
     if infinite.size:
         p = int(infinite[0])
         raise ValueError(f"{name} has {infinite.size} infinite value(s), first at position {p}: {out[p]}")
+    if not (out == out).any():
+        raise ValueError(f"{name} has no valid score (all {out.size} values are NaN or empty)")
     return out
 
 
@@ -227,6 +237,14 @@ class TS2Evaluator:
         if not columns:
             raise ValueError("no score columns given")
         names = list(columns)
+        if isinstance(higher_is_better, Mapping):
+            missing = [n for n in names if n not in higher_is_better]
+            if missing:
+                raise ValueError(f"higher_is_better has no entry for column(s) {missing[:10]}; give one per column "
+                                 f"(or a single bool for all)")
+            unknown = [n for n in higher_is_better if n not in columns]
+            if unknown:
+                raise ValueError(f"higher_is_better names unknown column(s) {unknown[:10]}; columns: {names[:10]}")
         orient = {n: bool(higher_is_better[n] if isinstance(higher_is_better, Mapping) else higher_is_better) for n in names}
         block = np.empty((self.n_images, len(names)))
         for c, name in enumerate(names):
@@ -235,6 +253,10 @@ class TS2Evaluator:
                 raise ValueError(f"{name} has {values.shape[0]} entries but seg_ids/nodes have {self.n_images}")
             block[:, c] = values if orient[name] else -values
         evaluated = block[self.positions]
+        empty = [names[c] for c in np.flatnonzero(np.isnan(evaluated).all(axis=0))]
+        if empty:
+            raise ValueError(f"{empty[0]} has no valid score in the evaluated SEGs ({format_seg_range(self.seg_ids)})"
+                             + (f"; {len(empty) - 1} more column(s) likewise" if len(empty) > 1 else ""))
         stds = np.array([_finite_std(evaluated[:, c]) for c in range(len(names))])
 
         n = len(self._layouts)

@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from .graph import resolve_seg_subset
 from .meta import META_METRICS, SUMMARY_KEYS, TS2Evaluator, TS2Result
 from .tables import align_scores, column_scores
 
@@ -26,15 +27,17 @@ DELTA_SWAP_NOTE = (
 
 @dataclass
 class Reproduction:
-    """Ours vs paper: ``rows`` (one dict per column/meta-metric/partition, values in %) and the full results."""
+    """Ours vs paper: ``rows`` (one dict per column/meta-metric/partition, values in %) and the full results;
+    ``segs`` the evaluated SEG ids as a range string (e.g. ``"0-163"``)."""
 
     rows: list[dict]
     results: dict[str, TS2Result]
     columns: list[str]
     notes: list[str]
+    segs: str = ""
 
     def to_dict(self) -> dict:
-        return {"rows": self.rows, "notes": self.notes}
+        return {"segs": self.segs, "rows": self.rows, "notes": self.notes}
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
@@ -61,7 +64,7 @@ def reproduce_table(
     paper: pd.DataFrame | None = None,
     *,
     columns: Iterable[str] | None = None,
-    seg_subset: Iterable[int] | None = None,
+    seg_subset: Iterable[int] | str | None = "default",
     clean_quotes: bool = False,
     variant: str = "paper",
     n_bootstrap: int = 0,
@@ -74,6 +77,8 @@ def reproduce_table(
     ``columns`` defaults to the paper's columns present in ``scores`` (or every non-key column without a paper).
     Row dicts: ``column, meta_metric, partition, ours, paper, residual`` (paper/residual None when unpublished).
     ``higher_is_better`` overrides the orientation per column (default: from the paper table, else True).
+    ``seg_subset``: ``"default"`` (SEGs 0-163, the paper's set, :data:`scorers.graph.DEFAULT_SEG_IDS`), ``"all"``/None,
+    a range string or SEG ids (:func:`scorers.graph.resolve_seg_subset`); ``Reproduction.segs`` states the choice.
     """
     aligned = align_scores(scores, metadata, on=on)
     if columns is None:
@@ -89,6 +94,7 @@ def reproduce_table(
     values = {c: column_scores(aligned, c, clean_quotes=clean_quotes) for c in columns}
     orient = {c: (higher_is_better_from_paper(paper, c) if paper is not None else True) for c in columns}
     orient.update({c: bool(v) for c, v in (higher_is_better or {}).items() if c in orient})
+    seg_subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
     evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), seg_subset=seg_subset)
     results = evaluator.evaluate_many(
         values, higher_is_better=orient, variant=variant, n_bootstrap=n_bootstrap, seed=seed
@@ -120,4 +126,5 @@ def reproduce_table(
     notes = []
     if variant == "paper" and any(c in DELTA_SWAPPED for c in columns) and paper is not None:
         notes.append(DELTA_SWAP_NOTE)
-    return Reproduction(rows=rows, results=results, columns=columns, notes=notes)
+    segs = results[columns[0]].segs
+    return Reproduction(rows=rows, results=results, columns=columns, notes=notes, segs=segs)

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .graph import error_count, partition_of
+from .graph import error_count, parse_seg_range, partition_of
 from .meta import as_scores
 
 __all__ = [
@@ -138,24 +138,6 @@ def read_paper_table(path: str | Path) -> pd.DataFrame:
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing}")
     return frame
-
-
-def parse_seg_range(spec: str | None) -> list[int] | None:
-    """``"0-163"`` / ``"0-10,20,30-32"`` -> list of SEG ids (None passes through)."""
-    if spec is None or str(spec).strip() == "":
-        return None
-    ids: list[int] = []
-    for part in str(spec).split(","):
-        part = part.strip()
-        try:
-            if "-" in part:
-                lo, hi = part.split("-", 1)
-                ids.extend(range(int(lo), int(hi) + 1))
-            else:
-                ids.append(int(part))
-        except ValueError:
-            raise ValueError(f"SEG range {spec!r}: cannot parse {part!r} (use e.g. 0-163 or 0-10,20)") from None
-    return ids
 
 
 def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = False) -> np.ndarray:

@@ -5,6 +5,7 @@ Written for obviousness, not speed. The tests cross-check ``scorers.meta`` again
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 
@@ -64,3 +65,34 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
         else:
             delta[seg] = float(np.mean(gaps)) / (std if variant == "paper" else 1.0)
     return {"rank": rank, "sep": sep, "delta": delta, "std": std}
+
+
+def _partition(seg: int) -> str:
+    # TS2's partitions as the paper states them: Synth < 111, Nat 111-135, Real >= 136
+    return "synth" if seg < 111 else ("nat" if seg < 136 else "real")
+
+
+def reference_summary(per_seg: dict) -> dict:
+    """Plain means of per-SEG values (NaN skipped): ``avg`` and each partition."""
+    out = {"avg": float(np.nanmean(list(per_seg.values())))}
+    for part in ("synth", "nat", "real"):
+        values = [v for s, v in per_seg.items() if _partition(int(s)) == part]
+        out[part] = float(np.nanmean(values)) if values else float("nan")
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def released_reference(shared_dir: str, column: str, *, higher_is_better: bool = True, variant: str = "paper",
+                       max_seg: int = 163) -> dict:
+    """The reference loop on one column of the release's ``released_scores.csv`` over SEGs 0..max_seg (cached).
+
+    Cells are parsed with plain ``float`` after stripping stray quotes (the release's ``llmscore_over`` has ``"3``).
+    Returns ``{"rank"|"sep"|"delta": {"per_seg": {...}, "summary": {...}}}``.
+    """
+    md = pd.read_csv(f"{shared_dir}/metadata.csv", dtype=str, keep_default_na=False)
+    released = pd.read_csv(f"{shared_dir}/released_scores.csv", dtype=str, keep_default_na=False)
+    keep = md["id"].astype(int) <= max_seg
+    values = np.array([float(c.strip("\"'")) if c.strip("\"' ") else np.nan for c in released[column][keep]])
+    ref = reference_meta(values, md["id"][keep].astype(int).to_numpy(), md["rank"][keep].to_numpy(),
+                         higher_is_better=higher_is_better, variant=variant)
+    return {m: {"per_seg": ref[m], "summary": reference_summary(ref[m])} for m in ("rank", "sep", "delta")}

@@ -5,8 +5,11 @@ import pandas as pd
 import pytest
 
 from scorers.cli import main
-from scorers.meta import ts2_meta
+from tests.reference_meta import released_reference
 
+# How far our values (from the release's score files) may sit from the paper's Table 2, in points: the largest
+# residuals of the README's "Ours vs the paper" table (rank -3.4 ALIGNScore, sep -1.3 TIFA mPLUG, delta +/-1.7),
+# rounded up; the paper used earlier score files (see that section).
 TOLERANCE = {"rank": 4.0, "sep": 3.0, "delta": 3.5}
 
 
@@ -46,8 +49,14 @@ def test_reproduce_json_is_one_object_within_tolerance(shared_ts2, capsys):
         if row["meta_metric"] == "delta" and row["column"].startswith("llmscore"):
             continue  # the paper's LLMScore deltas look swapped (EC <-> Over)
         assert abs(row["ours"] - row["paper"]) <= TOLERANCE[row["meta_metric"]], row
+    assert payload["segs"] == "0-163"
+    # independent expectation: the plain scipy loop over SEGs 0-163 (not the code under test); rows are rounded to
+    # 4 decimals of a percent, hence abs=1e-4
+    ref = released_reference(str(shared_ts2), "clipscore")
+    for row in (r for r in rows if r["column"] == "clipscore"):
+        assert row["ours"] == pytest.approx(100 * ref[row["meta_metric"]]["summary"][row["partition"]], abs=1e-4), row
     clip = next(r for r in avg if r["column"] == "clipscore" and r["meta_metric"] == "rank")
-    assert clip["ours"] == pytest.approx(68.2, abs=0.05) and clip["paper"] == 71.4
+    assert clip["paper"] == 71.4  # the paper's Table 2
 
 
 def test_llmscore_delta_swap(reproduction):
@@ -75,21 +84,60 @@ def test_stray_quotes_are_reported_not_coerced(shared_ts2, capsys):
     assert "llmscore_over" in err and "'\"3'" in err and "--clean-quotes" in err
 
 
-def test_meta_command_matches_library(shared_ts2, capsys):
+def test_meta_command_matches_the_reference_loop(shared_ts2, capsys):
+    """`ts2 meta` against the plain scipy loop (tests/reference_meta.py), default SEGs 0-163, JSON and table."""
     code, out, _ = run_cli(
         capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
         "--column", "clipscore", "--json",
     )
     assert code == 0
     payload = json.loads(out)["clipscore"]
-    md = pd.read_csv(shared_ts2 / "metadata.csv")
-    direct = ts2_meta(pd.read_csv(shared_ts2 / "released_scores.csv")["clipscore"], md["id"], md["rank"])
-    assert payload["rank"]["summary"]["avg"] == pytest.approx(direct.rank.summary["avg"], abs=1e-12)
+    assert payload["segs"] == "0-163" and payload["n_segs"] == 164
+    ref = released_reference(str(shared_ts2), "clipscore")
+    for metric in ("rank", "sep", "delta"):
+        for part, want in ref[metric]["summary"].items():
+            assert payload[metric]["summary"][part] == pytest.approx(want, abs=1e-12), (metric, part)
+    # lower-is-better + official variant, read back from the printed table (values in %, one decimal)
     code, out, _ = run_cli(
         capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
         "--column", "llmscore_ec", "--lower-is-better", "--variant", "official",
     )
-    assert code == 0 and "llmscore_ec" in out and "rank:avg" in out
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "SEGs: 0-163 (164 SEGs)"
+    header, row = lines[1].split(), next(l for l in lines if l.startswith("llmscore_ec")).split()
+    ref = released_reference(str(shared_ts2), "llmscore_ec", higher_is_better=False, variant="official")
+    for metric in ("rank", "sep", "delta"):
+        for part in ("avg", "synth", "nat", "real"):
+            shown = row[header.index(f"{metric}:{part}")]
+            assert shown == f"{100 * ref[metric]['summary'][part]:.1f}", (metric, part)
+    # --lower-is-better really flips: the same column read as higher-is-better has the opposite rank sign
+    code, out, _ = run_cli(
+        capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
+        "--column", "llmscore_ec", "--variant", "official", "--json",
+    )
+    assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(-ref["rank"]["summary"]["avg"])
+
+
+def test_meta_segs_all_and_explicit(shared_ts2, capsys):
+    base = ["meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
+            "--column", "clipscore", "--json"]
+    code, out, _ = run_cli(capsys, *base, "--segs", "all")
+    payload = json.loads(out)["clipscore"]
+    assert code == 0 and payload["segs"] == "0-164" and len(payload["rank"]["per_seg"]) == 165
+    code, out, _ = run_cli(capsys, *base, "--segs", "0-9,120")
+    assert code == 0 and json.loads(out)["clipscore"]["segs"] == "0-9,120"
+
+
+def test_meta_refuses_an_all_nan_column(tmp_path, capsys):
+    (tmp_path / "md.csv").write_text("id,target_prompt,file_name,image_source,rank\n0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1\n")
+    (tmp_path / "s.csv").write_text("good,blank\n0.5,\n0.1,nan\n")
+    code, out, err = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md.csv"))
+    assert code == 2 and out == ""
+    assert "column 'blank' has no valid score (all 2 values are NaN or empty)" in err
+    code, out, _ = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md.csv"),
+                           "--column", "good")
+    assert code == 0 and out.startswith("SEGs: 0 (1 SEGs)")
 
 
 def test_meta_joins_on_key_columns(tmp_path, shared_ts2, capsys):

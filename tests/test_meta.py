@@ -125,7 +125,7 @@ def test_bad_input_names_the_offender(scores, seg, nodes, message):
 
 def test_as_scores_clean_quotes_is_explicit():
     assert as_scores(['"3', "2", "", None], clean_quotes=True).tolist()[:2] == [3.0, 2.0]
-    assert np.isnan(as_scores(["", None], clean_quotes=False)).all()
+    assert np.isnan(as_scores(["", None, "0.5"], clean_quotes=False)[:2]).all()  # all-empty: see test_all_nan_...
     with pytest.raises(ValueError, match="clean_quotes"):
         as_scores(['"3'])
     with pytest.raises(ValueError, match="unknown meta|variant"):
@@ -298,3 +298,31 @@ def test_reference_loop_handles_all_equal_scores():
     assert ref["std"] == 0.0 and math.isnan(ref["delta"][0]) and math.isnan(seg_values(ours, "delta")[0])
     assert ref["rank"][0] == 0.0 == seg_values(ours, "rank")[0]
     assert ref["sep"][0] == 0.0 == seg_values(ours, "sep")[0]
+
+
+# --- numbers a user compares (issue 12, items 6 and 7) -----------------------------------------------------------
+
+def test_all_nan_metric_is_an_error():
+    with pytest.raises(ValueError, match=r"blank has no valid score \(all 3 values are NaN or empty\)"):
+        TS2Evaluator([0, 0, 0], ["0", "1", "2"]).evaluate([np.nan] * 3, name="blank")
+    with pytest.raises(ValueError, match="no valid score"):
+        as_scores(["", "nan", None])
+    # valid scores only outside the evaluated SEGs: nothing to evaluate either
+    with pytest.raises(ValueError, match="m has no valid score in the evaluated SEGs"):
+        TS2Evaluator([0, 0, 1, 1], ["0", "1", "0", "1"], seg_subset=[0]).evaluate(
+            [np.nan, np.nan, 0.2, 0.1], name="m")
+
+
+def test_higher_is_better_mapping_must_cover_every_column():
+    evaluator = TS2Evaluator([0, 0], ["0", "1"])
+    with pytest.raises(ValueError, match=r"higher_is_better has no entry for column\(s\) \['b'\]"):
+        evaluator.evaluate_many({"a": [0.9, 0.1], "b": [0.2, 0.3]}, higher_is_better={"a": True})
+    with pytest.raises(ValueError, match=r"higher_is_better names unknown column\(s\) \['c'\]"):
+        evaluator.evaluate_many({"a": [0.9, 0.1]}, higher_is_better={"a": True, "c": False})
+
+
+def test_results_state_the_segs_they_cover():
+    r = ts2_meta([0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.5, 0.4], [0, 0, 1, 1, 2, 2, 5, 5], ["0", "1"] * 4,
+                 seg_subset=[0, 1, 2, 5])
+    assert r.to_dict()["segs"] == "0-2,5" and r.to_dict()["n_segs"] == 4
+    assert r.segs == "0-2,5"

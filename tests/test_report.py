@@ -13,6 +13,7 @@ from PIL import Image
 from scorers.cli import main
 from scorers.meta import ts2_meta
 from scorers.tables import column_scores, parse_seg_range, read_metadata, read_score_table
+from tests.reference_meta import released_reference
 
 FIGURES = ("rank_vs_flops.png", "seg_histograms.png", "correlation_heatmap.png")
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,18 +42,19 @@ def test_report_writes_tables_and_four_figures(released_report):
     assert dict(zip(board["column"], board["higher_is_better"]))["llmscore_ec"] == False  # noqa: E712
 
 
-def test_leaderboard_numbers_equal_ts2_reproduce(released_report, shared_ts2, capsys):
-    code = main(["reproduce", "--scores", str(shared_ts2 / "released_scores.csv"), "--metadata",
-                 str(shared_ts2 / "metadata.csv"), "--paper", str(shared_ts2 / "paper_table2.csv"),
-                 "--segs", "0-163", "--clean-quotes", "--json"])
-    assert code == 0
-    rows = json.loads(capsys.readouterr().out)["rows"]
+@pytest.mark.parametrize("column, higher_is_better", [("clipscore", True), ("llmscore_over", False)])
+def test_leaderboard_numbers_equal_the_reference_loop(released_report, shared_ts2, column, higher_is_better):
+    """Independent expectation: the plain scipy loop (tests/reference_meta.py) over SEGs 0-163, partition means taken
+    by hand; llmscore_over is lower-is-better (from the paper table) and has stray quotes."""
+    ref = released_reference(str(shared_ts2), column, higher_is_better=higher_is_better)
     board = pd.read_csv(released_report / "leaderboard.csv").set_index("column")
-    assert len(rows) == 19 * 12
-    for row in rows:
-        key = f"{row['meta_metric']}_{row['partition']}"
-        assert board.loc[row["column"], key] == row["ours"], (row["column"], key)
-        assert board.loc[row["column"], f"{key}_paper"] == row["paper"], (row["column"], key)
+    assert board.loc[column, "segs"] == "0-163"
+    for meta_metric in ("rank", "sep", "delta"):
+        for part, want in ref[meta_metric]["summary"].items():
+            # the CSV keeps the values rounded to 4 decimals of a percent
+            assert board.loc[column, f"{meta_metric}_{part}"] == pytest.approx(100 * want, abs=1e-4), (meta_metric, part)
+    text = (released_report / "leaderboard.md").read_text()
+    assert "over SEGs 0-163." in text and "over SEGs 0-163" in (released_report / "leaderboard.tex").read_text()
 
 
 def test_leaderboard_values_match_meta_directly(released_report, shared_ts2):
@@ -132,10 +134,11 @@ def test_user_scores_without_paper(shared_ts2, tmp_path, capsys):
     assert "leaves out 1 metric(s) without a FLOPs cost: my_errors" in printed
     board = pd.read_csv(out / "leaderboard.csv").set_index("column")
     # error counts ordered by lower-is-better rank every walk perfectly and separate every node pair; SEG 103 has only
-    # error-0 images (a constant walk scores 0, no node pair gives sep 0), hence 164/165
-    assert board.loc["my_errors", "rank_avg"] == pytest.approx(100.0 * 164 / 165, abs=1e-4)
+    # error-0 images (a constant walk scores 0, no node pair gives sep 0); the default SEGs are 0-163, hence 163/164
+    assert (board["segs"] == "0-163").all()
+    assert board.loc["my_errors", "rank_avg"] == pytest.approx(100.0 * 163 / 164, abs=1e-4)
     assert board.loc["my_errors", "rank_nat"] == board.loc["my_errors", "rank_real"] == 100.0
-    assert board.loc["my_errors", "sep_avg"] == pytest.approx(100.0 * 164 / 165, abs=1e-4)
+    assert board.loc["my_errors", "sep_avg"] == pytest.approx(100.0 * 163 / 164, abs=1e-4)
     assert 0 < board.loc["noisy", "rank_avg"] < 100
     assert not board.loc["my_errors", "higher_is_better"]
     assert "my\\_errors" in (out / "leaderboard.tex").read_text()

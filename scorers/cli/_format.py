@@ -23,7 +23,8 @@ def _num(value: float | None, digits: int = 1, signed: bool = False) -> str:
 
 
 def format_meta_table(results: Mapping[str, TS2Result]) -> str:
-    """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped."""
+    """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
+    evaluated SEGs."""
     header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in SUMMARY_KEYS] + ["segs used/skipped"]
     lines = []
     for name, result in results.items():
@@ -33,10 +34,15 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
             cells += [pct(summary.get(p)) for p in SUMMARY_KEYS]
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
         lines.append(cells)
-    return _grid([header] + lines)
+    return _segs_line(results) + "\n" + _grid([header] + lines)
 
 
-def format_reproduction(rows: list[dict], notes: list[str] = ()) -> str:
+def _segs_line(results: Mapping[str, TS2Result]) -> str:
+    described = {f"{r.segs} ({r.rank.seg_ids.size} SEGs)" for r in results.values()}
+    return "SEGs: " + "; ".join(sorted(described))
+
+
+def format_reproduction(rows: list[dict], notes: list[str] = (), *, segs: str | None = None) -> str:
     """ours / paper / residual per metric and meta-metric, one column block per partition."""
     table = {}
     for row in rows:
@@ -51,7 +57,7 @@ def format_reproduction(rows: list[dict], notes: list[str] = ()) -> str:
                 f"{_num(row.get('ours'))} / {_num(row.get('paper'))} / {_num(row.get('residual'), signed=True)}"
             )
         lines.append(cells)
-    text = _grid([header] + lines)
+    text = (f"SEGs: {segs}\n" if segs else "") + _grid([header] + lines)
     return text + ("\n" + "\n".join(notes) if notes else "")
 
 
@@ -65,8 +71,9 @@ def _grid(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def format_reproduction_markdown(rows: list[dict], partition: str = "avg") -> str:
-    """Markdown table of one partition: ours / paper (residual) per metric for rank, sep and delta."""
+def format_reproduction_markdown(rows: list[dict], partition: str = "avg", *, segs: str | None = None) -> str:
+    """Markdown table of one partition: ours / paper (residual) per metric for rank, sep and delta; with ``segs`` a
+    last line states the evaluated SEGs."""
     table: dict[str, dict[str, dict]] = {}
     for row in rows:
         if row["partition"] == partition:
@@ -81,4 +88,6 @@ def format_reproduction_markdown(rows: list[dict], partition: str = "avg") -> st
             row = metrics.get(name, {})
             cells.append(f"{_num(row.get('ours'))} / {_num(row.get('paper'))} ({_num(row.get('residual'), signed=True)})")
         lines.append(f"| {column} | " + " | ".join(cells) + " |")
+    if segs:
+        lines += ["", f"SEGs {segs}."]
     return "\n".join(lines)

@@ -6,9 +6,14 @@ import json
 
 from ..meta import TS2Evaluator
 from ..reproduce import reproduce_table
-from ..tables import align_scores, column_scores, iter_columns, parse_seg_range, read_metadata, read_paper_table
+from ..graph import resolve_seg_subset
+from ..tables import align_scores, column_scores, iter_columns, read_metadata, read_paper_table
 from ..tables import read_score_table
 from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
+
+
+#: --segs of meta, reproduce and report
+SEGS_HELP = "SEG ids to evaluate, e.g. 0-10,20, or 'all' (default: 0-163, the paper's Table 2 set)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("--lower-is-better", action="store_true", help="scores are error counts (LLMScore style)")
     meta.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
     meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
-    meta.add_argument("--segs", help="SEG ids to evaluate, e.g. 0-163")
+    meta.add_argument("--segs", default="default", help=SEGS_HELP)
     meta.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
     meta.add_argument("--seed", type=int, default=0)
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
@@ -38,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--scores", required=True, help="released_scores.csv (row-aligned with --metadata)")
     rep.add_argument("--metadata", required=True, help="metadata.csv")
     rep.add_argument("--paper", required=True, help="paper_table2.csv")
-    rep.add_argument("--segs", help="SEG ids to evaluate; the paper averaged 0-163")
+    rep.add_argument("--segs", default="default", help=SEGS_HELP)
     rep.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
     rep.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
@@ -53,7 +58,7 @@ def run_meta(args: argparse.Namespace) -> int:
     columns = iter_columns(scores, args.column)
     values = {c: column_scores(scores, c, clean_quotes=args.clean_quotes) for c in columns}
     evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(),
-                             seg_subset=parse_seg_range(args.segs))
+                             seg_subset=resolve_seg_subset(args.segs, metadata["seg_id"]))
     results = evaluator.evaluate_many(
         values, higher_is_better=not args.lower_is_better, variant=args.variant,
         n_bootstrap=args.n_bootstrap, seed=args.seed,
@@ -70,17 +75,17 @@ def run_reproduce(args: argparse.Namespace) -> int:
         read_score_table(args.scores),
         read_metadata(args.metadata),
         read_paper_table(args.paper),
-        seg_subset=parse_seg_range(args.segs),
+        seg_subset=args.segs,
         clean_quotes=args.clean_quotes,
         variant=args.variant,
         n_bootstrap=args.n_bootstrap,
     )
     if args.json:
-        print(json.dumps({"rows": reproduction.rows}))
+        print(json.dumps({"segs": reproduction.segs, "rows": reproduction.rows}))
     elif args.markdown:
-        print(format_reproduction_markdown(reproduction.rows))
+        print(format_reproduction_markdown(reproduction.rows, segs=reproduction.segs))
         for note in reproduction.notes:
             print(f"\n{note}")
     else:
-        print(format_reproduction(reproduction.rows, reproduction.notes))
+        print(format_reproduction(reproduction.rows, reproduction.notes, segs=reproduction.segs))
     return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..tables import parse_seg_range, read_metadata, read_paper_table, read_score_table
+from ..tables import read_metadata, read_paper_table, read_score_table
+from .meta import SEGS_HELP
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--paper", help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
     parser.add_argument("--out", required=True, help="output directory (created if missing)")
     parser.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
-    parser.add_argument("--segs", help="SEG ids to evaluate, e.g. 0-163 (the paper's Table 2)")
+    parser.add_argument("--segs", default="default", help=SEGS_HELP)
     parser.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
     parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN",
@@ -51,7 +52,7 @@ def run_report(args: argparse.Namespace) -> int:
         Path(args.out),
         paper=read_paper_table(args.paper) if args.paper else None,
         columns=args.column,
-        seg_subset=parse_seg_range(args.segs),
+        seg_subset=args.segs,
         clean_quotes=args.clean_quotes,
         lower_is_better=args.lower_is_better,
         variant=args.variant,
@@ -63,7 +64,7 @@ def run_report(args: argparse.Namespace) -> int:
         graph_columns=args.graph_column,
         digits=args.digits,
     )
-    print(f"{len(report.board)} metric(s) -> {args.out}")
+    print(f"{len(report.board)} metric(s), SEGs {report.reproduction.segs} -> {args.out}")
     for kind, path in report.paths.items():
         print(f"  {kind:20s} {path}")
     for note in report.notes:

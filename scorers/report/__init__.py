@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..graph import SEG, build_segs
+from ..graph import SEG, build_segs, resolve_seg_subset
 from ..reproduce import Reproduction, reproduce_table
 from ..tables import align_scores, column_scores, score_columns
 from .costs import merged_flops
@@ -79,7 +79,7 @@ def write_report(
     *,
     paper: pd.DataFrame | None = None,
     columns: Iterable[str] | None = None,
-    seg_subset: Iterable[int] | None = None,
+    seg_subset: Iterable[int] | str | None = "default",
     clean_quotes: bool = False,
     lower_is_better: Iterable[str] = (),
     variant: str = "paper",
@@ -97,9 +97,11 @@ def write_report(
     ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.read_metadata`
     frame. Orientation comes from the paper table (LLMScore is lower-is-better); ``lower_is_better`` names further
     columns (not in the paper) whose scores are negated before evaluation. ``flops`` adds or overrides FLOPs per image.
-    ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
+    ``seg_subset``: ``"default"`` (SEGs 0-163), ``"all"``/None or the SEG ids (:func:`scorers.graph.resolve_seg_subset`);
+    the tables state it. ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
     two best and two worst by rank Avg).
     """
+    seg_subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
     combined = combine_scores(tables, metadata, on=on)
     wanted = _ordered_columns(combined, paper, columns)

@@ -27,8 +27,9 @@ def value_columns() -> list[str]:
 
 
 def leaderboard_frame(reproduction: Reproduction, paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per metric column: ``column, name, family, higher_is_better``, the twelve values (%), and, where
-    present, ``<value>_ci_low/_ci_high`` (bootstrap) and ``<value>_paper`` (published)."""
+    """One row per metric column: ``column, name, family, higher_is_better, segs`` (the evaluated SEG ids, e.g.
+    ``0-163``), the twelve values (%), and, where present, ``<value>_ci_low/_ci_high`` (bootstrap) and
+    ``<value>_paper`` (published)."""
     names: dict[str, str] = {}
     families: dict[str, str] = {}
     if paper is not None:
@@ -43,6 +44,7 @@ def leaderboard_frame(reproduction: Reproduction, paper: pd.DataFrame | None = N
             "name": names.get(column, column),
             "family": families.get(column, ""),
             "higher_is_better": bool(result.higher_is_better),
+            "segs": result.segs,
         }
     has_ci = has_paper = False
     for row in reproduction.rows:
@@ -55,7 +57,7 @@ def leaderboard_frame(reproduction: Reproduction, paper: pd.DataFrame | None = N
         if row.get("paper") is not None:
             has_paper = True
         record[f"{key}_paper"] = _number(row.get("paper"))
-    order = ["column", "name", "family", "higher_is_better"]
+    order = ["column", "name", "family", "higher_is_better", "segs"]
     for key in value_columns():
         order.append(key)
     if has_ci:
@@ -135,7 +137,9 @@ def _best(board: pd.DataFrame, digits: int) -> Mapping[str, float]:
 
 
 def _footnote(board: pd.DataFrame, *, markdown: bool) -> str:
-    text = ("TS2 meta-metrics in % (higher is better). Best per column in bold"
+    segs = "; ".join(dict.fromkeys(str(s) for s in board["segs"])) if "segs" in board.columns else ""
+    text = ("TS2 meta-metrics in % (higher is better)" + (f" over SEGs {segs}" if segs else "")
+            + ". Best per column in bold"
             + ("; 95% bootstrap interval over SEGs under each Avg" if any(c.endswith("_ci_low") for c in board.columns) else "")
             + ".")
     if not board["higher_is_better"].all():
