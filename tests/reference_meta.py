@@ -74,10 +74,13 @@ def _partition(seg: int) -> str:
 
 def reference_summary(per_seg: dict) -> dict:
     """Plain means of per-SEG values (NaN skipped): ``avg`` and each partition."""
-    out = {"avg": float(np.nanmean(list(per_seg.values())))}
+    def mean(values):
+        values = [v for v in values if not np.isnan(v)]
+        return sum(values) / len(values) if values else float("nan")
+
+    out = {"avg": mean(per_seg.values())}
     for part in ("synth", "nat", "real"):
-        values = [v for s, v in per_seg.items() if _partition(int(s)) == part]
-        out[part] = float(np.nanmean(values)) if values else float("nan")
+        out[part] = mean([v for s, v in per_seg.items() if _partition(int(s)) == part])
     return out
 
 

@@ -253,9 +253,21 @@ def test_cli_score_then_meta_table(clip_path, data_dir, tmp_path, capsys):
                  "--num-workers", "0", "--no-progress", "--meta"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "rank:avg" in captured.out and "clip_score" in captured.out
     frame = pd.read_csv(out)
     assert len(frame) == N_IMAGES and (frame["clip_score"] >= 0).all()  # default form: max(cos, 0)
+    # the printed table against the plain scipy loop on the written scores (not the code under test)
+    from tests.reference_meta import reference_meta, reference_summary
+
+    lines = captured.out.splitlines()
+    segs = sorted(set(frame["seg_id"]))
+    assert lines[0] == f"SEGs: {segs[0]}-{segs[-1]} ({len(segs)} SEGs)" and segs == list(range(segs[0], segs[-1] + 1))
+    header, row = lines[1].split(), next(l for l in lines if l.startswith("clip_score")).split()
+    ref = reference_meta(frame["clip_score"].to_numpy(), frame["seg_id"].to_numpy(), frame["node"].astype(str))
+    for metric in ("rank", "sep", "delta"):
+        want = reference_summary(ref[metric])
+        for part in ("avg", "synth", "nat", "real"):
+            shown = row[header.index(f"{metric}:{part}")]
+            assert shown == ("-" if np.isnan(want[part]) else f"{100 * want[part]:.1f}"), (metric, part)
     assert main(["score", "nope", "--data-dir", str(data_dir), "--out", str(out)]) == 2
     assert "unknown scorer 'nope'" in capsys.readouterr().err
 

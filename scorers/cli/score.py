@@ -70,11 +70,13 @@ def run_score(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}: {len(frame)} rows ({result.computed} scored now, "
               f"{len(frame) - result.computed - skipped} from cache, {skipped} skipped)", file=sys.stderr)
         if args.meta:
+            from ..graph import resolve_seg_subset
             from ..meta import ts2_meta
             from ._format import format_meta_table
 
             seg_ids, nodes = frame["seg_id"].to_numpy(), frame["node"].to_numpy()
-            results = {c: ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes)
+            segs = resolve_seg_subset("default", seg_ids)  # the one default SEG set (0-163) that the table states
+            results = {c: ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes, seg_subset=segs)
                        for c in result.extra["score_columns"]}
             print(format_meta_table(results))
     finish()
