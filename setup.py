@@ -1,5 +1,12 @@
 """ts2-evaluate: the T2IScoreScore (TS2) meta-benchmark for text-to-image faithfulness metrics."""
+import re
+from pathlib import Path
+
 from setuptools import find_packages, setup
+
+# the one place the version is written: scorers/__init__.py (read as text: setup.py must not import the package)
+VERSION = re.search(r'^__version__ = "([^"]+)"', (Path(__file__).parent / "scorers" / "__init__.py").read_text(),
+                    flags=re.M).group(1)
 
 CORE = [
     "numpy>=1.24",
@@ -11,10 +18,11 @@ CORE = [
     "huggingface_hub>=0.24",
     "pillow>=10",
     "tqdm>=4.66",
+    "pyyaml>=6",  # the dataset card's YAML header (ts2 dataset export)
 ]
 MODELS = [
-    # torch + torchvision must come as a matching PyPI pair (open_clip needs torchvision); pinned to the pair
-    # that pip resolves quickly here. Any matching pair >= 2.4 works.
+    # torch + torchvision must come as a matching PyPI pair (open_clip needs torchvision). Not pinned here: any
+    # matching pair >= 2.4 works; the README's install line names the pair the tests run on.
     "torch>=2.4",
     "torchvision>=0.19",
     "transformers>=4.45",
@@ -39,7 +47,7 @@ DEV = [
 
 setup(
     name="ts2-evaluate",
-    version="0.1.0",
+    version=VERSION,
     description="T2IScoreScore (TS2): meta-evaluate text-to-image faithfulness metrics, Hugging Face style",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",

@@ -24,7 +24,7 @@ with T2IScoreScore (TS2)", NeurIPS 2024.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -96,7 +96,6 @@ class TS2Result:
     variant: str = "paper"
     higher_is_better: bool = True
     score_std: float = float("nan")
-    extra: dict = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> MetaResult:
         if name not in META_METRICS:

@@ -7,21 +7,15 @@ equals the one-question-per-forward answer (tested per family).
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Sequence
 
 import numpy as np
 import torch
 
 from ._precision import dtype_of
 
-__all__ = ["BACKENDS", "PromptedVQA", "VQABackend", "answer_log_probability", "check_pairs", "chunks",
+__all__ = ["BACKENDS", "PromptedVQA", "answer_log_probability", "check_pairs", "chunks",
            "load_vqa_backend", "move_inputs", "pick_device", "pick_dtype", "unique_images"]
-
-
-@runtime_checkable
-class VQABackend(Protocol):
-    def answer(self, images: Sequence, questions: Sequence[str]) -> list[str]:
-        ...
 
 
 def pick_device(device: str | None) -> torch.device:

@@ -1,8 +1,8 @@
 """Per-question records (question, answer, chosen, correct) and per-image scores from them.
 
 One table shape serves every path (a VLM run here, answers converted from elsewhere), so "which question failed"
-reads the same everywhere: one row per (image, question) with columns :data:`RECORD_COLUMNS` (+ ``passed`` for DSG,
-whether the question and all its ancestors passed).
+reads the same everywhere: one row per (image, question) with columns ``item, seg_id, question_id, question, choices,
+expected, parents, answer, chosen, correct`` (+ ``passed`` for DSG, whether the question and all its ancestors passed).
 """
 from __future__ import annotations
 
@@ -16,10 +16,8 @@ from .matching import AnswerMatcher, clean_answer
 from .questions import Question
 from .tifa import is_correct, tifa_score
 
-__all__ = ["RECORD_COLUMNS", "RULES", "build_records", "image_scores"]
+__all__ = ["RULES", "build_records", "image_scores"]
 
-RECORD_COLUMNS = ["item", "seg_id", "question_id", "question", "choices", "expected", "parents", "answer", "chosen",
-                  "correct"]
 RULES = ("tifa", "dsg")
 
 
