@@ -25,7 +25,7 @@ with T2IScoreScore (TS2)", NeurIPS 2024.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -121,13 +121,19 @@ class TS2Result:
         return out
 
 
-def as_scores(values: Iterable[object], *, name: str = "scores", clean_quotes: bool = False) -> np.ndarray:
+QUOTE_HINT = "stray quote characters: pass clean_quotes=True / --clean-quotes to strip them"
+
+
+def as_scores(
+    values: Iterable[object], *, name: str = "scores", clean_quotes: bool = False, quote_hint: str | None = QUOTE_HINT
+) -> np.ndarray:
     """Convert per-image scores to a float array, refusing what would silently corrupt the meta-metrics.
 
     NaN and empty cells become NaN (they are skipped later), but a metric with no valid score at all is refused
     (``ValueError``): it has nothing to evaluate, and a table of zeros would look like a result. Non-numeric cells (the released ``llmscore_over`` column
     has cells like ``"3``) and infinities raise ``ValueError`` naming the position and value; ``clean_quotes=True``
-    strips stray quote characters first, explicitly.
+    strips stray quote characters first, explicitly. ``quote_hint`` is added to the error only when a bad cell holds a
+    quote character (an app can word it for its own controls; None: no hint).
     """
     raw = values if isinstance(values, np.ndarray) else list(values)
     arr = np.asarray(raw)
@@ -156,7 +162,8 @@ def as_scores(values: Iterable[object], *, name: str = "scores", clean_quotes: b
         if bad:
             shown = ", ".join(f"position {p}: {v!r}" for p, v in bad[:5])
             more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-            hint = "" if clean_quotes else " (pass clean_quotes=True / --clean-quotes to strip stray quotes)"
+            quoted = any(mark in str(v) for _, v in bad for mark in "\"'")
+            hint = f" ({quote_hint})" if quoted and not clean_quotes and quote_hint else ""
             raise ValueError(f"{name} has {len(bad)} non-numeric value(s): {shown}{more}{hint}")
     infinite = np.flatnonzero(np.isinf(out))
     if infinite.size:
@@ -229,8 +236,12 @@ class TS2Evaluator:
         n_bootstrap: int = 0,
         confidence: float = 0.95,
         seed: int = 0,
+        progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, TS2Result]:
-        """rank/sep/delta of several metrics at once (``{name: per-image scores}``), one vectorised pass per SEG."""
+        """rank/sep/delta of several metrics at once (``{name: per-image scores}``), one vectorised pass per SEG.
+
+        ``progress(done, total)`` is called after each SEG (the CLI draws a bar with it on long work).
+        """
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if not columns:
@@ -266,6 +277,8 @@ class TS2Evaluator:
             out["rank"][k], counts["rank"][k] = layout.rank(local)
             out["sep"][k], counts["sep"][k] = layout.sep(local)
             out["delta"][k], counts["delta"][k] = layout.delta(local, adjacent_only=(variant == "paper"))
+            if progress is not None:
+                progress(k + 1, n)
         if variant == "paper":
             with np.errstate(divide="ignore", invalid="ignore"):
                 out["delta"] = np.where(stds > 0, out["delta"] / stds, np.nan)

@@ -16,9 +16,11 @@ from .meta import as_scores
 
 __all__ = [
     "KEY_COLUMNS",
+    "MAX_METRIC_COLUMNS",
     "METADATA_COLUMNS",
     "align_scores",
     "parse_seg_range",
+    "preview_names",
     "read_metadata",
     "read_paper_table",
     "read_score_table",
@@ -70,9 +72,44 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def read_score_table(path: str | Path) -> pd.DataFrame:
-    """A per-image score CSV as strings (numeric validation happens per column in :func:`as_scores`)."""
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+#: Most metric columns one score table may bring without naming the wanted ones (``--column``): a file wider than
+#: this is almost always a mistake (a transposed table, a pivot), and reading it whole costs minutes and gigabytes.
+MAX_METRIC_COLUMNS = 1000
+
+
+def preview_names(names: Sequence[object], limit: int = 8) -> str:
+    """The first few of a list of names for an error message: ``'a', 'b', ... (10,000 in all)``."""
+    names = list(names)
+    shown = ", ".join(repr(str(n)) for n in names[:limit])
+    return shown if len(names) <= limit else f"{shown}, ... ({len(names):,} in all)"
+
+
+def read_score_table(
+    path: str | Path,
+    columns: Sequence[str] | None = None,
+    *,
+    max_columns: int = MAX_METRIC_COLUMNS,
+) -> pd.DataFrame:
+    """A per-image score CSV as strings (numeric validation happens per column in :func:`as_scores`).
+
+    With ``columns`` only the key columns and those score columns are read (``usecols``), and a requested column
+    missing from the header is an error naming the first few available ones. Without ``columns``, a table with more
+    than ``max_columns`` score columns is refused before it is read.
+    """
+    header = list(pd.read_csv(path, nrows=0).columns)
+    available = [c for c in header if c not in KEY_COLUMNS]
+    if columns:
+        unknown = [c for c in columns if c not in header]
+        if unknown:
+            raise ValueError(f"{path}: score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
+        wanted = set(columns)
+        usecols = [c for c in header if c in KEY_COLUMNS or c in wanted]
+    else:
+        if len(available) > max_columns:
+            raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
+                             f"at most {max_columns:,} are evaluated at once: pick some with --column")
+        usecols = None
+    return pd.read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
 
 
 def score_columns(frame: pd.DataFrame) -> list[str]:
@@ -103,7 +140,9 @@ def align_scores(
     for column in on:
         for name, table in (("scores", scores), ("metadata", metadata)):
             if column not in table.columns:
-                raise ValueError(f"join column {column!r} is missing from {name} (columns: {list(table.columns)})")
+                raise ValueError(f"join column {column!r} is missing from {name} (columns: "
+                                 f"{preview_names(table.columns)}); expected a header with {', '.join(on)} (the join "
+                                 "keys; release names id/rank also work) and numeric score columns")
     left = metadata[list(on)].astype(str).reset_index(drop=True)
     right = scores.copy()
     right[list(on)] = right[list(on)].astype(str)
@@ -143,11 +182,18 @@ def read_paper_table(path: str | Path) -> pd.DataFrame:
 def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = False) -> np.ndarray:
     """Validated float scores of one column (errors name the CSV row: data row k is line k + 2)."""
     if column not in frame.columns:
-        raise ValueError(f"score column {column!r} not found; available: {score_columns(frame)}")
+        raise ValueError(f"score column {column!r} not found; available: {preview_names(score_columns(frame))}")
     try:
         return as_scores(frame[column].to_numpy(), name=f"column {column!r}", clean_quotes=clean_quotes)
     except ValueError as error:
-        raise ValueError(f"{error} (position p is CSV line p + 2)") from None
+        hint = ""
+        if "non-numeric" in str(error):
+            cells = frame[column].astype(str).str.strip()
+            text = pd.to_numeric(cells, errors="coerce").isna() & ~cells.isin(["", "nan", "NaN"])
+            if text.mean() > 0.5:  # mostly words: a text column taken for a score, i.e. a wrong header
+                hint = (f"; column {column!r} is not numeric: is the header right? Key columns "
+                        f"({', '.join(KEY_COLUMNS)}) are not scored, every other column must hold numbers")
+        raise ValueError(f"{error} (position p is CSV line p + 2){hint}") from None
 
 
 def iter_columns(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> list[str]:
@@ -155,5 +201,5 @@ def iter_columns(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> l
     names = list(columns) if columns else score_columns(frame)
     unknown = [c for c in names if c not in frame.columns]
     if unknown:
-        raise ValueError(f"score column(s) {unknown} not found; available: {score_columns(frame)}")
+        raise ValueError(f"score column(s) {unknown[:5]} not found; available: {preview_names(score_columns(frame))}")
     return names

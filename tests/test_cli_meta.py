@@ -194,3 +194,76 @@ def test_readme_reproduction_table_is_generated(shared_ts2, capsys):
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     block = readme.split("<!-- reproduction:start -->\n", 1)[1].split("<!-- reproduction:end -->", 1)[0]
     assert block == out
+
+
+# --- huge inputs and context-blind hints (issue 13) ----------------------------------------------------------------
+
+def _wide(tmp_path, n_columns, n_rows=2):
+    (tmp_path / "md.csv").write_text("id,target_prompt,file_name,image_source,rank\n0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1\n")
+    header = ",".join(f"c{k}" for k in range(n_columns))
+    rows = "\n".join(",".join(f"{0.9 - 0.5 * r + 0.001 * k:.3f}" for k in range(n_columns)) for r in range(n_rows))
+    (tmp_path / "wide.csv").write_text(header + "\n" + rows + "\n")
+    return tmp_path / "wide.csv", tmp_path / "md.csv"
+
+
+def test_too_many_metric_columns_are_refused_with_a_short_message(tmp_path, capsys):
+    from scorers.tables import MAX_METRIC_COLUMNS
+
+    scores, md = _wide(tmp_path, MAX_METRIC_COLUMNS + 1)
+    code, out, err = run_cli(capsys, "meta", str(scores), "--metadata", str(md))
+    assert code == 2 and out == ""
+    assert f"has {MAX_METRIC_COLUMNS + 1:,} score columns" in err and f"at most {MAX_METRIC_COLUMNS:,}" in err
+    assert "--column" in err and "'c0', 'c1'" in err and "c1000" not in err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 400
+    code, out, _ = run_cli(capsys, "meta", str(scores), "--metadata", str(md), "--column", "c1000", "--json")
+    assert code == 0 and list(json.loads(out)) == ["c1000"]
+
+
+def test_error_about_ten_thousand_columns_names_the_first_few(tmp_path, capsys):
+    scores, md = _wide(tmp_path, 10_000)
+    code, _, err = run_cli(capsys, "meta", str(scores), "--metadata", str(md), "--column", "nope")
+    assert code == 2 and "['nope'] not found" in err and "'c0'" in err and "10,000" in err
+    assert "c9999" not in err and len(err) < 400
+
+
+def test_read_score_table_reads_only_the_needed_columns(tmp_path):
+    from scorers.tables import read_score_table
+
+    (tmp_path / "s.csv").write_text("seg_id,file_name,a,b,c\n0,x.jpg,1,2,3\n")
+    assert list(read_score_table(tmp_path / "s.csv", columns=["b"]).columns) == ["seg_id", "file_name", "b"]
+    assert list(read_score_table(tmp_path / "s.csv").columns) == ["seg_id", "file_name", "a", "b", "c"]
+
+
+def test_progress_is_shown_on_long_work(tmp_path, capsys):
+    scores, md = _wide(tmp_path, 40)
+    code, out, err = run_cli(capsys, "meta", str(scores), "--metadata", str(md), "--json")
+    assert code == 0 and len(json.loads(out)) == 40
+    assert "ts2 meta: 40 column(s)" in err and "SEG" in err
+    scores, md = _wide(tmp_path, 3)
+    code, out, err = run_cli(capsys, "meta", str(scores), "--metadata", str(md), "--json")
+    assert code == 0 and err == ""  # short work stays quiet
+
+
+def test_clean_quotes_hint_only_when_quotes_were_seen(tmp_path, capsys):
+    (tmp_path / "md.csv").write_text("id,target_prompt,file_name,image_source,rank\n0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1\n")
+    (tmp_path / "s.csv").write_text('quoted,typo\n"""3",0.5\n2,0..4\n')
+    code, _, err = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md.csv"),
+                           "--column", "quoted")
+    assert code == 2 and "--clean-quotes" in err
+    code, _, err = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md.csv"),
+                           "--column", "typo")
+    assert code == 2 and "'0..4'" in err and "quote" not in err
+
+
+def test_wrong_header_says_which_columns_were_expected(tmp_path, capsys):
+    (tmp_path / "md.csv").write_text("id,target_prompt,file_name,image_source,rank\n0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1\n")
+    # a scores file whose header lost a name: the prompt text lands in a "score" column
+    (tmp_path / "s.csv").write_text("seg,image,score\n0,a.jpg,a cat\n0,b.jpg,a cat\n")
+    code, _, err = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md.csv"),
+                           "--on", "seg_id", "file_name")
+    assert code == 2 and "join column 'seg_id' is missing from scores" in err
+    assert "expected a header with seg_id, file_name" in err and "quote" not in err
+    code, _, err = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md.csv"),
+                           "--column", "score")
+    assert code == 2 and "not numeric" in err and "header" in err and "quote" not in err
+    assert "seg_id" in err  # names the key columns a score table may have

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
 from ..meta import TS2Evaluator
 from ..reproduce import reproduce_table
@@ -52,17 +54,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.set_defaults(handler=run_reproduce)
 
 
+#: ``ts2 meta`` shows progress (stderr) from this many score columns on; a large file's read is announced too
+PROGRESS_MIN_COLUMNS = 20
+ANNOUNCE_READ_BYTES = 50 * 1024 * 1024
+
+
 def run_meta(args: argparse.Namespace) -> int:
     metadata = read_metadata(args.metadata)
-    scores = align_scores(read_score_table(args.scores), metadata, on=args.on)
+    if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
+        print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
+    scores = align_scores(read_score_table(args.scores, args.column), metadata, on=args.on)
     columns = iter_columns(scores, args.column)
     values = {c: column_scores(scores, c, clean_quotes=args.clean_quotes) for c in columns}
     evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(),
                              seg_subset=resolve_seg_subset(args.segs, metadata["seg_id"]))
-    results = evaluator.evaluate_many(
-        values, higher_is_better=not args.lower_is_better, variant=args.variant,
-        n_bootstrap=args.n_bootstrap, seed=args.seed,
-    )
+    bar = None
+    if len(columns) >= PROGRESS_MIN_COLUMNS:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(evaluator.segs), unit="SEG", file=sys.stderr,
+                   desc=f"ts2 meta: {len(columns)} column(s)")
+    try:
+        results = evaluator.evaluate_many(
+            values, higher_is_better=not args.lower_is_better, variant=args.variant,
+            n_bootstrap=args.n_bootstrap, seed=args.seed,
+            progress=None if bar is None else (lambda done, total: bar.update(1)),
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     if args.json:
         print(json.dumps({name: result.to_dict() for name, result in results.items()}))
     else:
