@@ -5,8 +5,9 @@ project's canonical names (``seg_id``, ``prompt``, ``node``...), so everything d
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ __all__ = [
     "MAX_METRIC_COLUMNS",
     "METADATA_COLUMNS",
     "align_scores",
+    "integer_column",
     "parse_seg_range",
     "preview_names",
     "read_metadata",
@@ -41,35 +43,69 @@ KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt"
 
 
 def read_metadata(path: str | Path) -> pd.DataFrame:
-    """The release's ``metadata.csv`` with canonical columns plus ``error_count`` and ``partition``.
+    """The release's ``metadata.csv`` with canonical columns plus ``error_count``, ``partition`` and ``line``.
 
-    Accepts the release's names (``id, target_prompt, file_name, image_source, rank``) or the canonical ones.
-    Raises ``ValueError`` naming the row for a missing column, a bad SEG id, an empty prompt or an unparsable node.
+    The library's one metadata reader. Its rules and messages are those of the dataset builder's standalone copy
+    (``dataset_script/ts2/ts2.py``, ``read_metadata``; ``tests/test_dataset_validation.py`` checks the two agree on a
+    corpus of bad files): the release's names (``id, target_prompt, file_name, image_source, rank``) or the canonical
+    ones; SEG ids are integers (``1.0`` is refused), prompts and file names non-empty, file names unique, node labels
+    parse, and every SEG has an error-0 node. ``ValueError`` names the file, CSV line, SEG and image.
     """
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    frame.columns = [str(c).strip() for c in frame.columns]
     frame = frame.rename(columns={k: v for k, v in METADATA_COLUMNS.items() if k in frame.columns and k != v})
-    missing = [c for c in ("seg_id", "prompt", "node") if c not in frame.columns]
+    release_name = {v: k for k, v in METADATA_COLUMNS.items() if k != v}
+    missing = [c for c in ("seg_id", "prompt", "file_name", "node") if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {missing}; expected {list(METADATA_COLUMNS)} (release names)")
-    seg_ids = pd.to_numeric(frame["seg_id"], errors="coerce")
-    bad = np.flatnonzero(seg_ids.isna().to_numpy() | (seg_ids % 1 != 0).to_numpy())
-    if bad.size:
-        row = int(bad[0])
-        raise ValueError(f"{path}: row {row + 2}: SEG id {frame['seg_id'].iloc[row]!r} is not an integer")
-    frame["seg_id"] = seg_ids.astype(np.int64)
-    empty = np.flatnonzero(frame["prompt"].str.strip().eq("").to_numpy())
-    if empty.size:
-        row = int(empty[0])
-        raise ValueError(f"{path}: row {row + 2}: empty prompt for SEG {frame['seg_id'].iloc[row]}")
-    errors = []
-    for row, label in enumerate(frame["node"]):
+        names = ", ".join(f"{release_name[c]} (or {c})" if c in release_name else c for c in missing)
+        raise ValueError(f"{path}: missing column(s) {names}; expected the release's header id, target_prompt, "
+                         "file_name, image_source, rank")
+    if frame.empty:
+        raise ValueError(f"{path}: no rows")
+    seg_ids, errors, seen = [], [], {}
+    for k, (seg_text, prompt, file_name, node) in enumerate(
+            zip(frame["seg_id"], frame["prompt"], frame["file_name"].str.strip(), frame["node"].str.strip())):
+        where = f"{path} line {k + 2}"
+        seg_ids.append(int(integer_column(pd.Series([seg_text]), "SEG id", lambda _: where)[0]))
+        where = f"{where} (SEG {seg_ids[-1]}, {file_name or 'no file name'})"
+        if not prompt.strip():
+            raise ValueError(f"{where}: empty prompt")
+        if not file_name:
+            raise ValueError(f"{where}: empty file_name")
+        if file_name in seen:
+            raise ValueError(f"{where}: file_name {file_name!r} already used on line {seen[file_name]}")
+        seen[file_name] = k + 2
         try:
-            errors.append(error_count(label))
-        except ValueError:
-            raise ValueError(f"{path}: row {row + 2}: node label {label!r} is not a TS2 node label") from None
+            errors.append(error_count(node))
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+    frame["seg_id"] = np.asarray(seg_ids, dtype=np.int64)
+    frame["file_name"] = frame["file_name"].str.strip()
+    frame["node"] = frame["node"].str.strip()
     frame["error_count"] = np.asarray(errors, dtype=np.int64)
     frame["partition"] = [partition_of(s) for s in frame["seg_id"]]
+    frame["line"] = np.arange(2, len(frame) + 2)
+    heads = frame.groupby("seg_id", sort=False)["error_count"].min()
+    for seg_id in heads.index[heads.to_numpy() != 0]:
+        members = frame[frame["seg_id"] == seg_id]
+        nodes = sorted(set(members["node"]), key=lambda n: (error_count(n), n))
+        raise ValueError(f"{path}: SEG {seg_id} has no error-0 (head) node (nodes: {', '.join(nodes)}; lines "
+                         f"{members['line'].min()}-{members['line'].max()}); every SEG needs a head")
     return frame
+
+
+_INTEGER = re.compile(r"\s*-?\d+\s*")
+
+
+def integer_column(values: pd.Series, what: str, where: Callable[[int], str]) -> np.ndarray:
+    """Integers of a column of ids read as text (``"12"``; ``"1.0"``, ``""`` and words are refused), the rule
+    :func:`read_metadata` applies to SEG ids; the error is ``"{where(row)}: {what} '1.0' is not an integer"``."""
+    text = values.astype(str)
+    bad = np.flatnonzero(~text.str.fullmatch(_INTEGER.pattern).to_numpy())
+    if bad.size:
+        row = int(bad[0])
+        raise ValueError(f"{where(row)}: {what} {text.iloc[row]!r} is not an integer")
+    return text.astype(np.int64).to_numpy()
 
 
 #: Most metric columns one score table may bring without naming the wanted ones (``--column``): a file wider than

@@ -166,7 +166,7 @@ def test_meta_errors_name_row_and_column(tmp_path, capsys):
     assert code == 2 and "'abc'" in err and "position 1" in err
     (tmp_path / "md2.csv").write_text("id,target_prompt,file_name,image_source,rank\n0,a cat,a.jpg,x,0\n0,,b.jpg,x,1\n")
     code, _, err = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md2.csv"))
-    assert code == 2 and "row 3: empty prompt" in err
+    assert code == 2 and "md2.csv line 3 (SEG 0, b.jpg): empty prompt" in err
     code, _, err = run_cli(capsys, "meta", str(tmp_path / "s.csv"), "--metadata", str(tmp_path / "md.csv"),
                            "--column", "nope")
     assert code == 2 and "['nope'] not found" in err

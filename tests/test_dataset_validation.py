@@ -197,3 +197,60 @@ def test_no_images_at_all_says_so(source):
     with pytest.raises(TS2DataError, match=r"none of the 56 images listed in .*metadata.csv exist under .*"
                                            r"first: images/000-00.jpg\); is that the folder holding images/"):
         _build(source)
+
+
+# --- the library's metadata reader and the builder's standalone copy agree (issue 12, item 4) -----------------------
+_HEADER = "id,target_prompt,file_name,image_source,rank\n"
+_GOOD = "0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1a\n1,a dog,c.jpg,x,0\n"
+BAD_METADATA = {
+    "seg id 1.0": "0,a cat,a.jpg,x,0\n1.0,a dog,c.jpg,x,0\n",
+    "seg id text": "0,a cat,a.jpg,x,0\nzero,a dog,c.jpg,x,0\n",
+    "duplicate file_name": "0,a cat,a.jpg,x,0\n0,a cat,a.jpg,x,1\n",
+    "empty file_name": "0,a cat,a.jpg,x,0\n0,a cat,,x,1\n",
+    "empty prompt": "0,a cat,a.jpg,x,0\n0,,b.jpg,x,1\n",
+    "bad node label": "0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1?\n",
+    "no head": "0,a cat,a.jpg,x,1a\n0,a cat,b.jpg,x,2\n",
+    "no rows": "",
+}
+BAD_HEADERS = {
+    "missing rank": "id,target_prompt,file_name,image_source\n0,a cat,a.jpg,x\n",
+    "missing file_name": "id,target_prompt,image_source,rank\n0,a cat,x,0\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_METADATA) + sorted(BAD_HEADERS))
+def test_library_and_builder_reject_the_same_metadata(tmp_path, case):
+    from scorers.tables import read_metadata
+
+    text = BAD_HEADERS.get(case) or _HEADER + BAD_METADATA[case]
+    path = tmp_path / "metadata.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError) as builder_error:
+        builder_module().read_metadata(str(path))
+    with pytest.raises(ValueError) as library_error:
+        read_metadata(path)
+    assert str(library_error.value) == str(builder_error.value)  # one rule, one message
+
+
+def test_library_and_builder_read_good_metadata_alike(tmp_path, shared_ts2):
+    from scorers.tables import read_metadata
+
+    for path in (tmp_path / "metadata.csv", shared_ts2 / "metadata.csv"):
+        if path.parent == tmp_path:
+            path.write_text(_HEADER + _GOOD)
+        rows = builder_module().read_metadata(str(path), warn_quirks=False)
+        frame = read_metadata(path)
+        for column in ("seg_id", "prompt", "file_name", "node", "error_count", "partition"):
+            assert frame[column].tolist() == [r[column] for r in rows], column
+
+
+@pytest.mark.parametrize("seg_id, ok", [("3", True), (" 3 ", True), ("1.0", False), ("", False), ("x", False)])
+def test_answers_files_use_the_same_integer_rule(tmp_path, seg_id, ok):
+    from scorers.qga.answers import read_raw_answers
+
+    (tmp_path / "a.csv").write_text(f"id,image,question_id,vqa_answer\n{seg_id},a.jpg,0,yes\n")
+    if ok:
+        assert read_raw_answers(tmp_path / "a.csv")["id"].tolist() == [3]
+    else:
+        with pytest.raises(ValueError, match=rf"a.csv: line 2: SEG id '{seg_id}' is not an integer"):
+            read_raw_answers(tmp_path / "a.csv")

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..tables import integer_column
 from .matching import AnswerMatcher
 from .questions import QuestionSet
 from .records import build_records, image_scores
@@ -58,13 +59,7 @@ def read_raw_answers(path: str | Path) -> pd.DataFrame:
         frame.columns = RAW_COLUMNS
     frame["line"] = np.arange(len(frame)) + (2 if has_header else 1)
     for column, name in (("id", "SEG id"), ("question_id", "question_id")):
-        numbers = pd.to_numeric(frame[column], errors="coerce")
-        bad = np.flatnonzero(numbers.isna().to_numpy() | (numbers % 1 != 0).to_numpy())
-        if bad.size:
-            row = int(bad[0])
-            raise ValueError(f"{path}: line {frame['line'].iloc[row]}: {name} {frame[column].iloc[row]!r} is not an "
-                             "integer")
-        frame[column] = numbers.astype(np.int64)
+        frame[column] = integer_column(frame[column], name, lambda row: f"{path}: line {frame['line'].iloc[row]}")
     empty = np.flatnonzero(frame["vqa_answer"].str.strip().eq("").to_numpy())
     if empty.size:
         row = int(empty[0])
