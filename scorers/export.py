@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .data import CONFIGS, find_builder_script, load_ts2
+from .units import parse_quantity
 
 __all__ = ["ExportResult", "export_parquet", "parse_size"]
 
@@ -42,12 +43,7 @@ def parse_size(size: int | str) -> int:
     """``"500MB"``/``"1GB"``/``"64KiB"``/``1000`` -> bytes."""
     if isinstance(size, int):
         return size
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?)B?\s*", str(size), flags=re.IGNORECASE)
-    if not match:
-        raise ValueError(f"size {size!r} is not like 500MB, 1GB or a byte count")
-    number, unit, binary = match.groups()
-    base = 1024 if binary else 1000
-    return int(float(number) * base ** ("KMGT".index(unit.upper()) + 1 if unit else 0))
+    return int(parse_quantity(size, units=("B",), binary=True, what="size", example="500MB, 1GB, 64KiB"))
 
 
 def export_parquet(

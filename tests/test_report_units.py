@@ -70,3 +70,16 @@ def test_latex_escapes_names():
     text = to_latex(_board())
     assert r"a\_metric & x\&y" in text and r"b$^\dagger$ & x\&y" in text
     assert r"\textbf{60.0}\,{\scriptsize[58.0, 63.0]}" in text
+
+
+def test_one_suffix_parser_for_flops_and_sizes():
+    """--flops and --max-shard-size share scorers.units.parse_quantity (values from the SI / IEC definitions)."""
+    from scorers.export import parse_size
+    from scorers.units import parse_quantity
+
+    assert parse_quantity("604M") == 604e6 and parse_quantity("64KiB", units=("B",), binary=True) == 64 * 1024
+    assert parse_size("2MiB") == 2 * 1024**2 and parse_size("2MB") == 2 * 1000**2
+    with pytest.raises(ValueError, match="cannot parse FLOPs value '2Mi'"):
+        parse_flops("2Mi")  # a binary prefix is not a FLOPs count
+    with pytest.raises(ValueError, match="cannot parse size '2 apples'"):
+        parse_size("2 apples")

@@ -6,30 +6,17 @@ metric has no paper entry); a metric without a cost is left out of the figure wi
 from __future__ import annotations
 
 import math
-import re
 from typing import Iterable, Mapping
 
 import pandas as pd
 
-__all__ = ["SI_PREFIXES", "flops_from_paper", "merged_flops", "parse_flops", "parse_flops_overrides"]
+from ..units import parse_quantity
 
-#: SI suffix -> multiplier (``K`` and ``k`` both mean thousand).
-SI_PREFIXES = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-_NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKMGTPE]?)\s*(?:FLOPs?)?\s*$")
-
+__all__ = ["flops_from_paper", "merged_flops", "parse_flops", "parse_flops_overrides"]
 
 def parse_flops(text: object) -> float:
     """``"604M" -> 6.04e8``, ``"1.66P" -> 1.66e15``, ``"2.5e9" -> 2.5e9``; ``ValueError`` for anything else."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
-    else:
-        match = _NUMBER.match(str(text))
-        if match is None:
-            raise ValueError(f"cannot parse FLOPs value {text!r} (expected a number with an optional SI suffix, e.g. 604M, 1.2T)")
-        value = float(match.group(1)) * SI_PREFIXES[match.group(2)]
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"FLOPs value {text!r} must be a positive finite number")
-    return value
+    return parse_quantity(text, units=("FLOP", "FLOPs"), what="FLOPs value", example="604M, 1.2T")
 
 
 def flops_from_paper(paper: pd.DataFrame | None) -> dict[str, float]:
