@@ -391,9 +391,7 @@ def compare(
         raise ValueError("no SEG has a defined value for both metrics")
     rng = np.random.default_rng(seed)
     observed = float(diffs.mean())
-    boot = diffs[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    ci = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha)))
+    ci = _bootstrap_interval(diffs, n_resamples, confidence, rng)
     signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
     perm = (signs * diffs).mean(axis=1)
     p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
@@ -520,16 +518,10 @@ def _summarise(
     ci = None
     if n_bootstrap:
         rng = np.random.default_rng(seed)
-        alpha = (1.0 - confidence) / 2.0
         ci = {}
         for key, idx in groups.items():
             values = per_seg[idx]
-            values = values[~np.isnan(values)]
-            if values.size == 0:
-                ci[key] = (float("nan"), float("nan"))
-                continue
-            boot = values[rng.integers(0, values.size, size=(n_bootstrap, values.size))].mean(axis=1)
-            ci[key] = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha)))
+            ci[key] = _bootstrap_interval(values[~np.isnan(values)], n_bootstrap, confidence, rng)
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
@@ -542,6 +534,17 @@ def _summarise(
         ci=ci,
         n_no_pair=int((counts == 0).sum()),
     )
+
+
+def _bootstrap_interval(values: np.ndarray, n_resamples: int, confidence: float,
+                        rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile interval of the mean of ``values`` over ``n_resamples`` resamples with replacement (NaN, NaN if
+    empty): the one bootstrap behind ``MetaResult.ci`` and :func:`compare`."""
+    if values.size == 0:
+        return float("nan"), float("nan")
+    boot = values[rng.integers(0, values.size, size=(n_resamples, values.size))].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
 
 
 def _finite_std(values: np.ndarray) -> float:
