@@ -27,6 +27,7 @@ partition) so that it runs without the ``scorers`` package; a test checks both c
 from __future__ import annotations
 
 import csv
+import graphlib
 import io
 import logging
 import os
@@ -341,29 +342,17 @@ def check_dsg_graph(rows: list[dict], *, source: str) -> None:
                 if parent not in questions:
                     raise TS2DataError(f"{source} line {row['line']} (SEG {seg_id} question {qid}): parent question "
                                        f"{parent} does not exist (SEG {seg_id} has questions {sorted(questions)})")
-        state: dict[int, int] = {}  # 1 = on the current path, 2 = done
-        for start in sorted(questions):
-            if state.get(start):
-                continue
-            path, stack = [], [(start, iter(questions[start].get("parents", ())))]
-            state[start] = 1
-            path.append(start)
-            while stack:
-                node, children = stack[-1]
-                child = next(children, None)
-                if child is None:
-                    state[node] = 2
-                    stack.pop()
-                    path.pop()
-                elif state.get(child) == 1:
-                    cycle = path[path.index(child):] + [child]
-                    row = questions[cycle[0]]
-                    raise TS2DataError(f"{source} line {row['line']} (SEG {seg_id}): DSG parents form a cycle: "
-                                       f"{' -> '.join(f'q{q}' for q in cycle)} (each arrow points to a parent)")
-                elif not state.get(child):
-                    state[child] = 1
-                    path.append(child)
-                    stack.append((child, iter(questions[child].get("parents", ()))))
+        sorter = graphlib.TopologicalSorter({q: row.get("parents", ()) for q, row in questions.items()})
+        try:
+            sorter.prepare()
+        except graphlib.CycleError as error:
+            # graphlib lists the cycle parent -> child; print it child -> parent, from its smallest question id
+            ring = list(reversed(error.args[1]))[:-1]
+            start = ring.index(min(ring))
+            cycle = ring[start:] + ring[:start] + [ring[start]]
+            row = questions[cycle[0]]
+            raise TS2DataError(f"{source} line {row['line']} (SEG {seg_id}): DSG parents form a cycle: "
+                               f"{' -> '.join(f'q{q}' for q in cycle)} (each arrow points to a parent)") from None
 
 
 def check_image(path: str) -> str | None:

@@ -10,6 +10,7 @@ Generation", ICLR 2024, Sec. 3.
 """
 from __future__ import annotations
 
+import graphlib
 from typing import Sequence
 
 import numpy as np
@@ -24,20 +25,18 @@ def dsg_passed(correct: Sequence[bool], parents: Sequence[Sequence[int]]) -> np.
     correct = np.asarray(correct, dtype=bool)
     if len(parents) != correct.size:
         raise ValueError(f"dsg_passed: {correct.size} answers but {len(parents)} parent lists")
-    memo: dict[int, bool] = {}
-
-    def passes(q: int, path: tuple[int, ...]) -> bool:
-        if q in memo:
-            return memo[q]
-        if q in path:
-            raise ValueError(f"dsg_passed: parent links form a cycle through question {q}")
-        for p in parents[q]:
+    for q, links in enumerate(parents):
+        for p in links:
             if not 0 <= p < correct.size:
                 raise ValueError(f"dsg_passed: question {q} has parent {p}, outside 0..{correct.size - 1}")
-        memo[q] = bool(correct[q]) and all(passes(p, path + (q,)) for p in parents[q])
-        return memo[q]
-
-    return np.array([passes(q, ()) for q in range(correct.size)], dtype=bool)
+    try:  # parents before children (stdlib graphlib; the dataset builder checks tables the same way)
+        order = list(graphlib.TopologicalSorter({q: tuple(links) for q, links in enumerate(parents)}).static_order())
+    except graphlib.CycleError as error:
+        raise ValueError(f"dsg_passed: parent links form a cycle through question {error.args[1][0]}") from None
+    passed = np.zeros(correct.size, dtype=bool)
+    for q in order:
+        passed[q] = correct[q] and all(passed[p] for p in parents[q])
+    return passed
 
 
 def dsg_score(correct: Sequence[bool], parents: Sequence[Sequence[int]], accumulate: str = "dsg") -> float:
