@@ -314,12 +314,12 @@ def test_cli_answers_to_scores(tmp_path, small_tables, monkeypatch, capsys):
 
 
 def test_dsg_passed_long_chain_and_cycle_via_graphlib():
-    # a 5,000-question chain (each depends on the previous) needs no recursion; failing q0 fails all of them
+    # a 5,000-question chain (each depends on the next) needs no recursion; failing the root fails all of them
     from scorers.qga.dsg import dsg_passed
 
     n = 5000
-    parents = [()] + [(q - 1,) for q in range(1, n)]
+    parents = [(q + 1,) for q in range(n - 1)] + [()]
     assert dsg_passed([True] * n, parents).all()
-    assert not dsg_passed([False] + [True] * (n - 1), parents).any()
+    assert not dsg_passed([True] * (n - 1) + [False], parents).any()
     with pytest.raises(ValueError, match="cycle through question"):
         dsg_passed([True] * 3, [(2,), (0,), (1,)])
