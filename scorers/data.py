@@ -41,7 +41,7 @@ __all__ = [
     "builder_module",
     "find_builder_script",
     "load_ts2",
-    "read_questions",
+    "read_question_frame",
     "seg_graphs",
     "seg_index",
     "seg_walks",
@@ -169,7 +169,7 @@ def load_ts2(
     return builder.as_dataset(split=split)
 
 
-def read_questions(
+def read_question_frame(
     path: str | os.PathLike,
     kind: str,
     *,
@@ -178,8 +178,9 @@ def read_questions(
     """A TIFA (``kind="tifa"``) or DSG (``kind="dsg"``) question CSV, validated, as a frame with the dataset's
     columns (``seg_id, prompt, question_id, question, choices, answer, is_yes_no`` [+ ``parents``]) and ``line``.
 
-    Same checks as the dataset build and ``scorers.qga.questions`` (one implementation, the builder script's
-    ``validate_question_rows``); ``seg_ids`` restricts the SEG ids a question may reference.
+    Same checks as the dataset build and :func:`scorers.qga.questions.read_question_set` (one implementation, the
+    builder script's ``validate_question_rows``); ``seg_ids`` restricts the SEG ids a question may reference. For
+    scoring, read a :class:`~scorers.qga.questions.QuestionSet` with ``read_question_set`` instead.
     """
     known = None if seg_ids is None else {int(s) for s in seg_ids}
     rows = builder_module().read_questions(os.fspath(path), kind, seg_ids=known)

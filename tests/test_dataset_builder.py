@@ -15,7 +15,7 @@ from scorers.data import (
     builder_module,
     find_builder_script,
     load_ts2,
-    read_questions,
+    read_question_frame,
     seg_graphs,
     seg_index,
     seg_walks,
@@ -149,7 +149,7 @@ def test_seg_helpers_wrap_graph(segs, metadata):
 
 
 def test_read_questions_frame(data_dir):
-    frame = read_questions(data_dir / "dsg_questions.csv", "dsg", seg_ids=range(165))
+    frame = read_question_frame(data_dir / "dsg_questions.csv", "dsg", seg_ids=range(165))
     assert len(frame) == 898 and frame.loc[4, "parents"] == [1, 0]
     assert {"seg_id", "question_id", "choices", "is_yes_no", "line"} <= set(frame.columns)
 

@@ -254,3 +254,16 @@ def test_answers_files_use_the_same_integer_rule(tmp_path, seg_id, ok):
     else:
         with pytest.raises(ValueError, match=rf"a.csv: line 2: SEG id '{seg_id}' is not an integer"):
             read_raw_answers(tmp_path / "a.csv")
+
+
+def test_question_readers_have_one_name_each(shared_ts2):
+    """scorers.data.read_question_frame -> DataFrame, scorers.qga.questions.read_question_set -> QuestionSet;
+    the library has no third ``read_questions`` with another return type."""
+    import scorers.data as data
+    from scorers.qga import questions
+
+    frame = data.read_question_frame(shared_ts2 / "dsg_questions.csv", "dsg")
+    qs = questions.read_question_set(shared_ts2 / "dsg_questions.csv")
+    assert isinstance(frame, pd.DataFrame) and isinstance(qs, questions.QuestionSet)
+    assert not hasattr(data, "read_questions") and "read_questions" not in data.__all__
+    assert questions.read_questions is questions.read_question_set  # the former name, same function

@@ -6,7 +6,7 @@ import pytest
 from scorers.qga.generation import (CATEGORIES, FEW_SHOT, QuestionGenerator, generation_prompt, parse_generation,
                                     qa_filter)
 from scorers.qga.matching import AnswerMatcher
-from scorers.qga.questions import read_questions
+from scorers.qga.questions import read_question_set
 from tests.test_qga_rules import FakeEncoder
 
 OUTPUT = """Element: cat | animal/human
@@ -77,7 +77,7 @@ def test_generator_and_qa_filter(tmp_path):
     # round trip through the question-table CSV layout
     path = tmp_path / "generated.csv"
     questions.to_frame().to_csv(path, index=False)
-    again = read_questions(path)
+    again = read_question_set(path)
     assert again.for_seg(7)[2].question == "is the sofa red?" and again.for_seg(7)[2].category == "other"
     with pytest.raises(ValueError, match="no usable questions generated for prompt 'x'"):
         QuestionGenerator(ScriptedLM(["nothing useful"])).questions(["x"])
@@ -149,7 +149,7 @@ def test_on_demand_questions_score_a_new_prompt_with_tifa_and_dsg(shared_ts2):
     dsg = DSGScorer(OnDemandQuestions(QuestionGenerator(lm), kind="dsg"), backend=book, matcher=matcher)
     assert dsg.score([image], ["A red cat on a sofa."]).tolist() == pytest.approx([0.5])
     # prompts of a known table keep their questions; only new ones are generated
-    known = read_questions(shared_ts2 / "tifa_questions.csv")
+    known = read_question_set(shared_ts2 / "tifa_questions.csv")
     mixed = OnDemandQuestions(QuestionGenerator(lm), known=known)
     lists = mixed.lookup(["A Christmas tree with lights and teddy bear", "A red cat on a sofa."])
     assert lists[0] == known.for_seg(0) and [q.question for q in lists[1]][0] == "is there a cat?"

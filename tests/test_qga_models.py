@@ -148,10 +148,10 @@ class ScriptedBackend:
 
 def test_dsg_rule_through_runner_hand_computed(data_dir, tmp_path):
     """SEG 1's DSG questions with a scripted backend: hand-computed scores, both accumulation switches."""
-    from scorers.qga.questions import read_questions
+    from scorers.qga.questions import read_question_set
     from scorers.runner import score_data_dir
 
-    questions = read_questions(data_dir / "dsg_questions.csv")
+    questions = read_question_set(data_dir / "dsg_questions.csv")
     qs = questions.for_seg(1)
     failed = {q.question_id for q in qs if "lights" in q.question}
     passed = {}

@@ -8,7 +8,7 @@ import pytest
 from scorers.qga.answers import answers_to_scores, read_raw_answers
 from scorers.qga.dsg import dsg_passed, dsg_score
 from scorers.qga.matching import AnswerMatcher, clean_answer, yes_no_choice
-from scorers.qga.questions import questions_from_records, read_questions
+from scorers.qga.questions import questions_from_records, read_question_set
 from scorers.qga.records import build_records, image_scores
 from scorers.qga.tifa import tifa_score
 
@@ -137,7 +137,7 @@ def test_questions_validation_errors(tmp_path):
     kept = questions_from_records(_rows(("0", "0", "how many?", "1|2|3", "group")))
     assert kept.for_seg(0)[0].answer == "group"
     with pytest.raises(FileNotFoundError):
-        read_questions(tmp_path / "missing.csv")
+        read_question_set(tmp_path / "missing.csv")
 
 
 _GOOD_DSG = [("0", "a cat", "0", "is there a cat?", "yes|no", "yes", "-1"),
@@ -165,16 +165,16 @@ def _corrupt(line, column, value):
     (_corrupt(5, "answer", ""), r"line 5 \(SEG 1\) question 0: empty answer"),
 ])
 def test_both_readers_reject_corrupt_tables_alike(tmp_path, table, message):
-    """scorers.data.read_questions (the dataset's reader) and scorers.qga.questions.read_questions (scoring's) run
+    """scorers.data.read_question_frame (the dataset's reader) and scorers.qga.questions.read_question_set (scoring's) run
     the same checks: the same corrupt table fails in both with the same message, naming file, line, SEG, question."""
     from scorers.data import TS2DataError
-    from scorers.data import read_questions as data_read_questions
+    from scorers.data import read_question_frame as data_read_questions
 
     path = _write(tmp_path, "dsg_questions.csv", table)
     with pytest.raises(TS2DataError, match=message) as from_data:
         data_read_questions(path, "dsg")
     with pytest.raises(TS2DataError, match=message) as from_qga:
-        read_questions(path, "dsg")
+        read_question_set(path, "dsg")
     assert str(from_data.value) == str(from_qga.value)
     assert str(from_data.value).startswith(f"{path} line ")
     with pytest.raises(TS2DataError) as from_records:  # the same rows in memory: same message, <memory> as source
@@ -183,17 +183,17 @@ def test_both_readers_reject_corrupt_tables_alike(tmp_path, table, message):
 
 
 def test_both_readers_accept_the_same_good_table(tmp_path):
-    from scorers.data import read_questions as data_read_questions
+    from scorers.data import read_question_frame as data_read_questions
 
     path = _write(tmp_path, "dsg_questions.csv", _corrupt(2, "answer", "yes"))
-    frame, qs = data_read_questions(path, "dsg"), read_questions(path)
+    frame, qs = data_read_questions(path, "dsg"), read_question_set(path)
     assert qs.kind == "dsg" and len(qs) == len(frame) == 4
     assert [q.parents for q in qs.for_seg(0)] == [(), (0,), (1, 0)] == [tuple(p) for p in frame["parents"][:3]]
 
 
 def test_release_question_tables(shared_ts2):
-    tifa = read_questions(shared_ts2 / "tifa_questions.csv")
-    dsg = read_questions(shared_ts2 / "dsg_questions.csv")
+    tifa = read_question_set(shared_ts2 / "tifa_questions.csv")
+    dsg = read_question_set(shared_ts2 / "dsg_questions.csv")
     assert (tifa.kind, len(tifa), len(tifa.seg_ids)) == ("tifa", 1205, 165)
     assert (dsg.kind, len(dsg), len(dsg.seg_ids)) == ("dsg", 898, 165)
     assert dsg.for_seg(0)[4].parents == (1, 0)
@@ -239,7 +239,7 @@ def _write(tmp_path, name, text):
 def small_tables(tmp_path):
     from scorers.tables import read_metadata
 
-    return (read_questions(_write(tmp_path, "q.csv", QUESTIONS_CSV)),
+    return (read_question_set(_write(tmp_path, "q.csv", QUESTIONS_CSV)),
             read_metadata(_write(tmp_path, "metadata.csv", METADATA_CSV)))
 
 

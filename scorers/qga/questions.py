@@ -4,7 +4,7 @@ A row: ``id`` (SEG id), ``prompt``, ``question_id`` (0..n-1 per SEG), ``question
 two; ``yes|no`` for binary questions), ``answer`` and, for DSG, ``parent_question_id`` (``-1`` for none, ``1-0`` for
 parents 1 and 0). Reading and the row checks are the dataset builder's (``dataset_script/ts2/ts2.py``:
 ``read_question_csv``, ``validate_question_rows``), the one implementation shared with the dataset build and
-``scorers.data.read_questions``; this module adds only what scoring needs (question ids 0..n-1 per SEG, stripped text,
+``scorers.data.read_question_frame``; this module adds only what scoring needs (question ids 0..n-1 per SEG, stripped text,
 lookup by SEG or prompt). Every error names the file, the CSV line, the SEG and the question.
 
 The release's TIFA table has four questions whose answer is not among their choices (e.g. ``answer='group'`` for
@@ -19,7 +19,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["YES_NO", "Question", "QuestionSet", "normalize_prompt", "read_questions", "questions_from_records"]
+__all__ = ["YES_NO", "Question", "QuestionSet", "normalize_prompt", "questions_from_records", "read_question_set",
+           "read_questions"]
 
 YES_NO = ("yes", "no")
 
@@ -94,7 +95,7 @@ class QuestionSet:
         return self.by_seg[segs[0]]
 
     def to_frame(self) -> pd.DataFrame:
-        """The set as a question table (TS2 layout + ``element``/``category``), readable by :func:`read_questions`."""
+        """The set as a question table (TS2 layout + ``element``/``category``), readable by :func:`read_question_set`."""
         rows = [{"id": q.seg_id, "prompt": q.prompt, "question_id": q.question_id,
                  "parent_question_id": "-".join(map(str, q.parents)) if q.parents else "-1", "question": q.question,
                  "choices": "|".join(q.choices), "answer": q.answer, "element": q.element, "category": q.category}
@@ -113,7 +114,7 @@ class QuestionSet:
 
 def _builder():
     """The dataset builder script (``scorers.data.builder_module``): it holds the one implementation of the
-    question-table rules, shared with the dataset build and ``scorers.data.read_questions``."""
+    question-table rules, shared with the dataset build and ``scorers.data.read_question_frame``."""
     from ..data import builder_module
 
     return builder_module()
@@ -162,12 +163,12 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def read_questions(path: str | Path, kind: str | None = None) -> QuestionSet:
+def read_question_set(path: str | Path, kind: str | None = None) -> QuestionSet:
     """Read a TS2 question CSV (``tifa_questions.csv`` / ``dsg_questions.csv`` layout) with validation.
 
     ``kind`` defaults to ``"dsg"`` when the table has ``parent_question_id``, else ``"tifa"``. The file is read and
     checked by the dataset builder (``read_question_csv`` + ``validate_question_rows``), so a table is accepted or
-    rejected, with the same message, here, by ``scorers.data.read_questions`` and by the dataset build; extra
+    rejected, with the same message, here, by ``scorers.data.read_question_frame`` and by the dataset build; extra
     columns ``element``/``category`` (written by :meth:`QuestionSet.to_frame`) are kept.
     """
     path = Path(path)
@@ -175,3 +176,7 @@ def read_questions(path: str | Path, kind: str | None = None) -> QuestionSet:
         raise FileNotFoundError(f"question table {path} does not exist")
     kind, lines, records = _builder().read_question_csv(str(path), kind)
     return questions_from_records(records, kind=kind, source=str(path), line_of=lines)
+
+
+#: The former name of :func:`read_question_set`, kept so existing callers keep working.
+read_questions = read_question_set

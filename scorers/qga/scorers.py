@@ -17,7 +17,7 @@ import numpy as np
 
 from .dsg import ACCUMULATE
 from .matching import DEFAULT_SBERT, AnswerMatcher
-from .questions import QuestionSet, read_questions
+from .questions import QuestionSet, read_question_set
 from .records import build_records, image_scores
 
 __all__ = ["DEFAULT_VQA_MODEL", "DSGScorer", "QuestionScorer", "TIFAScorer"]
@@ -54,7 +54,7 @@ class QuestionScorer:
             raise ValueError(f"{type(self).__name__} needs questions: a {self.default_questions} path or a "
                              "QuestionSet (see scorers.qga.questions / scorers.qga.generation)")
         # a QuestionSet, or any source with the same lookup (e.g. generation.OnDemandQuestions for new prompts)
-        self.questions = questions if hasattr(questions, "lookup") else read_questions(questions, self.rule)
+        self.questions = questions if hasattr(questions, "lookup") else read_question_set(questions, self.rule)
         if accumulate not in ACCUMULATE:
             raise ValueError(f"accumulate must be one of {ACCUMULATE}, got {accumulate!r}")
         self.accumulate = accumulate
