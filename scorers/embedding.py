@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .checks import check_pairs
+
 __all__ = [
     "FORMS",
     "ALIGNScore",
@@ -63,14 +65,6 @@ def sigmoid_probability(cosine: np.ndarray, logit_scale: float, logit_bias: floa
     """SigLIP's pairwise match probability sigmoid(cos * scale + bias); ``logit_scale`` is already exponentiated."""
     logits = np.asarray(cosine, dtype=np.float64) * logit_scale + logit_bias
     return 1.0 / (1.0 + np.exp(-logits))
-
-
-def _check_inputs(images: Sequence[Any], prompts: Sequence[str]) -> None:
-    if len(images) != len(prompts):
-        raise ValueError(f"got {len(images)} images but {len(prompts)} prompts; expected one prompt per image")
-    for i, prompt in enumerate(prompts):
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError(f"prompt {i} is empty or not a string: {prompt!r}")
 
 
 def _open_image(image: Any):
@@ -166,7 +160,7 @@ class EmbeddingScorer:
 
     def cosine(self, images: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
         """Cosine similarity of each image with its prompt."""
-        _check_inputs(images, prompts)
+        check_pairs(images, prompts, nonempty=True)
         if len(images) == 0:
             return np.zeros(0)
         image = self.image_embeddings(images).cpu().numpy()

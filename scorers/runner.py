@@ -44,6 +44,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .cache import ScoreCache, jsonable
+from .checks import check_pairs
 
 __all__ = ["RunResult", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
            "write_outputs"]
@@ -184,11 +185,7 @@ def run(
         raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if len(images) != len(prompts):
-        raise ValueError(f"got {len(images)} images but {len(prompts)} prompts")
-    for i, prompt in enumerate(prompts):
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError(f"item {i} ({keys[i] if keys is not None else i}): empty prompt {prompt!r}")
+    check_pairs(images, prompts, keys=keys if keys is not None else range(len(images)), nonempty=True)
     keys = [str(k) for k in (keys if keys is not None else range(len(images)))]
     if len(set(keys)) != len(keys):
         seen: set[str] = set()

@@ -217,7 +217,7 @@ def test_parity_with_torchmetrics_clipscore(models, data):
 def test_bad_input_errors(models, data, tmp_path):
     paths, prompts = data
     scorer = CLIPScore(models["clip"])
-    with pytest.raises(ValueError, match=r"prompt 1 is empty"):
+    with pytest.raises(ValueError, match=r"item 1: empty prompt '  '"):
         scorer.score(paths[:2], [prompts[0], "  "])
     with pytest.raises(ValueError, match="2 images but 1 prompts"):
         scorer.score(paths[:2], prompts[:1])

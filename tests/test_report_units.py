@@ -83,3 +83,4 @@ def test_one_suffix_parser_for_flops_and_sizes():
         parse_flops("2Mi")  # a binary prefix is not a FLOPs count
     with pytest.raises(ValueError, match="cannot parse size '2 apples'"):
         parse_size("2 apples")
+

@@ -13,7 +13,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .vqa_base import answer_log_probability, check_pairs, chunks, pick_device, pick_dtype, unique_images
+from ..checks import check_pairs
+from .vqa_base import answer_log_probability, chunks, pick_device, pick_dtype, unique_images
 
 __all__ = ["BlipVQA"]
 
@@ -51,7 +52,7 @@ class BlipVQA:
 
     @torch.inference_mode()
     def answer(self, images: Sequence, questions: Sequence[str]) -> list[str]:
-        check_pairs(images, questions)
+        check_pairs(images, questions, what="questions")
         config = self.model.config.text_config
         out: list[str] = [""] * len(questions)
         for part in chunks(len(questions), self.batch_size):
@@ -69,7 +70,7 @@ class BlipVQA:
     @torch.inference_mode()
     def answer_probability(self, images: Sequence, questions: Sequence[str], answer: str = "yes") -> np.ndarray:
         """P(``answer`` | image, question) under the answer decoder (teacher-forced over the answer's tokens)."""
-        check_pairs(images, questions)
+        check_pairs(images, questions, what="questions")
         answer_ids = torch.as_tensor(self.processor.tokenizer(answer, add_special_tokens=False)["input_ids"])
         out = np.zeros(len(questions))
         for part in chunks(len(questions), self.batch_size):

@@ -12,9 +12,10 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from ..checks import check_pairs
 from ._precision import dtype_of
 
-__all__ = ["BACKENDS", "PromptedVQA", "answer_log_probability", "check_pairs", "chunks",
+__all__ = ["BACKENDS", "PromptedVQA", "answer_log_probability", "chunks",
            "load_vqa_backend", "move_inputs", "pick_device", "pick_dtype", "unique_images"]
 
 
@@ -57,11 +58,6 @@ def unique_images(images: Sequence) -> tuple[list, list[int]]:
     return uniques, index
 
 
-def check_pairs(images: Sequence, questions: Sequence[str]) -> None:
-    if len(images) != len(questions):
-        raise ValueError(f"got {len(images)} images but {len(questions)} questions (one question per image entry)")
-
-
 def answer_log_probability(logits: torch.Tensor, answer_ids: torch.Tensor) -> torch.Tensor:
     """Log-probability of ``answer_ids`` (k tokens, appended at the end of every row) from next-token ``logits``.
 
@@ -93,7 +89,7 @@ class PromptedVQA:
 
     @torch.inference_mode()
     def answer(self, images: Sequence, questions: Sequence[str]) -> list[str]:
-        check_pairs(images, questions)
+        check_pairs(images, questions, what="questions")
         out: list[str] = []
         tokenizer = self.processor.tokenizer
         for part in chunks(len(questions), self.batch_size):
@@ -111,7 +107,7 @@ class PromptedVQA:
     def answer_probability(self, images: Sequence, questions: Sequence[str], answer: str | None = None) -> np.ndarray:
         """P(``answer``'s tokens follow the prompt | image, question), teacher-forced (default :attr:`yes_word`)."""
         self._check_answer_probability()
-        check_pairs(images, questions)
+        check_pairs(images, questions, what="questions")
         answer = self.yes_word if answer is None else answer
         answer_ids = torch.as_tensor(self.processor.tokenizer(answer, add_special_tokens=False)["input_ids"])
         out = []

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..checks import check_pairs
 from .dsg import ACCUMULATE
 from .matching import DEFAULT_SBERT, AnswerMatcher
 from .questions import QuestionSet, read_question_set
@@ -68,8 +69,7 @@ class QuestionScorer:
 
     def score_with_records(self, images: Sequence, prompts: Sequence[str],
                            seg_ids: Sequence[int] | None = None) -> tuple[np.ndarray, list[dict]]:
-        if len(images) != len(prompts):
-            raise ValueError(f"got {len(images)} images but {len(prompts)} prompts")
+        check_pairs(images, prompts)
         question_lists = self.questions.lookup(list(prompts), seg_ids)
         flat_images = [images[i] for i, qs in enumerate(question_lists) for _ in qs]
         flat_questions = [q.question for qs in question_lists for q in qs]

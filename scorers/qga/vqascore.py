@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..checks import check_pairs
 from .scorers import resolve_backend
 
 __all__ = ["VQASCORE_TEMPLATE", "VQAScorer", "vqascore_question"]
@@ -38,7 +39,6 @@ class VQAScorer:
                        "model": getattr(self.backend, "name", model), "template": template}
 
     def score(self, images: Sequence, prompts: Sequence[str]) -> np.ndarray:
-        if len(images) != len(prompts):
-            raise ValueError(f"got {len(images)} images but {len(prompts)} prompts")
+        check_pairs(images, prompts)
         questions = [vqascore_question(p, self.template) for p in prompts]
         return np.asarray(self.backend.yes_probability(list(images), questions), dtype=np.float64)
