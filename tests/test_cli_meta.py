@@ -1,6 +1,7 @@
 """`ts2 meta` and `ts2 reproduce` on the shared release tables (acceptance 2 of the foundation issue)."""
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -267,3 +268,29 @@ def test_wrong_header_says_which_columns_were_expected(tmp_path, capsys):
                            "--column", "score")
     assert code == 2 and "not numeric" in err and "header" in err and "quote" not in err
     assert "seg_id" in err  # names the key columns a score table may have
+
+
+def test_paper_partition_delta_figures(shared_ts2):
+    """The README's figures on the paper's partition deltas (section "Ours vs the paper")."""
+    from scorers.reproduce import higher_is_better_from_paper
+    from scorers.tables import column_scores, read_metadata, read_paper_table, read_score_table
+
+    paper = read_paper_table(shared_ts2 / "paper_table2.csv")
+    delta = paper[paper["meta_metric"] == "delta"].set_index("column")
+    ratios = delta[["synth", "nat", "real"]].div(delta["avg"], axis=0)
+    assert ratios.mean().round(3).tolist() == [1.003, 1.017, 1.029]
+    assert ratios.std().round(3).tolist() == [0.005, 0.014, 0.022]
+    assert delta.loc["clipscore", ["avg", "synth", "nat", "real"]].tolist() == [89.7, 89.9, 92.5, 95.1]
+    ref = released_reference(str(shared_ts2), "clipscore")["delta"]["summary"]
+    assert [round(100 * ref[k], 1) for k in ("avg", "synth", "nat", "real")] == [91.4, 109.2, 42.5, 65.6]
+    # per-partition std normalisation: the partition's raw mean gap over the std of that partition's scores
+    md = read_metadata(shared_ts2 / "metadata.csv")
+    scores = column_scores(read_score_table(shared_ts2 / "released_scores.csv"), "clipscore")
+    assert higher_is_better_from_paper(paper, "clipscore")
+    keep = md["seg_id"].to_numpy() <= 163
+    std_all = np.nanstd(scores[keep])
+    got = []
+    for part, (lo, hi) in (("synth", (0, 110)), ("nat", (111, 135)), ("real", (136, 163))):
+        inside = (md["seg_id"].to_numpy() >= lo) & (md["seg_id"].to_numpy() <= hi)
+        got.append(round(100 * ref[part] * std_all / np.nanstd(scores[inside]), 1))
+    assert got == [108.1, 60.2, 75.9]
