@@ -77,7 +77,8 @@ def test_hf_clip_matches_model_forward(models, data):
                                 return_tensors="pt", padding=True))
     expected = (out.logits_per_image / model.logit_scale.detach().exp()).diagonal().numpy()
     np.testing.assert_allclose(ours, expected, atol=TOL)
-    assert ours.min() < 0 < ours.max() or np.ptp(ours) > 0  # not a degenerate constant
+    # the reference itself spreads far beyond the tolerance, so agreeing with it cannot happen by being constant
+    assert np.ptp(expected) > 100 * TOL
 
 
 def test_open_clip_matches_model_forward(models, data):

@@ -87,8 +87,9 @@ def test_device_decode_scores_close_to_pil_and_batched_equals_single(model, imag
     pil = CLIPScore(model, form="cosine", device=device).score(images, prompts)
     scorer = CLIPScore(model, form="cosine", decode="device", device=device)
     ours = scorer.score(images, prompts)
-    np.testing.assert_allclose(ours, pil, atol=DEVICE_TOL if device == "cpu" else 4 * DEVICE_TOL)
-    assert np.ptp(ours) > 0
+    atol = DEVICE_TOL if device == "cpu" else 4 * DEVICE_TOL
+    np.testing.assert_allclose(ours, pil, atol=atol)
+    assert np.ptp(pil) > 5 * atol  # the PIL reference spreads well beyond the tolerance: agreement is informative
     single = np.array([scorer.score([p], [t])[0] for p, t in zip(images, prompts)])
     np.testing.assert_allclose(ours, single, atol=1e-5)
     pil_images = [Image.open(p) for p in images]  # PIL images in: decoded by PIL, crops as the default path

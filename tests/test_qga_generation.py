@@ -97,9 +97,16 @@ def test_text_lm_batched_equals_single(tmp_path):
     prompts = [generation_prompt("A red cat."), "Context: a dog\nQuestion: is there a dog?\nAnswer:", "short"]
     batched = lm.generate(prompts)
     assert batched == [lm.generate([p])[0] for p in prompts]
-    # the generator runs end to end on a real (tiny, untrained) LM: its gibberish parses to nothing, with reasons
+    # the generator runs end to end on a real (tiny, untrained) LM. Expectation built from the raw text itself, not
+    # from the parser: no line of it has the "question, choices, answer" shape, so no row comes out, and every
+    # non-blank line that is not an element/question line is reported as dropped, with its line number
+    raw = lm.generate([generation_prompt("A red cat.")])[0]
     generated = QuestionGenerator(lm).generate(["A red cat."])
+    lines = [(k, line.strip()) for k, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    assert not any(line.count("|") >= 1 and line.lower().startswith(("q", "is ", "what")) for _, line in lines)
     assert generated[0].rows == []
+    assert len(generated[0].dropped) == len(lines) and len(lines) > 0
+    assert all(reason.startswith(f"line {k}: ") for (k, _), reason in zip(lines, generated[0].dropped))
 
 
 def test_text_lm_seq2seq_batched_equals_single(tmp_path):
