@@ -23,6 +23,7 @@ def test_compute_matches_library():
     assert out["partitions"]["nat"]["rank"] == pytest.approx(lib.rank.summary["nat"])
     assert out["n_segs_used"] == {"rank": 2, "sep": 2, "delta": 2}
     assert set(out["per_seg"]["rank"]) == {0, 120}
+    assert out["segs"] == "0,120"  # the output states the SEGs it used
 
 
 def test_add_batch_then_compute_equals_one_shot():

@@ -36,6 +36,7 @@ Args:
 Returns:
     rank, sep, delta (`float`): averages over all evaluated SEGs (fractions).
     partitions (`dict`): {"synth"|"nat"|"real": {"rank", "sep", "delta"}}.
+    segs (`str`): the evaluated SEG ids as a range, e.g. "0-163" (all SEGs given, or seg_subset).
     n_segs_used (`dict`): SEGs with a defined value per meta-metric; n_segs_skipped likewise (a SEG with no
         computable node pair has sep 0, counted as used; its rank/delta are NaN, counted as skipped).
     per_seg (`dict`): {meta-metric: {seg_id: value}}.
@@ -80,6 +81,7 @@ class Ts2Meta(evaluate.Metric):
         out = {name: result[name].summary["avg"] for name in names}
         partitions = [p for p in result.rank.summary if p != "avg"]
         out["partitions"] = {p: {name: result[name].summary[p] for name in names} for p in partitions}
+        out["segs"] = result.segs
         out["n_segs_used"] = {name: result[name].n_used for name in names}
         out["n_segs_skipped"] = {name: result[name].n_skipped for name in names}
         out["per_seg"] = {name: result[name].to_dict()["per_seg"] for name in names}
