@@ -28,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="tifa/dsg: " + YES_RULE_HELP + " (default: word)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="images per model call (TIFA/DSG: all questions of these images go through batched "
+                             "forwards); lower it when memory runs out")
     parser.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes for decoding")
     parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
                         help="model weights' dtype (default: the scorer's; fp32 for embedding scorers)")
