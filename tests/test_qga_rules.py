@@ -69,6 +69,18 @@ def test_yes_no_question_does_not_depend_on_choice_order():
     assert chosen == ["No", "yes"] and encoder.calls == []  # decided by the word rule, no SBERT
 
 
+def test_builder_copy_of_the_yes_no_test_agrees():
+    """The dataset builder (standalone on the Hub) keeps its own copy of is_yes_no: both agree on a corpus."""
+    from scorers.data import builder_module
+
+    corpus = [("yes", "no"), ("no", "yes"), ("Yes", "No"), (" yes", "no "), ("YES", "nO"), ("yes", "no", "maybe"),
+              ("yes",), ("yes", "yes"), ("no", "no"), ("yes", "nope"), ("yeah", "no"), ("red", "blue"), ("1", "2"),
+              ("yes|no",), ("", "yes"), ("no", "yes", "no")]
+    builder = builder_module()
+    assert [builder.is_yes_no_choices(c) for c in corpus] == [is_yes_no(c) for c in corpus]
+    assert [is_yes_no(c) for c in corpus] == [True] * 5 + [False] * 11  # by hand
+
+
 @pytest.mark.parametrize("yes_rule, expected", [
     # answers: "No, the cat has yellow eyes.", "the eyes are blue", "easy", "yes", "Yes"
     # word: first word decides; "the eyes are blue" and "easy" have no yes/no word -> FakeEncoder (bag of letters):
