@@ -19,8 +19,8 @@ _DESCRIPTION = """\
 TIFA: ask a VQA model each of the prompt's questions about the image, map each free-form answer onto the question's
 choices (yes/no by `yes_rule`: "word" (default) = the first standalone yes/no word, "release" = the TS2 release's
 substring rule, "tifa" = the official TIFA code's exact choice else SBERT; multiple choice: nearest choice by SBERT
-cosine) and score the fraction answered correctly. The config name is the VQA checkpoint (default Salesforce/blip-vqa-base; any BLIP VQA, InstructBLIP,
-LLaVA-1.5 or AutoModelForImageTextToText chat VLM). Questions come from a TS2-layout question table (`questions=`
+cosine) and score the fraction answered correctly. The config name is the VQA checkpoint (default
+Salesforce/blip-vqa-base; any BLIP VQA, InstructBLIP, LLaVA-1.5 or AutoModelForImageTextToText chat VLM). Questions come from a TS2-layout question table (`questions=`
 at load time), looked up by prompt.
 """
 
