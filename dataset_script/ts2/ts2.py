@@ -244,6 +244,12 @@ def read_questions(path: str, kind: str, *, seg_ids: set | None = None) -> list[
     return validate_question_rows(records, kind, source=path, line_of=lines, seg_ids=seg_ids)
 
 
+def is_yes_no_choices(choices) -> bool:
+    """A binary question: choices exactly yes and no, either order, any case (the package's
+    ``scorers.qga.questions.is_yes_no``, repeated here so the script runs standalone)."""
+    return len(choices) == 2 and {str(c).strip().lower() for c in choices} == {"yes", "no"}
+
+
 def _text(value) -> str:
     return "" if value is None else str(value)
 
@@ -316,7 +322,7 @@ def validate_question_rows(records, kind: str, *, source: str, line_of=None, seg
         row = {
             "seg_id": seg_id, "prompt": _text(record.get("prompt")), "question_id": question_id, "question": question,
             "choices": choices, "answer": answer,
-            "is_yes_no": len(choices) == 2 and {c.lower() for c in stripped} == {"yes", "no"}, "line": line,
+            "is_yes_no": is_yes_no_choices(stripped), "line": line,
         }
         if "parent_question_id" in record:
             row["parents"] = parse_parents(_text(record["parent_question_id"]), where=where)

@@ -17,8 +17,9 @@ _CITATION = """\
 
 _DESCRIPTION = """\
 DSG: ask a VQA model each of the prompt's Davidsonian-scene-graph yes/no questions about the image; a question passes
-when the answer contains "yes" and all its parent questions pass (recursively); the score is the fraction of
-questions that pass (`accumulate="dsg"`, which reproduces the TS2 release's DSG scores) or the plain fraction
+when its answer reads as yes (`yes_rule`: "word" (default) = the first standalone yes/no word, "release" = the TS2
+release's substring rule, "tifa" = exact choice else SBERT) and all its parent questions pass (recursively); the
+score is the fraction of questions that pass (`accumulate="dsg"`, which reproduces the TS2 release's DSG scores) or the plain fraction
 answered yes (`accumulate="tifa"`, the DSG paper's no-dependency variant). The config name is the VQA checkpoint
 (default Salesforce/blip-vqa-base). Questions come from a TS2-layout DSG table (`questions=` at load time, with
 `parent_question_id`), looked up by prompt.
@@ -47,7 +48,8 @@ class DsgScore(base.ScorerMetric):
     """DSG score per image, its mean and the per-question records."""
 
     default_model = DEFAULT_VQA_MODEL
-    options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "device": None, "precision": None,
+    options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "yes_rule": "word", "device": None,
+               "precision": None,
                "accumulate": "dsg"}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG")

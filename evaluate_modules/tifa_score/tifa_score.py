@@ -17,9 +17,10 @@ _CITATION = """\
 
 _DESCRIPTION = """\
 TIFA: ask a VQA model each of the prompt's questions about the image, map each free-form answer onto the question's
-choices (yes/no: "yes" in the answer; multiple choice: nearest choice by SBERT cosine) and score the fraction answered
-correctly. The config name is the VQA checkpoint (default Salesforce/blip-vqa-base; any BLIP VQA, InstructBLIP,
-LLaVA-1.5 or AutoModelForImageTextToText chat VLM). Questions come from a TS2-layout question table (`questions=`
+choices (yes/no by `yes_rule`: "word" (default) = the first standalone yes/no word, "release" = the TS2 release's
+substring rule, "tifa" = the official TIFA code's exact choice else SBERT; multiple choice: nearest choice by SBERT
+cosine) and score the fraction answered correctly. The config name is the VQA checkpoint (default
+Salesforce/blip-vqa-base; any BLIP VQA, InstructBLIP, LLaVA-1.5 or AutoModelForImageTextToText chat VLM). Questions come from a TS2-layout question table (`questions=`
 at load time), looked up by prompt.
 """
 
@@ -46,7 +47,8 @@ class TifaScore(base.ScorerMetric):
     """TIFA score per image, its mean and the per-question records."""
 
     default_model = DEFAULT_VQA_MODEL
-    options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "device": None, "precision": None}
+    options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "yes_rule": "word", "device": None,
+               "precision": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2303.11897", "https://github.com/Yushi-Hu/tifa")
 

@@ -10,11 +10,32 @@ import importlib
 import pkgutil
 import sys
 
-__all__ = ["build_parser", "main"]
+__all__ = ["DefaultsHelpFormatter", "Parser", "build_parser", "main"]
+
+
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, except where there is nothing to show: flags (``store_true``),
+    options without a default (their help says what happens instead) and empty repeatable lists."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, False, [], argparse.SUPPRESS) or "%(default)" in text:
+            return text
+        if not action.option_strings and action.nargs not in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """The ``ts2`` parser class: sub-commands (``add_subparsers`` makes parsers of this class) show defaults too."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="ts2",
         description="T2IScoreScore (TS2): score text-to-image faithfulness metrics against semantic error graphs.",
     )

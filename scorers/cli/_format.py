@@ -24,14 +24,16 @@ def _num(value: float | None, digits: int = 1, signed: bool = False) -> str:
 
 def format_meta_table(results: Mapping[str, TS2Result]) -> str:
     """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
-    evaluated SEGs."""
+    evaluated SEGs. With bootstrap intervals (``n_bootstrap``), each cell shows its 95% interval:
+    ``68.2 [63.8, 71.8]``."""
     header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in SUMMARY_KEYS] + ["segs used/skipped"]
     lines = []
     for name, result in results.items():
         cells = [name]
         for metric in META_METRICS:
-            summary = result[metric].summary
-            cells += [pct(summary.get(p)) for p in SUMMARY_KEYS]
+            summary, ci = result[metric].summary, result[metric].ci
+            cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
+                      for p in SUMMARY_KEYS]
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
         lines.append(cells)
     return _segs_line(results) + "\n" + _grid([header] + lines)

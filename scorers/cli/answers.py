@@ -5,13 +5,21 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..qga.matching import YES_RULES  # numpy + pandas only: --help stays fast
+
+#: ``--yes-rule`` help, shared with ``ts2 score``
+YES_RULE_HELP = ("how a yes/no question's answer is read: word = the first standalone yes/no word decides, SBERT "
+                 "over the two choices when there is none; release = the TS2 release's rule, 'yes' anywhere in the "
+                 "answer (so 'eyes' counts as yes); tifa = the official TIFA code's, the answer if it equals a "
+                 "choice exactly, else SBERT")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "answers-to-scores",
         help="turn free-form VQA answers (id,image,question_id,vqa_answer) into per-question records and "
              "per-image TIFA/DSG scores",
-        description="Match each free-form answer to its question's choices (yes/no: 'yes' in the answer; multiple "
+        description="Match each free-form answer to its question's choices (yes/no: --yes-rule; multiple "
                     "choice: SBERT nearest choice), then score each image (TIFA: fraction correct; DSG: answered "
                     "yes with all parents passing). Rows of one image are consecutive, starting at question 0, "
                     "images in metadata order.",
@@ -24,18 +32,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, help="per-image scores CSV (seg_id,file_name,node,<name>)")
     parser.add_argument("--records", help="per-question records CSV (default: <out stem>.records.csv)")
     parser.add_argument("--name", help="score column name (default: the --questions value)")
-    parser.add_argument("--sbert", default=None, help="sentence-transformers model or path for multiple choice "
-                                                      "(default sentence-transformers/all-mpnet-base-v2)")
+    parser.add_argument("--sbert", default="sentence-transformers/all-mpnet-base-v2",
+                        help="sentence-transformers model or local path for multiple choice and the yes/no fallback")
+    parser.add_argument("--yes-rule", choices=YES_RULES, default="word", help=YES_RULE_HELP)
+    parser.add_argument("--on-blank", choices=["wrong", "error"], default="wrong",
+                        help="a blank answer (empty cell or only </s>): count it as wrong (flagged 'blank' in the "
+                             "records), or stop with its line")
+    parser.add_argument("--allow-partial", action="store_true",
+                        help="score a file that lacks some metadata images (e.g. truncated) instead of stopping; "
+                             "their score cells stay empty and the summary says how many are missing")
     parser.add_argument("--accumulate", choices=["dsg", "tifa"], default="dsg",
-                        help="DSG only: dsg = parents must pass (default); tifa = plain fraction answered yes")
+                        help="DSG only: dsg = parents must pass; tifa = plain fraction answered yes")
     parser.add_argument("--keep-end-tokens", action="store_true",
-                        help="embed multiple-choice answers with their </s> tails, as the TS2 release did")
+                        help="embed answers for SBERT with their </s> tails, as the TS2 release did")
     parser.set_defaults(handler=run_answers)
 
 
 def run_answers(args: argparse.Namespace) -> int:
     from ..qga.answers import answers_to_scores
-    from ..qga.matching import DEFAULT_SBERT, AnswerMatcher
+    from ..qga.matching import AnswerMatcher
     from ..qga.questions import read_question_set
     from ..tables import read_metadata
 
@@ -45,9 +60,10 @@ def run_answers(args: argparse.Namespace) -> int:
     if args.metadata and not metadata_path.is_file():
         raise FileNotFoundError(f"metadata {metadata_path} does not exist")
     metadata = read_metadata(metadata_path) if metadata_path.is_file() else None
-    matcher = AnswerMatcher(args.sbert or DEFAULT_SBERT, strip_end_tokens=not args.keep_end_tokens)
+    matcher = AnswerMatcher(args.sbert, strip_end_tokens=not args.keep_end_tokens, yes_rule=args.yes_rule)
     result = answers_to_scores(args.answers, questions, metadata=metadata, matcher=matcher,
-                               accumulate=args.accumulate, score_name=args.name)
+                               accumulate=args.accumulate, score_name=args.name, on_blank=args.on_blank,
+                               allow_partial=args.allow_partial)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     result.scores.to_csv(out, index=False)
@@ -55,5 +71,8 @@ def run_answers(args: argparse.Namespace) -> int:
     result.records.to_csv(records, index=False)
     n_correct = int(result.records["correct"].sum())
     print(f"wrote {out}: {len(result.scores)} images; {records}: {len(result.records)} answers "
-          f"({n_correct} correct)", file=sys.stderr)
+          f"({n_correct} correct, {result.n_blank} blank counted wrong); yes rule: {args.yes_rule}", file=sys.stderr)
+    if result.missing:
+        print(f"PARTIAL: {len(result.missing)} of {len(result.scores)} metadata images have no answers (first: "
+              f"{result.missing[0]}); their scores are empty", file=sys.stderr)
     return 0

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--out", required=True, help="output folder (empty or new, unless --overwrite)")
     export.add_argument("--config", dest="configs", action="append", choices=CONFIGS,
                         help="config to export (repeatable; default: all three)")
-    export.add_argument("--max-shard-size", default="500MB", help="largest Parquet shard, e.g. 500MB (default)")
+    export.add_argument("--max-shard-size", default="500MB", help="largest Parquet shard, e.g. 500MB")
     export.add_argument("--skip-missing-images", action="store_true",
                         help="drop rows whose image file is missing (each one is logged) instead of failing")
     export.add_argument("--no-check-images", dest="check_images", action="store_false",

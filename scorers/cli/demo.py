@@ -25,15 +25,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--scores-csv", help="released per-image scores (row-aligned with the metadata)")
     demo.add_argument("--metadata", help="metadata.csv (default: next to the scores table)")
     demo.add_argument("--paper", help="paper_table2.csv (metric names and families)")
-    demo.add_argument("--port", type=int, default=7860, help="port (default 7860)")
-    demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1, loopback)")
+    demo.add_argument("--port", type=int, default=7860, help="port to listen on")
+    demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (127.0.0.1: this machine only)")
     demo.add_argument("--clip-model", help="CLIP checkpoint for CLIPScore: local dir or Hub id "
                                            "(default openai/clip-vit-base-patch16)")
     demo.add_argument("--vlm", help="VQA model for TIFA/DSG (when the installed scorers provide them)")
     demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
     demo.add_argument("--hub-dataset", help="Hub dataset to fetch missing tables/images from (needs network)")
-    demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit (default 10)")
+    demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit in MB")
     demo.set_defaults(handler=run_demo)
 
 

@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     meta.add_argument("--segs", default="default", help=SEGS_HELP)
     meta.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
-    meta.add_argument("--seed", type=int, default=0)
+    meta.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
     meta.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     meta.set_defaults(handler=run_meta)

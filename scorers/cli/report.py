@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="FLOPs per image of a column for the cost figure, e.g. mymetric=1.2T (repeatable)")
     parser.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
     parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples over SEGs (0: no CIs)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--seg", type=int, help="SEG id drawn in the error-graph figure (default: a mid-sized SEG)")
     parser.add_argument("--graph-column", action="append", metavar="COLUMN",
                         help="metric drawn in the error-graph figure (repeatable; default: 2 best + 2 worst)")

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
+
+from .answers import YES_RULE_HELP, YES_RULES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,9 +24,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
                         help="embedding score form (default paper: max(cos, 0))")
+    parser.add_argument("--yes-rule", choices=YES_RULES,
+                        help="tifa/dsg: " + YES_RULE_HELP + " (default: word)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="images per model call (TIFA/DSG: all questions of these images go through batched "
+                             "forwards); lower it when memory runs out")
     parser.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes for decoding")
     parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
                         help="model weights' dtype (default: the scorer's; fp32 for embedding scorers)")
@@ -57,9 +64,14 @@ def parse_options(pairs: list[str]) -> dict:
 
 
 def run_score(args: argparse.Namespace) -> int:
+    from ..registry import get_factory
     from ..runner import finish, process_state, score_data_dir
 
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode, **parse_options(args.option)}
+    if args.yes_rule is not None:
+        if "yes_rule" not in inspect.signature(get_factory(args.scorer)).parameters:
+            raise ValueError(f"--yes-rule: scorer {args.scorer!r} reads no yes/no answers (tifa and dsg do)")
+        options["yes_rule"] = args.yes_rule
     frame, result = score_data_dir(
         args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
         scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,

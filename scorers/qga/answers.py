@@ -4,16 +4,20 @@ Input: a CSV with columns ``id`` (SEG id), ``image``, ``question_id``, ``vqa_ans
 ``raw_answers`` layout; a header row is optional, answers may end in ``</s>``). Rows of one image are consecutive and
 start at question 0, images in ``metadata.csv`` order, so an image's identity is the position of its question-0 run
 among the runs of its SEG, mapped onto that SEG's metadata rows in order.
-A blank cell is an error (missing data); an answer that is only an end token (``</s>``: the model said nothing) is
-kept as an empty answer, which matches no choice and counts as incorrect. The ``image`` column is only a cross-check:
-when its base names match the metadata's they must match the positional assignment.
+A blank answer (an empty cell, or only an end token such as ``</s>``: the model said nothing; the release's Fuyu DSG
+file has 403 empty cells) follows ``on_blank``: ``"wrong"`` (default) counts it as a wrong answer, flagged ``blank``
+in the records; ``"error"`` stops at the first one. The ``image`` column is only a cross-check: when its base names
+match the metadata's they must match the positional assignment. With metadata, every metadata image must have
+answers: a file that stops early (truncated at an image boundary) is an error naming the first missing image, unless
+``allow_partial=True``, which scores what is there and lists the missing images (``AnswerScores.missing``; their
+score cells are left empty).
 
 Every error names the file and the CSV line.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +26,8 @@ import pandas as pd
 from ..tables import integer_column
 from .matching import AnswerMatcher
 from .questions import QuestionSet
-from .records import build_records, image_scores
+from .matching import is_blank
+from .records import build_records, check_on_blank, image_scores
 
 __all__ = ["RAW_COLUMNS", "AnswerScores", "answers_to_scores", "assign_images", "read_raw_answers"]
 
@@ -32,10 +37,18 @@ RAW_COLUMNS = ["id", "image", "question_id", "vqa_answer"]
 @dataclass
 class AnswerScores:
     """``records``: one row per answer (see :mod:`scorers.qga.records`), with ``line`` (CSV line), ``image`` and, with
-    metadata, ``file_name``/``node``; ``scores``: one row per image (``seg_id``, ``file_name``, ``node``, score)."""
+    metadata, ``file_name``/``node``; ``scores``: one row per image (``seg_id``, ``file_name``, ``node``, score; with
+    metadata, one row per metadata image in metadata order); ``missing``: metadata file names with no answers (only
+    non-empty with ``allow_partial=True``)."""
 
     records: pd.DataFrame
     scores: pd.DataFrame
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def n_blank(self) -> int:
+        """Blank answers (counted wrong)."""
+        return int(self.records["blank"].sum())
 
 
 def read_raw_answers(path: str | Path) -> pd.DataFrame:
@@ -60,11 +73,7 @@ def read_raw_answers(path: str | Path) -> pd.DataFrame:
     frame["line"] = np.arange(len(frame)) + (2 if has_header else 1)
     for column, name in (("id", "SEG id"), ("question_id", "question_id")):
         frame[column] = integer_column(frame[column], name, lambda row: f"{path}: line {frame['line'].iloc[row]}")
-    empty = np.flatnonzero(frame["vqa_answer"].str.strip().eq("").to_numpy())
-    if empty.size:
-        row = int(empty[0])
-        raise ValueError(f"{path}: line {frame['line'].iloc[row]}: empty answer (SEG {frame['id'].iloc[row]}, "
-                         f"question {frame['question_id'].iloc[row]})")
+    frame["vqa_answer"] = frame["vqa_answer"].fillna("")  # a row that ends before its answer cell: blank
     return frame
 
 
@@ -145,9 +154,22 @@ def answers_to_scores(
     matcher: AnswerMatcher | None = None,
     accumulate: str = "dsg",
     score_name: str | None = None,
+    on_blank: str = "wrong",
+    allow_partial: bool = False,
 ) -> AnswerScores:
-    """Records and per-image scores for an answers CSV (rule: DSG for DSG questions, else TIFA)."""
-    raw = assign_images(read_raw_answers(path), questions, metadata, source=str(path))
+    """Records and per-image scores for an answers CSV (rule: DSG for DSG questions, else TIFA).
+
+    ``on_blank`` and ``allow_partial``: see the module docstring. The yes/no rule is the matcher's ``yes_rule``."""
+    check_on_blank(on_blank)
+    raw = read_raw_answers(path)
+    if on_blank == "error":
+        blank = np.flatnonzero([is_blank(a) for a in raw["vqa_answer"]])
+        if blank.size:
+            row = raw.iloc[int(blank[0])]
+            raise ValueError(f"{path}: line {row['line']}: blank answer {row['vqa_answer']!r} (SEG {row['id']}, "
+                             f"question {row['question_id']}); {blank.size} blank answer(s) in all "
+                             "(on_blank='wrong' / --on-blank wrong counts them as wrong answers)")
+    raw = assign_images(raw, questions, metadata, source=str(path))
     rule = "dsg" if questions.kind == "dsg" else "tifa"
     starts = np.flatnonzero(raw["question_id"].to_numpy() == 0)
     n_items = starts.size
@@ -157,18 +179,28 @@ def answers_to_scores(
     for a, b in zip(bounds[:-1], bounds[1:]):
         per_item_q.append(questions.for_seg(int(raw["id"].iloc[a])))
         per_item_a.append(list(answers[a:b]))
-    records = build_records(per_item_q, per_item_a, matcher or AnswerMatcher(), rule=rule)
+    records = build_records(per_item_q, per_item_a, matcher or AnswerMatcher(), rule=rule, on_blank="wrong")
     records.insert(1, "line", raw["line"].to_numpy())
     records.insert(3, "image", raw["image"].to_numpy())
     scores = image_scores(records, n_items, rule=rule, accumulate=accumulate)
     name = score_name or rule
-    table = pd.DataFrame({"seg_id": raw["id"].to_numpy()[starts]})
-    if "file_name" in raw.columns:
-        records.insert(4, "file_name", raw["file_name"].to_numpy())
-        records.insert(5, "node", raw["node"].to_numpy())
-        table["file_name"] = raw["file_name"].to_numpy()[starts]
-        table["node"] = raw["node"].to_numpy()[starts]
-    else:
-        table["image"] = raw["image"].to_numpy()[starts]
-    table[name] = scores
-    return AnswerScores(records, table)
+    if metadata is None:
+        table = pd.DataFrame({"seg_id": raw["id"].to_numpy()[starts], "image": raw["image"].to_numpy()[starts],
+                              name: scores})
+        return AnswerScores(records, table)
+    records.insert(4, "file_name", raw["file_name"].to_numpy())
+    records.insert(5, "node", raw["node"].to_numpy())
+    per_row = np.full(len(metadata), np.nan)
+    per_row[raw["meta_row"].to_numpy()[starts]] = scores
+    answered = np.zeros(len(metadata), dtype=bool)
+    answered[raw["meta_row"].to_numpy()[starts]] = True
+    table = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
+                          "node": metadata["node"].to_numpy(), name: per_row})
+    missing = np.flatnonzero(~answered)
+    if missing.size and not allow_partial:
+        first = int(missing[0])
+        raise ValueError(f"{path}: no answers for {missing.size} of the metadata's {len(metadata)} images (is the file "
+                         f"truncated?); first missing: SEG {table['seg_id'].iloc[first]}, "
+                         f"{table['file_name'].iloc[first]} (metadata row {first + 2}); "
+                         "allow_partial=True / --allow-partial scores the rest")
+    return AnswerScores(records, table, [str(f) for f in table["file_name"].to_numpy()[missing]])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .matching import AnswerMatcher
-from .questions import QuestionSet, questions_from_records
+from .questions import QuestionSet, is_yes_no, questions_from_records
 
 __all__ = ["CATEGORIES", "FEW_SHOT", "GeneratedQuestions", "OnDemandQuestions", "QuestionGenerator",
            "generation_prompt", "parse_generation", "qa_filter", "qa_prompt"]
@@ -122,7 +122,7 @@ def parse_generation(text: str, prompt: str = "") -> GeneratedQuestions:
             out.dropped.append(f"line {number}: answer {answer!r} is not among the choices {choices!r}")
             continue
         answer = choices[lowered.index(answer.lower())]
-        if set(lowered) == {"yes", "no"}:
+        if is_yes_no(choices):
             choices, answer = ["yes", "no"], answer.lower()
         if question.lower() in seen:
             out.dropped.append(f"line {number}: repeats question {question!r}")

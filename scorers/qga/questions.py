@@ -19,10 +19,16 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["YES_NO", "Question", "QuestionSet", "normalize_prompt", "questions_from_records", "read_question_set",
+__all__ = ["Question", "QuestionSet", "is_yes_no", "normalize_prompt", "questions_from_records", "read_question_set",
            "read_questions"]
 
-YES_NO = ("yes", "no")
+
+def is_yes_no(choices: Sequence[str]) -> bool:
+    """Whether a question's choices are exactly yes and no, in either order and any case (``yes|no``, ``No|Yes``).
+
+    The one test of a binary question used by matching, question tables and question generation (the dataset builder,
+    standalone on the Hub, keeps a copy: ``is_yes_no_choices``, checked to agree in the tests)."""
+    return len(choices) == 2 and {str(c).strip().lower() for c in choices} == {"yes", "no"}
 
 
 def normalize_prompt(prompt: str) -> str:
@@ -47,7 +53,7 @@ class Question:
 
     @property
     def is_yes_no(self) -> bool:
-        return tuple(c.lower() for c in self.choices) == YES_NO
+        return is_yes_no(self.choices)
 
 
 @dataclass

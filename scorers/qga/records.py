@@ -2,7 +2,12 @@
 
 One table shape serves every path (a VLM run here, answers converted from elsewhere), so "which question failed"
 reads the same everywhere: one row per (image, question) with columns ``item, seg_id, question_id, question, choices,
-expected, parents, answer, chosen, correct`` (+ ``passed`` for DSG, whether the question and all its ancestors passed).
+expected, parents, answer, chosen, correct, blank`` (+ ``passed`` for DSG, whether the question and all its ancestors
+passed).
+
+Blank answers (empty, or only an end token such as ``</s>``: the model said nothing) follow one policy, ``on_blank``:
+``"wrong"`` (default) keeps them as answers that match no choice and are never correct, flagged ``blank`` in the
+records; ``"error"`` refuses them.
 """
 from __future__ import annotations
 
@@ -12,13 +17,20 @@ import numpy as np
 import pandas as pd
 
 from .dsg import dsg_passed, dsg_score
-from .matching import AnswerMatcher, clean_answer
+from .matching import AnswerMatcher, clean_answer, is_blank
 from .questions import Question
 from .tifa import is_correct, tifa_score
 
-__all__ = ["RULES", "build_records", "image_scores"]
+__all__ = ["ON_BLANK", "RULES", "build_records", "check_on_blank", "image_scores"]
 
 RULES = ("tifa", "dsg")
+ON_BLANK = ("wrong", "error")
+
+
+def check_on_blank(on_blank: str) -> str:
+    if on_blank not in ON_BLANK:
+        raise ValueError(f"on_blank must be one of {ON_BLANK}, got {on_blank!r}")
+    return on_blank
 
 
 def build_records(
@@ -27,10 +39,13 @@ def build_records(
     matcher: AnswerMatcher,
     *,
     rule: str = "tifa",
+    on_blank: str = "wrong",
 ) -> pd.DataFrame:
-    """Records for items ``0..n-1``: ``questions[i]`` asked of item i, ``answers[i]`` its free-form answers."""
+    """Records for items ``0..n-1``: ``questions[i]`` asked of item i, ``answers[i]`` its free-form answers
+    (``on_blank``: see the module docstring)."""
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    check_on_blank(on_blank)
     if len(questions) != len(answers):
         raise ValueError(f"got question lists for {len(questions)} items but answers for {len(answers)}")
     flat_q, flat_a, items = [], [], []
@@ -40,6 +55,11 @@ def build_records(
         flat_q.extend(qs)
         flat_a.extend(str(a) for a in ans)
         items.extend([i] * len(qs))
+    blank = [is_blank(a) for a in flat_a]
+    if on_blank == "error" and any(blank):
+        k = blank.index(True)
+        raise ValueError(f"item {items[k]}: blank answer {flat_a[k]!r} to question {flat_q[k].question_id} "
+                         f"(SEG {flat_q[k].seg_id}); on_blank='wrong' counts it as a wrong answer")
     chosen = matcher.match(flat_a, [q.choices for q in flat_q])
     records = pd.DataFrame({
         "item": np.asarray(items, dtype=np.int64),
@@ -51,7 +71,9 @@ def build_records(
         "parents": ["-".join(map(str, q.parents)) if q.parents else "-1" for q in flat_q],
         "answer": [clean_answer(a) for a in flat_a],
         "chosen": chosen,
-        "correct": np.asarray([is_correct(c, q.answer) for c, q in zip(chosen, flat_q)], dtype=bool),
+        "correct": np.asarray([not b and is_correct(c, q.answer) for b, c, q in zip(blank, chosen, flat_q)],
+                              dtype=bool),
+        "blank": np.asarray(blank, dtype=bool),
     })
     if rule == "dsg":
         passed = np.zeros(len(records), dtype=bool)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..checks import check_pairs
 from .dsg import ACCUMULATE
-from .matching import DEFAULT_SBERT, AnswerMatcher
+from .matching import DEFAULT_SBERT, AnswerMatcher, check_yes_rule
 from .questions import QuestionSet, read_question_set
 from .records import build_records, image_scores
 
@@ -48,7 +48,8 @@ class QuestionScorer:
     def __init__(self, questions: str | Path | QuestionSet | None = None, *, backend: Any = None,
                  model: str | None = None, vqa_backend: str = "auto", device: Any = None, precision: str | None = None,
                  batch_size: int | None = None, sbert: str = DEFAULT_SBERT, matcher: AnswerMatcher | None = None,
-                 accumulate: str = "dsg", name: str | None = None, data_dir: str | Path | None = None):
+                 accumulate: str = "dsg", yes_rule: str | None = None, name: str | None = None,
+                 data_dir: str | Path | None = None):
         if questions is None and data_dir is not None:
             questions = Path(data_dir) / self.default_questions
         if questions is None:
@@ -59,12 +60,17 @@ class QuestionScorer:
         if accumulate not in ACCUMULATE:
             raise ValueError(f"accumulate must be one of {ACCUMULATE}, got {accumulate!r}")
         self.accumulate = accumulate
+        # yes_rule (default "word"; see scorers.qga.matching) goes to the matcher; a given matcher keeps its own
+        if matcher is not None and yes_rule is not None and matcher.yes_rule != check_yes_rule(yes_rule):
+            raise ValueError(f"yes_rule={yes_rule!r} but the given matcher uses yes_rule={matcher.yes_rule!r}")
+        self.matcher = matcher or AnswerMatcher(sbert, device=None if device is None else str(device),
+                                                yes_rule=yes_rule or "word")
         self.backend = resolve_backend(backend, model, device, precision, batch_size, vqa_backend)
-        self.matcher = matcher or AnswerMatcher(sbert, device=None if device is None else str(device))
         self.name = name or self.rule
         self.config = {"scorer": self.name, "backend": type(self.backend).__name__,
                        "model": getattr(self.backend, "name", model), "questions": self.questions.source,
                        "n_questions": len(self.questions), "sbert": self.matcher.model_name,
+                       "yes_rule": self.matcher.yes_rule,
                        "accumulate": accumulate if self.rule == "dsg" else None}
 
     def score_with_records(self, images: Sequence, prompts: Sequence[str],
@@ -90,7 +96,7 @@ class QuestionScorer:
         correct... per question; the runner writes them to ``<out>.records.jsonl``). No numeric fields, so the runner
         does not mistake counts for score columns."""
         out = []
-        columns = ["question_id", "question", "expected", "answer", "chosen", "correct"]
+        columns = ["question_id", "question", "expected", "answer", "chosen", "correct", "blank"]
         if "passed" in records.columns:
             columns += ["parents", "passed"]
         groups = records.groupby("item", sort=False).indices

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..graph import SEG, build_segs, resolve_seg_subset
 from ..reproduce import Reproduction, reproduce_table
-from ..tables import align_scores, column_scores, score_columns
+from ..tables import METADATA_COLUMNS, align_scores, column_scores, score_columns
 from .costs import merged_flops
 from .figures import correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
 from .tables import leaderboard_frame, to_latex, to_markdown, write_tables
@@ -37,21 +37,29 @@ def combine_scores(
     metadata: pd.DataFrame,
     *,
     on: Sequence[str] | None = None,
+    notes: list[str] | None = None,
 ) -> pd.DataFrame:
     """Score columns of several tables (``[(source name, frame), ...]``) side by side, in metadata row order.
 
-    Each table is aligned with :func:`scorers.tables.align_scores`; a column name used by two tables is an error
-    naming both sources (rename one column rather than silently keeping either).
+    Each table is aligned with :func:`scorers.tables.align_scores`: joined on the ``on`` keys when it has them all,
+    else row-aligned with the metadata (so keyed and row-aligned files mix, e.g. your ``seg_id,file_name,...`` file
+    with the release's row-aligned ``released_scores.csv``; a note saying so is appended to ``notes``). A column name
+    used by two tables is an error naming both sources (rename one column rather than silently keeping either).
     """
     if not tables:
         raise ValueError("no score tables given")
     combined: dict[str, pd.Series] = {}
     origin: dict[str, str] = {}
     for source, frame in tables:
+        names = {METADATA_COLUMNS.get(c, c) for c in frame.columns}
+        lacking = [k for k in on or () if k not in names]
         try:
-            aligned = align_scores(frame, metadata, on=list(on) if on else None)
+            aligned = align_scores(frame, metadata, on=list(on) if on and not lacking else None)
         except ValueError as error:
-            raise ValueError(f"{source}: {error}") from None
+            reason = f" (it has no {lacking[0]!r} column to join on)" if lacking else ""
+            raise ValueError(f"{source}: {error}{reason}") from None
+        if lacking and notes is not None:
+            notes.append(f"{source}: no {', '.join(map(repr, lacking))} column; its rows are taken in metadata order")
         columns = score_columns(aligned)
         if not columns:
             raise ValueError(f"{source}: no score columns (all columns are image keys: {list(aligned.columns)})")
@@ -103,7 +111,8 @@ def write_report(
     """
     seg_subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
-    combined = combine_scores(tables, metadata, on=on)
+    combine_notes: list[str] = []
+    combined = combine_scores(tables, metadata, on=on, notes=combine_notes)
     wanted = _ordered_columns(combined, paper, columns)
     raw = {c: column_scores(combined, c, clean_quotes=clean_quotes) for c in wanted}
     evaluated = pd.DataFrame(raw)
@@ -120,7 +129,7 @@ def write_report(
     board = leaderboard_frame(reproduction, paper)
     out_dir = Path(out_dir)
     paths = dict(write_tables(board, out_dir, digits=digits))
-    notes = list(reproduction.notes)
+    notes = combine_notes + list(reproduction.notes)
     names = dict(zip(board["column"], board["name"]))
 
     cost = merged_flops(paper, flops)

