@@ -195,6 +195,7 @@ def test_killing_the_accelerate_launcher_stops_its_ranks(scorer, metadata, data_
         port = sock.getsockname()[1]
     out, cache, gate = tmp_path / "scores.csv", tmp_path / "cache", tmp_path / "gate"
     gate.mkdir()
+    ranks: list[int] = []
     env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1")
     launcher = subprocess.Popen(
         [shutil.which("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
@@ -205,6 +206,7 @@ def test_killing_the_accelerate_launcher_stops_its_ranks(scorer, metadata, data_
         _wait_for(gate / "ready-0", launcher, 240)
         _wait_for(gate / "ready-1", launcher, 60)
         ranks = [int((gate / f"ready-{r}").read_text()) for r in (0, 1)]
+        # torch's launcher starts each rank in a session of its own: killing the launcher's group misses them
         assert all(psutil.Process(pid).ppid() == launcher.pid for pid in ranks)
         launcher.kill()  # SIGKILL: no chance to clean up its children
         launcher.wait()
@@ -214,11 +216,10 @@ def test_killing_the_accelerate_launcher_stops_its_ranks(scorer, metadata, data_
             time.sleep(0.2)
         assert all(_gone(pid) for pid in ranks), "ranks kept running after their launcher was killed"
         print(f"ranks gone {time.monotonic() - killed_at:.1f} s after the launcher's SIGKILL")
-    finally:
-        try:
-            os.killpg(launcher.pid, signal.SIGKILL)  # the group this test started, if anything is left
-        except ProcessLookupError:
-            pass
+    finally:  # whatever this test started and is still alive
+        for pid in ([launcher.pid] if launcher.poll() is None else []) + [p for p in ranks if not _gone(p)]:
+            os.kill(pid, signal.SIGKILL)
+        launcher.wait()
     assert not out.exists()
     assert len(ScoreCache(cache, scorer.config).finished()) == 2 * BATCH  # one finished batch per rank
     counting = Counting(scorer)

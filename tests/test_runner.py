@@ -367,3 +367,12 @@ def test_registry_passes_data_dir_and_cli_options(data_dir, tmp_path, monkeypatc
     fingerprint = json.loads((tmp_path / "w.csv.cache" / "fingerprint.json").read_text())
     assert fingerprint == {"name": "words_x", "data_dir": str(data_dir), "precision": "bf16", "limit": 3}
     assert "words_x" in pd.read_csv(out).columns and (tmp_path / "w.records.jsonl").exists()
+
+
+def test_only_processes_started_by_a_launcher_watch_their_parent(monkeypatch):
+    from scorers import runner
+
+    monkeypatch.setattr(runner, "_watcher", None)
+    for name in runner._LAUNCHER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert runner.watch_launcher() is False and runner._watcher is None  # `nohup ts2 score &` outlives its shell
