@@ -52,7 +52,7 @@ import numpy as np
 
 from .cache import ScoreCache, item_stamp, jsonable
 
-__all__ = ["RunResult", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
+__all__ = ["RunResult", "check_run_options", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
            "write_outputs"]
 
 ON_ERROR = ("raise", "skip")
@@ -195,6 +195,16 @@ def watch_launcher(interval: float = 1.0) -> bool:
     return True
 
 
+def check_run_options(*, batch_size: int = 32, num_workers: int = 2, on_error: str = "raise", **_) -> None:
+    """The run options' checks, callable before a model is loaded (``score_data_dir`` does)."""
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch size must be an integer >= 1 (--batch-size), got {batch_size!r}")
+    if not isinstance(num_workers, int) or num_workers < 0:
+        raise ValueError(f"num_workers must be an integer >= 0 (--num-workers), got {num_workers!r}")
+
+
 def run(
     scorer,
     images: Sequence[Any],
@@ -218,10 +228,7 @@ def run(
     ``inputs`` (e.g. ``{"data_dir": ...}``) identifies what is scored: a cache made for other inputs is refused.
     Every process returns the full result.
     """
-    if on_error not in ON_ERROR:
-        raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    check_run_options(batch_size=batch_size, num_workers=num_workers, on_error=on_error)
     if len(images) != len(prompts):
         raise ValueError(f"got {len(images)} images but {len(prompts)} prompts")
     for i, prompt in enumerate(prompts):
@@ -410,6 +417,7 @@ def score_data_dir(
     metadata_path = data_dir / "metadata.csv"
     if not metadata_path.is_file():
         raise FileNotFoundError(f"{metadata_path} does not exist (expected a TS2 data_dir: metadata.csv + images/)")
+    check_run_options(**run_kwargs)
     metadata = read_metadata(metadata_path)
     state = process_state()
     scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision, data_dir=str(data_dir),
