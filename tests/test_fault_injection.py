@@ -23,46 +23,13 @@ import psutil
 import pytest
 
 from scorers.cache import ScoreCache
-from scorers.embedding import CLIPScore
 from scorers.runner import score_table, write_outputs
-from scorers.tables import read_metadata
-from tests.tiny_embed_models import tiny_models
-from tests.ts2_fixture_data import make_data_dir
+from tests.test_runner import Counting, clip_path, data_dir, metadata, scorer  # noqa: F401  (shared fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "embed_run_script.py"
 N_IMAGES, BATCH = 45, 4  # SEGs 0, 1, 2
 N_BATCHES = math.ceil(N_IMAGES / BATCH)
-
-
-class Counting:
-    def __init__(self, inner):
-        self.inner, self.items = inner, 0
-        self.name, self.image_transform, self.config = inner.name, inner.image_transform, inner.config
-
-    def score(self, images, prompts):
-        self.items += len(prompts)
-        return self.inner.score(images, prompts)
-
-
-@pytest.fixture(scope="module")
-def clip_path():
-    return tiny_models()["clip"]
-
-
-@pytest.fixture(scope="module")
-def scorer(clip_path):
-    return CLIPScore(clip_path, form="cosine")
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    return make_data_dir(tmp_path_factory.mktemp("data"), seg_ids=[0, 1, 2], image_size=16, with_questions=False)
-
-
-@pytest.fixture(scope="module")
-def metadata(data_dir):
-    return read_metadata(data_dir / "metadata.csv")
 
 
 def _write(scorer, metadata, data_dir, out: Path, cache: Path | None = None) -> tuple[bytes, object]:
