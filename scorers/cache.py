@@ -3,9 +3,14 @@
 Layout of a cache folder::
 
     fingerprint.json         the scorer's ``config``; a cache made by another config is refused, not mixed
+    inputs.json              what is being scored (``{"data_dir": <absolute path>}``); another data dir is refused
     rank0.jsonl, rank1.jsonl one file per process rank (no two processes ever write the same file)
+    lock                     advisory ``flock`` held by the run using the cache; a second run stops with a message
 
-Each line is one finished item: ``{"key": str, "score": float | null, "record": {...} | null, "error": str | null}``.
+Each line is one finished item: ``{"key": str, "score": float | null, "record": {...} | null, "error": str | null,
+"stamp": str | null}``. ``stamp`` (:func:`item_stamp`) identifies the item's input when it was scored: the image
+file's size and mtime (or a hash of an in-memory image's pixels) and a hash of the prompt. An entry whose stamp differs
+from the input's stamp now is stale and is scored again, so a changed image under the same cache is never served.
 A batch is written with one ``write`` then ``flush`` + ``os.fsync``, so a SIGKILL loses at most the batch in flight;
 a line torn by a kill mid-write is not valid JSON and is dropped on reading (and the writer starts a fresh line).
 Reading takes every shard (a rerun may use another number of processes); a key seen twice keeps its last entry.
@@ -13,13 +18,39 @@ Entries with an ``error`` are not "finished": a rerun retries them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
-__all__ = ["ScoreCache", "ShardWriter", "jsonable"]
+__all__ = ["CacheBusyError", "ScoreCache", "ShardWriter", "item_stamp", "jsonable"]
+
+
+class CacheBusyError(ValueError):
+    """Another process holds the cache's lock (two runs on one ``--out``)."""
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def item_stamp(image: Any, prompt: str) -> str:
+    """What identifies one input item in the cache: ``size-mtime_ns`` of an image file (no content read: cheap for
+    thousands of files; a rewritten file changes its mtime), a hash of an in-memory PIL image's mode, size and
+    pixels, and a hash of the prompt."""
+    if isinstance(image, (str, os.PathLike)):
+        try:
+            stat = os.stat(image)
+            source = f"{stat.st_size}-{stat.st_mtime_ns}"
+        except OSError:
+            source = "missing"
+    elif hasattr(image, "tobytes") and hasattr(image, "mode"):
+        source = "pil-" + _digest(f"{image.mode}{image.size}".encode() + image.tobytes())
+    else:
+        source = "obj-" + _digest(repr(image).encode())
+    return f"{source}:{_digest(str(prompt).encode('utf-8'))}"
 
 
 def _json_default(value):
@@ -60,7 +91,7 @@ class ShardWriter:
         lines = []
         for entry in entries:
             line = {"key": str(entry["key"]), "score": _clean(entry.get("score")),
-                    "record": entry.get("record"), "error": entry.get("error")}
+                    "record": entry.get("record"), "error": entry.get("error"), "stamp": entry.get("stamp")}
             lines.append(json.dumps(line, ensure_ascii=False, default=_json_default))
         if not lines:
             return
@@ -79,18 +110,66 @@ class ShardWriter:
 
 
 class ScoreCache:
-    """A cache folder (see module docstring). ``fingerprint`` is a JSON-able dict identifying the scorer."""
+    """A cache folder (see module docstring). ``fingerprint`` is a JSON-able dict identifying the scorer, ``inputs``
+    one identifying what is scored (e.g. ``{"data_dir": "/abs/path"}``); each must match an existing cache's."""
 
-    def __init__(self, directory: str | Path, fingerprint: dict):
+    def __init__(self, directory: str | Path, fingerprint: dict, inputs: dict | None = None):
         self.directory = Path(directory)
         self.fingerprint = json.loads(json.dumps(fingerprint, sort_keys=True, default=str))
+        self.inputs = json.loads(json.dumps(inputs or {}, sort_keys=True, default=str))
+        self._lock_handle = None
 
     @property
     def fingerprint_path(self) -> Path:
         return self.directory / "fingerprint.json"
 
+    @property
+    def inputs_path(self) -> Path:
+        return self.directory / "inputs.json"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.directory / "lock"
+
+    def lock(self) -> None:
+        """Take the cache's advisory lock (``fcntl.flock``, released by the OS when the process dies), or raise
+        :class:`CacheBusyError` naming the process that holds it. No-op where ``fcntl`` does not exist (Windows)."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        handle = open(self.lock_path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise CacheBusyError(
+                f"cache {self.directory} is in use by another run (pid {holder}); wait for it to finish, or pass "
+                "another --out / --cache-dir"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._lock_handle = handle
+
+    def unlock(self) -> None:
+        """Release the lock taken by :meth:`lock` (closing the file releases the ``flock``)."""
+        if self._lock_handle is not None:
+            self._lock_handle.close()
+            self._lock_handle = None
+
+    @staticmethod
+    def _write_json(path: Path, value: dict) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(value, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+
     def prepare(self) -> None:
-        """Create the folder and fingerprint, or check an existing one (call on one process only)."""
+        """Create the folder, fingerprint and inputs files, or check existing ones (call on one process only)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.fingerprint_path.exists():
             found = json.loads(self.fingerprint_path.read_text(encoding="utf-8"))
@@ -99,14 +178,22 @@ class ScoreCache:
                     f"cache {self.directory} was written by a different scorer configuration "
                     f"({found}) than this run ({self.fingerprint}); delete it or pass another --cache-dir"
                 )
-            return
-        tmp = self.fingerprint_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.fingerprint, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.fingerprint_path)
+        else:
+            self._write_json(self.fingerprint_path, self.fingerprint)
+        if self.inputs_path.exists():
+            found = json.loads(self.inputs_path.read_text(encoding="utf-8"))
+            if found != self.inputs:
+                differ = ", ".join(f"{k} {found.get(k)!r} (this run: {self.inputs.get(k)!r})"
+                                   for k in sorted(set(found) | set(self.inputs)) if found.get(k) != self.inputs.get(k))
+                raise ValueError(
+                    f"cache {self.directory} holds scores of other inputs: {differ}; pass another --out / "
+                    "--cache-dir, or delete the cache"
+                )
+        else:
+            self._write_json(self.inputs_path, self.inputs)
 
-    def load(self) -> dict[str, dict]:
-        """All entries of all shards, by key (torn or foreign lines skipped)."""
-        entries: dict[str, dict] = {}
+    def entries(self) -> Iterable[dict]:
+        """Every valid line of every shard, shard by shard in file order (torn or foreign lines skipped)."""
         for shard in sorted(self.directory.glob("*.jsonl")):
             with open(shard, "rb") as handle:
                 for raw in handle:
@@ -115,12 +202,19 @@ class ScoreCache:
                     except ValueError:
                         continue
                     if isinstance(entry, dict) and "key" in entry:
-                        entries[str(entry["key"])] = entry
-        return entries
+                        yield entry
 
-    def finished(self) -> dict[str, dict]:
-        """Entries that need no recomputation (no ``error``)."""
-        return {k: e for k, e in self.load().items() if not e.get("error")}
+    def load(self) -> dict[str, dict]:
+        """All entries by key; a key seen twice keeps its last entry."""
+        return {str(entry["key"]): entry for entry in self.entries()}
+
+    def finished(self, stamps: dict[str, str] | None = None) -> dict[str, dict]:
+        """Entries that need no recomputation: no ``error`` and, when ``stamps`` (key -> :func:`item_stamp` of the
+        input now) is given, the stamp of the input now (any shard may hold it: a rerun may use fewer processes)."""
+        if stamps is None:
+            return {k: e for k, e in self.load().items() if not e.get("error")}
+        return {str(e["key"]): e for e in self.entries()
+                if not e.get("error") and e.get("stamp") is not None and e.get("stamp") == stamps.get(str(e["key"]))}
 
     def writer(self, rank: int) -> ShardWriter:
         """The append-only writer of process ``rank``."""

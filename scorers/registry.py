@@ -39,10 +39,20 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
 
     ``device=None`` / ``precision=None`` leave the choice to the scorer (embedding scorers: CUDA when available,
     fp32). ``data_dir`` (the folder being scored) goes only to factories that declare a ``data_dir`` parameter
-    (e.g. question-based scorers that read ``tifa_questions.csv`` from it).
+    (e.g. question-based scorers that read ``tifa_questions.csv`` from it). An option the factory does not take is
+    a ``ValueError`` listing the ones it does, raised before anything is loaded.
     """
     factory = get_factory(name)
     kwargs = {k: v for k, v in dict(options, model=model, precision=precision).items() if v is not None}
-    if data_dir is not None and "data_dir" in inspect.signature(factory).parameters:
+    parameters = inspect.signature(factory).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        valid = sorted(n for n, p in parameters.items() if n not in ("self", "device", "data_dir")
+                       and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+        unknown = sorted(set(kwargs) - set(valid))
+        if unknown:
+            raise ValueError(f"scorer {name!r} has no option {', '.join(map(repr, unknown))}; its options: "
+                             f"{', '.join(valid)} (--option KEY=VALUE; model, precision, pretrained, form and decode "
+                             "also have their own flags)")
+    if data_dir is not None and "data_dir" in parameters:
         kwargs["data_dir"] = data_dir
     return factory(device=device, **kwargs)

@@ -31,22 +31,29 @@ raises naming the file, or (``on_error="skip"``) records the message and a NaN s
 
 Guarantees: the output has one entry per input item, in input order, no duplicates, whatever the number of
 processes; with a cache folder each finished batch is appended durably (``scorers.cache``), a rerun computes only
-missing items, and a SIGKILL loses at most the batch in flight.
+missing items, and a SIGKILL loses at most the batch in flight. Cached entries are served only for the same scorer
+config, the same inputs (``inputs``, e.g. the data dir) and unchanged items (image file size + mtime, prompt);
+a changed image is scored again. One run at a time per cache folder (an advisory lock; a second run stops with a
+message). Processes started by ``accelerate launch``/``torchrun`` stop when their launcher dies (even by SIGKILL).
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from .cache import ScoreCache, jsonable
+from .cache import ScoreCache, item_stamp, jsonable
 from .checks import check_pairs
 
-__all__ = ["RunResult", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
+__all__ = ["RunResult", "check_run_options", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
            "write_outputs"]
 
 ON_ERROR = ("raise", "skip")
@@ -157,6 +164,48 @@ def _broadcast(state, payload):
     return box[0]
 
 
+#: environment variables set by ``accelerate launch`` / ``torchrun`` in the processes they start
+_LAUNCHER_ENV = ("TORCHELASTIC_RUN_ID", "ACCELERATE_DYNAMO_BACKEND")
+_watcher: threading.Thread | None = None
+
+
+def _stop_if_orphaned(launcher_pid: int, interval: float) -> None:
+    """Poll the parent pid; once the launcher is gone (we were re-parented), terminate this process."""
+    while os.getppid() == launcher_pid:
+        time.sleep(interval)
+    print(f"ts2: the launcher (pid {launcher_pid}) is gone; stopping this process (pid {os.getpid()}). "
+          "Finished batches are in the cache: rerun the same command to resume.", file=sys.stderr, flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)  # SIGTERM handled by someone and we are still here: leave without cleanup
+    os._exit(1)
+
+
+def watch_launcher(interval: float = 1.0) -> bool:
+    """In a process started by ``accelerate launch`` or ``torchrun``, start (once) a daemon thread that stops the
+    process when its launcher dies: a ``kill -9`` of the launcher would otherwise leave the ranks running and writing.
+    Returns whether it watches. A process not started by a launcher is never stopped (a ``nohup ts2 score`` outlives
+    its shell on purpose)."""
+    global _watcher
+    if _watcher is not None:
+        return True
+    if not any(name in os.environ for name in _LAUNCHER_ENV) or os.getppid() <= 1:
+        return False
+    _watcher = threading.Thread(target=_stop_if_orphaned, args=(os.getppid(), interval), daemon=True,
+                                name="ts2-launcher-watch")
+    _watcher.start()
+    return True
+
+
+def check_run_options(*, batch_size: int = 32, num_workers: int = 2, on_error: str = "raise", **_) -> None:
+    """The run options' checks, callable before a model is loaded (``score_data_dir`` does)."""
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch size must be an integer >= 1 (--batch-size), got {batch_size!r}")
+    if not isinstance(num_workers, int) or num_workers < 0:
+        raise ValueError(f"num_workers must be an integer >= 0 (--num-workers), got {num_workers!r}")
+
+
 def run(
     scorer,
     images: Sequence[Any],
@@ -169,6 +218,7 @@ def run(
     on_error: str = "raise",
     progress: bool = True,
     jpeg_draft: int | None = None,
+    inputs: dict | None = None,
 ) -> RunResult:
     """Score ``images`` against ``prompts`` with ``scorer`` over every process of the current accelerate launch.
 
@@ -176,15 +226,10 @@ def run(
     the first unreadable image with a ``ValueError`` naming it; ``"skip"`` records the message and a NaN score.
     ``jpeg_draft=224`` decodes JPEGs at a reduced scale that stays >= 224 px per side (much less decoding and
     resizing work; scores change slightly, so it is off by default and part of the cache fingerprint).
+    ``inputs`` (e.g. ``{"data_dir": ...}``) identifies what is scored: a cache made for other inputs is refused.
     Every process returns the full result.
     """
-    from torch.utils.data import DataLoader
-    from tqdm.auto import tqdm
-
-    if on_error not in ON_ERROR:
-        raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    check_run_options(batch_size=batch_size, num_workers=num_workers, on_error=on_error)
     check_pairs(images, prompts, keys=keys if keys is not None else range(len(images)), nonempty=True)
     keys = [str(k) for k in (keys if keys is not None else range(len(images)))]
     if len(set(keys)) != len(keys):
@@ -197,15 +242,33 @@ def run(
         raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {getattr(scorer, 'name', scorer)!r} reads "
                          "images with its own image_loader (e.g. decode='device')")
     state = process_state()
+    watch_launcher()
     fingerprint = dict(getattr(scorer, "config", {"name": getattr(scorer, "name", "score")}))
     if jpeg_draft:
         fingerprint["jpeg_draft"] = int(jpeg_draft)
-    cache = ScoreCache(cache_dir, fingerprint) if cache_dir is not None else None
+    cache = ScoreCache(cache_dir, fingerprint, inputs) if cache_dir is not None else None
+    try:
+        return _run_pending(scorer, images, prompts, keys, state, cache, batch_size=batch_size,
+                            num_workers=num_workers, on_error=on_error, progress=progress, jpeg_draft=jpeg_draft,
+                            loader=loader)
+    finally:
+        if cache is not None:
+            cache.unlock()
+
+
+def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num_workers, on_error, progress,
+                 jpeg_draft, loader) -> RunResult:
+    """:func:`run` after its checks: lock + read the cache (main process), score what is missing, gather."""
+    from torch.utils.data import DataLoader
+    from tqdm.auto import tqdm
+
+    stamps = {k: item_stamp(im, p) for k, im, p in zip(keys, images, prompts)} if cache is not None else {}
     finished: dict[str, dict] | str = {}
     if state.is_main_process and cache is not None:
         try:
+            cache.lock()
             cache.prepare()
-            finished = cache.finished()
+            finished = cache.finished(stamps)
         except ValueError as error:
             finished = str(error)
     finished = _broadcast(state, finished)
@@ -235,11 +298,12 @@ def run(
                 position, message = bad[0]
                 raise ValueError(f"item {keys[position]!r}: {message} (use on_error='skip' / --on-error skip "
                                  "to record it and go on)")
-            entries += [{"key": keys[p], "score": None, "record": None, "error": m} for p, m in bad]
+            entries += [{"key": keys[p], "score": None, "record": None, "error": m, "stamp": stamps.get(keys[p])}
+                        for p, m in bad]
             if positions:
                 scores, records = _call(scorer, items, [prompts[p] for p in positions])
                 batches += 1
-                entries += [{"key": keys[p], "score": s, "record": r, "error": None}
+                entries += [{"key": keys[p], "score": s, "record": r, "error": None, "stamp": stamps.get(keys[p])}
                             for p, s, r in zip(positions, scores.tolist(), records)]
             if writer is not None:
                 writer.append(entries)
@@ -285,6 +349,7 @@ def score_table(
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"metadata row {row + 2}: image file {path} does not exist")
     keys = [f"{seg}:{name}" for seg, name in zip(metadata["seg_id"], metadata["file_name"])]
+    run_kwargs.setdefault("inputs", {"data_dir": str(data_dir.resolve())})
     result = run(scorer, paths, list(metadata["prompt"]), keys, **run_kwargs)
     frame = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
                           "node": metadata["node"].to_numpy(), scorer.name: result.scores})
@@ -349,6 +414,7 @@ def score_data_dir(
     metadata_path = data_dir / "metadata.csv"
     if not metadata_path.is_file():
         raise FileNotFoundError(f"{metadata_path} does not exist (expected a TS2 data_dir: metadata.csv + images/)")
+    check_run_options(**run_kwargs)
     metadata = read_metadata(metadata_path)
     state = process_state()
     scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision, data_dir=str(data_dir),

@@ -305,7 +305,8 @@ def test_score_image_inputs():
     from PIL import Image
 
     image = Image.new("RGB", (8, 8))
-    assert score_image(_Constant(), image, "a cat") == (0.25, None)
+    result = score_image(_Constant(), image, "a cat")
+    assert (result.score, result.answers, result.cosine, result.detail()) == (0.25, None, None, "")
     with pytest.raises(ValueError, match="upload an image"):
         score_image(_Constant(), None, "a cat")
     with pytest.raises(ValueError, match="enter the prompt"):
@@ -352,7 +353,8 @@ def test_qga_scorer_shows_per_question_answers_when_registered_and_a_vlm_is_set(
     assert isinstance(scorer, FakeTIFA) and scorer.model == "tiny-vlm"
     # questions for any prompt: generated on demand by the configured LM
     assert scorer.questions.kind == "tifa" and scorer.questions.generator.lm == "lm:tiny-qg"
-    value, answers = score_image(scorer, Image.new("RGB", (8, 8)), "a cat on a red chair")
+    result = score_image(scorer, Image.new("RGB", (8, 8)), "a cat on a red chair")
+    value, answers = result.score, result.answers
     assert value == 0.5
     assert answers.to_dict("list") == {"question": ["is there a cat?", "is the chair red?"], "answer": ["yes", "no"],
                                        "correct": [True, False]}
@@ -368,9 +370,11 @@ def test_clipscore_slot_matches_the_library_on_a_tiny_local_model(tmp_path, conf
     path = build_hf_clip(tmp_path, seed=1)
     slot = LazyScorer(scorer_specs(config.with_(clip_model=path))["CLIPScore"])
     image = Image.new("RGB", (40, 30), (200, 30, 30))
-    value, answers = score_image(slot.get(), image, "a photo of a cat")
+    result = score_image(slot.get(), image, "a photo of a cat")
     expected = CLIPScore(path).score([image], ["a photo of a cat"])[0]
-    assert answers is None and value == pytest.approx(expected) and value > 0
+    assert result.answers is None and result.score == pytest.approx(expected) and result.score > 0
+    cosine = CLIPScore(path, form="cosine").score([image], ["a photo of a cat"])[0]
+    assert result.cosine == pytest.approx(cosine) and result.detail().startswith("raw cosine: ")
 
 
 # ------------------------------------------------------------------------------------------------------- CLI
@@ -405,7 +409,27 @@ def test_cli_demo_serves_on_loopback(shared_ts2):
             assert "19 published metrics" in response.read().decode()
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        output = process.communicate(timeout=30)[0]
+    assert f"ts2 demo: serving on http://127.0.0.1:{port}/" in output
+    assert "share=True" not in output  # gradio's advice to Python users is not shown to a CLI user
+
+
+def test_cli_demo_share_flag_reaches_launch(monkeypatch, shared_ts2, capsys):
+    from scorers.cli import demo as demo_cli
+    from scorers.cli import main
+
+    space = demo_cli._load_space()
+    launched = {}
+
+    class App:
+        def launch(self, **kwargs):
+            launched.update(kwargs)
+
+    monkeypatch.setattr(space, "build_app", lambda config: App())
+    assert main(["demo", "--share", "--port", "7861"]) == 0
+    assert launched["share"] is True and launched["quiet"] is False and launched["server_port"] == 7861
+    assert main(["demo", "--port", "7861"]) == 0
+    assert launched["share"] is False and launched["quiet"] is True
 
 
 def test_qga_scorer_uses_the_data_dir_question_table_without_a_generator(monkeypatch, config, tmp_path, shared_ts2):

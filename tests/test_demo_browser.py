@@ -101,7 +101,7 @@ def _upload(page, path: Path) -> str:
     page.locator("#upload-csv input[type=file]").set_input_files(str(path))
     page.wait_for_function(
         "([sel, old]) => { const e = document.querySelector(sel); const t = e ? e.innerText : '';"
-        " return t !== old && /Added|Error/.test(t); }",
+        " return t !== old && /Added|Replaced|Error/.test(t); }",
         arg=["#upload-status [data-testid=markdown]", before],
     )
     return status.inner_text()
@@ -182,6 +182,23 @@ def test_upload_valid_csv_adds_highlighted_row(page, demo_env, shared_ts2):
     page.screenshot(path=str(ARTIFACTS / "leaderboard_uploaded.png"), full_page=True)
 
 
+def test_uploading_the_same_metric_name_again_replaces_its_row(page, demo_env, shared_ts2):
+    metadata = read_metadata(shared_ts2 / "metadata.csv")
+    again = -metadata["error_count"].to_numpy(dtype=float)  # other scores under the same column name
+    path = demo_env["root"] / "my_scores_v2.csv"
+    pd.DataFrame({"seg_id": metadata["seg_id"], "file_name": metadata["file_name"], "my_metric": again}).to_csv(
+        path, index=False)
+    _clear_upload(page)
+    status = _upload(page, path)
+    assert status.startswith("Replaced") and "my_metric" in status, status
+    rows = _table(page, "leaderboard")
+    assert len(rows) == 20 and not any("(yours)" in r[1] for r in rows)  # replaced, not "my_metric (yours)"
+    (row,) = [r for r in rows if r[1] == "★ my_metric"]
+    expected = ts2_meta(again, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
+    assert float(row[4]) == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
+    page.screenshot(path=str(ARTIFACTS / "leaderboard_replaced.png"), full_page=True)
+
+
 @pytest.mark.parametrize(
     "name, content, message",
     [
@@ -226,6 +243,28 @@ def test_seg_explorer_shows_prompt_graph_and_images(page, demo_env, shared_ts2):
     page.screenshot(path=str(ARTIFACTS / "seg_explorer.png"), full_page=True)
 
 
+def test_single_row_gallery_leaves_no_empty_block(page):
+    import re
+
+    page.get_by_role("tab", name="SEG explorer").click()
+    page.locator("#seg-pick input[role=combobox]").click()
+    page.locator("#seg-pick input[role=combobox]").fill("")
+    page.locator("#seg-pick input[role=combobox]").press_sequentially("SEG 120 ")  # filters the long list
+    page.get_by_role("option", name=re.compile(r"SEG 120 ")).first.click()  # 6 images: one row of 6 columns
+    page.wait_for_function("() => document.querySelector('#seg-summary').innerText.includes('SEG 120 ')")
+    page.wait_for_function("() => document.querySelectorAll('#seg-gallery img').length === 6")
+    page.wait_for_timeout(500)  # let the height update settle
+    gallery = page.locator("#seg-gallery").bounding_box()
+    tiles = page.locator("#seg-gallery img").evaluate_all(
+        "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; })")
+    assert len({round(top) for top, _ in tiles}) == 1  # one row
+    empty_below = gallery["y"] + gallery["height"] - max(bottom for _, bottom in tiles)
+    # the frame keeps its caption and padding below the tiles (~60 px here); "a large empty block" was hundreds
+    assert empty_below < 120, f"{empty_below:.0f} px of empty gallery under a single row of images"
+    page.locator("#seg-gallery").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "seg_explorer_seg120.png"), full_page=True)
+
+
 def test_score_tab_returns_clipscore_of_tiny_local_model(page, demo_env):
     from PIL import Image
 
@@ -238,17 +277,65 @@ def test_score_tab_returns_clipscore_of_tiny_local_model(page, demo_env):
 
     page.get_by_role("tab", name="Score your image").click()
     assert "not loaded yet" in page.locator("#model-status").inner_text()
+    # record every state the button and the status line go through (a click while loading must not vanish)
+    page.evaluate("""() => {
+        window.seen = {disabled: false, loading: false};
+        const button = document.querySelector('#score-button');
+        const status = document.querySelector('#model-status');
+        new MutationObserver(() => {
+            if (button.disabled) window.seen.disabled = true;
+            if (/Loading|Scoring/.test(status.innerText)) window.seen.loading = true;
+        }).observe(document.querySelector('#score-tab') || document.body,
+                   {attributes: true, childList: true, subtree: true, characterData: true});
+    }""")
     page.locator("#score-image input[type=file]").set_input_files(str(image_path))
-    page.locator("#score-button").click()  # no prompt yet: a readable error
+    page.locator("#score-button").click()  # no prompt yet: the model loads, then a readable error
     page.wait_for_function("() => document.querySelector('#model-status').innerText.includes('enter the prompt')")
+    seen = page.evaluate("() => window.seen")
+    assert seen == {"disabled": True, "loading": True}  # the button was off while the model loaded
+    assert page.locator("#score-button").is_enabled()
 
-    page.locator("#score-prompt textarea").fill(CAT_PROMPT)
+    page.locator("#score-prompt textarea").fill(CAT_PROMPT)  # a new action: the stale error goes at once
+    page.wait_for_function("() => !document.querySelector('#model-status').innerText.includes('enter the prompt')")
     page.locator("#score-button").click()
     value = page.locator("#score-value textarea")
     page.wait_for_function("() => document.querySelector('#score-value textarea').value !== ''")
     assert float(value.input_value()) == pytest.approx(expected, abs=5e-5)
     assert "Ready:" in page.locator("#model-status").inner_text()
+    assert "enter the prompt" not in page.locator("#model-status").inner_text()
     page.screenshot(path=str(ARTIFACTS / "score_your_image.png"), full_page=True)
+
+
+def test_clamped_zero_score_shows_the_raw_cosine(page, demo_env):
+    from PIL import Image
+
+    from scorers.embedding import CLIPScore
+
+    cosine_of = CLIPScore(demo_env["config"].clip_model, form="cosine")
+    candidates = [(r, g, b) for r in (0, 120, 250) for g in (0, 120, 250) for b in (0, 120, 250)]
+    prompts = ["a photo of a dog in the snow", CAT_PROMPT, "two people walking in a city street at night"]
+    negative = None
+    for prompt in prompts:  # the tiny seeded model's first pair with a negative cosine
+        images = [Image.new("RGB", (64, 48), c) for c in candidates]
+        cosines = cosine_of.score(images, [prompt] * len(images))
+        if (cosines < 0).any():
+            k = int(np.argmin(cosines))
+            negative = (candidates[k], prompt, float(cosines[k]))
+            break
+    assert negative is not None, "no negative cosine among the candidates"
+    colour, prompt, cosine = negative
+    image_path = demo_env["root"] / "negative.png"
+    Image.new("RGB", (64, 48), colour).save(image_path)
+
+    page.get_by_role("tab", name="Score your image").click()
+    page.locator("#score-image input[type=file]").set_input_files(str(image_path))
+    page.locator("#score-prompt textarea").fill(prompt)
+    page.locator("#score-button").click()
+    page.wait_for_function("() => document.querySelector('#score-detail').innerText.includes('raw cosine')")
+    assert page.locator("#score-value textarea").input_value() == "0.0000"
+    detail = page.locator("#score-detail").inner_text()
+    assert f"raw cosine: {cosine:.4f}" in detail and "not a failure" in detail, detail
+    page.screenshot(path=str(ARTIFACTS / "score_clamped.png"), full_page=True)
 
 
 def test_oversized_upload_is_refused(page, demo_env):

@@ -115,6 +115,62 @@ def test_cache_of_another_config_is_refused(clip_path, metadata, data_dir, tmp_p
                     num_workers=0, progress=False)
 
 
+def _repaint(path: Path, colour) -> None:
+    """Overwrite an image in place with another flat colour (same name, same pixel size, other content)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        size = image.size
+    Image.new("RGB", size, colour).save(path, quality=90)
+
+
+@pytest.fixture()
+def own_data_dir(data_dir, tmp_path):
+    copy = tmp_path / "data"
+    shutil.copytree(data_dir, copy)
+    return copy
+
+
+def test_changed_image_or_prompt_is_rescored_not_served_from_cache(scorer, metadata, own_data_dir, reference,
+                                                                  tmp_path):
+    cache = tmp_path / "c"
+    score_table(scorer, metadata, own_data_dir, cache_dir=cache, batch_size=4, num_workers=0, progress=False)
+    changed = [metadata["file_name"][3], metadata["file_name"][20]]
+    for name in changed:
+        _repaint(own_data_dir / name, (250, 5, 130))
+    edited = metadata.copy()
+    edited.loc[7, "prompt"] = "a completely different prompt"
+    counting = Counting(scorer)
+    frame, result = score_table(counting, edited, own_data_dir, cache_dir=cache, batch_size=4, num_workers=0,
+                                progress=False)
+    assert counting.items == 3 and result.computed == 3  # the two repainted images and the edited prompt
+    fresh, _ = score_table(scorer, edited, own_data_dir, batch_size=4, num_workers=0, progress=False)  # no cache
+    np.testing.assert_allclose(frame["clip_score"], fresh["clip_score"], atol=1e-6)  # float32 model, batch shapes
+    changed_scores = frame["clip_score"].to_numpy()[[3, 20]]
+    assert np.abs(changed_scores - reference["clip_score"].to_numpy()[[3, 20]]).min() > 1e-3  # really other scores
+
+
+def test_cache_of_another_data_dir_is_refused(scorer, metadata, data_dir, own_data_dir, tmp_path):
+    cache = tmp_path / "c"
+    score_table(scorer, metadata.head(4), data_dir, cache_dir=cache, num_workers=0, progress=False)
+    with pytest.raises(ValueError, match=r"holds scores of other inputs: data_dir .*data.* \(this run: .*data'\)"):
+        score_table(scorer, metadata.head(4), own_data_dir, cache_dir=cache, num_workers=0, progress=False)
+
+
+def test_second_run_on_a_locked_cache_stops_with_a_message(scorer, metadata, data_dir, tmp_path):
+    holder = ScoreCache(tmp_path / "c", scorer.config)
+    holder.lock()  # flock locks belong to an open file: a second open in this same process conflicts too
+    try:
+        counting = Counting(scorer)
+        with pytest.raises(ValueError, match=rf"in use by another run \(pid {os.getpid()}\).*--out / --cache-dir"):
+            score_table(counting, metadata.head(4), data_dir, cache_dir=tmp_path / "c", num_workers=0,
+                        progress=False)
+        assert counting.calls == 0
+    finally:
+        holder.unlock()
+    score_table(scorer, metadata.head(4), data_dir, cache_dir=tmp_path / "c", num_workers=0, progress=False)
+
+
 def test_sigkill_mid_run_then_resume(scorer, metadata, data_dir, reference, clip_path, tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "scores.csv"
     command = [sys.executable, str(SCRIPT), "--data-dir", str(data_dir), "--model", clip_path, "--out", str(out),
@@ -323,3 +379,12 @@ def test_registry_passes_data_dir_and_cli_options(data_dir, tmp_path, monkeypatc
     fingerprint = json.loads((tmp_path / "w.csv.cache" / "fingerprint.json").read_text())
     assert fingerprint == {"name": "words_x", "data_dir": str(data_dir), "precision": "bf16", "limit": 3}
     assert "words_x" in pd.read_csv(out).columns and (tmp_path / "w.records.jsonl").exists()
+
+
+def test_only_processes_started_by_a_launcher_watch_their_parent(monkeypatch):
+    from scorers import runner
+
+    monkeypatch.setattr(runner, "_watcher", None)
+    for name in runner._LAUNCHER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert runner.watch_launcher() is False and runner._watcher is None  # `nohup ts2 score &` outlives its shell

@@ -34,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
     demo.add_argument("--hub-dataset", help="Hub dataset to fetch missing tables/images from (needs network)")
     demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit in MB")
+    demo.add_argument("--share", action="store_true",
+                      help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
+                           "network, and anyone with the link can use the demo)")
     demo.set_defaults(handler=run_demo)
 
 
@@ -69,6 +72,11 @@ def run_demo(args: argparse.Namespace) -> int:
     app = space.build_app(config)
     kwargs = space.launch_kwargs(config, port=args.port)
     kwargs["server_name"] = args.host
-    print(f"ts2 demo: serving on http://{args.host}:{args.port}/ (Ctrl+C to stop)", flush=True)
+    # gradio's own start-up lines ("set `share=True` in `launch()`") speak to Python users: this command prints its
+    # own; with --share gradio is left to print the public link it creates
+    kwargs["share"] = bool(args.share)
+    kwargs["quiet"] = not args.share
+    print(f"ts2 demo: serving on http://{args.host}:{args.port}/ (Ctrl+C to stop)"
+          + ("; creating a public share link..." if args.share else ""), flush=True)
     app.launch(**kwargs)
     return 0

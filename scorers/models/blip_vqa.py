@@ -28,8 +28,11 @@ class BlipVQA:
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        self.processor = AutoProcessor.from_pretrained(model)
-        self.model = BlipForQuestionAnswering.from_pretrained(model, dtype=self.dtype).to(self.device).eval()
+        from .loading import model_source
+
+        with model_source(model) as source:
+            self.processor = AutoProcessor.from_pretrained(source)
+            self.model = BlipForQuestionAnswering.from_pretrained(source, dtype=self.dtype).to(self.device).eval()
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
         self.name = str(model)

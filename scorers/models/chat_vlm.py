@@ -27,9 +27,12 @@ class ChatVLM(PromptedVQA):
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        self.processor = AutoProcessor.from_pretrained(model, padding_side="left")
+        from .loading import model_source
+
+        with model_source(model) as source:
+            self.processor = AutoProcessor.from_pretrained(source, padding_side="left")
+            self.model = AutoModelForImageTextToText.from_pretrained(source, dtype=self.dtype).to(self.device).eval()
         self.processor.tokenizer.padding_side = "left"
-        self.model = AutoModelForImageTextToText.from_pretrained(model, dtype=self.dtype).to(self.device).eval()
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
         self.system_prompt = system_prompt

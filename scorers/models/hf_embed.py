@@ -43,15 +43,18 @@ class HFEmbedder:
     def __init__(self, model: str, *, device: str | torch.device | None = None, precision: str = "fp32"):
         from transformers import AutoModel, AutoProcessor
 
+        from .loading import model_source
+
         self.model_name = model
         self.dtype = dtype_of(precision)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.model = AutoModel.from_pretrained(model).eval().to(self.device, self.dtype)
+        with model_source(model) as source:
+            self.model = AutoModel.from_pretrained(source).eval().to(self.device, self.dtype)
+            processor = AutoProcessor.from_pretrained(source)
         self.family = self.model.config.model_type
         if self.family not in _TEXT_INPUTS:
             raise ValueError(f"{model}: model type {self.family!r} is not a supported dual encoder "
                              f"({sorted(_TEXT_INPUTS)})")
-        processor = AutoProcessor.from_pretrained(model)
         self.tokenizer = processor.tokenizer
         self.image_transform = HFImageTransform(processor.image_processor)
         self._padding, self._text_keys = _TEXT_INPUTS[self.family]

@@ -25,9 +25,12 @@ class InstructBlipVQA(PromptedVQA):
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        self.processor = AutoProcessor.from_pretrained(model)
+        from .loading import model_source
+
+        with model_source(model) as source:
+            self.processor = AutoProcessor.from_pretrained(source)
+            self.model = InstructBlipForConditionalGeneration.from_pretrained(source, dtype=self.dtype)
         self.processor.tokenizer.padding_side = "left"
-        self.model = InstructBlipForConditionalGeneration.from_pretrained(model, dtype=self.dtype)
         self.model = self.model.to(self.device).eval()
         self.is_decoder_only = not self.model.config.text_config.is_encoder_decoder
         self.batch_size = batch_size

@@ -113,6 +113,27 @@ class EncodedImageLoader:
             return self.uint8_transform(image.convert("RGB"))
 
 
+def _create(model: str, pretrained: str | None):
+    """``open_clip.create_model_and_transforms`` with ``scorers.models.loading``'s checks and one-line errors: a
+    ``local-dir:`` folder must exist, an ``hf-hub:`` repo loads from its cached snapshot when the Hub cannot be
+    reached, and a missing tag, file or download is a :class:`~scorers.models.loading.ModelLoadError`."""
+    import open_clip
+
+    from .loading import model_source
+
+    label = model if pretrained is None else f"{model} --pretrained {pretrained}"
+    if model.startswith("local-dir:"):
+        with model_source(model[len("local-dir:"):], files=("open_clip_config.json",)) as source:
+            return open_clip.create_model_and_transforms(f"local-dir:{source}", pretrained=pretrained)
+    if model.startswith("hf-hub:"):
+        repo = model[len("hf-hub:"):]
+        with model_source(repo, files=("open_clip_config.json",)) as source:
+            name = model if source == repo else f"local-dir:{source}"
+            return open_clip.create_model_and_transforms(name, pretrained=pretrained)
+    with model_source(label, resolve=False, errors=(RuntimeError,)):
+        return open_clip.create_model_and_transforms(model, pretrained=pretrained)
+
+
 class OpenClipEmbedder:
     """An open_clip CLIP model, e.g. ``OpenClipEmbedder("ViT-B-32", "openai")``.
 
@@ -135,7 +156,7 @@ class OpenClipEmbedder:
         self.model_name, self.pretrained, self.decode = model, pretrained, decode
         self.dtype = dtype_of(precision)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.model, _, self.reference_transform = open_clip.create_model_and_transforms(model, pretrained=pretrained)
+        self.model, _, self.reference_transform = _create(model, pretrained)
         self.model = self.model.eval().to(self.device, self.dtype)
         self.tokenizer = open_clip.get_tokenizer(model)
         split = _split_transform(self.reference_transform)

@@ -23,13 +23,16 @@ class TextLM:
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        self.is_encoder_decoder = bool(getattr(AutoConfig.from_pretrained(model), "is_encoder_decoder", False))
-        self.tokenizer = AutoTokenizer.from_pretrained(model, padding_side="right" if self.is_encoder_decoder
-                                                       else "left")
+        from .loading import model_source
+
+        with model_source(model) as source:
+            self.is_encoder_decoder = bool(getattr(AutoConfig.from_pretrained(source), "is_encoder_decoder", False))
+            self.tokenizer = AutoTokenizer.from_pretrained(source, padding_side="right" if self.is_encoder_decoder
+                                                           else "left")
+            auto = AutoModelForSeq2SeqLM if self.is_encoder_decoder else AutoModelForCausalLM
+            self.model = auto.from_pretrained(source, dtype=self.dtype).to(self.device).eval()
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        auto = AutoModelForSeq2SeqLM if self.is_encoder_decoder else AutoModelForCausalLM
-        self.model = auto.from_pretrained(model, dtype=self.dtype).to(self.device).eval()
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
         self.name = str(model)

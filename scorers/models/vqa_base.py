@@ -145,7 +145,10 @@ def load_vqa_backend(model: str, backend: str = "auto", **kwargs):
     if backend == "auto":
         from transformers import AutoConfig
 
-        backend = _AUTO.get(AutoConfig.from_pretrained(model).model_type, "chat_vlm")
+        from .loading import model_source
+
+        with model_source(model) as source:
+            backend = _AUTO.get(AutoConfig.from_pretrained(source).model_type, "chat_vlm")
     if backend not in BACKENDS:
         raise ValueError(f"unknown VQA backend {backend!r}; choose one of {['auto', *BACKENDS]}")
     module, name = BACKENDS[backend]

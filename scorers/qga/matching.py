@@ -87,7 +87,10 @@ class AnswerMatcher:
         if self._encoder is None:
             from sentence_transformers import SentenceTransformer
 
-            self._encoder = SentenceTransformer(self.model_name, device=self.device)
+            from ..models.loading import model_source
+
+            with model_source(self.model_name, option="--sbert", files=("modules.json", "config.json")) as source:
+                self._encoder = SentenceTransformer(source, device=self.device)
         return self._encoder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .config import AppConfig
 
-__all__ = ["LazyScorer", "ScorerSpec", "score_image", "scorer_specs"]
+__all__ = ["ImageScore", "LazyScorer", "ScorerSpec", "score_image", "scorer_specs"]
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +148,28 @@ def scorer_specs(config: AppConfig) -> dict[str, ScorerSpec]:
     return specs
 
 
-def score_image(scorer: Any, image, prompt: str) -> tuple[float, pd.DataFrame | None]:
-    """``(score, per-question answers or None)`` of one image; raises ValueError for bad input."""
+@dataclass(frozen=True)
+class ImageScore:
+    """One image's score; ``cosine`` is the raw cosine of embedding scorers (whose score form may clamp it)."""
+
+    score: float
+    answers: pd.DataFrame | None = None
+    cosine: float | None = None
+    form: str | None = None
+
+    def detail(self) -> str:
+        """The line under the score: the raw cosine, and why the score is 0 when ``max(cos, 0)`` clamped it."""
+        if self.cosine is None:
+            return ""
+        line = f"raw cosine: {self.cosine:.4f} (score form `{self.form}`)"
+        if self.cosine < 0 and self.score == 0:
+            line += " - the score is max(cos, 0), so a negative cosine shows as 0.0000: no match, not a failure"
+        return line
+
+
+def score_image(scorer: Any, image, prompt: str) -> ImageScore:
+    """Score one image (with per-question answers, or the raw cosine of an embedding scorer); raises ValueError for
+    bad input."""
     if image is None:
         raise ValueError("upload an image first")
     prompt = (prompt or "").strip()
@@ -159,6 +179,12 @@ def score_image(scorer: Any, image, prompt: str) -> tuple[float, pd.DataFrame | 
         raise ValueError(f"the prompt has {len(prompt)} characters; at most {MAX_PROMPT_CHARS}")
     image = image.convert("RGB")
     records = None
+    if hasattr(scorer, "cosine") and hasattr(scorer, "form"):  # embedding scorer: one forward gives both numbers
+        from scorers.embedding import apply_form
+
+        cosine = float(np.asarray(scorer.cosine([image], [prompt]), dtype=np.float64).reshape(-1)[0])
+        score = float(apply_form(np.array([cosine]), scorer.form, w=getattr(scorer, "w", 2.5))[0])
+        return ImageScore(score, None, cosine, scorer.form)
     if hasattr(scorer, "score_with_records"):
         values, records = scorer.score_with_records([image], [prompt])
     else:
@@ -166,7 +192,7 @@ def score_image(scorer: Any, image, prompt: str) -> tuple[float, pd.DataFrame | 
     values = np.asarray(values, dtype=np.float64).reshape(-1)
     if values.size != 1:
         raise ValueError(f"the scorer returned {values.size} values for one image")
-    return float(values[0]), _answers_table(records[0] if records else None)
+    return ImageScore(float(values[0]), _answers_table(records[0] if records else None))
 
 
 def _answers_table(record: Any) -> pd.DataFrame | None:

@@ -35,6 +35,8 @@ __all__ = ["build_app", "launch_kwargs"]
 log = logging.getLogger(__name__)
 
 HIGHLIGHT = "background-color: #fff1b8; font-weight: 600"
+#: SEG gallery layout: tiles per row, pixels per row of tiles, rows shown before it scrolls, frame padding
+GALLERY_COLUMNS, GALLERY_ROW_PX, GALLERY_MAX_ROWS, GALLERY_PADDING_PX = 6, 190, 4, 24
 
 INTRO = """\
 # T2IScoreScore (TS2): who evaluates the text-to-image evaluators?
@@ -134,17 +136,19 @@ def build_app(config: AppConfig) -> gr.Blocks:
                         if not path:
                             return gr.update(), "", uploaded
                         try:
-                            taken = published_names | {m.label for m in uploaded}
+                            # a published name gets " (yours)"; the user's own earlier upload of a name is replaced
                             new = evaluate_upload(path, tables, config, lower_is_better=bool(lower_is_better),
-                                                  taken=taken)
+                                                  taken=published_names)
                         except ValueError as error:
                             return gr.update(), _error(str(error)), uploaded
                         except Exception as error:  # keep serving whatever the file holds
                             return gr.update(), _unexpected(error), uploaded
                         labels = {m.label for m in new}
+                        replaced = [m.label for m in uploaded if m.label in labels]
                         uploaded = [m for m in uploaded if m.label not in labels] + new
                         added = ", ".join(f"`{m.label}`" for m in new)
-                        message = f"**Added** {added} (highlighted): " + "; ".join(
+                        verb = "Replaced" if replaced else "Added"
+                        message = f"**{verb}** {added} (highlighted): " + "; ".join(
                             f"rank {_value(m, 'rank', part)} · sep {_value(m, 'sep', part)} · "
                             f"delta {_value(m, 'delta', part)}" for m in new
                         )
@@ -180,15 +184,18 @@ def build_app(config: AppConfig) -> gr.Blocks:
                         metric_pick = gr.Dropdown(metric_choices, value=default_metric, label="Metric", scale=1)
                     seg_summary = gr.Markdown(explorer.summary_markdown(first, default_metric), elem_id="seg-summary")
                     seg_plot = gr.Plot(explorer.figure(first), label="Error graph")
-                    seg_gallery = gr.Gallery(explorer.gallery(first, default_metric), label="Images by node",
-                                             columns=6, height="auto", elem_id="seg-gallery")
+                    first_items = explorer.gallery(first, default_metric)
+                    seg_gallery = gr.Gallery(first_items, label="Images by node", columns=GALLERY_COLUMNS,
+                                             height=gallery_height(len(first_items)), elem_id="seg-gallery")
                     seg_table = gr.Dataframe(explorer.image_table(first), interactive=False,
                                              label="Every metric's score per image", elem_id="seg-table")
 
                     def on_seg(seg_id, metric):
                         try:
+                            items = explorer.gallery(seg_id, metric)
                             return (explorer.summary_markdown(seg_id, metric), explorer.figure(seg_id),
-                                    explorer.gallery(seg_id, metric), explorer.image_table(seg_id))
+                                    gr.update(value=items, height=gallery_height(len(items))),
+                                    explorer.image_table(seg_id))
                         except ValueError as error:
                             return _error(str(error)), gr.update(), gr.update(), gr.update()
                         except Exception as error:
@@ -215,42 +222,61 @@ def build_app(config: AppConfig) -> gr.Blocks:
                     with gr.Column():
                         model_status = gr.Markdown(slots["CLIPScore"].status(), elem_id="model-status")
                         score_out = gr.Textbox(label="Score", interactive=False, elem_id="score-value")
+                        score_detail = gr.Markdown("", elem_id="score-detail")
                         answers_out = gr.Dataframe(label="Per-question answers (TIFA/DSG)", visible=False,
                                                    interactive=False, elem_id="score-answers")
 
                 def on_scorer(name):
-                    return slots[name].status()
+                    return slots[name].status(), "", ""
+
+                def on_input_change(name):  # a new image or prompt: earlier errors and scores are stale
+                    slot = slots.get(name)
+                    return (slot.status() if slot is not None else ""), "", ""
+
+                idle = gr.update(interactive=True)
 
                 def on_score(image, prompt, name):
+                    hidden = gr.update(visible=False)
                     slot = slots.get(name)
                     if slot is None:
-                        yield _error(f"unknown scorer {name!r}"), "", gr.update(visible=False)
+                        yield _error(f"unknown scorer {name!r}"), "", "", hidden, idle
                         return
-                    if not slot.loaded and not slot.spec.unavailable:
-                        yield (f"**Loading** {name} model `{slot.spec.model}` (first use, once)...", "",
-                               gr.update(visible=False))
+                    # every click starts clean (no stale error or score) with the button disabled until done
+                    working = (f"**Loading** {name} model `{slot.spec.model}` (first use, once)..."
+                               if not slot.loaded and not slot.spec.unavailable else f"**Scoring** with {name}...")
+                    yield working, "", "", hidden, gr.update(interactive=False)
                     try:
                         scorer = slot.get()
                     except RuntimeError:
-                        yield slot.status(), "", gr.update(visible=False)
+                        yield slot.status(), "", "", hidden, idle
                         return
                     try:
-                        value, answers = score_image(scorer, image, prompt)
+                        result = score_image(scorer, image, prompt)
                     except ValueError as error:
-                        yield slot.status() + "\n\n" + _error(str(error)), "", gr.update(visible=False)
+                        yield slot.status() + "\n\n" + _error(str(error)), "", "", hidden, idle
                         return
                     except Exception as error:
-                        yield slot.status() + "\n\n" + _unexpected(error), "", gr.update(visible=False)
+                        yield slot.status() + "\n\n" + _unexpected(error), "", "", hidden, idle
                         return
-                    table = gr.update(value=answers, visible=True) if answers is not None else gr.update(visible=False)
-                    yield slot.status(), f"{value:.4f}", table
+                    answers = result.answers
+                    table = gr.update(value=answers, visible=True) if answers is not None else hidden
+                    yield slot.status(), f"{result.score:.4f}", result.detail(), table, idle
 
-                scorer_pick.change(on_scorer, scorer_pick, model_status)
-                score_button.click(on_score, [image_in, prompt_in, scorer_pick], [model_status, score_out, answers_out])
+                scorer_pick.change(on_scorer, scorer_pick, [model_status, score_out, score_detail])
+                for change in (image_in.change, prompt_in.change):
+                    change(on_input_change, scorer_pick, [model_status, score_out, score_detail])
+                score_button.click(on_score, [image_in, prompt_in, scorer_pick],
+                                   [model_status, score_out, score_detail, answers_out, score_button])
 
         with gr.Accordion("Data sources", open=False):
             gr.Markdown(config.describe())
     return demo
+
+
+def gallery_height(n_images: int, columns: int | None = None) -> int:
+    """Pixel height of the SEG gallery for ``n_images`` tiles: just its rows (a single row leaves no empty block)."""
+    rows = max(1, -(-n_images // (columns or GALLERY_COLUMNS)))
+    return min(rows, GALLERY_MAX_ROWS) * GALLERY_ROW_PX + GALLERY_PADDING_PX
 
 
 def _value(metric: UploadedMetric, meta: str, partition: str) -> str:

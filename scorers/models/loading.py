@@ -1,0 +1,122 @@
+"""Where a model is loaded from, and one clear error when it cannot be: shared by every model family.
+
+``with model_source(name, option="--model") as source: Model.from_pretrained(source)``
+
+* a local folder (or file) is used as it is; a path-like name that does not exist (``./models/clp``, ``/x/y``,
+  ``a/b/c``) fails at once: ``--model ./models/clp: no such folder``;
+* a Hub id (``owner/name``) is loaded by name while the Hub answers; when it does not (``HF_HUB_OFFLINE=1``, or no
+  answer within :data:`PROBE_TIMEOUT_S` seconds) it is loaded from its cached snapshot, and when it is not cached the
+  load fails in seconds instead of after a minute of retries;
+* errors raised while loading (``OSError``, invalid ids) become one line naming the model, the cache looked in and the
+  option that takes a local path (:class:`ModelLoadError`, a ``ValueError``: the CLI prints it, no traceback).
+"""
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "hub_cache_dir", "model_source"]
+
+#: seconds to wait for the Hub's first answer before treating it as unreachable
+PROBE_TIMEOUT_S = 3.0
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+_reachable: dict[str, bool] = {}
+
+
+class ModelLoadError(ValueError):
+    """A model could not be found or loaded (the message says which, where it looked, and what to pass)."""
+
+
+def hub_cache_dir() -> str:
+    """The Hugging Face Hub cache folder in use (``HF_HUB_CACHE``, ``HF_HOME/hub``...)."""
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
+
+
+def _hub_reachable() -> bool:
+    """One HEAD request to the Hub endpoint with a short timeout (any HTTP answer counts), remembered per process."""
+    from huggingface_hub import constants
+
+    endpoint = constants.ENDPOINT
+    if endpoint not in _reachable:
+        from huggingface_hub.utils import get_session
+
+        try:
+            get_session().head(endpoint, timeout=PROBE_TIMEOUT_S)
+            _reachable[endpoint] = True
+        except Exception:  # connection refused, DNS failure, timeout, proxy error...: not reachable
+            _reachable[endpoint] = False
+    return _reachable[endpoint]
+
+
+def _cached_snapshot(repo_id: str, files: Sequence[str]) -> str | None:
+    """The cached snapshot folder of ``repo_id`` when one of ``files`` is in the Hub cache, else ``None``."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for name in files:
+        try:
+            found = try_to_load_from_cache(repo_id, name)
+        except Exception:  # an id the Hub would reject: not cached
+            return None
+        if isinstance(found, str):
+            return os.path.dirname(found)
+    return None
+
+
+def _looks_like_path(name: str) -> bool:
+    return (name.startswith(("/", "./", "../", "~", ".\\")) or name.count("/") > 1 or "\\" in name
+            or not _HUB_ID.match(name))
+
+
+def _resolve(name: str, option: str, files: Sequence[str]) -> str:
+    if os.path.exists(os.path.expanduser(name)):
+        return os.path.expanduser(name)
+    if _looks_like_path(name):
+        raise ModelLoadError(f"{option} {name}: no such folder (a local model folder, or a Hub id like owner/name)")
+    from huggingface_hub import constants
+
+    snapshot = _cached_snapshot(name, files)
+    if constants.is_offline_mode():
+        if snapshot is None:
+            raise ModelLoadError(
+                f"{option} {name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
+                f"HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with {option} PATH"
+            )
+        return snapshot
+    if _hub_reachable():
+        return name
+    if snapshot is not None:
+        return snapshot
+    raise ModelLoadError(
+        f"{option} {name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
+        f"{constants.ENDPOINT} did not answer within {PROBE_TIMEOUT_S:g} s; pass a local model folder with "
+        f"{option} PATH (or connect and run once to cache it)"
+    )
+
+
+@contextmanager
+def model_source(name: str, *, option: str = "--model", files: Sequence[str] = ("config.json",),
+                 resolve: bool = True, errors: tuple[type[BaseException], ...] = ()) -> Iterator[str]:
+    """Yield where to load ``name`` from (see module docstring); loading errors inside the block become a
+    :class:`ModelLoadError`. ``option`` is how the user passes another model (``--model``, ``--sbert``); ``files``
+    are the checkpoint files that show a Hub repo is cached (``config.json``; ``modules.json`` for
+    sentence-transformers; ``open_clip_config.json`` for open_clip). ``resolve=False`` yields ``name`` unchanged
+    (names the loader resolves itself, e.g. an open_clip architecture + tag); ``errors`` adds exception types that
+    mean "could not load" for that loader (open_clip raises ``RuntimeError`` for a missing tag or download)."""
+    source = _resolve(str(name), option, files) if resolve else str(name)
+    try:
+        yield source
+    except ModelLoadError:
+        raise
+    except (OSError, ValueError, *errors) as error:
+        from huggingface_hub.errors import HFValidationError
+
+        if isinstance(error, ValueError) and not isinstance(error, (HFValidationError, *errors)):
+            raise  # a model that loaded but is unsupported, etc.: the library's own message is the clear one
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelLoadError(f"{option} {name!r}: cannot load it ({first_line}); looked in {source!r} and the "
+                             f"Hugging Face cache {hub_cache_dir()}; pass a local model folder with {option} PATH"
+                             ) from None
