@@ -152,3 +152,24 @@ def test_image_windows_hand_computed():
     windows = image_windows([a, b, a, c, b, c, a], size=2)
     assert windows == [([a, b], [0, 1, 2, 4, 6], [0, 1, 0, 1, 0]), ([c], [3, 5], [0, 0])]
     assert image_windows([], size=2) == []
+
+
+def test_bench_command_in_readme_runs(capsys):
+    """The README's prefix-cache benchmark command runs (1 image, 1 repeat): 576 image tokens, answers identical,
+    a ``speed-up N.Nx`` line. Wall time is not asserted (benchmarks report it)."""
+    import importlib.util
+    import re
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    line = next(line for line in (root / "README.md").read_text().splitlines()
+                if "bench_vqa.py --compare prefix-cache" in line)
+    argv = shlex.split(line.split("bench_vqa.py", 1)[1].split("#")[0])
+    spec = importlib.util.spec_from_file_location("bench_vqa", root / "benchmarks" / "bench_vqa.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(argv + ["--images", "1", "--repeats", "1", "--max-new-tokens", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "576 image tokens" in out
+    assert re.search(r"speed-up \d+\.\dx; answers identical: True", out)
