@@ -141,6 +141,7 @@ def test_prompt_without_shared_prefix_falls_back(checkpoints):
     plain = QuestionFirst(str(checkpoints["llava"]), device="cpu", batch_size=4, max_new_tokens=4, prefix_cache=False)
     images, questions = _items(order_seed=1)
     assert backend.answer(images, questions) == [plain.answer([im], [q])[0] for im, q in zip(images, questions)]
+    assert backend.prefix_cache_note.startswith("plain path for some questions")
     np.testing.assert_allclose(backend.yes_probability(images, questions),
                                [plain.yes_probability([im], [q])[0] for im, q in zip(images, questions)], rtol=RTOL)
 

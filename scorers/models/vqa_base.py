@@ -238,8 +238,8 @@ class PromptedVQA:
             if window_images is not None:
                 try:
                     results = run_window(window_images, window_questions, rows)
-                except _NoSharedPrefix:
-                    results = None
+                except _NoSharedPrefix as error:  # correct but slower: say so on the backend
+                    self.prefix_cache_note = f"plain path for some questions: {error}"
             if results is None:
                 window_all = [images[p] for p in positions]
                 results = [r for part in chunks(len(positions), self.batch_size)
@@ -248,30 +248,27 @@ class PromptedVQA:
                 out[p] = r
         return out
 
-    def _answer_window(self, images: Sequence, questions: Sequence[str], rows: Sequence[int]) -> list[str]:
-        """Answers for one window: each image's prefix prefilled once, then ``batch_size`` questions per generate."""
+    def _prefix_batches(self, images: Sequence, questions: Sequence[str], rows: Sequence[int]):
+        """Per ``batch_size`` questions of one window: (prefix length, ids, mask, KV cache) behind the window's
+        :class:`SharedPrefix` (each image's prefix prefilled once)."""
         first = {row: i for i, row in reversed(list(enumerate(rows)))}
         prefix = SharedPrefix(self, images, [questions[first[r]] for r in range(len(images))])
-        out = []
         for part in chunks(len(questions), self.batch_size):
             part_rows = [rows[i] for i in part]
             inputs = self._inputs([images[r] for r in part_rows], [questions[i] for i in part])
-            ids, mask, cache = prefix.batch(part_rows, inputs)
-            out.extend(self._generate({"input_ids": ids, "attention_mask": mask, "past_key_values": cache}))
-        return out
+            yield (prefix.ids.shape[1], *prefix.batch(part_rows, inputs))
+
+    def _answer_window(self, images: Sequence, questions: Sequence[str], rows: Sequence[int]) -> list[str]:
+        """Answers for one window: ``batch_size`` questions per ``generate`` continuing from their images' prefixes."""
+        return [answer for _, ids, mask, cache in self._prefix_batches(images, questions, rows)
+                for answer in self._generate({"input_ids": ids, "attention_mask": mask, "past_key_values": cache})]
 
     def _probability_window(self, images: Sequence, questions: Sequence[str], rows: Sequence[int],
                             answer_ids: torch.Tensor) -> list[float]:
         """P(answer) for one window, continuing each question from its image's prefix cache."""
-        first = {row: i for i, row in reversed(list(enumerate(rows)))}
-        prefix = SharedPrefix(self, images, [questions[first[r]] for r in range(len(images))])
         out = []
-        for part in chunks(len(questions), self.batch_size):
-            part_rows = [rows[i] for i in part]
-            inputs = self._inputs([images[r] for r in part_rows], [questions[i] for i in part])
-            ids, mask, cache = prefix.batch(part_rows, inputs)
+        for start, ids, mask, cache in self._prefix_batches(images, questions, rows):
             full = self._with_answer({"input_ids": ids, "attention_mask": mask}, answer_ids)
-            start = prefix.ids.shape[1]
             logits = self.model(input_ids=full["input_ids"][:, start:], attention_mask=full["attention_mask"],
                                 position_ids=_position_ids(full["attention_mask"])[:, start:],
                                 past_key_values=cache).logits
