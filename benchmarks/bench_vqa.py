@@ -1,13 +1,23 @@
-"""Questions/s of batched VQA answering vs one question per forward, same model, same run.
+"""Questions/s of VQA answering against a baseline in the same run, same model: two comparisons.
 
-Default model: a BLIP VQA built from a config with BLIP-base-like proportions scaled to CPU (ViT 224 px / 16 px
-patches, hidden 384, 6 vision + 4 text layers, random weights: speed does not depend on training). ``--model`` takes
-any checkpoint (``--backend`` auto/blip_vqa/instructblip/llava/chat_vlm). Prints both rates, the ratio, and checks
-that both ways give the same answers.
+``--compare batching`` (default): batched answering vs one question per forward. Default model: a BLIP VQA built from
+a config with BLIP-base-like proportions scaled to CPU (ViT 224 px / 16 px patches, hidden 384, 6 vision + 4 text
+layers, random weights: speed does not depend on training).
+
+``--compare prefix-cache``: per-question prefill (``prefix_cache=False``: every question runs vision tower + its
+whole prompt) vs the shared image prefix (``prefix_cache=True``: vision + prefill of the image prefix once per
+image), both batched alike. Default model: a LLaVA-1.5-shaped model built from a config, 336 px / 14 px patches =
+576 image tokens, 7 questions of ~15 tokens per image behind LLaVA-1.5's prompt (``--llava-preset small`` for a
+CPU, ``7b`` for LLaVA-1.5-7B's shapes on a GPU).
+
+``--model`` takes any checkpoint (``--backend`` auto/blip_vqa/instructblip/llava/chat_vlm). Prints both rates, the
+ratio (``speed-up N.Nx``), and checks that both ways give the same answers.
 
     python benchmarks/bench_vqa.py                      # small BLIP from config, CPU
     python benchmarks/bench_vqa.py --preset base --device cuda --precision bf16 --images 32
     python benchmarks/bench_vqa.py --model Salesforce/blip-vqa-base --device cuda --precision bf16
+    python benchmarks/bench_vqa.py --compare prefix-cache                 # small LLaVA-shaped model, CPU
+    python benchmarks/bench_vqa.py --compare prefix-cache --llava-preset 7b --device cuda --precision bf16
 """
 from __future__ import annotations
 
@@ -40,6 +50,79 @@ def bert_tokenizer(root: Path, size: int = 30522):
     return tokenizer
 
 
+#: 7 questions per image (TIFA asks ~7 per TS2 image), ~15 tokens each under the benchmark LLaVA's tokenizer
+LLAVA_QUESTIONS = ["is there a red cat sitting on the wooden table next to the open window?",
+                   "what color is the small dog that is lying on the floor near the door?",
+                   "how many people are standing in front of the tall green tree in the park?",
+                   "is the person on the left holding a blue umbrella over his head?",
+                   "does this figure show a green table with two white cups on top of it?",
+                   "are there two dogs or one cat playing together on the grass in the yard?",
+                   "what is the woman in the red dress holding in her right hand at the table?"]
+
+LLAVA_PRESETS = {  # (LM hidden, LM layers, heads, vision hidden, vision layers); 336 px / 14 px patches in both
+    "small": (256, 4, 4, 128, 2),
+    "7b": (4096, 32, 32, 1024, 24),  # llava-1.5-7b: Vicuna-7B + CLIP ViT-L/14-336
+}
+
+
+def llava_shaped(root: Path, preset: str = "small") -> Path:
+    """A LLaVA-1.5-shaped model from a config (random weights), its tokenizer trained on the benchmark's prompts."""
+    from scorers.models.llava import LLAVA_PROMPT
+    from tests.tiny_vqa_models import make_llava
+
+    hidden, layers, heads, vision_hidden, vision_layers = LLAVA_PRESETS[preset]
+    corpus = tuple(LLAVA_PROMPT.format(question=q) for q in LLAVA_QUESTIONS)
+    return make_llava(root, image_size=336, patch_size=14, hidden=hidden, intermediate=4 * hidden, layers=layers,
+                      heads=heads, vision_hidden=vision_hidden, vision_intermediate=4 * vision_hidden,
+                      vision_layers=vision_layers, corpus=corpus, vocab_size=1000, name=f"{preset}-llava")
+
+
+def timed(run, sync) -> tuple[list[str], float]:
+    start = time.perf_counter()
+    answers = run()
+    sync()
+    return answers, time.perf_counter() - start
+
+
+def compare_prefix_cache(args, model: str, images, sync) -> int:
+    """Per-question prefill vs shared image prefix: same backend class, same batch size, same questions."""
+    from scorers.models.vqa_base import load_vqa_backend
+
+    options = dict(device=args.device, precision=args.precision, max_new_tokens=args.max_new_tokens,
+                   batch_size=args.batch_size)
+    plain = load_vqa_backend(model, args.backend, prefix_cache=False, **options)
+    shared = load_vqa_backend(model, args.backend, prefix_cache=True, **options)
+    pairs_images = [im for im in images for _ in LLAVA_QUESTIONS]
+    pairs_questions = LLAVA_QUESTIONS * len(images)
+    n = len(pairs_questions)
+    for backend in (plain, shared):  # warm-up
+        backend.answer(pairs_images[:2], pairs_questions[:2])
+    t_plain = t_shared = 0.0
+    for _ in range(args.repeats):  # alternate, so both see the same machine load
+        plain_answers, t = timed(lambda: plain.answer(pairs_images, pairs_questions), sync)
+        t_plain += t
+        shared_answers, t = timed(lambda: shared.answer(pairs_images, pairs_questions), sync)
+        t_shared += t
+    tokens = shared.processor(images=images[0], text=shared.prompt(LLAVA_QUESTIONS[0]))["input_ids"]
+    image_tokens = sum(int(t == shared.model.config.image_token_id) for t in tokens[0])
+    question_tokens = np.mean([len(shared.processor.tokenizer(q)["input_ids"]) for q in LLAVA_QUESTIONS])
+    print(f"model: {args.model or f'{args.llava_preset} LLaVA-shaped from config (random weights)'} on "
+          f"{args.device} ({shared.dtype}), {len(images)} images x {len(LLAVA_QUESTIONS)} questions = {n} questions, "
+          f"{image_tokens} image tokens, {question_tokens:.1f} tokens/question, {len(tokens[0])} prompt tokens, "
+          f"batch {args.batch_size}, {torch_threads()} threads, {args.repeats} repeats")
+    print(f"per-question prefill: {args.repeats * n / t_plain:8.2f} questions/s ({t_plain:.2f} s)")
+    print(f"shared image prefix:  {args.repeats * n / t_shared:8.2f} questions/s ({t_shared:.2f} s)")
+    same = shared_answers == plain_answers
+    print(f"speed-up {t_plain / t_shared:.1f}x; answers identical: {same}")
+    return 0 if same else 1
+
+
+def torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
 PRESETS = {  # (hidden, vision layers, text layers, heads, image px): "base" has blip-vqa-base's shapes
     "small": (384, 6, 4, 6, 224),
     "base": (768, 12, 12, 12, 384),
@@ -69,22 +152,39 @@ def small_blip(root: Path, preset: str = "small") -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="VQA checkpoint (default: a small BLIP VQA built from a config)")
+    parser.add_argument("--compare", choices=["batching", "prefix-cache"], default="batching",
+                        help="batched vs one question per forward, or shared image prefix vs per-question prefill")
+    parser.add_argument("--model", help="VQA checkpoint (default: a model built from a config, see --preset / "
+                                        "--llava-preset)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="small",
                         help="shapes of the BLIP built from a config when --model is not given")
+    parser.add_argument("--llava-preset", choices=sorted(LLAVA_PRESETS), default="small",
+                        help="shapes of the LLaVA built from a config for --compare prefix-cache")
     parser.add_argument("--backend", default="auto")
-    parser.add_argument("--images", type=int, default=8)
-    parser.add_argument("--batch-size", type=int, default=48, help="questions per forward in the batched run")
+    parser.add_argument("--images", type=int, default=None, help="default 8 (batching), 4 (prefix-cache)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="questions per forward (default 48 for batching, 7 for prefix-cache)")
+    parser.add_argument("--repeats", type=int, default=2, help="timed runs of each way (prefix-cache)")
     parser.add_argument("--max-new-tokens", type=int, default=5)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--precision", default=None)
     args = parser.parse_args(argv)
+    prefix = args.compare == "prefix-cache"
+    args.images = args.images or (4 if prefix else 8)
+    args.batch_size = args.batch_size or (7 if prefix else 48)
 
     import torch
 
     from scorers.models.vqa_base import load_vqa_backend
 
     torch.set_num_threads(max(1, torch.get_num_threads()))
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    if prefix:
+        rng = np.random.default_rng(0)
+        images = [Image.fromarray(rng.integers(0, 255, (336, 336, 3), dtype=np.uint8)) for _ in range(args.images)]
+        with tempfile.TemporaryDirectory() as tmp:
+            model = args.model or str(llava_shaped(Path(tmp), args.llava_preset))
+            return compare_prefix_cache(args, model, images, sync)
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(small_blip(Path(tmp), args.preset))
         options = dict(device=args.device, precision=args.precision, max_new_tokens=args.max_new_tokens)
@@ -96,7 +196,6 @@ def main(argv: list[str] | None = None) -> int:
         n = len(pairs_questions)
         backend.answer(pairs_images[:2], pairs_questions[:2])  # warm-up
 
-        sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
         start = time.perf_counter()
         single = [backend.answer([im], [q])[0] for im, q in zip(pairs_images, pairs_questions)]
         sync()

@@ -23,8 +23,10 @@ def _bert_tokenizer():
     return tokenizer
 
 
-def _bpe_tokenizer(extra_special=("<image>",)):
-    """A ~300-token byte-level BPE trained in-process, wrapped as a fast tokenizer (pad/eos/bos + ``<image>``)."""
+def _bpe_tokenizer(extra_special=("<image>",), corpus=(), vocab_size=300):
+    """A ~300-token byte-level BPE trained in-process, wrapped as a fast tokenizer (pad/eos/bos + ``<image>``).
+
+    ``corpus`` (extra training lines) and ``vocab_size`` let a benchmark get word-level tokens for its own texts."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -32,9 +34,10 @@ def _bpe_tokenizer(extra_special=("<image>",)):
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     specials = ["<pad>", "</s>", "<s>", *extra_special]
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator([_WORDS] * 20 + [w.capitalize() for w in _WORDS.split()], trainer=trainer)
+    tok.train_from_iterator([_WORDS] * 20 + [w.capitalize() for w in _WORDS.split()] + list(corpus) * 20,
+                            trainer=trainer)
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", bos_token="<s>",
                                    unk_token=None, extra_special_tokens={"image_token": "<image>"}
                                    if "<image>" in extra_special else None)
@@ -94,28 +97,39 @@ def make_instructblip(root: str | Path, seed: int = 0) -> Path:
     return out
 
 
-def make_llava(root: str | Path, seed: int = 0, chat_template: str | None = None) -> Path:
-    """``LlavaForConditionalGeneration`` (CLIP vision tower, tiny Llama LM) + ``LlavaProcessor``."""
+def make_llava(root: str | Path, seed: int = 0, chat_template: str | None = None, *, image_size: int = IMAGE_SIZE,
+               patch_size: int = 8, hidden: int = 32, intermediate: int = 37, layers: int = 2, heads: int = 2,
+               vision_hidden: int = 32, vision_intermediate: int = 37, vision_layers: int = 2,
+               corpus: tuple[str, ...] = (), vocab_size: int = 300, name: str = "tiny-llava") -> Path:
+    """``LlavaForConditionalGeneration`` (CLIP vision tower, tiny Llama LM) + ``LlavaProcessor``.
+
+    The keyword sizes default to the test model; ``benchmarks/bench_vqa.py`` builds a LLaVA-1.5-shaped one with them
+    (336 px / 14 px patches = 576 image tokens; a tokenizer trained on its prompts for realistic token counts)."""
     from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
 
     _seed(seed)
-    tokenizer = _bpe_tokenizer()
-    image_processor = CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE},
-                                         crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    processor = LlavaProcessor(image_processor, tokenizer, patch_size=8, vision_feature_select_strategy="default",
-                               num_additional_image_tokens=1, chat_template=chat_template)
-    vision = dict(model_type="clip_vision_model", hidden_size=32, image_size=IMAGE_SIZE, patch_size=8,
-                  num_hidden_layers=2, num_attention_heads=2, intermediate_size=37, projection_dim=32,
-                  initializer_range=0.5)
-    text = dict(model_type="llama", vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
-                num_attention_heads=2, num_key_value_heads=2, intermediate_size=37, max_position_embeddings=256,
+    tokenizer = _bpe_tokenizer(corpus=corpus, vocab_size=vocab_size)
+    image_processor = CLIPImageProcessor(size={"shortest_edge": image_size},
+                                         crop_size={"height": image_size, "width": image_size})
+    processor = LlavaProcessor(image_processor, tokenizer, patch_size=patch_size,
+                               vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                               chat_template=chat_template)
+    vision = dict(model_type="clip_vision_model", hidden_size=vision_hidden, image_size=image_size,
+                  patch_size=patch_size, num_hidden_layers=vision_layers, num_attention_heads=heads,
+                  intermediate_size=vision_intermediate,
+                  projection_dim=32, initializer_range=0.5)
+    n_image_tokens = (image_size // patch_size) ** 2
+    text = dict(model_type="llama", vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+                num_attention_heads=heads, num_key_value_heads=heads,
+                intermediate_size=intermediate,
+                max_position_embeddings=max(256, 2 * n_image_tokens),
                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
                 bos_token_id=tokenizer.bos_token_id, initializer_range=0.1)
     config = LlavaConfig(vision_config=vision, text_config=text, vision_feature_layer=-1,
                          vision_feature_select_strategy="default",
                          image_token_index=tokenizer.convert_tokens_to_ids("<image>"))
     model = LlavaForConditionalGeneration(config).eval()
-    out = Path(root) / "tiny-llava"
+    out = Path(root) / name
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out

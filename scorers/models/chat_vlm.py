@@ -2,6 +2,12 @@
 
 Each question becomes one chat (optional system prompt asking for a concise answer, then the image and the question)
 rendered with the checkpoint's chat template; a batch is left-padded, so greedy answers equal one-at-a-time answers.
+
+Prefix cache (``prefix_cache=True``, the default): for the architectures in :data:`SHARED_PREFIX_MODEL_TYPES`, the
+system text + image tokens are prefilled once per image and every question on it continues from that KV cache
+(``vqa_base.SharedPrefix``). Other architectures run each whole prompt (the plain path): their prefill is not a
+plain 1-D-position continuation we have verified (e.g. Qwen2-VL's 3-D rotary positions and ``rope_deltas`` are
+computed inside the model's own prefill from the image grid).
 """
 from __future__ import annotations
 
@@ -10,7 +16,11 @@ from typing import Sequence
 
 from .vqa_base import PromptedVQA, move_inputs, pick_device, pick_dtype
 
-__all__ = ["CONCISE_SYSTEM_PROMPT", "ChatVLM"]
+__all__ = ["CONCISE_SYSTEM_PROMPT", "SHARED_PREFIX_MODEL_TYPES", "ChatVLM"]
+
+#: ``config.model_type`` of the architectures whose image prefix is shared across questions (tested on tiny models:
+#: image features enter only at the image placeholder tokens, and the LLM takes 1-D positions from the attention mask)
+SHARED_PREFIX_MODEL_TYPES = frozenset({"llava"})
 
 CONCISE_SYSTEM_PROMPT = ("You answer questions about an image. Reply with a short answer only: yes or no for yes/no "
                          "questions, otherwise a single word or short phrase.")
@@ -22,7 +32,8 @@ class ChatVLM(PromptedVQA):
     yes_word = "Yes"  # chat models answer "Yes, ..." after the generation prompt
 
     def __init__(self, model: str, *, device: str | None = None, precision: str | None = None, batch_size: int = 16,
-                 max_new_tokens: int = 16, system_prompt: str | None = CONCISE_SYSTEM_PROMPT):
+                 max_new_tokens: int = 16, system_prompt: str | None = CONCISE_SYSTEM_PROMPT,
+                 prefix_cache: bool = True):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         self.device = pick_device(device)
@@ -37,6 +48,14 @@ class ChatVLM(PromptedVQA):
         self.max_new_tokens = max_new_tokens
         self.system_prompt = system_prompt
         self.name = str(model)
+        self._set_prefix_cache(prefix_cache)
+
+    def _prefix_cache_unsupported(self) -> str | None:
+        model_type = self.model.config.model_type
+        if model_type not in SHARED_PREFIX_MODEL_TYPES:
+            return (f"{model_type}: the shared image prefix is verified for {sorted(SHARED_PREFIX_MODEL_TYPES)} only; "
+                    "each question runs its whole prompt")
+        return None
 
     def prompt(self, question: str) -> str:
         """The rendered chat for one question (system prompt, image, question, generation prompt)."""
