@@ -72,11 +72,15 @@ class MeteredScorer:
 
 
 def _sum_usage(requests: Iterable[dict]) -> dict:
+    """Token sums of the requests sent for one item; requests answered from the request cache (or repeats of a
+    request in the same call) are counted in ``cached_requests`` but their tokens are not counted again."""
     total = {k: 0 for k in _TOKENS}
     total.update(requests=0, cached_requests=0)
     for request in requests:
         total["requests"] += 1
         total["cached_requests"] += bool(request.get("cached"))
+        if request.get("cached"):
+            continue
         for k in _TOKENS:
             total[k] += int((request.get("usage") or {}).get(k) or 0)
     return total
@@ -84,8 +88,8 @@ def _sum_usage(requests: Iterable[dict]) -> dict:
 
 def usage_summary(records: Sequence[dict | None], price_per_1k: float | None = None,
                   price_per_1k_output: float | None = None) -> dict | None:
-    """Totals over per-item records with ``usage`` (None when no record has any): requests, prompt/completion
-    tokens, requests answered from the cache, and ``cost`` = prompt tokens/1000 x ``price_per_1k`` + completion
+    """Totals over per-item records with ``usage`` (None when no record has any): requests, those answered from the
+    request cache, prompt/completion tokens of the requests sent, and ``cost`` = prompt tokens/1000 x ``price_per_1k`` + completion
     tokens/1000 x ``price_per_1k_output`` (default: the same price) when a price is given."""
     usages = [r["usage"] for r in records if r and isinstance(r.get("usage"), dict)]
     if not usages:

@@ -37,6 +37,13 @@ def request_text(body: dict) -> str:
     return " ".join(part.get("text", "") for part in content if part.get("type") == "text")
 
 
+def body_hash(body: dict) -> str:
+    """A stable hash of a request body (to tell requests apart across runs)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
 class ChatServer:
     def __init__(self, responder, *, model: str = "tiny", api_key: str | None = None, latency: float = 0.0,
                  faults=(), lifetime: float = 300.0, max_requests: int = 100_000, answer_limit: int | None = None,
@@ -49,8 +56,11 @@ class ChatServer:
         self.answered = 0  #: 200 replies written
         self.held = 0  #: requests currently parked by ``hold``
         self.bodies: list[dict] = []  #: every POST body, in arrival order
+        self.answered_hashes: list[str] = []  #: body_hash of every request answered with 200
         self.attempts: dict[str, int] = {}  #: request text -> POSTs seen
         self.bad_auth = 0
+        self.inflight = 0
+        self.max_inflight = 0  #: most POSTs being handled at once
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -88,6 +98,16 @@ class ChatServer:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self):
+                with server.lock:
+                    server.inflight += 1
+                    server.max_inflight = max(server.max_inflight, server.inflight)
+                try:
+                    self._post()
+                finally:
+                    with server.lock:
+                        server.inflight -= 1
+
+            def _post(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 if not self._authorised():
                     return
@@ -128,10 +148,12 @@ class ChatServer:
                 reply = server.responder(body)
                 with server.lock:
                     server.answered += 1
+                    server.answered_hashes.append(body_hash(body))
                 self._send(200, reply)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda request, address: None  # injected drops/timeouts break pipes on purpose
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()

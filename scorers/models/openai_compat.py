@@ -139,6 +139,7 @@ class OpenAIChat:
         self._recorders: list[list] = []
         self._send_seed = seed is not None
         self._random = random.Random()
+        self._sleep = time.sleep  # the backoff wait (tests record it instead of waiting)
         self._lock = threading.Lock()
         self.requests_sent = 0  #: HTTP attempts made (retries included)
         if verify:
@@ -266,17 +267,22 @@ class OpenAIChat:
 
     # ------------------------------------------------------------------ sending
     def _run(self, requests: list[dict], refs: list | None) -> list[dict]:
-        """Send ``requests`` (cached ones are not sent), at most ``max_concurrency`` at a time; replies in order.
+        """Send ``requests`` (cached ones and repeats within the call are not sent), at most ``max_concurrency`` at
+        a time; replies in order.
         Every request is finished (and cached) before the first failure, if any, is raised."""
         keys = [request_key(r["body"]) for r in requests]
         replies: list[dict | None] = [None] * len(requests)
         cached = [False] * len(requests)
-        todo = []
+        first: dict[str, int] = {}
+        todo, repeats = [], {}
         for i, key in enumerate(keys):
             hit = self._cache.get(key) if self._cache is not None else None
             if hit is not None:
                 replies[i], cached[i] = hit, True
+            elif key in first:  # the same request twice in one call: sent once
+                repeats[i] = first[key]
             else:
+                first[key] = i
                 todo.append(i)
         if todo:
             if self._pool is None:
@@ -290,13 +296,16 @@ class OpenAIChat:
                     failure = failure or error
             if failure is not None:
                 raise failure
+        for i, j in repeats.items():
+            replies[i] = replies[j]
         for log in self._recorders:
             for i, request in enumerate(requests):
+                billed = not cached[i] and i not in repeats
                 log.append({"ref": id(refs[i]) if refs is not None else None,
                             "request": dict(request["shown"], model=self.model,
                                             max_tokens=request["body"]["max_tokens"]),
                             "answer": replies[i]["text"], "usage": replies[i].get("usage") or {},
-                            "cached": cached[i]})
+                            "cached": not billed})
         return replies
 
     def _send(self, body: dict, key: str) -> dict:
@@ -341,7 +350,7 @@ class OpenAIChat:
             delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * self._random.uniform(0.5, 1.0)
             if wait is not None:
                 delay = max(delay, min(wait, self.max_retry_after))
-            time.sleep(delay)
+            self._sleep(delay)
         raise ServedModelError(f"{self.where}: giving up after {attempts} attempts; last: {problem}")
 
     @staticmethod
