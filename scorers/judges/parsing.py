@@ -101,7 +101,8 @@ def labelled_number(text: str, labels: Iterable[str], scale: float | None = None
     """A number written after one of ``labels`` in prose (``Score: 7/10``, ``rating of 7``, ``score = [7]``,
     ``**Errors**: 2``); NaN when no label is followed by a number."""
     for label in labels:
-        pattern = rf"{label}\W{{0,3}}\s*(?:is|of|=|:|-)?\s*\**\s*\[?\s*({_NUMBER})(?:\s*(?:/|out of)\s*({_NUMBER}))?"
+        pattern = (rf"{label}[\s*_\"':=]{{0,4}}(?:(?:is|of|at)\s+)?\**\s*\[?\s*({_NUMBER})"
+                   rf"(?:\s*(?:/|out of)\s*({_NUMBER}))?")
         match = re.search(pattern, text, re.I)
         if match:
             number = float(match.group(1))

@@ -10,6 +10,7 @@ format is the paper's. :func:`parse_viescore` reads the rating robustly (JSON an
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -58,6 +59,9 @@ def parse_viescore(reply: str) -> Rating:
         value = labelled_number(text, ("score", "rating", "semantic consistency"), SC_MAX)
     if math.isnan(value):
         value = number_from(text.strip(), SC_MAX) if _is_bare_number(text) else math.nan
+    if math.isnan(value):  # "I would rate this image 4/10"
+        fraction = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)\s*/\s*10(?![\d.])", text)
+        value = float(fraction.group(1)) if fraction else math.nan
     rationale = str(rationale) if rationale is not None else text.strip()
     if math.isnan(value):
         return Rating(math.nan, rationale, "no 0-10 rating found in the reply")
@@ -67,8 +71,6 @@ def parse_viescore(reply: str) -> Rating:
 
 
 def _is_bare_number(text: str) -> bool:
-    import re
-
     return re.fullmatch(r"\s*\[?\s*[-+]?\d+(?:\.\d+)?\s*(?:/\s*10)?\s*\]?\s*\.?\s*", text) is not None
 
 
