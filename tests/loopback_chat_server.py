@@ -65,6 +65,7 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall)
 
             def log_message(self, *args):
                 pass
