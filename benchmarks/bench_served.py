@@ -54,7 +54,7 @@ def score(url: str, images, prompts, concurrency: int) -> tuple[float, np.ndarra
     scorer = MeteredScorer(VQAScorer(backend=backend))
     with tempfile.TemporaryDirectory() as cache:
         start = time.perf_counter()
-        result = run(scorer, images, prompts, cache_dir=cache, batch_size=max(256, 4 * concurrency),
+        result = run(scorer, images, prompts, cache_dir=cache, batch_size=max(512, 16 * concurrency),
                      num_workers=0, progress=False)
         seconds = time.perf_counter() - start
     backend.close()

@@ -285,3 +285,11 @@ def test_evaluate_modules_equal_the_library(tmp_path, monkeypatch):
         llm_out = llm.compute(images=pictures, prompts=prompts)
     np.testing.assert_allclose(out["scores"], [1.0, 0.8, 0.6])  # the server's rule: 10 - 2 * (green // 60)
     assert llm_out["scores"] == [0, 1, 2] and llm_out["llmscore_overall"] == [90, 80, 70]
+
+
+def test_readme_parser_example_runs_as_written(capsys):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Judge metrics and served models", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == ["7.0", "no 0-10 rating found in the reply", "3.0"]

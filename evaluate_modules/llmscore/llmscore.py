@@ -46,15 +46,13 @@ class Llmscore(base.ScorerMetric):
 
     default_model = DEFAULT_CAPTIONER
     options = {"llm": DEFAULT_LLM, "vqa_backend": "chat_vlm", "device": None, "precision": None, "api_base": None,
-               "max_concurrency": 8, "timeout": 60.0, "max_retries": 5}
+               "max_concurrency": None, "timeout": None, "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2305.11116", "https://github.com/YujieLu10/LLMScore")
 
     def build_scorer(self, model, **options):
-        if not (model.startswith("openai:") or str(options.get("llm", "")).startswith("openai:")):
-            options = {k: v for k, v in options.items() if k not in ("max_concurrency", "timeout", "max_retries")
-                       and not (k == "api_base" and v is None)}
-        return LLMScorer(model=model, **options)
+        # served-model options left unset (None) keep the client's defaults and do not reach local models
+        return LLMScorer(model=model, **{k: v for k, v in options.items() if v is not None})
 
     def _compute(self, images, prompts, batch_size=8):
         return self.score(images, prompts, batch_size=batch_size)

@@ -44,16 +44,14 @@ class Viescore(base.ScorerMetric):
 
     default_model = DEFAULT_VIESCORE_MODEL
     options = {"vqa_backend": "chat_vlm", "device": None, "precision": None, "max_new_tokens": 256,
-               "template": VIESCORE_PROMPT, "api_base": None, "max_concurrency": 8, "timeout": 60.0,
-               "max_retries": 5}
+               "template": VIESCORE_PROMPT, "api_base": None, "max_concurrency": None, "timeout": None,
+               "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2312.14867", "https://github.com/TIGER-AI-Lab/VIEScore")
 
     def build_scorer(self, model, **options):
-        if not model.startswith("openai:"):
-            options = {k: v for k, v in options.items() if k not in ("max_concurrency", "timeout", "max_retries")
-                       and not (k == "api_base" and v is None)}
-        return VIEScorer(model=model, **options)
+        # served-model options left unset (None) keep the client's defaults and do not reach local models
+        return VIEScorer(model=model, **{k: v for k, v in options.items() if v is not None})
 
     def _compute(self, images, prompts, batch_size=8):
         return self.score(images, prompts, batch_size=batch_size)

@@ -90,11 +90,16 @@ def number_from(value, scale: float | None = None) -> float:
     if isinstance(value, str):
         match = re.search(rf"({_NUMBER})\s*(?:/\s*({_NUMBER}))?", value)
         if match:
-            number = float(match.group(1))
-            if match.group(2) and scale and float(match.group(2)) > 0:
-                number = number / float(match.group(2)) * scale
-            return number
+            return _rescaled(match, scale)
     return math.nan
+
+
+def _rescaled(match: re.Match, scale: float | None) -> float:
+    """Group 1 of ``match``, rescaled from ``0..group 2`` to ``0..scale`` when it was written as a fraction."""
+    number = float(match.group(1))
+    if match.group(2) and scale and float(match.group(2)) > 0:
+        number = number / float(match.group(2)) * scale
+    return number
 
 
 def labelled_number(text: str, labels: Iterable[str], scale: float | None = None) -> float:
@@ -105,8 +110,5 @@ def labelled_number(text: str, labels: Iterable[str], scale: float | None = None
                    rf"(?:\s*(?:/|out of)\s*({_NUMBER}))?")
         match = re.search(pattern, text, re.I)
         if match:
-            number = float(match.group(1))
-            if match.group(2) and scale and float(match.group(2)) > 0:
-                number = number / float(match.group(2)) * scale
-            return number
+            return _rescaled(match, scale)
     return math.nan
