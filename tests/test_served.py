@@ -410,3 +410,31 @@ def test_cli_errors_are_one_line(data_dir, tmp_path):
                               "--api-base", "http://127.0.0.1:1/v1"), env=run_env(), capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2 and "apply to served models only" in done.stderr
+
+
+def test_served_model_is_the_text_lm_of_question_generation():
+    from scorers.qga.generation import QuestionGenerator
+
+    generation = ("Element: bicycle | object\nQ: is there a bicycle? | Choices: yes, no | A: yes\n"
+                  "Q: what vehicle is shown? | Choices: bicycle, car, bus, train | A: bicycle\nEnd\n")
+    with ChatServer(lambda body: chat_reply(generation)) as server:
+        questions = QuestionGenerator(client(server)).generate(["A red bicycle."])
+        body = server.bodies[0]
+    assert [row["question"] for row in questions[0].rows] == ["is there a bicycle?", "what vehicle is shown?"]
+    assert body["messages"] == [{"role": "user", "content": body["messages"][0]["content"]}]  # text only
+    assert body["messages"][0]["content"].rstrip().endswith("Description: A red bicycle.")
+    assert body["max_tokens"] == 512 and body["temperature"] == 0
+
+
+def test_dsg_through_the_registry_with_a_served_backend(data_dir, minilm, tmp_path):
+    from scorers.runner import score_data_dir
+
+    with ChatServer(lambda body: chat_reply("yes")) as server:
+        frame, result = score_data_dir("dsg", data_dir, tmp_path / "dsg.csv", model="openai:tiny",
+                                       scorer_options={"api_base": server.url, "sbert": minilm}, num_workers=0,
+                                       progress=False)
+    assert (frame["dsg"] == 1.0).all()  # every question answered "yes": every DSG question passes
+    questions = pd.read_csv(data_dir / "dsg_questions.csv")
+    metadata = pd.read_csv(data_dir / "metadata.csv")
+    assert server.posts == int(metadata["id"].map(questions.groupby("id").size()).sum())
+    assert all(r["usage"]["requests"] == len(r["questions"]) for r in result.records)
