@@ -84,6 +84,9 @@ def parse_options(pairs: list[str]) -> dict:
 def run_score(args: argparse.Namespace) -> int:
     from ..runner import finish, process_state, score_data_dir
 
+    for flag, price in (("--price-per-1k", args.price_per_1k), ("--price-per-1k-output", args.price_per_1k_output)):
+        if price is not None and not price >= 0:
+            raise ValueError(f"{flag} must be a number >= 0, got {price}")
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode, **served_options(args),
                **parse_options(args.option)}
     frame, result = score_data_dir(
@@ -95,6 +98,11 @@ def run_score(args: argparse.Namespace) -> int:
         skipped = sum(1 for e in result.errors if e)
         print(f"wrote {args.out}: {len(frame)} rows ({result.computed} scored now, "
               f"{len(frame) - result.computed - skipped} from cache, {skipped} skipped)", file=sys.stderr)
+        column = result.extra["score_columns"][0]
+        empty = int(frame[column].isna().sum()) - skipped
+        if empty:
+            print(f"{empty} of {len(frame)} {column} scores are NaN (e.g. a judge reply without a readable rating; "
+                  "the per-item records say why)", file=sys.stderr)
         from ..usage import usage_summary
 
         usage = usage_summary(result.records, args.price_per_1k, args.price_per_1k_output)
