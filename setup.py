@@ -32,6 +32,7 @@ MODELS = [
     "sentencepiece>=0.2",
     "protobuf>=4",
 ]
+SERVED = ["httpx>=0.27"]  # served models (OpenAI-compatible chat completions: vLLM, SGLang, TGI, OpenAI)
 REPORT = ["matplotlib>=3.7"]
 DEMO = ["gradio>=5", "matplotlib>=3.7"]
 DEV = [
@@ -59,11 +60,12 @@ setup(
     package_data={"scorers._dataset_script": ["README.md"]},
     install_requires=CORE,
     extras_require={
-        "models": MODELS,
+        "models": MODELS + SERVED,
+        "served": SERVED,
         "report": REPORT,
         "demo": DEMO,
-        "all": MODELS + REPORT + DEMO,
-        "dev": MODELS + REPORT + DEMO + DEV,
+        "all": MODELS + SERVED + REPORT + DEMO,
+        "dev": MODELS + SERVED + REPORT + DEMO + DEV,
     },
     entry_points={"console_scripts": ["ts2=scorers.cli:main"]},
 )

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["CacheBusyError", "ScoreCache", "ShardWriter", "item_stamp", "jsonable"]
+__all__ = ["CacheBusyError", "RequestCache", "ScoreCache", "ShardWriter", "item_stamp", "jsonable", "request_key"]
 
 
 class CacheBusyError(ValueError):
@@ -220,3 +220,66 @@ class ScoreCache:
         """The append-only writer of process ``rank``."""
         self.directory.mkdir(parents=True, exist_ok=True)
         return ShardWriter(self.directory / f"rank{int(rank)}.jsonl")
+
+
+class RequestCache:
+    """Durable ``key -> response`` store for single model requests (served chat completions, judge stages), kept by
+    the runner in ``<cache>/requests/`` so a killed run never sends a finished request again.
+
+    Same files as :class:`ScoreCache` (``rank<N>.jsonl`` shards, one JSON entry per line, torn lines dropped); each
+    :meth:`put` is written and flushed at once (a SIGKILL loses nothing already answered) and fsynced. Keys are
+    content hashes of the whole request (:func:`request_key`), so a changed input is a different key and a cached
+    response is never served for it. Thread-safe: served backends put from their worker threads.
+    """
+
+    def __init__(self, directory: str | Path, rank: int = 0):
+        import threading
+
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._entries = {k: e.get("record") for k, e in ScoreCache(self.directory, {}).finished().items()}
+        self._writer = ShardWriter(self.directory / f"rank{int(rank)}.jsonl")
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str):
+        """The stored response for ``key``, or ``None``."""
+        return self._entries.get(key)
+
+    def put(self, key: str, response) -> None:
+        """Store ``response`` (JSON-able) for ``key`` durably."""
+        response = jsonable(response)
+        with self._lock:
+            self._entries[key] = response
+            if self._writer is not None:
+                self._writer.append([{"key": key, "record": response}])
+
+    def map(self, keys: list[str], compute) -> list:
+        """Values for ``keys``: stored ones as they are, the missing ones from one ``compute(positions)`` call
+        (a list of values for those positions, in order), which are stored before returning."""
+        values = [self.get(k) for k in keys]
+        missing = [i for i, v in enumerate(values) if v is None]
+        if missing:
+            fresh = list(compute(missing))
+            if len(fresh) != len(missing):
+                raise ValueError(f"computed {len(fresh)} values for {len(missing)} missing requests")
+            for i, value in zip(missing, fresh):
+                self.put(keys[i], value)
+                values[i] = jsonable(value)
+        return values
+
+    def close(self) -> None:
+        with self._lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+
+
+def request_key(*parts) -> str:
+    """SHA-256 of the JSON of ``parts`` (keys sorted): the cache key of one request."""
+    import hashlib
+
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=_json_default)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

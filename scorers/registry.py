@@ -20,6 +20,8 @@ SCORERS: dict[str, str] = {
     "tifa": "scorers.qga.scorers:TIFAScorer",
     "dsg": "scorers.qga.scorers:DSGScorer",
     "vqa_score": "scorers.qga.vqascore:VQAScorer",
+    "viescore": "scorers.judges.viescore:VIEScorer",
+    "llmscore": "scorers.judges.llmscore:LLMScorer",
 }
 
 
@@ -45,6 +47,7 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
     factory = get_factory(name)
     kwargs = {k: v for k, v in dict(options, model=model, precision=precision).items() if v is not None}
     parameters = inspect.signature(factory).parameters
+    served = _served_options(kwargs)
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         valid = sorted(n for n, p in parameters.items() if n not in ("self", "device", "data_dir")
                        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
@@ -55,4 +58,26 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
                              "also have their own flags)")
     if data_dir is not None and "data_dir" in parameters:
         kwargs["data_dir"] = data_dir
-    return factory(device=device, **kwargs)
+    if model is not None and model.startswith("openai:") and "api_base" not in parameters:
+        # a served VQA model (``openai:MODEL``) becomes the backend of a scorer that takes one (tifa, dsg, vqa_score)
+        from .models.openai_compat import OpenAIChat
+
+        if "backend" not in parameters:
+            raise ValueError(f"scorer {name!r} cannot use a served model ({model})")
+        kwargs.pop("model")
+        kwargs["backend"] = OpenAIChat(model, **served)
+    elif served and "api_base" not in parameters:
+        raise ValueError(f"option(s) {sorted(served)} apply to served models only (--model openai:MODEL)")
+    else:
+        kwargs.update(served)
+    scorer = factory(device=device, **kwargs)
+    from .usage import MeteredScorer, served_backends
+
+    return MeteredScorer(scorer) if served_backends(scorer) else scorer
+
+
+def _served_options(kwargs: dict) -> dict:
+    """Pop the served-model options (``scorers.models.openai_compat.SERVED_OPTIONS``) out of ``kwargs``."""
+    from .models.openai_compat import SERVED_OPTIONS
+
+    return {k: kwargs.pop(k) for k in SERVED_OPTIONS if k in kwargs}

@@ -24,6 +24,11 @@ and optionally
   writes every record to ``<out stem>.records.jsonl`` when any of them holds lists or dicts.
 * ``config: dict`` -- JSON-able description of the scorer (model, form, dtype...). The cache refuses to resume a run
   whose fingerprint (``config``) differs, so numbers from two configurations never mix.
+* ``use_request_cache(cache)`` -- with a cache folder the runner hands the scorer a ``scorers.cache.RequestCache``
+  (``<cache>/requests/``) before scoring and ``None`` after: served backends store each answered request there, so a
+  killed run resumes without sending a finished request again (judge scorers also keep their stages there).
+* ``higher_is_better: dict`` -- orientation of score columns that are lower-is-better (``{"llmscore_ec": False}``);
+  the runner passes it on in ``RunResult.extra`` for ``ts2 score --meta``.
 
 The model forward happens on the main thread of each process; put the model on ``process_state().device``
 (``scorers.registry.build_scorer`` passes it as ``device=``). Unreadable images never reach the scorer: the runner
@@ -146,11 +151,29 @@ def _call(scorer, images, prompts) -> tuple[np.ndarray, list[dict | None]]:
 
 def process_state():
     """accelerate's ``PartialState``, honouring ``ACCELERATE_USE_CPU`` (which only ``AcceleratorState`` reads:
-    without this, CPU processes started by ``accelerate launch`` would each think they are alone)."""
-    from accelerate import PartialState
+    without this, CPU processes started by ``accelerate launch`` would each think they are alone). Without accelerate
+    installed (e.g. scoring against a served model only), a single-process CPU state."""
+    try:
+        from accelerate import PartialState
+    except ImportError:
+        return _SingleProcess()
     from accelerate.utils import parse_flag_from_env
 
     return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
+
+
+class _SingleProcess:
+    """What the runner reads of accelerate's ``PartialState`` when accelerate is not installed: one CPU process."""
+
+    num_processes, process_index, is_main_process = 1, 0, True
+
+    def __init__(self):
+        import torch
+
+        self.device = torch.device("cpu")
+
+    def wait_for_everyone(self) -> None:
+        pass
 
 
 def _broadcast(state, payload):
@@ -284,6 +307,12 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
         prefetch_factor=4 if num_workers else None,
     )
     writer = cache.writer(state.process_index) if cache is not None else None
+    request_cache = None
+    if cache is not None and hasattr(scorer, "use_request_cache"):
+        from .cache import RequestCache
+
+        request_cache = RequestCache(cache.directory / "requests", state.process_index)
+        scorer.use_request_cache(request_cache)
     new: list[dict] = []
     batches = 0
     desc = getattr(scorer, "name", "score")
@@ -313,6 +342,9 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
         bar.close()
         if writer is not None:
             writer.close()
+        if request_cache is not None:
+            scorer.use_request_cache(None)
+            request_cache.close()
 
     if state.num_processes > 1:
         from accelerate.utils import gather_object
@@ -363,6 +395,7 @@ def score_table(
     numeric = [n for n, v in scalar_columns.items()
                if all(x is None or (isinstance(x, (int, float)) and not isinstance(x, bool)) for x in v)]
     result.extra["score_columns"] = [scorer.name] + numeric
+    result.extra["higher_is_better"] = dict(getattr(scorer, "higher_is_better", {}))
     if any(result.errors):
         frame["error"] = [e or "" for e in result.errors]
     return frame, result

@@ -46,7 +46,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="unreadable image: stop with its name, or record it (<out stem>.errors.csv) and go on")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--meta", action="store_true", help="then print the TS2 meta-metrics of the new scores")
+    served = parser.add_argument_group("served models (--model openai:MODEL: vLLM, SGLang, TGI, Ollama, OpenAI)")
+    served.add_argument("--api-base", help="chat-completions base URL, e.g. http://localhost:8000/v1 "
+                                           "(default: $OPENAI_BASE_URL, then OpenAI's)")
+    served.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
+                                                             "(default OPENAI_API_KEY; never written anywhere)")
+    served.add_argument("--max-concurrency", type=int, help="requests in flight at most (default 8)")
+    served.add_argument("--timeout", type=float, help="seconds per request attempt (default 60)")
+    served.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/dropped connections (default 5)")
+    served.add_argument("--price-per-1k", type=float, metavar="PRICE",
+                        help="price per 1,000 prompt tokens: report the cost (completion tokens too, unless "
+                             "--price-per-1k-output is given)")
+    served.add_argument("--price-per-1k-output", type=float, metavar="PRICE", help="price per 1,000 completion tokens")
     parser.set_defaults(handler=run_score)
+
+
+def served_options(args: argparse.Namespace) -> dict:
+    """The served-model options set on the command line (the key read from its environment variable)."""
+    import os
+
+    options = {"api_base": args.api_base, "max_concurrency": args.max_concurrency, "timeout": args.timeout,
+               "max_retries": args.max_retries}
+    if args.api_key_env:
+        if args.api_key_env not in os.environ:
+            raise ValueError(f"--api-key-env {args.api_key_env}: that environment variable is not set")
+        options["api_key"] = os.environ[args.api_key_env]
+    return {k: v for k, v in options.items() if v is not None}
 
 
 def parse_options(pairs: list[str]) -> dict:
@@ -67,7 +92,11 @@ def run_score(args: argparse.Namespace) -> int:
     from ..registry import get_factory
     from ..runner import finish, process_state, score_data_dir
 
-    options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode, **parse_options(args.option)}
+    for flag, price in (("--price-per-1k", args.price_per_1k), ("--price-per-1k-output", args.price_per_1k_output)):
+        if price is not None and not price >= 0:
+            raise ValueError(f"{flag} must be a number >= 0, got {price}")
+    options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode, **served_options(args),
+               **parse_options(args.option)}
     if args.yes_rule is not None:
         if "yes_rule" not in inspect.signature(get_factory(args.scorer)).parameters:
             raise ValueError(f"--yes-rule: scorer {args.scorer!r} reads no yes/no answers (tifa and dsg do)")
@@ -81,6 +110,19 @@ def run_score(args: argparse.Namespace) -> int:
         skipped = sum(1 for e in result.errors if e)
         print(f"wrote {args.out}: {len(frame)} rows ({result.computed} scored now, "
               f"{len(frame) - result.computed - skipped} from cache, {skipped} skipped)", file=sys.stderr)
+        column = result.extra["score_columns"][0]
+        empty = int(frame[column].isna().sum()) - skipped
+        if empty:
+            print(f"{empty} of {len(frame)} {column} scores are NaN (e.g. a judge reply without a readable rating; "
+                  "the per-item records say why)", file=sys.stderr)
+        from ..usage import usage_summary
+
+        usage = usage_summary(result.records, args.price_per_1k, args.price_per_1k_output)
+        if usage is not None:
+            cost = "" if usage["cost"] is None else f", cost {usage['cost']:.4f} at the given price per 1k tokens"
+            print(f"served requests: {usage['requests']} ({usage['cached_requests']} answered from the request cache), "
+                  f"tokens sent: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion = "
+                  f"{usage['total_tokens']}{cost}", file=sys.stderr)
         if args.meta:
             from ..graph import resolve_seg_subset
             from ..meta import ts2_meta
@@ -88,7 +130,10 @@ def run_score(args: argparse.Namespace) -> int:
 
             seg_ids, nodes = frame["seg_id"].to_numpy(), frame["node"].to_numpy()
             segs = resolve_seg_subset("default", seg_ids)  # the one default SEG set (0-163) that the table states
-            results = {c: ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes, seg_subset=segs)
+            orientation = result.extra.get("higher_is_better", {})
+            results = {(c if orientation.get(c, True) else f"{c} (lower is better)"):
+                       ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes, seg_subset=segs,
+                                higher_is_better=orientation.get(c, True))
                        for c in result.extra["score_columns"]}
             print(format_meta_table(results))
     finish()

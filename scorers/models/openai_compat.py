@@ -1,0 +1,369 @@
+"""Served models behind the OpenAI chat-completions HTTP API (vLLM, SGLang, TGI, Ollama, OpenAI): one client that is
+a VQA backend (``answer``, ``yes_probability`` from ``logprobs``) and a text LM (``generate``).
+
+Transport only, no scoring rule: requests are built from the caller's text and images (base64 data URLs), sent
+concurrently by a bounded thread pool, retried with exponential backoff and jitter on HTTP 429, 5xx, timeouts and
+dropped connections (``Retry-After`` honoured), decoded greedily (``temperature 0`` and a ``seed``; a server that
+refuses ``seed`` gets the request again without it). Answers come back in input order.
+
+* ``use_request_cache(cache)`` (called by the runner): every answered request is stored under the SHA-256 of its body
+  before the call returns, and a stored request is never sent again; the body never holds the API key.
+* ``record()``: a context manager collecting one dict per request (request text with images as hashes, answer,
+  token usage, whether it came from the cache), which ``scorers.usage.MeteredScorer`` turns into per-item records.
+* The API key (``api_key`` or ``OPENAI_API_KEY``) goes only into the ``Authorization`` header: never into a record,
+  a cache entry, ``config``, ``repr`` or an error message.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import io
+import json
+import math
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from email.utils import parsedate_to_datetime
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..cache import request_key
+from .chat_vlm import CONCISE_SYSTEM_PROMPT
+from .vqa_base import check_pairs
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAIChat", "SERVED_OPTIONS", "SERVED_PREFIX", "ServedModelError", "is_served",
+           "served_model_name"]
+
+SERVED_PREFIX = "openai:"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: constructor options a caller (registry, CLI) may route to :class:`OpenAIChat`
+SERVED_OPTIONS = ("api_base", "api_key", "max_concurrency", "timeout", "max_retries", "seed", "top_logprobs",
+                  "backoff", "max_backoff")
+
+
+class ServedModelError(ValueError):
+    """A served model failed in a way retrying cannot fix (bad request, no logprobs, retries exhausted). A
+    ``ValueError`` so the CLI prints its one-line message instead of a traceback."""
+
+
+def is_served(model: Any) -> bool:
+    """Whether ``model`` names a served model (``"openai:MODEL"``)."""
+    return isinstance(model, str) and model.startswith(SERVED_PREFIX)
+
+
+def served_model_name(model: str) -> str:
+    """``"openai:Qwen/Qwen2-VL-7B-Instruct"`` -> ``"Qwen/Qwen2-VL-7B-Instruct"``."""
+    name = model[len(SERVED_PREFIX):] if is_served(model) else model
+    if not name.strip():
+        raise ValueError(f"model {model!r}: expected openai:MODEL with the served model's name after the colon")
+    return name
+
+
+def image_data_url(image, image_format: str = "png") -> tuple[str, str]:
+    """``(data URL, short sha256)`` of a PIL image or image path, encoded losslessly (PNG) by default."""
+    from PIL import Image
+
+    if not isinstance(image, Image.Image):
+        with Image.open(image) as handle:
+            image = handle.convert("RGB")
+    buffer = io.BytesIO()
+    fmt = image_format.upper()
+    image.convert("RGB").save(buffer, format="JPEG" if fmt == "JPG" else fmt, **({"quality": 95} if fmt in
+                                                                              ("JPEG", "JPG") else {}))
+    data = buffer.getvalue()
+    mime = "jpeg" if fmt in ("JPEG", "JPG") else fmt.lower()
+    return f"data:image/{mime};base64,{base64.b64encode(data).decode('ascii')}", hashlib.sha256(data).hexdigest()[:16]
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else None."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+class OpenAIChat:
+    """A model served behind ``{base_url}/chat/completions``.
+
+    ``OpenAIChat("Qwen/Qwen2-VL-7B-Instruct", base_url="http://localhost:8000/v1")``. ``base_url`` defaults to
+    ``OPENAI_BASE_URL``, then OpenAI's; ``api_key`` to ``OPENAI_API_KEY`` (optional for local servers).
+    ``max_concurrency`` requests are in flight at most; each gets ``timeout`` seconds and ``max_retries`` retries.
+    ``system_prompt`` (default: the local chat VLMs' short-answer prompt) and ``max_new_tokens`` shape
+    :meth:`answer`; :meth:`generate` (``text_max_new_tokens``)
+    sends the text alone. ``device``/``precision``/``batch_size`` are accepted and ignored (the server decides).
+    """
+
+    def __init__(self, model: str, *, api_base: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, max_concurrency: int = 8, timeout: float = 60.0, max_retries: int = 5,
+                 seed: int | None = 0, system_prompt: str | None = CONCISE_SYSTEM_PROMPT, max_new_tokens: int = 16,
+                 text_max_new_tokens: int = 512, top_logprobs: int = 20, yes_word: str = "Yes",
+                 image_format: str = "png", backoff: float = 0.5, max_backoff: float = 30.0,
+                 max_retry_after: float = 120.0, verify: bool = True, device: Any = None, precision: Any = None,
+                 batch_size: Any = None):
+        import httpx
+
+        self.model = served_model_name(model)
+        self.base_url = (api_base or base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"api_base {self.base_url!r}: expected an http(s):// URL such as http://localhost:8000/v1")
+        for option, value, low in (("max_concurrency", max_concurrency, 1), ("max_retries", max_retries, 0),
+                                   ("max_new_tokens", max_new_tokens, 1), ("top_logprobs", top_logprobs, 1)):
+            if int(value) < low:
+                raise ValueError(f"{option} must be >= {low}, got {value}")
+        if not timeout or float(timeout) <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        self.max_concurrency, self.timeout, self.max_retries = int(max_concurrency), float(timeout), int(max_retries)
+        self.seed, self.system_prompt, self.max_new_tokens = seed, system_prompt, int(max_new_tokens)
+        self.text_max_new_tokens, self.top_logprobs, self.yes_word = int(text_max_new_tokens), int(top_logprobs), yes_word
+        self.image_format, self.backoff, self.max_backoff = image_format, float(backoff), float(max_backoff)
+        self.max_retry_after = float(max_retry_after)
+        self.name = SERVED_PREFIX + self.model
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=self.timeout,
+                                  limits=httpx.Limits(max_connections=self.max_concurrency,
+                                                      max_keepalive_connections=self.max_concurrency))
+        self._pool: ThreadPoolExecutor | None = None
+        self._cache = None
+        self._recorders: list[list] = []
+        self._send_seed = seed is not None
+        self._random = random.Random()
+        self._sleep = time.sleep  # the backoff wait (tests record it instead of waiting)
+        self._lock = threading.Lock()
+        self.requests_sent = 0  #: HTTP attempts made (retries included)
+        if verify:
+            self.check_server()
+
+    # ------------------------------------------------------------------ description
+    @property
+    def where(self) -> str:
+        return f"{self.base_url} (model {self.model!r})"
+
+    @property
+    def config(self) -> dict:
+        """What fixes the answers (never the key or the URL: another replica of the same model may resume a run)."""
+        return {"backend": "openai_compat", "model": self.model, "seed": self.seed, "temperature": 0,
+                "system_prompt": self.system_prompt, "max_new_tokens": self.max_new_tokens,
+                "image_format": self.image_format}
+
+    def __repr__(self) -> str:
+        return f"OpenAIChat({self.model!r}, base_url={self.base_url!r})"
+
+    def check_server(self) -> None:
+        """Fail fast with one line when the server cannot be reached, rejects the key or does not serve the model
+        (``GET /models``; servers without that route are not checked)."""
+        import httpx
+
+        try:
+            response = self._http.get("/models", timeout=min(self.timeout, 10.0))
+        except httpx.HTTPError as error:
+            raise ServedModelError(f"cannot reach {self.base_url}: {type(error).__name__}: {error} "
+                                   "(is the server running? check --api-base / OPENAI_BASE_URL)") from None
+        if response.status_code in (401, 403):
+            raise ServedModelError(f"{self.base_url} refused the API key (HTTP {response.status_code}); set "
+                                   "OPENAI_API_KEY or api_key")
+        if response.status_code != 200:
+            return
+        try:
+            served = [str(m.get("id")) for m in response.json().get("data", [])]
+        except (ValueError, AttributeError):
+            return
+        if served and self.model not in served:
+            raise ServedModelError(f"{self.base_url} does not serve model {self.model!r}; it serves: "
+                                   f"{', '.join(served[:20])}")
+
+    # ------------------------------------------------------------------ runner hooks
+    def use_request_cache(self, cache) -> None:
+        """Answered requests go to / come from ``cache`` (a ``scorers.cache.RequestCache``; None detaches)."""
+        self._cache = cache
+
+    @contextlib.contextmanager
+    def record(self):
+        """Collect one dict per request made inside the block (see module docstring)."""
+        log: list[dict] = []
+        self._recorders.append(log)
+        try:
+            yield log
+        finally:
+            self._recorders.remove(log)
+
+    # ------------------------------------------------------------------ public interfaces
+    def answer(self, images: Sequence, questions: Sequence[str]) -> list[str]:
+        """Greedy answer to ``questions[i]`` about ``images[i]`` (VQA backend interface)."""
+        check_pairs(images, questions)
+        requests = [self._vision_request(image, q, max_tokens=self.max_new_tokens) for image, q in
+                    zip(images, questions)]
+        return [r["text"] for r in self._run(requests, refs=list(images))]
+
+    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
+        """P(first answer token is :attr:`yes_word`) from the server's ``top_logprobs`` (VQAScore).
+
+        The probabilities of every top-``top_logprobs`` token that equals ``yes_word`` once surrounding whitespace is
+        stripped are added; a yes token outside the top ``top_logprobs`` counts as probability 0. A server that
+        returns no logprobs raises :class:`ServedModelError` naming the server and model (no silent fallback).
+        """
+        check_pairs(images, questions)
+        requests = []
+        for image, question in zip(images, questions):
+            request = self._vision_request(image, question, max_tokens=1)
+            request["body"].update(logprobs=True, top_logprobs=self.top_logprobs)
+            requests.append(request)
+        replies = self._run(requests, refs=list(images))
+        out = np.empty(len(replies), dtype=np.float64)
+        for i, reply in enumerate(replies):
+            top = reply.get("top_logprobs")
+            if not top:
+                raise ServedModelError(
+                    f"{self.where} returned no logprobs, so it cannot give VQAScore's P(yes); use a server that "
+                    "returns choices[0].logprobs.content[0].top_logprobs (vLLM does; start it with --max-logprobs >= "
+                    f"{self.top_logprobs}) or pick another scorer")
+            out[i] = sum(math.exp(t["logprob"]) for t in top if str(t.get("token", "")).strip() == self.yes_word)
+        return out
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int | None = None, *,
+                 refs: Sequence | None = None) -> list[str]:
+        """Greedy continuation of each text prompt as one user message (text LM interface of ``TextLM``).
+        ``refs`` (optional, one object per prompt) lets :meth:`record` attribute requests to items."""
+        requests = []
+        for prompt in prompts:
+            body = self._body([{"role": "user", "content": str(prompt)}], max_new_tokens or self.text_max_new_tokens)
+            requests.append({"body": body, "shown": {"messages": [{"role": "user", "text": str(prompt)}]}})
+        return [r["text"] for r in self._run(requests, refs=list(refs) if refs is not None else None)]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self._http.close()
+
+    # ------------------------------------------------------------------ request building
+    def _body(self, messages: list[dict], max_tokens: int) -> dict:
+        body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": int(max_tokens)}
+        if self.seed is not None:
+            body["seed"] = int(self.seed)
+        return body
+
+    def _vision_request(self, image, question: str, max_tokens: int) -> dict:
+        url, digest = image_data_url(image, self.image_format)
+        messages, shown = [], []
+        if self.system_prompt:
+            messages.append({"role": "system", "content": self.system_prompt})
+            shown.append({"role": "system", "text": self.system_prompt})
+        messages.append({"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                                     {"type": "text", "text": str(question)}]})
+        shown.append({"role": "user", "image_sha256": digest, "text": str(question)})
+        return {"body": self._body(messages, max_tokens), "shown": {"messages": shown}}
+
+    # ------------------------------------------------------------------ sending
+    def _run(self, requests: list[dict], refs: list | None) -> list[dict]:
+        """Send ``requests`` (cached ones and repeats within the call are not sent), at most ``max_concurrency`` at
+        a time; replies in order.
+        Every request is finished (and cached) before the first failure, if any, is raised."""
+        keys = [request_key(r["body"]) for r in requests]
+        replies: list[dict | None] = [None] * len(requests)
+        cached = [False] * len(requests)
+        first: dict[str, int] = {}
+        todo, repeats = [], {}
+        for i, key in enumerate(keys):
+            hit = self._cache.get(key) if self._cache is not None else None
+            if hit is not None:
+                replies[i], cached[i] = hit, True
+            elif key in first:  # the same request twice in one call: sent once
+                repeats[i] = first[key]
+            else:
+                first[key] = i
+                todo.append(i)
+        if todo:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.max_concurrency, thread_name_prefix="openai-compat")
+            futures = {i: self._pool.submit(self._send, requests[i]["body"], keys[i]) for i in todo}
+            failure = None
+            for i, future in futures.items():
+                try:
+                    replies[i] = future.result()
+                except Exception as error:  # keep collecting: finished requests are cached, then raise
+                    failure = failure or error
+            if failure is not None:
+                raise failure
+        for i, j in repeats.items():
+            replies[i] = replies[j]
+        for log in self._recorders:
+            for i, request in enumerate(requests):
+                billed = not cached[i] and i not in repeats
+                log.append({"ref": id(refs[i]) if refs is not None else None,
+                            "request": dict(request["shown"], model=self.model,
+                                            max_tokens=request["body"]["max_tokens"]),
+                            "answer": replies[i]["text"], "usage": replies[i].get("usage") or {},
+                            "cached": not billed})
+        return replies
+
+    def _send(self, body: dict, key: str) -> dict:
+        reply = self._post(body)
+        if self._cache is not None:
+            self._cache.put(key, reply)
+        return reply
+
+    def _post(self, body: dict) -> dict:
+        import httpx
+
+        attempts = self.max_retries + 1
+        problem = ""
+        attempt = 0
+        while attempt < attempts:
+            send = body if self._send_seed or "seed" not in body else {k: v for k, v in body.items() if k != "seed"}
+            wait = None
+            with self._lock:
+                self.requests_sent += 1
+            try:
+                response = self._http.post("/chat/completions", json=send)
+            except (httpx.TimeoutException, httpx.TransportError) as error:
+                problem = f"{type(error).__name__}: {error}"
+            else:
+                status = response.status_code
+                if status == 200:
+                    try:
+                        return self._parse(response.json())
+                    except (ValueError, KeyError, IndexError, TypeError) as error:
+                        raise ServedModelError(f"{self.where}: unreadable chat-completions reply ({error}): "
+                                               f"{response.text[:200]!r}") from None
+                if status in (400, 422) and "seed" in send and "seed" in response.text.lower():
+                    self._send_seed = False  # this server refuses `seed`: greedy decoding is deterministic anyway
+                    continue
+                if status != 429 and status < 500:
+                    raise ServedModelError(f"{self.where}: HTTP {status}: {response.text[:300]}")
+                problem = f"HTTP {status}"
+                wait = _retry_after(response.headers.get("retry-after"))
+            attempt += 1
+            if attempt >= attempts:
+                break
+            delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * self._random.uniform(0.5, 1.0)
+            if wait is not None:
+                delay = max(delay, min(wait, self.max_retry_after))
+            self._sleep(delay)
+        raise ServedModelError(f"{self.where}: giving up after {attempts} attempts; last: {problem}")
+
+    @staticmethod
+    def _parse(data: dict) -> dict:
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        text = message.get("content") or ""
+        reply = {"text": text.strip() if isinstance(text, str) else json.dumps(text),
+                 "finish_reason": choice.get("finish_reason")}
+        usage = data.get("usage") or {}
+        reply["usage"] = {k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens") if usage.get(k) is not None}
+        content = (choice.get("logprobs") or {}).get("content") or []
+        if content:
+            reply["top_logprobs"] = [{"token": str(t["token"]), "logprob": float(t["logprob"])}
+                                     for t in content[0].get("top_logprobs") or []]
+        return reply
