@@ -75,7 +75,7 @@ class Agreement:
     ``n_items`` the rows that entered (after NaN pairs and skipped groups), ``n_groups`` the groups used (1 for
     ``none``, prompts for ``item``, models for ``system``), ``n_groups_skipped`` those left out (fewer than 2 items or
     constant input), ``n_nan_dropped`` rows dropped for a NaN, ``epsilon`` the calibrated metric tie threshold
-    (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping).
+    (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping, keyed by prompt label), ``bootstrap`` the resampled values behind ``ci`` (NaN where undefined on a resample).
     """
 
     metric: str
@@ -89,6 +89,7 @@ class Agreement:
     n_nan_dropped: int
     epsilon: float | None = None
     per_group: dict = field(default_factory=dict, repr=False)
+    bootstrap: np.ndarray | None = field(default=None, repr=False)
 
     def to_row(self) -> dict:
         """The ``ts2 correlate --json`` row (NaN becomes None)."""
@@ -380,8 +381,7 @@ def _labels(values: Sequence[object] | None, what: str, n: int) -> np.ndarray | 
     missing = [p for p, v in enumerate(arr) if v is None or (isinstance(v, float) and v != v) or str(v) == ""]
     if missing:
         raise ValueError(f"{what} has {len(missing)} missing label(s), first at position {missing[0]}")
-    _, inverse = np.unique(arr.astype(str), return_inverse=True)
-    return inverse.reshape(-1)
+    return arr.astype(str)
 
 
 def _single(coefficient: str, h: np.ndarray, m: np.ndarray) -> float:
@@ -546,6 +546,7 @@ class _Prepared:
     h: np.ndarray
     m: np.ndarray
     group: np.ndarray | None  # item or system index per row (dense 0..G-1 over the kept rows)
+    group_names: np.ndarray | None  # label of each group index
     cluster: np.ndarray | None  # bootstrap cluster per row (system grouping with items)
     n_nan_dropped: int
     n_groups_total: int
@@ -572,12 +573,14 @@ class _Prepared:
         keep = ~np.isnan(h) & ~np.isnan(m)
         if not keep.any():
             raise ValueError(f"no row has both a human rating and a {name} score")
-        group = {"none": None, "item": item_idx, "system": system_idx}[grouping]
-        total = 1 if group is None else int(np.unique(group).size)
+        labels = {"none": None, "item": item_idx, "system": system_idx}[grouping]
+        total = 1 if labels is None else int(np.unique(labels).size)
         cluster = item_idx[keep] if (grouping == "system" and item_idx is not None) else None
-        if group is not None:
-            group = np.unique(group[keep], return_inverse=True)[1].reshape(-1)
-        return cls(name, grouping, h[keep], m[keep], group, cluster, int((~keep).sum()), total)
+        group = names = None
+        if labels is not None:
+            names, group = np.unique(labels[keep], return_inverse=True)
+            group = group.reshape(-1)
+        return cls(name, grouping, h[keep], m[keep], group, names, cluster, int((~keep).sum()), total)
 
     @property
     def n_units(self) -> int:
@@ -596,6 +599,7 @@ class _Prepared:
         result, boot = runner(coefficient, n_bootstrap, seed)
         if n_bootstrap:
             result.ci = _interval(boot, confidence)
+            result.bootstrap = boot
         return (result, boot) if return_boot else result
 
     def _result(self, coefficient, value, n_items, n_groups, skipped, epsilon=None, per_group=None):
@@ -671,7 +675,7 @@ class _Prepared:
         kept = np.flatnonzero(defined)
         if kept.size == 0:
             return self._result(coefficient, np.nan, 0, 0, n_groups), np.full(n_bootstrap, np.nan)
-        per_group = {int(k): float(values[k]) for k in kept}
+        per_group = {str(self.group_names[k]): float(values[k]) for k in kept}
         boot = np.empty(0)
         if n_bootstrap:
             boot = values[kept][bootstrap_indices(kept.size, n_bootstrap, seed)].mean(axis=1)
@@ -682,7 +686,7 @@ class _Prepared:
         out = {}
         for k in kept:
             rows = order[starts[k]:starts[k] + sizes[k]]
-            out[int(k)] = pairwise_accuracy(self.h[rows], self.m[rows], epsilon=float(eps))[0]
+            out[str(self.group_names[k])] = pairwise_accuracy(self.h[rows], self.m[rows], epsilon=float(eps))[0]
         return out
 
     # -- system -------------------------------------------------------------------------------------------------------
