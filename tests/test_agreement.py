@@ -364,3 +364,14 @@ def test_too_many_pooled_pairs_is_refused_fast():
     n = A.POOLED_PAIRS_MAX_ITEMS + 1
     with pytest.raises(ValueError, match="--group-by item"):
         A.agreement(np.arange(n) % 5, np.arange(n, dtype=float), coefficient="pairwise_acc")
+
+
+def test_pooled_pairs_enumerated_in_blocks_match_the_direct_count():
+    # 3,000 items -> the pair set is built in several row blocks; the direct fixed-epsilon count uses np.triu_indices
+    rng = np.random.default_rng(5)
+    h = rng.integers(1, 6, 3000).astype(float)
+    m = np.round(h + rng.normal(0, 1.5, 3000), 1)
+    value, eps = A.pairwise_accuracy(h, m)
+    assert value == pytest.approx(A.pairwise_accuracy(h, m, epsilon=eps)[0], abs=TOL)
+    for other in (0.0, 0.05, 0.1, 0.3, 1.0):
+        assert A.pairwise_accuracy(h, m, epsilon=other)[0] <= value + TOL
