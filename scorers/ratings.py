@@ -12,7 +12,9 @@ Canonical columns: ``item`` (the prompt id: images of one prompt form a group), 
 * GenAI-Bench (Li et al., 2024), ``BaiqiL/GenAI-Bench`` on the Hub: a Parquet table with ``Index``, ``Prompt`` and a
   ``HumanRatings`` struct ``{model: [rating, ...]}`` (1-5 Likert, several raters) beside one image column per model.
   :func:`read_genai_bench` reads only those three columns (the images are never decoded) and returns one row per
-  (prompt, model); join your metric's scores on ``item`` + ``system``.
+  (prompt, model); join your metric's scores on ``item`` + ``system``. This is the layout of the dataset card at
+  revision ``790172e`` (``dataset_info``); earlier revisions stored ``<model>_HumanRating`` columns instead, which
+  this reader refuses with a message naming the columns it found.
 """
 from __future__ import annotations
 
