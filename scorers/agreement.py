@@ -671,7 +671,7 @@ class _Prepared:
                 rights.append(rows[:, j].ravel())
                 groups.append(np.repeat(members, i.size))
             if not usable.any():
-                return self._result(coefficient, np.nan, 0, 0, n_groups), np.full(n_bootstrap, np.nan)
+                return self._result(coefficient, np.nan, 0, 0, self.n_groups_total), np.full(n_bootstrap, np.nan)
             kept = np.flatnonzero(usable)
             dense_group = np.full(n_groups, -1)
             dense_group[kept] = np.arange(kept.size)
@@ -685,8 +685,8 @@ class _Prepared:
                 _check_pair_work(pairs.n_pairs, n_bootstrap)
                 counts = _frequencies(bootstrap_indices(kept.size, n_bootstrap, seed), kept.size)
                 boot, _ = pairs.calibrate(counts, per_group=per_pairs)
-            return (self._result(coefficient, value[0], sizes[kept].sum(), kept.size, n_groups - kept.size,
-                                 eps[0], per_group), boot)
+            skipped = self.n_groups_total - kept.size
+            return self._result(coefficient, value[0], sizes[kept].sum(), kept.size, skipped, eps[0], per_group), boot
         for s in np.unique(sizes[sizes >= 2]):
             members = np.flatnonzero(sizes == s)
             rows = order[starts[members][:, None] + np.arange(s)[None, :]]
@@ -699,13 +699,14 @@ class _Prepared:
         defined = ~np.isnan(values)
         kept = np.flatnonzero(defined)
         if kept.size == 0:
-            return self._result(coefficient, np.nan, 0, 0, n_groups), np.full(n_bootstrap, np.nan)
+            return self._result(coefficient, np.nan, 0, 0, self.n_groups_total), np.full(n_bootstrap, np.nan)
         per_group = {str(self.group_names[k]): float(values[k]) for k in kept}
         boot = np.empty(0)
         if n_bootstrap:
             boot = values[kept][bootstrap_indices(kept.size, n_bootstrap, seed)].mean(axis=1)
-        return (self._result(coefficient, values[kept].mean(), sizes[kept].sum(), kept.size, n_groups - kept.size,
-                             per_group=per_group), boot)
+        skipped = self.n_groups_total - kept.size
+        return self._result(coefficient, values[kept].mean(), sizes[kept].sum(), kept.size, skipped,
+                            per_group=per_group), boot
 
     def _per_group_accuracy(self, kept, order, starts, sizes, eps):
         out = {}

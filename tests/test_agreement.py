@@ -375,3 +375,12 @@ def test_pooled_pairs_enumerated_in_blocks_match_the_direct_count():
     assert value == pytest.approx(A.pairwise_accuracy(h, m, epsilon=eps)[0], abs=TOL)
     for other in (0.0, 0.05, 0.1, 0.3, 1.0):
         assert A.pairwise_accuracy(h, m, epsilon=other)[0] <= value + TOL
+
+
+@pytest.mark.parametrize("coefficient", ["spearman", "pairwise_acc"])
+def test_a_prompt_lost_to_nan_counts_as_skipped(coefficient):
+    items = ["a", "a", "a", "b", "b", "c", "c", "c"]
+    h = [1, 2, 3, np.nan, np.nan, 3, 1, 2]
+    m = [1, 2, 3, 0.5, 0.7, 1, 2, 3]
+    r = A.agreement(h, m, coefficient=coefficient, grouping="item", items=items)
+    assert (r.n_groups, r.n_groups_skipped, r.n_nan_dropped) == (2, 1, 2)
