@@ -75,7 +75,8 @@ class Agreement:
     ``n_items`` the rows that entered (after NaN pairs and skipped groups), ``n_groups`` the groups used (1 for
     ``none``, prompts for ``item``, models for ``system``), ``n_groups_skipped`` those left out (fewer than 2 items or
     constant input), ``n_nan_dropped`` rows dropped for a NaN, ``epsilon`` the calibrated metric tie threshold
-    (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping, keyed by prompt label), ``bootstrap`` the resampled values behind ``ci`` (NaN where undefined on a resample).
+    (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping, keyed by prompt label),
+    ``bootstrap`` the resampled values behind ``ci`` (NaN where undefined on a resample).
     """
 
     metric: str
@@ -734,7 +735,8 @@ class _Prepared:
             boot, _ = self._system_values(coefficient, counts.astype(np.float64), onehot)
         if n_sys < 2:
             return self._result(coefficient, np.nan, 0, n_sys, self.n_groups_total), boot
-        return self._result(coefficient, value[0], self.h.size, n_sys, skipped, eps[0] if eps is not None else None), boot
+        epsilon = eps[0] if eps is not None else None
+        return self._result(coefficient, value[0], self.h.size, n_sys, skipped, epsilon), boot
 
     def _system_values(self, coefficient, weights, onehot):
         """Coefficient across model means for every row of frequency ``weights`` (B, n)."""

@@ -170,7 +170,8 @@ def read_tifa_annotations(path: str | Path) -> pd.DataFrame:
         scores = entry["human_scores"]
         if not isinstance(scores, list) or not scores:
             raise ValueError(f"{path}: entry {key!r}: human_scores must be a non-empty list, got {scores!r}")
-        system = key[len(text_id) + 1:] if key.startswith(text_id + "_") else Path(str(entry.get("image_path", key))).stem
+        prefix = text_id + "_"
+        system = key[len(prefix):] if key.startswith(prefix) else Path(str(entry.get("image_path", key))).stem
         row = {"item": text_id, "system": system, "image": entry.get("image_path", ""), "prompt": entry.get("text", "")}
         for k, rating in enumerate(scores, start=1):
             row[f"human_{k}"] = rating

@@ -1,4 +1,5 @@
-"""``ts2 correlate``: agreement of metric scores with human ratings (Pearson, Spearman, Kendall b/c, pairwise accuracy)."""
+"""``ts2 correlate``: agreement of metric scores with human ratings (Pearson, Spearman, Kendall b/c, pairwise
+accuracy)."""
 from __future__ import annotations
 
 import argparse

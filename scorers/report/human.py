@@ -109,7 +109,8 @@ def write_human_agreement(
                                          item_col=item_col, system_col=system_col, n_bootstrap=n_bootstrap, seed=seed)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"human_agreement_md": out_dir / "human_agreement.md", "human_agreement_csv": out_dir / "human_agreement.csv"}
+    paths = {"human_agreement_md": out_dir / "human_agreement.md",
+             "human_agreement_csv": out_dir / "human_agreement.csv"}
     paths["human_agreement_md"].write_text(to_markdown(frame, coefficients, digits=digits), encoding="utf-8")
     frame.to_csv(paths["human_agreement_csv"], index=False)
     return paths, notes
