@@ -40,6 +40,7 @@ __all__ = [
     "TS2Result",
     "as_scores",
     "compare",
+    "paired_mean_test",
     "ts2_meta",
 ]
 
@@ -389,12 +390,7 @@ def compare(
     n = diffs.size
     if n == 0:
         raise ValueError("no SEG has a defined value for both metrics")
-    rng = np.random.default_rng(seed)
-    observed = float(diffs.mean())
-    ci = _bootstrap_interval(diffs, n_resamples, confidence, rng)
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
-    perm = (signs * diffs).mean(axis=1)
-    p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
+    observed, ci, p_value = paired_mean_test(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return PairedComparison(
         meta_metric=meta_metric,
         partition=partition,
@@ -405,6 +401,26 @@ def compare(
         p_value=p_value,
         n_segs=int(n),
     )
+
+
+def paired_mean_test(
+    diffs: np.ndarray, *, n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, tuple[float, float], float]:
+    """Paired differences (A - B per unit) -> ``(mean difference, bootstrap percentile interval, p-value)``.
+
+    The interval resamples the units ``n_resamples`` times; the p-value is two-sided, from ``n_resamples`` random sign
+    flips of the differences: ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``. Shared by :func:`compare` (units = SEGs)
+    and :func:`scorers.agreement.compare_agreement` (units = prompts).
+    """
+    diffs = np.asarray(diffs, dtype=np.float64)
+    n = diffs.size
+    rng = np.random.default_rng(seed)
+    observed = float(diffs.mean())
+    ci = _bootstrap_interval(diffs, n_resamples, confidence, rng)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
+    perm = (signs * diffs).mean(axis=1)
+    p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
+    return observed, ci, p_value
 
 
 # ----------------------------------------------------------------------------------------------------------------------

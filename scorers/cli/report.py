@@ -35,6 +35,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--graph-column", action="append", metavar="COLUMN",
                         help="metric drawn in the error-graph figure (repeatable; default: 2 best + 2 worst)")
     parser.add_argument("--digits", type=int, default=1, help="decimals in the Markdown/LaTeX tables")
+    human = parser.add_argument_group("human agreement (optional; see ts2 correlate)")
+    human.add_argument("--ratings", metavar="RATINGS",
+                       help="human ratings of the same metrics (CSV/Parquet/TIFA JSON/'tifa160'): adds "
+                            "human_agreement.md/.csv beside the leaderboard, matched by metric column name")
+    human.add_argument("--human", action="append", default=[], metavar="COL",
+                       help="human rating column(s) of --ratings (repeatable: raters are averaged)")
+    human.add_argument("--human-group-by", choices=["none", "item", "system"], default="none",
+                       help="grouping of the human-agreement coefficients (default none)")
+    human.add_argument("--offline", action="store_true", help="--ratings tifa160: Hugging Face cache only")
     parser.set_defaults(handler=run_report)
 
 
@@ -44,6 +53,8 @@ def run_report(args: argparse.Namespace) -> int:
         from ..report.costs import parse_flops_overrides
     except ImportError as error:  # matplotlib is the [report] extra
         raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
+    if bool(args.ratings) != bool(args.human):
+        raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
     metadata = read_metadata(args.metadata)
     tables = [(path, read_score_table(path)) for path in args.scores]
     report = write_report(
@@ -64,6 +75,17 @@ def run_report(args: argparse.Namespace) -> int:
         graph_columns=args.graph_column,
         digits=args.digits,
     )
+    if args.ratings:
+        from ..ratings import read_ratings
+        from ..report.human import write_human_agreement
+
+        paths, notes = write_human_agreement(
+            report.board, read_ratings(args.ratings, offline=True if args.offline else None), Path(args.out),
+            human=[c.strip() for h in args.human for c in h.split(",") if c.strip()], grouping=args.human_group_by,
+            n_bootstrap=args.n_bootstrap, seed=args.seed,
+        )
+        report.paths.update(paths)
+        report.notes.extend(notes)
     print(f"{len(report.board)} metric(s), SEGs {report.reproduction.segs} -> {args.out}")
     for kind, path in report.paths.items():
         print(f"  {kind:20s} {path}")

@@ -1,0 +1,801 @@
+"""Agreement of a faithfulness metric with human ratings: the pre-TS2 view of a metric, done with TS2's rigour.
+
+Plain arrays in, dataclasses out (like :mod:`scorers.meta`); NumPy and SciPy only.
+
+Coefficients (``COEFFICIENTS``), all with ``scipy.stats`` conventions:
+
+* ``pearson``   -- ``scipy.stats.pearsonr``;
+* ``spearman``  -- ``scipy.stats.spearmanr`` (Pearson of average ranks);
+* ``kendall_b`` / ``kendall_c`` -- ``scipy.stats.kendalltau(variant='b' / 'c')``;
+* ``pairwise_acc`` -- pairwise accuracy with tie calibration, ``acc_eq`` of Deutsch et al. (2023): over all pairs of
+  items, a pair is correct when human and metric order it the same way, or when both tie it. The metric ties a pair
+  when ``|m_i - m_j| <= epsilon``; epsilon is chosen among ``0`` and the pairs' metric gaps to maximise the accuracy
+  (the smallest such epsilon is reported). This is ``acc_23`` with tau optimisation in Google's mt-metrics-eval.
+
+Groupings (``GROUPINGS``):
+
+* ``none``   -- every item pooled; bootstrap resamples items (rows).
+* ``item``   -- one value per prompt (the images of one prompt), averaged over prompts; bootstrap resamples prompts.
+  For ``pairwise_acc`` one epsilon is shared by all prompts (it maximises the mean accuracy), as in mt-metrics-eval.
+* ``system`` -- human and metric scores averaged per T2I model, then correlated across models; bootstrap resamples
+  prompts when ``items`` are given (rows otherwise) and recomputes the model averages.
+
+Groups with fewer than 2 items are skipped and counted; for the four correlations so are groups where the human or
+the metric scores are constant (the coefficient is undefined there). ``pairwise_acc`` keeps constant groups: a metric
+tie on a human tie is exactly what it credits. Pairs with a NaN on either side are dropped and counted.
+
+Bootstrap intervals are percentile intervals over ``n_bootstrap`` seeded resamples; every statistic is recomputed on
+each resample (for ``pairwise_acc`` the epsilon is re-calibrated on each resample too). The resampling is vectorised
+(frequency weights instead of copies), and checked in the tests against scipy on the explicitly resampled arrays.
+
+References: Deutsch, Foster and Freitag, "Ties Matter: Meta-Evaluating Modern Metrics with Pairwise Accuracy and Tie
+Calibration", EMNLP 2023; Hu et al., "TIFA", ICCV 2023 (TIFA160 ratings).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+from .meta import _json_float, as_scores, paired_mean_test
+
+__all__ = [
+    "COEFFICIENTS",
+    "GROUPINGS",
+    "Agreement",
+    "AgreementComparison",
+    "agreement",
+    "agreement_many",
+    "bootstrap_indices",
+    "compare_agreement",
+    "correlation",
+    "inter_rater",
+    "pairwise_accuracy",
+]
+
+COEFFICIENTS = ("pearson", "spearman", "kendall_b", "kendall_c", "pairwise_acc")
+CORRELATIONS = COEFFICIENTS[:4]
+GROUPINGS = ("none", "item", "system")
+#: groups up to this size use the dense (groups x size x size) kernels; bigger ones go one by one through scipy
+DENSE_MAX = 64
+#: largest pooled item count for pairwise_acc (all n(n-1)/2 pair gaps are held in memory)
+POOLED_PAIRS_MAX_ITEMS = 10_000
+#: bootstrap of pairwise_acc touches resamples x pairs weights; beyond this the call is refused, not left to run
+PAIR_WORK_MAX = 20_000_000_000
+_CHUNK = 20_000_000  # elements per (resamples x pairs) block
+
+
+@dataclass
+class Agreement:
+    """One coefficient of one metric against the human ratings under one grouping.
+
+    ``value`` is a plain coefficient (not %); ``ci`` a bootstrap percentile interval (None without bootstrap);
+    ``n_items`` the rows that entered (after NaN pairs and skipped groups), ``n_groups`` the groups used (1 for
+    ``none``, prompts for ``item``, models for ``system``), ``n_groups_skipped`` those left out (fewer than 2 items or
+    constant input), ``n_nan_dropped`` rows dropped for a NaN, ``epsilon`` the calibrated metric tie threshold
+    (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping, keyed by prompt label),
+    ``bootstrap`` the resampled values behind ``ci`` (NaN where undefined on a resample).
+    """
+
+    metric: str
+    coefficient: str
+    grouping: str
+    value: float
+    ci: tuple[float, float] | None
+    n_items: int
+    n_groups: int
+    n_groups_skipped: int
+    n_nan_dropped: int
+    epsilon: float | None = None
+    per_group: dict = field(default_factory=dict, repr=False)
+    bootstrap: np.ndarray | None = field(default=None, repr=False)
+
+    def to_row(self) -> dict:
+        """The ``ts2 correlate --json`` row (NaN becomes None)."""
+        low, high = self.ci if self.ci is not None else (float("nan"), float("nan"))
+        return {
+            "metric": self.metric,
+            "coefficient": self.coefficient,
+            "grouping": self.grouping,
+            "value": _json_float(self.value),
+            "ci_low": _json_float(low),
+            "ci_high": _json_float(high),
+            "n_items": self.n_items,
+            "n_groups_skipped": self.n_groups_skipped,
+            "n_groups": self.n_groups,
+            "n_nan_dropped": self.n_nan_dropped,
+            "epsilon": None if self.epsilon is None else _json_float(self.epsilon),
+        }
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Plain coefficients of two arrays
+# ----------------------------------------------------------------------------------------------------------------------
+
+
+def correlation(human: Sequence[float], metric: Sequence[float], coefficient: str = "spearman") -> float:
+    """One coefficient between two arrays (NaN pairs dropped); NaN when undefined (constant input, < 2 pairs).
+
+    ``pairwise_acc`` returns the tie-calibrated accuracy (see :func:`pairwise_accuracy` for its epsilon).
+    """
+    _check_coefficient(coefficient)
+    h, m = _clean_pair(human, metric)
+    if coefficient == "pairwise_acc":
+        return pairwise_accuracy(h, m)[0]
+    if h.size < 2 or _constant(h) or _constant(m):
+        return float("nan")
+    return float(_single(coefficient, h, m))
+
+
+def pairwise_accuracy(
+    human: Sequence[float], metric: Sequence[float], *, epsilon: float | None = None
+) -> tuple[float, float]:
+    """Pairwise accuracy ``acc_eq`` over all pairs and the metric tie threshold used: ``(accuracy, epsilon)``.
+
+    ``epsilon=None`` calibrates it (Deutsch et al., 2023): the smallest epsilon among ``0`` and the pairs'
+    ``|m_i - m_j|`` that maximises the accuracy. A pair is correct when ``sign(h_i - h_j) == sign(m_i - m_j)`` with the
+    metric difference counted as 0 when ``|m_i - m_j| <= epsilon``. NaN pairs are dropped; fewer than 2 items -> NaN.
+    """
+    h, m = _clean_pair(human, metric)
+    if h.size < 2:
+        return float("nan"), float("nan")
+    if epsilon is not None:
+        if not np.isfinite(epsilon) or epsilon < 0:
+            raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+        i, j = np.triu_indices(h.size, 1)
+        dh = np.sign(h[j] - h[i])
+        dm = m[j] - m[i]
+        tied = np.abs(dm) <= epsilon
+        correct = np.where(tied, dh == 0, dh * np.sign(dm) > 0)
+        return float(correct.mean()), float(epsilon)
+    pairs = _PairSet.pooled(h, m)
+    value, eps = pairs.calibrate(np.ones((1, h.size)))
+    return float(value[0]), float(eps[0])
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Grouped agreement with bootstrap intervals
+# ----------------------------------------------------------------------------------------------------------------------
+
+
+def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
+    """The resamples every bootstrap here uses: ``default_rng(seed).integers(0, n_units, (n_bootstrap, n_units))``."""
+    return np.random.default_rng(seed).integers(0, n_units, size=(n_bootstrap, n_units))
+
+
+def agreement(
+    human: Sequence[float],
+    metric: Sequence[float],
+    *,
+    coefficient: str = "spearman",
+    grouping: str = "none",
+    items: Sequence[object] | None = None,
+    systems: Sequence[object] | None = None,
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+    name: str = "metric",
+) -> Agreement:
+    """Agreement of one metric's per-image scores with per-image human ratings.
+
+    Parameters
+    ----------
+    human, metric : per-image values, aligned; NaN pairs are dropped and counted.
+    coefficient : one of ``COEFFICIENTS``.
+    grouping : ``"none"``, ``"item"`` (needs ``items``: the prompt of each image) or ``"system"`` (needs ``systems``:
+        the T2I model of each image; ``items`` optional, used as bootstrap clusters).
+    n_bootstrap, confidence, seed : percentile bootstrap interval (0 = none), resampling as in the module docstring.
+    name : the metric's name in the result.
+    """
+    _check_coefficient(coefficient)
+    data = _Prepared.build(human, metric, grouping=grouping, items=items, systems=systems, name=name)
+    return data.run(coefficient, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed)
+
+
+def agreement_many(
+    human: Sequence[float],
+    metrics: Mapping[str, Sequence[float]],
+    *,
+    coefficients: Sequence[str] = COEFFICIENTS,
+    grouping: str = "none",
+    items: Sequence[object] | None = None,
+    systems: Sequence[object] | None = None,
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[Agreement]:
+    """:func:`agreement` for every metric x coefficient (metrics outer); all share the seed, hence the resamples."""
+    if not metrics:
+        raise ValueError("no metric columns given")
+    for c in coefficients:
+        _check_coefficient(c)
+    out = []
+    for metric_name, values in metrics.items():
+        data = _Prepared.build(human, values, grouping=grouping, items=items, systems=systems, name=metric_name)
+        for c in coefficients:
+            out.append(data.run(c, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed))
+    return out
+
+
+def inter_rater(
+    raters: Mapping[str, Sequence[float]],
+    *,
+    coefficient: str = "spearman",
+    grouping: str = "none",
+    items: Sequence[object] | None = None,
+    systems: Sequence[object] | None = None,
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Agreement:
+    """Agreement between human raters (the ceiling a metric can reach): the coefficient of every pair of raters
+    (the first of a pair in the human role), averaged over pairs; the bootstrap averages the pairs on the same
+    resamples. Reported with metric name ``"inter-rater"``; ``epsilon`` is the mean calibrated epsilon."""
+    names = list(raters)
+    if len(names) < 2:
+        raise ValueError(f"inter-rater agreement needs at least two rater columns, got {names}")
+    results = []
+    boots = []
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            data = _Prepared.build(raters[names[a]], raters[names[b]], grouping=grouping, items=items,
+                                   systems=systems, name=f"{names[a]}~{names[b]}")
+            result, boot = data.run(coefficient, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed,
+                                    return_boot=True)
+            results.append(result)
+            boots.append(boot)
+    first = results[0]
+    ci = None
+    if n_bootstrap:
+        ci = _interval(np.mean(np.vstack(boots), axis=0), confidence)
+    eps = [r.epsilon for r in results if r.epsilon is not None]
+    return Agreement(
+        metric="inter-rater", coefficient=coefficient, grouping=grouping,
+        value=float(np.mean([r.value for r in results])), ci=ci,
+        n_items=min(r.n_items for r in results), n_groups=first.n_groups,
+        n_groups_skipped=max(r.n_groups_skipped for r in results),
+        n_nan_dropped=max(r.n_nan_dropped for r in results),
+        epsilon=float(np.mean(eps)) if eps else None,
+    )
+
+
+@dataclass
+class AgreementComparison:
+    """Paired comparison: does metric A agree with the humans better than metric B on the same items?"""
+
+    coefficient: str
+    grouping: str
+    value_a: float
+    value_b: float
+    difference: float
+    ci: tuple[float, float]
+    p_value: float
+    n_units: int
+    method: str
+
+    def to_dict(self) -> dict:
+        return {
+            "coefficient": self.coefficient,
+            "grouping": self.grouping,
+            "value_a": _json_float(self.value_a),
+            "value_b": _json_float(self.value_b),
+            "difference": _json_float(self.difference),
+            "ci": [_json_float(self.ci[0]), _json_float(self.ci[1])],
+            "p_value": _json_float(self.p_value),
+            "n_units": self.n_units,
+            "method": self.method,
+        }
+
+
+def compare_agreement(
+    human: Sequence[float],
+    metric_a: Sequence[float],
+    metric_b: Sequence[float],
+    *,
+    coefficient: str = "spearman",
+    grouping: str = "none",
+    items: Sequence[object] | None = None,
+    systems: Sequence[object] | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> AgreementComparison:
+    """Is metric A closer to the humans than metric B? Both are evaluated on the rows where human, A and B are all
+    defined.
+
+    ``item`` grouping: the per-prompt values of A and B on prompts where both are defined are compared exactly like
+    :func:`scorers.meta.compare` compares per-SEG values (bootstrap interval of the mean difference, two-sided
+    sign-flip permutation p-value; same helper). ``none`` / ``system``: a paired bootstrap (the same resamples for A and
+    B) gives the interval of ``A - B``, and the p-value is the two-sided bootstrap p,
+    ``min(1, 2 * (1 + #{d_b on the far side of 0}) / (1 + n_resamples))``.
+    """
+    _check_coefficient(coefficient)
+    h = as_scores(human, name="human")
+    a = as_scores(metric_a, name="metric_a")
+    b = as_scores(metric_b, name="metric_b")
+    _same_length({"human": h, "metric_a": a, "metric_b": b})
+    both = np.isnan(a) | np.isnan(b)
+    a, b = np.where(both, np.nan, a), np.where(both, np.nan, b)
+    data_a = _Prepared.build(h, a, grouping=grouping, items=items, systems=systems, name="a")
+    data_b = _Prepared.build(h, b, grouping=grouping, items=items, systems=systems, name="b")
+    if grouping == "item":
+        res_a, res_b = data_a.run(coefficient), data_b.run(coefficient)
+        keys = [k for k in res_a.per_group if k in res_b.per_group]
+        if not keys:
+            raise ValueError("no prompt has a defined value for both metrics")
+        diffs = np.array([res_a.per_group[k] - res_b.per_group[k] for k in keys])
+        observed, ci, p_value = paired_mean_test(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        return AgreementComparison(coefficient, grouping, float(np.mean([res_a.per_group[k] for k in keys])),
+                                   float(np.mean([res_b.per_group[k] for k in keys])), observed, ci, p_value,
+                                   len(keys), "sign-flip permutation over prompts")
+    res_a, boot_a = data_a.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
+                               return_boot=True)
+    res_b, boot_b = data_b.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
+                               return_boot=True)
+    diffs = boot_a - boot_b
+    diffs = diffs[~np.isnan(diffs)]
+    if diffs.size == 0:
+        raise ValueError("the coefficient is undefined on every resample for at least one metric")
+    far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
+    p_value = min(1.0, 2.0 * (1 + far) / (1 + n_resamples))
+    return AgreementComparison(coefficient, grouping, res_a.value, res_b.value, res_a.value - res_b.value,
+                               _interval(diffs, confidence), p_value, data_a.n_units, "paired bootstrap")
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Internals
+# ----------------------------------------------------------------------------------------------------------------------
+
+
+def _check_coefficient(name: str) -> None:
+    if name not in COEFFICIENTS:
+        raise ValueError(f"unknown coefficient {name!r}; expected one of {', '.join(COEFFICIENTS)}")
+
+
+def _same_length(arrays: Mapping[str, np.ndarray]) -> None:
+    lengths = {k: len(v) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"length mismatch: {shown} entries")
+
+
+def _clean_pair(human, metric) -> tuple[np.ndarray, np.ndarray]:
+    h = as_scores(human, name="human")
+    m = as_scores(metric, name="metric")
+    _same_length({"human": h, "metric": m})
+    keep = ~np.isnan(h) & ~np.isnan(m)
+    return h[keep], m[keep]
+
+
+def _constant(x: np.ndarray) -> bool:
+    return bool(x.size == 0 or x.min() == x.max())
+
+
+def _labels(values: Sequence[object] | None, what: str, n: int) -> np.ndarray | None:
+    if values is None:
+        return None
+    arr = np.asarray(values, dtype=object).reshape(-1)
+    if arr.size != n:
+        raise ValueError(f"length mismatch: {what} has {arr.size} entries but the scores have {n}")
+    missing = [p for p, v in enumerate(arr) if v is None or (isinstance(v, float) and v != v) or str(v) == ""]
+    if missing:
+        raise ValueError(f"{what} has {len(missing)} missing label(s), first at position {missing[0]}")
+    return arr.astype(str)
+
+
+def _single(coefficient: str, h: np.ndarray, m: np.ndarray) -> float:
+    """One correlation on one (non-constant, NaN-free) group of any size."""
+    if coefficient == "pearson":
+        hc, mc = h - h.mean(), m - m.mean()
+        return float(np.clip(hc @ mc / np.sqrt((hc @ hc) * (mc @ mc)), -1.0, 1.0))
+    if coefficient == "spearman":
+        return _single("pearson", stats.rankdata(h), stats.rankdata(m))
+    return float(stats.kendalltau(h, m, variant=coefficient[-1]).statistic)
+
+
+def _dense(coefficient: str, H: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """A correlation for every row of two ``(groups, size)`` arrays (no NaN); NaN where a row is constant."""
+    size = H.shape[1]
+    constant = (H.max(axis=1) == H.min(axis=1)) | (M.max(axis=1) == M.min(axis=1))
+    if coefficient in ("pearson", "spearman"):
+        if coefficient == "spearman":
+            H, M = _dense_ranks(H), _dense_ranks(M)
+        hc = H - H.mean(axis=1, keepdims=True)
+        mc = M - M.mean(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = (hc * mc).sum(axis=1) / np.sqrt((hc * hc).sum(axis=1) * (mc * mc).sum(axis=1))
+        value = np.clip(value, -1.0, 1.0)
+    else:
+        i, j = np.triu_indices(size, 1)
+        dh = np.sign(H[:, j] - H[:, i])
+        dm = np.sign(M[:, j] - M[:, i])
+        s = (dh * dm).sum(axis=1)
+        total = i.size
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if coefficient == "kendall_b":
+                value = s / np.sqrt(total - (dh == 0).sum(axis=1)) / np.sqrt(total - (dm == 0).sum(axis=1))
+            else:
+                classes = np.minimum(_distinct(H), _distinct(M))
+                value = 2.0 * s / (size ** 2 * (classes - 1) / classes)
+        value = np.clip(value, -1.0, 1.0)
+    return np.where(constant, np.nan, value)
+
+
+def _dense_ranks(X: np.ndarray) -> np.ndarray:
+    """Average ranks (1-based) within each row, as ``scipy.stats.rankdata``."""
+    less = (X[:, None, :] < X[:, :, None]).sum(axis=2)
+    equal = (X[:, None, :] == X[:, :, None]).sum(axis=2)
+    return less + (equal + 1) / 2.0
+
+
+def _distinct(X: np.ndarray) -> np.ndarray:
+    s = np.sort(X, axis=1)
+    return 1 + (np.diff(s, axis=1) != 0).sum(axis=1)
+
+
+def _dense_pairwise(H: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tie-calibrated pairwise accuracy of every row of two small ``(rows, size)`` arrays, each row calibrated on its
+    own: ``(accuracy, epsilon)``."""
+    i, j = np.triu_indices(H.shape[1], 1)
+    dh = np.sign(H[:, j] - H[:, i])
+    diff = M[:, j] - M[:, i]
+    gap = np.abs(diff)
+    concordant = dh * np.sign(diff) > 0
+    tie = dh == 0
+    candidates = np.concatenate([np.zeros((H.shape[0], 1)), gap], axis=1)  # (rows, K)
+    within = gap[:, None, :] <= candidates[:, :, None]  # (rows, K, P)
+    correct = np.where(within, tie[:, None, :], concordant[:, None, :]).sum(axis=2)
+    best = correct.max(axis=1)
+    eps = np.where(correct == best[:, None], candidates, np.inf).min(axis=1)
+    return best / i.size, eps
+
+
+class _PairSet:
+    """The item pairs a tie-calibrated accuracy is taken over, sorted once by metric gap, so that any weighting of them
+    (a bootstrap resample) is calibrated by cumulative sums instead of a new sort.
+
+    ``tie_*``: pairs tied by the humans (correct when the metric ties them: gap <= epsilon); ``con_*``: pairs ordered
+    the same way by both (correct while gap > epsilon). Pairs ordered oppositely are never correct.
+    """
+
+    def __init__(self, left, right, group, h, m):
+        self._set(*_classify(left, right, group, h, m))
+
+    def _set(self, tie_left, tie_right, tie_group, tie_gap, con_left, con_right, con_group, con_gap, n_pairs):
+        order_t = np.argsort(tie_gap, kind="stable")
+        order_c = np.argsort(con_gap, kind="stable")
+        self.tie_gap, self.con_gap = tie_gap[order_t], con_gap[order_c]
+        self.tie_left, self.tie_right, self.tie_group = tie_left[order_t], tie_right[order_t], tie_group[order_t]
+        self.con_left, self.con_right, self.con_group = con_left[order_c], con_right[order_c], con_group[order_c]
+        self.candidates = np.unique(np.concatenate([[0.0], self.tie_gap]))
+        self.n_tie_within = np.searchsorted(self.tie_gap, self.candidates, side="right")
+        self.n_con_within = np.searchsorted(self.con_gap, self.candidates, side="right")
+        self.n_pairs = int(n_pairs)
+
+    @classmethod
+    def pooled(cls, h: np.ndarray, m: np.ndarray) -> "_PairSet":
+        """All ``i < j`` pairs of ``n`` pooled items, enumerated in blocks of rows so that only the human-tied and
+        concordant pairs are kept (32-bit indices): GenAI-Bench's 9,600 images fit in a few hundred MB."""
+        n = h.size
+        if n > POOLED_PAIRS_MAX_ITEMS:
+            raise ValueError(f"pairwise_acc over {n} pooled items would hold {n * (n - 1) // 2:,} pairs; use "
+                             f"grouping 'item' (--group-by item) or at most {POOLED_PAIRS_MAX_ITEMS} items")
+        parts = []
+        block = max(1, 4_000_000 // max(1, n))
+        for start in range(0, n - 1, block):
+            rows = np.arange(start, min(start + block, n - 1), dtype=np.int32)
+            left = np.repeat(rows, n - 1 - rows)
+            offsets = np.arange(left.size, dtype=np.int64) - np.repeat(np.cumsum(n - 1 - rows) - (n - 1 - rows),
+                                                                        n - 1 - rows)
+            right = (left + 1 + offsets).astype(np.int32)
+            parts.append(_classify(left, right, np.zeros(left.size, dtype=np.int32), h, m))
+        self = cls.__new__(cls)
+        self._set(*(np.concatenate([p[k] for p in parts]) for k in range(8)), n * (n - 1) // 2)
+        return self
+
+    def calibrate(self, weights: np.ndarray, *, per_group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Best accuracy and its epsilon for every row of ``weights``.
+
+        Pooled (``per_group`` None): ``weights`` are per-item frequencies ``(B, n)``; a pair counts ``w_i * w_j`` times
+        and the ``C(w_i, 2)`` copies of an item paired with itself are ties on both sides (always correct), as in the
+        explicitly resampled list. Grouped: ``weights`` are per-group frequencies ``(B, G)`` and ``per_group`` the
+        pair count of each group; the value is the weighted mean over groups of each group's accuracy.
+        """
+        if per_group is None and weights.shape[0] == 1 and np.all(weights == 1):
+            # the full data: integer pair counts, no per-pair weights needed
+            score = self.n_tie_within + (self.con_gap.size - self.n_con_within)
+            best = int(score.argmax())
+            return np.array([score[best] / self.n_pairs]), np.array([self.candidates[best]])
+        values, eps = [], []
+        rows = max(1, _CHUNK // max(1, self.n_pairs))
+        for start in range(0, weights.shape[0], rows):
+            w = weights[start:start + rows].astype(np.float64)
+            if per_group is None:
+                wt = w[:, self.tie_left] * w[:, self.tie_right]
+                wc = w[:, self.con_left] * w[:, self.con_right]
+                total = w.sum(axis=1)
+                base = (w * (w - 1) / 2).sum(axis=1)
+                norm = total * (total - 1) / 2
+            else:
+                scale = w / per_group[None, :]
+                wt = scale[:, self.tie_group]
+                wc = scale[:, self.con_group]
+                base = np.zeros(w.shape[0])
+                norm = w.sum(axis=1)
+            cum_t = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(wt, axis=1)], axis=1)
+            cum_c = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(wc, axis=1)], axis=1)
+            score = base[:, None] + cum_t[:, self.n_tie_within] + (cum_c[:, -1:] - cum_c[:, self.n_con_within])
+            best = score.argmax(axis=1)
+            rows_at = np.arange(w.shape[0])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values.append(score[rows_at, best] / norm)
+            eps.append(self.candidates[best])
+        return np.concatenate(values), np.concatenate(eps)
+
+
+def _classify(left, right, group, h, m):
+    """Split pairs into human-tied ones and concordant ones (metric gap > 0 in the humans' direction); discordant
+    pairs are never correct and are dropped. Returns tie (left, right, group, gap), con (left, right, group, gap),
+    and the number of pairs given."""
+    dh = h[right] - h[left]
+    dm = m[right] - m[left]
+    tie = dh == 0
+    con = (dh * dm) > 0
+    gap = np.abs(dm)
+    return (left[tie], right[tie], group[tie], gap[tie], left[con], right[con], group[con], gap[con], left.size)
+
+
+def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
+    boot = boot[~np.isnan(boot)]
+    if boot.size == 0:
+        return float("nan"), float("nan")
+    alpha = (1.0 - confidence) / 2.0
+    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
+
+
+def _frequencies(idx: np.ndarray, n_units: int) -> np.ndarray:
+    """``(B, n_units)`` counts of each unit in each resample row of ``idx``."""
+    b = idx.shape[0]
+    flat = (idx + (np.arange(b) * n_units)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n_units).reshape(b, n_units)
+
+
+@dataclass
+class _Prepared:
+    """One metric's NaN-free rows with the group structure of the chosen grouping."""
+
+    name: str
+    grouping: str
+    h: np.ndarray
+    m: np.ndarray
+    group: np.ndarray | None  # item or system index per row (dense 0..G-1 over the kept rows)
+    group_names: np.ndarray | None  # label of each group index
+    cluster: np.ndarray | None  # bootstrap cluster per row (system grouping with items)
+    n_nan_dropped: int
+    n_groups_total: int
+
+    @classmethod
+    def build(cls, human, metric, *, grouping, items, systems, name) -> "_Prepared":
+        if grouping not in GROUPINGS:
+            raise ValueError(f"unknown grouping {grouping!r}; expected one of {', '.join(GROUPINGS)}")
+        h = as_scores(human, name="human")  # as_scores refuses all-NaN input with a message naming the column
+        m = as_scores(metric, name=name)
+        _same_length({"human": h, name: m})
+        if h.size == 0:
+            raise ValueError("no ratings given (empty input)")
+        item_idx = _labels(items, "items", h.size)
+        system_idx = _labels(systems, "systems", h.size)
+        if grouping == "item" and item_idx is None:
+            raise ValueError("grouping 'item' needs the prompt of each image (items / --item-col)")
+        if grouping == "system" and system_idx is None:
+            raise ValueError("grouping 'system' needs the T2I model of each image (systems / --system-col)")
+        keep = ~np.isnan(h) & ~np.isnan(m)
+        if not keep.any():
+            raise ValueError(f"no row has both a human rating and a {name} score")
+        labels = {"none": None, "item": item_idx, "system": system_idx}[grouping]
+        total = 1 if labels is None else int(np.unique(labels).size)
+        cluster = item_idx[keep] if (grouping == "system" and item_idx is not None) else None
+        group = names = None
+        if labels is not None:
+            names, group = np.unique(labels[keep], return_inverse=True)
+            group = group.reshape(-1)
+        return cls(name, grouping, h[keep], m[keep], group, names, cluster, int((~keep).sum()), total)
+
+    @property
+    def n_units(self) -> int:
+        if self.grouping == "item":
+            return int(self.group.max()) + 1
+        if self.cluster is not None:
+            return int(np.unique(self.cluster).size)
+        return int(self.h.size)
+
+    def run(self, coefficient, *, n_bootstrap=0, confidence=0.95, seed=0, return_boot=False):
+        if n_bootstrap < 0:
+            raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
+        if not 0 < confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+        runner = {"none": self._pooled, "item": self._by_item, "system": self._by_system}[self.grouping]
+        result, boot = runner(coefficient, n_bootstrap, seed)
+        if n_bootstrap:
+            result.ci = _interval(boot, confidence)
+            result.bootstrap = boot
+        return (result, boot) if return_boot else result
+
+    def _result(self, coefficient, value, n_items, n_groups, skipped, epsilon=None, per_group=None):
+        eps = None if coefficient != "pairwise_acc" else (float("nan") if epsilon is None else float(epsilon))
+        return Agreement(self.name, coefficient, self.grouping, float(value), None, int(n_items), int(n_groups),
+                         int(skipped), self.n_nan_dropped, eps, per_group or {})
+
+    # -- none ---------------------------------------------------------------------------------------------------------
+    def _pooled(self, coefficient, n_bootstrap, seed):
+        h, m, n = self.h, self.m, self.h.size
+        boot = np.empty(0)
+        if coefficient == "pairwise_acc":
+            if n < 2:
+                return self._result(coefficient, np.nan, 0, 0, 1), np.full(n_bootstrap, np.nan)
+            if n_bootstrap:
+                _check_pair_work(n * (n - 1) // 2, n_bootstrap)
+            pairs = _PairSet.pooled(h, m)
+            value, eps = pairs.calibrate(np.ones((1, n)))
+            if n_bootstrap:
+                boot, _ = pairs.calibrate(_frequencies(bootstrap_indices(n, n_bootstrap, seed), n))
+            return self._result(coefficient, value[0], n, 1, 0, eps[0]), boot
+        if n < 2 or _constant(h) or _constant(m):
+            return self._result(coefficient, np.nan, 0, 0, 1), np.full(n_bootstrap, np.nan)
+        value = _single(coefficient, h, m)
+        if n_bootstrap:
+            boot = _weighted(coefficient, h, m, _frequencies(bootstrap_indices(n, n_bootstrap, seed), n))
+        return self._result(coefficient, value, n, 1, 0), boot
+
+    # -- item ---------------------------------------------------------------------------------------------------------
+    def _by_item(self, coefficient, n_bootstrap, seed):
+        g = self.group
+        n_groups = int(g.max()) + 1
+        sizes = np.bincount(g, minlength=n_groups)
+        order = np.argsort(g, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        values = np.full(n_groups, np.nan)
+        if coefficient == "pairwise_acc":
+            usable = sizes >= 2
+            lefts, rights, groups = [], [], []
+            for s in np.unique(sizes[usable]):
+                members = np.flatnonzero(sizes == s)
+                rows = order[starts[members][:, None] + np.arange(s)[None, :]]  # (G_s, s)
+                i, j = np.triu_indices(s, 1)
+                lefts.append(rows[:, i].ravel())
+                rights.append(rows[:, j].ravel())
+                groups.append(np.repeat(members, i.size))
+            if not usable.any():
+                return self._result(coefficient, np.nan, 0, 0, self.n_groups_total), np.full(n_bootstrap, np.nan)
+            kept = np.flatnonzero(usable)
+            dense_group = np.full(n_groups, -1)
+            dense_group[kept] = np.arange(kept.size)
+            pairs = _PairSet(np.concatenate(lefts), np.concatenate(rights),
+                             dense_group[np.concatenate(groups)], self.h, self.m)
+            per_pairs = (sizes[kept] * (sizes[kept] - 1) / 2).astype(np.float64)
+            value, eps = pairs.calibrate(np.ones((1, kept.size)), per_group=per_pairs)
+            per_group = self._per_group_accuracy(kept, order, starts, sizes, eps[0])
+            boot = np.empty(0)
+            if n_bootstrap:
+                _check_pair_work(pairs.n_pairs, n_bootstrap)
+                counts = _frequencies(bootstrap_indices(kept.size, n_bootstrap, seed), kept.size)
+                boot, _ = pairs.calibrate(counts, per_group=per_pairs)
+            skipped = self.n_groups_total - kept.size
+            return self._result(coefficient, value[0], sizes[kept].sum(), kept.size, skipped, eps[0], per_group), boot
+        for s in np.unique(sizes[sizes >= 2]):
+            members = np.flatnonzero(sizes == s)
+            rows = order[starts[members][:, None] + np.arange(s)[None, :]]
+            if s <= DENSE_MAX:
+                values[members] = _dense(coefficient, self.h[rows], self.m[rows])
+            else:
+                for k, r in zip(members, rows):
+                    hr, mr = self.h[r], self.m[r]
+                    values[k] = np.nan if _constant(hr) or _constant(mr) else _single(coefficient, hr, mr)
+        defined = ~np.isnan(values)
+        kept = np.flatnonzero(defined)
+        if kept.size == 0:
+            return self._result(coefficient, np.nan, 0, 0, self.n_groups_total), np.full(n_bootstrap, np.nan)
+        per_group = {str(self.group_names[k]): float(values[k]) for k in kept}
+        boot = np.empty(0)
+        if n_bootstrap:
+            boot = values[kept][bootstrap_indices(kept.size, n_bootstrap, seed)].mean(axis=1)
+        skipped = self.n_groups_total - kept.size
+        return self._result(coefficient, values[kept].mean(), sizes[kept].sum(), kept.size, skipped,
+                            per_group=per_group), boot
+
+    def _per_group_accuracy(self, kept, order, starts, sizes, eps):
+        out = {}
+        for k in kept:
+            rows = order[starts[k]:starts[k] + sizes[k]]
+            out[str(self.group_names[k])] = pairwise_accuracy(self.h[rows], self.m[rows], epsilon=float(eps))[0]
+        return out
+
+    # -- system -------------------------------------------------------------------------------------------------------
+    def _by_system(self, coefficient, n_bootstrap, seed):
+        g = self.group
+        n_sys = int(g.max()) + 1
+        skipped = self.n_groups_total - n_sys  # models with no valid row
+        onehot = (g[None, :] == np.arange(n_sys)[:, None]).astype(np.float64)  # (S, n)
+        weights = np.ones((1, self.h.size))
+        value, eps = self._system_values(coefficient, weights, onehot)
+        boot = np.empty(0)
+        if n_bootstrap:
+            if self.cluster is not None:
+                clusters = np.unique(self.cluster, return_inverse=True)[1].reshape(-1)
+                n_units = int(clusters.max()) + 1
+                counts = _frequencies(bootstrap_indices(n_units, n_bootstrap, seed), n_units)[:, clusters]
+            else:
+                counts = _frequencies(bootstrap_indices(self.h.size, n_bootstrap, seed), self.h.size)
+            boot, _ = self._system_values(coefficient, counts.astype(np.float64), onehot)
+        if n_sys < 2:
+            return self._result(coefficient, np.nan, 0, n_sys, self.n_groups_total), boot
+        epsilon = eps[0] if eps is not None else None
+        return self._result(coefficient, value[0], self.h.size, n_sys, skipped, epsilon), boot
+
+    def _system_values(self, coefficient, weights, onehot):
+        """Coefficient across model means for every row of frequency ``weights`` (B, n)."""
+        mass = weights @ onehot.T  # (B, S)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            H = (weights * self.h) @ onehot.T / mass
+            M = (weights * self.m) @ onehot.T / mass
+        out = np.full(weights.shape[0], np.nan)
+        eps = np.full(weights.shape[0], np.nan)
+        ok = ~np.isnan(H).any(axis=1) & (H.shape[1] >= 2)
+        if ok.any():
+            if coefficient == "pairwise_acc":
+                out[ok], eps[ok] = _dense_pairwise(H[ok], M[ok])
+            else:
+                out[ok] = _dense(coefficient, H[ok], M[ok])
+        return out, (eps if coefficient == "pairwise_acc" else None)
+
+
+def _check_pair_work(n_pairs: int, n_bootstrap: int) -> None:
+    if n_pairs * n_bootstrap > PAIR_WORK_MAX:
+        raise ValueError(f"pairwise_acc bootstrap over {n_pairs:,} pairs x {n_bootstrap} resamples is too much work; "
+                         "use fewer resamples (--n-bootstrap) or grouping 'item'")
+
+
+def _weighted(coefficient: str, h: np.ndarray, m: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A correlation of the pooled items for every row of frequency weights ``w`` (B, n): equal to the coefficient
+    of the explicitly resampled arrays (each item repeated ``w`` times)."""
+    if coefficient == "pearson":
+        return _weighted_pearson(h[None, :], m[None, :], w)
+    if coefficient == "spearman":
+        return _weighted_pearson(_weighted_ranks(h, w), _weighted_ranks(m, w), w)
+    out = np.full(w.shape[0], np.nan)
+    variant = coefficient[-1]
+    for b in range(w.shape[0]):
+        hb, mb = np.repeat(h, w[b]), np.repeat(m, w[b])
+        if not (_constant(hb) or _constant(mb)):
+            out[b] = stats.kendalltau(hb, mb, variant=variant).statistic
+    return out
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    total = w.sum(axis=1, keepdims=True)
+    mx = (w * x).sum(axis=1, keepdims=True) / total
+    my = (w * y).sum(axis=1, keepdims=True) / total
+    dx, dy = x - mx, y - my
+    sxx = (w * dx * dx).sum(axis=1)
+    syy = (w * dy * dy).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (w * dx * dy).sum(axis=1) / np.sqrt(sxx * syy)
+    r = np.clip(r, -1.0, 1.0)
+    # constant resamples: every item with weight shares one value
+    spread_x = np.where(w > 0, x, np.inf).min(axis=1) == np.where(w > 0, x, -np.inf).max(axis=1)
+    spread_y = np.where(w > 0, y, np.inf).min(axis=1) == np.where(w > 0, y, -np.inf).max(axis=1)
+    return np.where(spread_x | spread_y, np.nan, r)
+
+
+def _weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Average ranks of every item within the multiset given by each row of ``w`` (B, n) -> (B, n)."""
+    values, inverse = np.unique(x, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.searchsorted(inverse[order], np.arange(values.size))
+    per_value = np.add.reduceat(w[:, order].astype(np.float64), starts, axis=1)  # (B, U)
+    below = np.cumsum(per_value, axis=1) - per_value
+    ranks = below + (per_value + 1.0) / 2.0
+    return ranks[:, inverse]

@@ -1,0 +1,92 @@
+"""``ts2 correlate``: agreement of metric scores with human ratings (Pearson, Spearman, Kendall b/c, pairwise
+accuracy)."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from ..agreement import COEFFICIENTS, GROUPINGS
+from ..ratings import correlate_frame, read_ratings
+from ._format import _grid
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "correlate",
+        help="agreement of metric scores with human ratings (correlations, tie-calibrated pairwise accuracy)",
+        description="Correlate metric columns with human ratings, pooled or grouped by prompt or T2I model, with "
+                    "bootstrap intervals. RATINGS is a CSV/Parquet table, a TIFA-format JSON, a GenAI-Bench Parquet "
+                    "or the name 'tifa160' (downloaded once into the Hugging Face cache).",
+    )
+    parser.add_argument("ratings", metavar="RATINGS", help="ratings table (.csv/.parquet/.json) or 'tifa160'")
+    parser.add_argument("--human", action="append", required=True, metavar="COL",
+                        help="human rating column; repeat (or comma-separate) for several raters: they are averaged "
+                             "per item and inter-rater agreement is reported")
+    parser.add_argument("--metric", action="append", required=True, metavar="COL",
+                        help="metric score column (repeatable, or comma-separated)")
+    parser.add_argument("--group-by", choices=GROUPINGS, default="none",
+                        help="none: all items pooled; item: per prompt, then averaged; system: per T2I model means")
+    parser.add_argument("--item-col", default="item", metavar="COL", help="prompt id column (default: item)")
+    parser.add_argument("--system-col", default="system", metavar="COL", help="T2I model column (default: system)")
+    parser.add_argument("--coefficients", default=",".join(COEFFICIENTS),
+                        help=f"comma-separated subset of {','.join(COEFFICIENTS)} (default: all)")
+    parser.add_argument("--lower-is-better", action="append", default=[], metavar="COL",
+                        help="a metric column whose lower scores are better (negated first; repeatable)")
+    parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs (0: none)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--offline", action="store_true", help="use the Hugging Face cache only (tifa160)")
+    parser.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
+    parser.set_defaults(handler=run_correlate)
+
+
+def _split(values: list[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def run_correlate(args: argparse.Namespace) -> int:
+    coefficients = _split([args.coefficients])
+    unknown = [c for c in coefficients if c not in COEFFICIENTS]
+    if unknown or not coefficients:
+        raise ValueError(f"--coefficients: unknown {unknown or coefficients}; choose from {','.join(COEFFICIENTS)}")
+    if args.n_bootstrap < 0:
+        raise ValueError(f"--n-bootstrap must be >= 0, got {args.n_bootstrap}")
+    frame = read_ratings(args.ratings, offline=True if args.offline else None)
+    table = correlate_frame(
+        frame,
+        human=_split(args.human),
+        metrics=_split(args.metric),
+        coefficients=coefficients,
+        grouping=args.group_by,
+        item_col=args.item_col,
+        system_col=args.system_col,
+        n_bootstrap=args.n_bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+        lower_is_better=_split(args.lower_is_better),
+    )
+    if args.json:
+        print(json.dumps(table.to_dict()))
+        return 0
+    print(format_agreement(table.to_dict()["rows"]))
+    for note in table.notes:
+        print(note)
+    return 0
+
+
+def _num(value, digits: int = 3) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def format_agreement(rows: list[dict]) -> str:
+    """One line per metric x coefficient: value, CI, items used, groups used/skipped, epsilon."""
+    header = ["metric", "coefficient", "grouping", "value", "CI", "items", "groups (skipped)",
+              "epsilon"]
+    lines = [header]
+    for row in rows:
+        ci = "-" if row["ci_low"] is None else f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]"
+        lines.append([row["metric"], row["coefficient"], row["grouping"], _num(row["value"]), ci,
+                      str(row["n_items"]), f"{row['n_groups']} ({row['n_groups_skipped']})",
+                      _num(row["epsilon"], 4) if row["epsilon"] is not None else ""])
+    return _grid(lines)

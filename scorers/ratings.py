@@ -1,0 +1,327 @@
+"""Rating sets: per-image human ratings next to metric scores, read into one frame for :mod:`scorers.agreement`.
+
+Canonical columns: ``item`` (the prompt id: images of one prompt form a group), ``system`` (the T2I model),
+``prompt``, one column per human rater (``human_1``, ``human_2``...) and one column per metric. Sources:
+
+* a generic CSV or Parquet file with those (or any) columns -- name them with ``--human/--metric/--item-col``;
+* TIFA160 (Hu et al., 2023): the TIFA repository's ``human_annotations/human_annotations_with_scores.json``, a JSON
+  object keyed by image (``"<text_id>_<model>"``) whose values hold ``text_id``, ``image_path``, ``text``,
+  ``human_scores`` (two 1-5 Likert ratings), ``human_avg`` and reference metric scores (``clipscore_vitb32``,
+  ``tifa_mplug-large``...). 800 images = 160 prompts x 5 models. :func:`fetch_tifa160` downloads it once from a URL
+  pinned at a commit into the Hugging Face cache (``--offline`` / ``HF_HUB_OFFLINE=1``: cache only);
+* GenAI-Bench (Li et al., 2024), ``BaiqiL/GenAI-Bench`` on the Hub: a Parquet table with ``Index``, ``Prompt`` and a
+  ``HumanRatings`` struct ``{model: [rating, ...]}`` (1-5 Likert, several raters) beside one image column per model.
+  :func:`read_genai_bench` reads only those three columns (the images are never decoded) and returns one row per
+  (prompt, model); join your metric's scores on ``item`` + ``system``. This is the layout of the dataset card at
+  revision ``790172e`` (``dataset_info``); earlier revisions stored ``<model>_HumanRating`` columns instead, which
+  this reader refuses with a message naming the columns it found.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .agreement import COEFFICIENTS, Agreement, agreement_many, inter_rater
+from .meta import as_scores
+
+__all__ = [
+    "TIFA160",
+    "CorrelationTable",
+    "PinnedFile",
+    "correlate_frame",
+    "fetch_pinned",
+    "fetch_tifa160",
+    "read_genai_bench",
+    "read_ratings",
+    "read_tifa_annotations",
+]
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """A file at a fixed revision: ``url`` names the revision, ``sha256`` (when known) is checked on download."""
+
+    name: str
+    url: str
+    revision: str
+    filename: str
+    sha256: str | None = None
+
+
+#: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them.
+#: ``sha256`` is None because the file could not be fetched where this was written (no network); the first download
+#: records its digest beside the cached copy and every later read checks the copy against it (see fetch_pinned).
+TIFA160 = PinnedFile(
+    name="tifa160",
+    url="https://raw.githubusercontent.com/Yushi-Hu/tifa/d20b20066a593183f3436ce5cbff33982bb8d02f/"
+        "human_annotations/human_annotations_with_scores.json",
+    revision="d20b20066a593183f3436ce5cbff33982bb8d02f",
+    filename="human_annotations_with_scores.json",
+    sha256=None,
+)
+_TIFA_KEYS = ("text_id", "image_path", "text", "human_scores", "human_avg")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _default_cache() -> Path:
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE) / "ts2-evaluate"
+
+
+def _offline_default() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def fetch_pinned(
+    source: PinnedFile,
+    *,
+    offline: bool | None = None,
+    cache_dir: str | Path | None = None,
+    timeout: float = 60.0,
+) -> Path:
+    """The local copy of ``source``: downloaded once into ``<HF cache>/ts2-evaluate/<name>/<revision>/``.
+
+    The download goes to a temporary file, is checked against ``source.sha256`` and only then moved into place, so
+    a broken transfer never leaves a file behind. The digest is stored beside the copy (``.sha256``); a cached copy
+    that no longer matches it (or the pinned digest) is refused. ``offline`` (default: ``HF_HUB_OFFLINE``) uses the
+    cache only.
+    """
+    offline = _offline_default() if offline is None else offline
+    folder = Path(cache_dir) if cache_dir is not None else _default_cache()
+    target = folder / source.name / source.revision / source.filename
+    record = target.with_name(target.name + ".sha256")
+    if target.is_file():
+        expected = source.sha256 or (record.read_text().strip() if record.is_file() else None)
+        actual = _sha256(target)
+        if expected is not None and actual != expected:
+            raise ValueError(f"cached {target} has sha256 {actual}, expected {expected}; delete it to download again")
+        return target
+    if offline:
+        raise FileNotFoundError(f"{source.name} is not in the cache ({target}) and offline mode is on; run once "
+                                "without --offline (unset HF_HUB_OFFLINE) or pass a local copy of the file")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    request = urllib.request.Request(source.url, headers={"User-Agent": "ts2-evaluate"})
+    handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".download-")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            try:
+                with urllib.request.urlopen(request, timeout=timeout) as response:
+                    shutil.copyfileobj(response, out)
+            except OSError as error:  # URLError, HTTPError, timeouts
+                raise FileNotFoundError(f"could not download {source.name} from {source.url}: {error}") from None
+        actual = _sha256(tmp)
+        if source.sha256 is not None and actual != source.sha256:
+            raise ValueError(f"downloaded {source.name} has sha256 {actual}, pinned {source.sha256}; not kept")
+        os.replace(tmp, target)
+        record.write_text(actual + "\n")
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def fetch_tifa160(*, offline: bool | None = None, cache_dir: str | Path | None = None,
+                  source: PinnedFile = TIFA160) -> Path:
+    """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once."""
+    return fetch_pinned(source, offline=offline, cache_dir=cache_dir)
+
+
+def read_tifa_annotations(path: str | Path) -> pd.DataFrame:
+    """TIFA's ``human_annotations_with_scores.json`` (or ``human_annotations.json``) as a canonical frame.
+
+    One row per image: ``item`` (text_id), ``system`` (the image key without its ``<text_id>_`` prefix, e.g.
+    ``stable_diffusion_v1_5``), ``image``, ``prompt``, ``human_1``... (one column per rating in ``human_scores``),
+    ``human_avg`` and every other numeric field as a metric column.
+    """
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(payload, dict) or not payload:
+        raise ValueError(f"{path}: expected a JSON object keyed by image, as TIFA's human_annotations files are")
+    rows = []
+    n_raters = 0
+    for key, entry in payload.items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: entry {key!r} is not an object")
+        missing = [k for k in ("text_id", "human_scores") if k not in entry]
+        if missing:
+            raise ValueError(f"{path}: entry {key!r} has no {', '.join(missing)}")
+        text_id = str(entry["text_id"])
+        scores = entry["human_scores"]
+        if not isinstance(scores, list) or not scores:
+            raise ValueError(f"{path}: entry {key!r}: human_scores must be a non-empty list, got {scores!r}")
+        prefix = text_id + "_"
+        system = key[len(prefix):] if key.startswith(prefix) else Path(str(entry.get("image_path", key))).stem
+        row = {"item": text_id, "system": system, "image": entry.get("image_path", ""), "prompt": entry.get("text", "")}
+        for k, rating in enumerate(scores, start=1):
+            row[f"human_{k}"] = rating
+        n_raters = max(n_raters, len(scores))
+        if "human_avg" in entry:
+            row["human_avg"] = entry["human_avg"]
+        for name, value in entry.items():
+            if name not in _TIFA_KEYS and not isinstance(value, (list, dict, str)):
+                row[name] = value
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    numeric = [c for c in frame.columns if c not in ("item", "system", "image", "prompt")]
+    for column in numeric:
+        frame[column] = as_scores(frame[column].tolist(), name=f"{path.name}: {column}")
+    return frame
+
+
+def read_genai_bench(path: str | Path) -> pd.DataFrame:
+    """GenAI-Bench's Parquet (``Index``, ``Prompt``, ``HumanRatings`` struct of rating lists per model) as a canonical
+    long frame: one row per (prompt, model) with ``item``, ``prompt``, ``system`` and ``human_1``... Image columns
+    are not read."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    schema = pq.read_schema(path)
+    needed = ["Index", "Prompt", "HumanRatings"]
+    missing = [c for c in needed if c not in schema.names]
+    if missing:
+        raise ValueError(f"{path}: not a GenAI-Bench table: missing column(s) {missing} (has {schema.names})")
+    table = pq.read_table(path, columns=needed).to_pylist()
+    rows = []
+    for position, record in enumerate(table):
+        ratings = record["HumanRatings"]
+        if not isinstance(ratings, dict):
+            raise ValueError(f"{path}: row {position}: HumanRatings must be a struct {{model: [ratings]}}")
+        for model, values in ratings.items():
+            if values is None:
+                continue
+            row = {"item": str(record["Index"]), "prompt": record["Prompt"], "system": model}
+            for k, rating in enumerate(values, start=1):
+                row[f"human_{k}"] = float(rating)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def read_ratings(source: str | Path, *, offline: bool | None = None) -> pd.DataFrame:
+    """A rating set by name or path: ``tifa160`` (downloaded once), a TIFA-format ``.json``, a GenAI-Bench
+    ``.parquet`` (has ``HumanRatings``), or any ``.csv`` / ``.parquet`` table."""
+    if str(source).lower() == "tifa160":
+        return read_tifa_annotations(fetch_tifa160(offline=offline))
+    path = Path(source)
+    if not path.is_file():
+        raise FileNotFoundError(f"ratings file {path} not found (or use the name 'tifa160')")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return read_tifa_annotations(path)
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        if "HumanRatings" in pq.read_schema(path).names:
+            return read_genai_bench(path)
+        return pd.read_parquet(path)
+    if suffix in (".csv", ".tsv", ".txt"):
+        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
+    raise ValueError(f"{path}: unknown ratings format {suffix!r}; expected .csv, .tsv, .parquet or TIFA .json")
+
+
+@dataclass
+class CorrelationTable:
+    """What :func:`correlate_frame` computed: inter-rater rows (when several raters), then metric rows."""
+
+    rows: list[Agreement]
+    inter_rater: list[Agreement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"rows": [r.to_row() for r in self.inter_rater + self.rows]}
+
+
+def _column(frame: pd.DataFrame, name: str, option: str) -> pd.Series:
+    if name not in frame.columns:
+        raise ValueError(f"{option} {name!r}: no such column; available: {', '.join(map(str, frame.columns))}")
+    return frame[name]
+
+
+def correlate_frame(
+    frame: pd.DataFrame,
+    *,
+    human: Sequence[str],
+    metrics: Sequence[str],
+    coefficients: Sequence[str] = COEFFICIENTS,
+    grouping: str = "none",
+    item_col: str = "item",
+    system_col: str = "system",
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+    lower_is_better: Sequence[str] = (),
+) -> CorrelationTable:
+    """Agreement of every ``metrics`` column with the human rating (the mean of the ``human`` columns per row, NaN
+    raters skipped), plus inter-rater agreement when several ``human`` columns are given.
+
+    ``lower_is_better`` names metric columns whose scores are negated first (error counts). Group columns are only
+    required by the grouping that uses them (``system`` also uses ``item_col`` as bootstrap clusters when present).
+    """
+    human = list(human)
+    metrics = list(metrics)
+    if not human:
+        raise ValueError("--human: name at least one human rating column")
+    if not metrics:
+        raise ValueError("--metric: name at least one metric column")
+    raters = {c: as_scores(_column(frame, c, "--human").tolist(), name=f"--human {c}") for c in human}
+    for c in lower_is_better:
+        if c not in metrics:
+            raise ValueError(f"--lower-is-better {c!r} is not one of the --metric columns {metrics}")
+    values = {}
+    for c in metrics:
+        v = as_scores(_column(frame, c, "--metric").tolist(), name=f"--metric {c}")
+        values[c] = -v if c in lower_is_better else v
+    items = systems = None
+    if grouping == "item" or (grouping == "system" and item_col in frame.columns):
+        items = _column(frame, item_col, "--item-col").tolist()
+    if grouping == "system":
+        systems = _column(frame, system_col, "--system-col").tolist()
+    stacked = np.vstack(list(raters.values()))
+    with np.errstate(invalid="ignore"), _quiet():
+        mean_rating = np.nanmean(stacked, axis=0)
+    kwargs = dict(grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap, confidence=confidence,
+                  seed=seed)
+    rows = agreement_many(mean_rating, values, coefficients=coefficients, **kwargs)
+    table = CorrelationTable(rows=rows)
+    if len(human) > 1:
+        table.inter_rater = [inter_rater(raters, coefficient=c, **kwargs) for c in coefficients]
+        table.notes.append(f"human = mean of {len(human)} raters ({', '.join(human)}); inter-rater rows are the "
+                           "mean coefficient over rater pairs")
+    dropped = {r.metric: r.n_nan_dropped for r in rows if r.n_nan_dropped}
+    if dropped:
+        table.notes.append("rows dropped for a NaN: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+    return table
+
+
+class _quiet:
+    """Silence numpy's 'Mean of empty slice' for rows where every rater is NaN (they stay NaN and are dropped)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        return self._catch.__exit__(*exc)

@@ -1,0 +1,304 @@
+"""`ts2 correlate` and the rating-set loaders: TIFA160 (real JSON format, pinned download from a loopback HTTP server),
+GenAI-Bench (real Parquet layout), generic CSV/Parquet; JSON shape; errors."""
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from scorers import ratings as R
+from scorers.cli import main
+
+MODELS = ("mini_dalle", "stable_diffusion_v1_1", "stable_diffusion_v1_5", "stable_diffusion_v2_1", "vq_diffusion")
+ROW_KEYS = {"metric", "coefficient", "grouping", "value", "ci_low", "ci_high", "n_items", "n_groups_skipped"}
+
+
+def write_tifa_json(path: Path, n_prompts: int = 12, seed: int = 0) -> Path:
+    """A small file in the layout of TIFA's human_annotations_with_scores.json (keys "<text_id>_<model>", two Likert
+    ratings in human_scores, their mean in human_avg, then caption/CLIP/TIFA metric scores)."""
+    rng = np.random.default_rng(seed)
+    payload = {}
+    for p in range(n_prompts):
+        text_id = f"coco_{300000 + 17 * p}"
+        for model in MODELS:
+            quality = rng.integers(1, 6)
+            ratings = [int(np.clip(quality + rng.integers(-1, 2), 1, 5)) for _ in range(2)]
+            payload[f"{text_id}_{model}"] = {
+                "text_id": text_id,
+                "image_path": f"{text_id}_{model}.jpg",
+                "text": f"prompt number {p}",
+                "human_scores": ratings,
+                "human_avg": sum(ratings) / 2,
+                "meteor": float(rng.random()),
+                "clipscore_vitb32": float(25 + quality + 3 * rng.random()),
+                "tifa_vilt": float(np.clip(quality / 5 + rng.normal(0, 0.2), 0, 1)),
+                "tifa_mplug-large": float(rng.integers(0, 5) / 4),
+            }
+    path.write_text(json.dumps(payload, indent=4), encoding="utf-8")
+    return path
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture()
+def tifa_json(tmp_path):
+    return write_tifa_json(tmp_path / "human_annotations_with_scores.json")
+
+
+class _Server:
+    """A loopback HTTP server over one folder, counting requests; stopped by the fixture."""
+
+    def __init__(self, folder: Path):
+        counter = self
+        self.requests = 0
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, directory=str(folder), **kwargs)
+
+            def do_GET(self):  # noqa: N802
+                counter.requests += 1
+                super().do_GET()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture()
+def served(tmp_path):
+    folder = tmp_path / "served"
+    folder.mkdir()
+    write_tifa_json(folder / "human_annotations_with_scores.json")
+    server = _Server(folder)
+    yield server, folder / "human_annotations_with_scores.json"
+    server.stop()
+
+
+def _source(server, path: Path, sha256: str | None) -> R.PinnedFile:
+    return replace(R.TIFA160, url=f"{server.base}/{path.name}", sha256=sha256)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# loaders
+# ----------------------------------------------------------------------------------------------------------------------
+
+def test_tifa_json_reads_as_canonical_rows(tifa_json):
+    frame = R.read_tifa_annotations(tifa_json)
+    raw = json.loads(tifa_json.read_text())
+    assert len(frame) == len(raw) == 60
+    assert set(frame["system"]) == set(MODELS)
+    assert frame["item"].nunique() == 12
+    first_key = next(iter(raw))
+    row = frame.iloc[0]
+    assert [row["human_1"], row["human_2"]] == raw[first_key]["human_scores"]
+    assert row["tifa_mplug-large"] == raw[first_key]["tifa_mplug-large"]
+    assert {"meteor", "clipscore_vitb32", "tifa_vilt", "human_avg"} <= set(frame.columns)
+
+
+def test_tifa_json_errors_name_the_entry(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"coco_1_vq_diffusion": {"text_id": "coco_1"}}))
+    with pytest.raises(ValueError, match="coco_1_vq_diffusion.*human_scores"):
+        R.read_tifa_annotations(bad)
+    bad.write_text(json.dumps({"k": {"text_id": "k", "human_scores": [3, "x"]}}))
+    with pytest.raises(ValueError, match="human_2 has 1 non-numeric"):
+        R.read_tifa_annotations(bad)
+
+
+def test_pinned_download_once_checks_sha_and_then_serves_the_cache(served, tmp_path):
+    server, original = served
+    digest = hashlib.sha256(original.read_bytes()).hexdigest()
+    cache = tmp_path / "hf-cache"
+    source = _source(server, original, digest)
+    path = R.fetch_tifa160(offline=False, cache_dir=cache, source=source)
+    assert path.read_bytes() == original.read_bytes()
+    assert path.with_name(path.name + ".sha256").read_text().strip() == digest
+    assert R.fetch_tifa160(offline=False, cache_dir=cache, source=source) == path
+    assert server.requests == 1  # downloaded once
+    server.stop()
+    assert R.fetch_tifa160(offline=True, cache_dir=cache, source=source) == path  # offline: cache only
+    assert path.parent == cache / "tifa160" / R.TIFA160.revision
+
+
+def test_unpinned_download_records_digest_and_refuses_a_changed_copy(served, tmp_path):
+    server, original = served
+    cache = tmp_path / "hf-cache"
+    path = R.fetch_tifa160(offline=False, cache_dir=cache, source=_source(server, original, None))
+    path.write_text(path.read_text().replace("prompt number 1", "prompt number X"))
+    with pytest.raises(ValueError, match="sha256"):
+        R.fetch_tifa160(offline=False, cache_dir=cache, source=_source(server, original, None))
+
+
+def test_wrong_sha_keeps_nothing(served, tmp_path):
+    server, original = served
+    cache = tmp_path / "hf-cache"
+    with pytest.raises(ValueError, match="pinned"):
+        R.fetch_tifa160(offline=False, cache_dir=cache, source=_source(server, original, "0" * 64))
+    assert not [p for p in cache.rglob("*") if p.is_file()]
+
+
+def test_offline_without_cache_and_missing_file_are_clear_errors(served, tmp_path):
+    server, original = served
+    with pytest.raises(FileNotFoundError, match="offline"):
+        R.fetch_tifa160(offline=True, cache_dir=tmp_path / "empty", source=_source(server, original, None))
+    missing = replace(R.TIFA160, url=f"{server.base}/nope.json")
+    with pytest.raises(FileNotFoundError, match="could not download"):
+        R.fetch_tifa160(offline=False, cache_dir=tmp_path / "c2", source=missing)
+
+
+def test_cli_tifa160_offline_uses_the_hf_cache(tifa_json, capsys):
+    from huggingface_hub import constants
+
+    code, _, err = run_cli(capsys, "correlate", "tifa160", "--offline", "--human", "human_avg",
+                           "--metric", "tifa_vilt", "--n-bootstrap", "0")
+    assert code == 2 and "offline" in err and "Traceback" not in err
+    target = Path(constants.HF_HUB_CACHE) / "ts2-evaluate" / "tifa160" / R.TIFA160.revision / R.TIFA160.filename
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(tifa_json.read_bytes())
+    try:
+        code, out, _ = run_cli(capsys, "correlate", "tifa160", "--offline", "--human", "human_avg",
+                               "--metric", "tifa_vilt", "--coefficients", "kendall_b", "--n-bootstrap", "0", "--json")
+        assert code == 0
+        frame = R.read_tifa_annotations(tifa_json)
+        want = stats.kendalltau(frame["human_avg"], frame["tifa_vilt"], variant="b").statistic
+        assert json.loads(out)["rows"][0]["value"] == pytest.approx(want, abs=1e-12)
+    finally:
+        target.unlink()
+
+
+def write_genai_parquet(path: Path, n_prompts: int = 6, seed: int = 0) -> Path:
+    """The GenAI-Bench table layout: Index, Prompt, Tags struct, HumanRatings struct {model: [int]} and one image
+    column per model (bytes here; never read)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    models = ["DALLE_3", "SDXL_Turbo", "Midjourney_6"]
+    rows = []
+    for p in range(n_prompts):
+        row = {"Index": p, "Prompt": f"genai prompt {p}",
+               "Tags": {"basic": ["attribute"], "advanced": ["counting"] if p % 2 else []},
+               "HumanRatings": {m: [int(x) for x in rng.integers(1, 6, 3)] for m in models}}
+        for m in models:
+            row[m] = {"bytes": b"\x89PNG-not-decoded", "path": f"{p}_{m}.png"}
+        rows.append(row)
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+def test_genai_bench_parquet_reads_ratings_only(tmp_path):
+    path = write_genai_parquet(tmp_path / "genai.parquet")
+    frame = R.read_ratings(path)
+    assert len(frame) == 18 and set(frame["system"]) == {"DALLE_3", "SDXL_Turbo", "Midjourney_6"}
+    assert {"human_1", "human_2", "human_3"} <= set(frame.columns)
+    assert "DALLE_3" not in frame.columns  # images are not read
+    import pyarrow.parquet as pq
+
+    first = pq.read_table(path, columns=["HumanRatings"]).to_pylist()[0]["HumanRatings"]["DALLE_3"]
+    row = frame[(frame["item"] == "0") & (frame["system"] == "DALLE_3")].iloc[0]
+    assert [row["human_1"], row["human_2"], row["human_3"]] == first
+
+
+def test_genai_bench_joined_with_metric_scores_correlates(tmp_path, capsys):
+    ratings = R.read_ratings(write_genai_parquet(tmp_path / "genai.parquet"))
+    rng = np.random.default_rng(1)
+    scores = ratings[["item", "system"]].assign(my_metric=rng.random(len(ratings)))
+    merged = ratings.merge(scores, on=["item", "system"])
+    merged.to_csv(tmp_path / "genai_with_scores.csv", index=False)
+    code, out, _ = run_cli(capsys, "correlate", tmp_path / "genai_with_scores.csv", "--human", "human_1,human_2,human_3",
+                           "--metric", "my_metric", "--group-by", "item", "--coefficients", "spearman", "--json",
+                           "--n-bootstrap", "50")
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    assert [r["metric"] for r in rows] == ["inter-rater", "my_metric"]
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# CLI
+# ----------------------------------------------------------------------------------------------------------------------
+
+def test_json_shape_values_and_raters(tifa_json, capsys):
+    code, out, _ = run_cli(capsys, "correlate", tifa_json, "--human", "human_1", "--human", "human_2",
+                           "--metric", "clipscore_vitb32", "--metric", "tifa_vilt", "--n-bootstrap", "100", "--json")
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    assert len(rows) == 15  # inter-rater + 2 metrics, 5 coefficients each
+    assert all(ROW_KEYS <= set(r) for r in rows)
+    assert [r["metric"] for r in rows[:5]] == ["inter-rater"] * 5
+    frame = R.read_tifa_annotations(tifa_json)
+    mean = (frame["human_1"] + frame["human_2"]) / 2
+    by_key = {(r["metric"], r["coefficient"]): r for r in rows}
+    assert by_key[("clipscore_vitb32", "spearman")]["value"] == pytest.approx(
+        stats.spearmanr(mean, frame["clipscore_vitb32"]).statistic, abs=1e-12)
+    assert by_key[("inter-rater", "pearson")]["value"] == pytest.approx(
+        stats.pearsonr(frame["human_1"], frame["human_2"]).statistic, abs=1e-12)
+    for r in rows:
+        assert r["ci_low"] <= r["ci_high"] and r["grouping"] == "none" and r["n_items"] == 60
+        assert (r["epsilon"] is not None) == (r["coefficient"] == "pairwise_acc")
+
+
+def test_csv_and_parquet_give_the_same_rows_as_json(tifa_json, tmp_path, capsys):
+    frame = R.read_tifa_annotations(tifa_json)
+    frame.to_csv(tmp_path / "r.csv", index=False)
+    frame.to_parquet(tmp_path / "r.parquet")
+    outs = []
+    for path in (tifa_json, tmp_path / "r.csv", tmp_path / "r.parquet"):
+        code, out, _ = run_cli(capsys, "correlate", path, "--human", "human_avg", "--metric", "tifa_vilt",
+                               "--group-by", "system", "--n-bootstrap", "30", "--json")
+        assert code == 0
+        outs.append(json.loads(out))
+    assert outs[0] == outs[1] == outs[2]
+
+
+def test_text_table_and_lower_is_better(tifa_json, capsys):
+    code, out, _ = run_cli(capsys, "correlate", tifa_json, "--human", "human_avg", "--metric", "meteor",
+                           "--lower-is-better", "meteor", "--group-by", "item", "--coefficients", "pearson",
+                           "--n-bootstrap", "0")
+    assert code == 0 and "meteor" in out and "pearson" in out
+    frame = R.read_tifa_annotations(tifa_json)
+    plain = np.mean([stats.pearsonr(g["human_avg"], g["meteor"]).statistic for _, g in frame.groupby("item")])
+    code, out, _ = run_cli(capsys, "correlate", tifa_json, "--human", "human_avg", "--metric", "meteor",
+                           "--lower-is-better", "meteor", "--group-by", "item", "--coefficients", "pearson",
+                           "--n-bootstrap", "0", "--json")
+    assert json.loads(out)["rows"][0]["value"] == pytest.approx(-plain, abs=1e-12)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--metric", "nope"], "--metric 'nope': no such column"),
+    (["--metric", "tifa_vilt", "--group-by", "item", "--item-col", "prompt_id"], "--item-col 'prompt_id'"),
+    (["--metric", "tifa_vilt", "--group-by", "system", "--system-col", "model"], "--system-col 'model'"),
+    (["--metric", "tifa_vilt", "--coefficients", "kendall"], "--coefficients"),
+    (["--metric", "prompt"], "non-numeric"),
+    (["--metric", "tifa_vilt", "--n-bootstrap", "-1"], "--n-bootstrap"),
+])
+def test_bad_options_exit_2_with_one_line(tifa_json, capsys, argv, message):
+    code, _, err = run_cli(capsys, "correlate", tifa_json, "--human", "human_avg", *argv)
+    assert code == 2
+    assert err.startswith("ts2 correlate: error:") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_missing_ratings_file_exits_2(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "correlate", tmp_path / "none.csv", "--human", "h", "--metric", "m")
+    assert code == 2 and "not found" in err
