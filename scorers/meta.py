@@ -38,6 +38,7 @@ __all__ = [
     "TS2Result",
     "as_scores",
     "compare",
+    "paired_difference",
     "ts2_meta",
 ]
 
@@ -344,18 +345,10 @@ def compare(
         if partition not in set(a.partitions):
             raise ValueError(f"unknown partition {partition!r}; present: {sorted(set(a.partitions))}")
         keep &= a.partitions == partition
-    diffs = a.per_seg[keep] - b.per_seg[keep]
-    n = diffs.size
-    if n == 0:
+    if not keep.any():
         raise ValueError("no SEG has a defined value for both metrics")
-    rng = np.random.default_rng(seed)
-    observed = float(diffs.mean())
-    boot = diffs[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    ci = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha)))
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
-    perm = (signs * diffs).mean(axis=1)
-    p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
+    observed, ci, p_value = paired_difference(a.per_seg[keep], b.per_seg[keep], n_resamples=n_resamples,
+                                              confidence=confidence, seed=seed)
     return PairedComparison(
         meta_metric=meta_metric,
         partition=partition,
@@ -364,8 +357,36 @@ def compare(
         difference=observed,
         ci=ci,
         p_value=p_value,
-        n_segs=int(n),
+        n_segs=int(keep.sum()),
     )
+
+
+def paired_difference(
+    values_a: np.ndarray,
+    values_b: np.ndarray,
+    *,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, tuple[float, float], float]:
+    """Paired test of ``mean(a - b)`` over matched units (SEGs, prompts): ``(difference, ci, p_value)``.
+
+    ``ci`` is the bootstrap percentile interval of the mean difference (resampling units); ``p_value`` the two-sided
+    sign-flip permutation p-value ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``. Inputs are finite, same length.
+    """
+    diffs = np.asarray(values_a, dtype=float) - np.asarray(values_b, dtype=float)
+    n = diffs.size
+    if n == 0:
+        raise ValueError("paired_difference needs at least one matched pair")
+    rng = np.random.default_rng(seed)
+    observed = float(diffs.mean())
+    boot = diffs[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    ci = (float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha)))
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
+    perm = (signs * diffs).mean(axis=1)
+    p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
+    return observed, ci, p_value
 
 
 # ----------------------------------------------------------------------------------------------------------------------
