@@ -80,14 +80,20 @@ def write_images(root: str | Path, *, second_dark_image: bool = True) -> Path:
 
 
 class ScriptedVQA:
-    """A VQA backend answering from a table; on a dark image every yes/no question gets "no". Logs every question."""
+    """A VQA backend answering from a table; on a dark image every yes/no question gets "no". Logs every question.
+    ``kill_after=n`` SIGKILLs its own process during answer call n + 1 (a killed-run test)."""
 
     name = "scripted"
 
-    def __init__(self, answers: dict[str, str]):
-        self.answers, self.asked, self.calls = answers, [], 0
+    def __init__(self, answers: dict[str, str], kill_after: int | None = None):
+        self.answers, self.asked, self.calls, self.kill_after = answers, [], 0, kill_after
 
     def answer(self, images, questions):
+        if self.kill_after is not None and self.calls >= self.kill_after:  # die with this batch in flight
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
         self.calls += 1
         out = []
         for image, question in zip(images, questions):

@@ -210,7 +210,8 @@ class TIFABench:
             by_seg.setdefault(seg, []).append(Question(
                 seg, int(row["question_id"]), row["question"].strip(), tuple(row["choices"]), row["answer"].strip(),
                 prompt=captions[row["text_id"]], element=row["element"], category=row["category"]))
-        return QuestionSet(by_seg, kind="tifa", source=f"{self.source}#sha256={self.digest()[:16]}")
+        # the file name and a digest of the content (not the folder): a moved copy resumes, an edited one does not
+        return QuestionSet(by_seg, kind="tifa", source=f"{Path(self.source).name}#sha256={self.digest()[:16]}")
 
     def stats(self) -> dict[str, Any]:
         """Counts: prompts per source, questions, questions per category, distinct elements per category, texts
