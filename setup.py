@@ -54,8 +54,9 @@ setup(
         "models": MODELS,
         "report": REPORT,
         "demo": DEMO,
+        "generate": ["diffusers>=0.30"],  # ts2 tifa-bench generate
         "all": MODELS + REPORT + DEMO,
-        "dev": MODELS + REPORT + DEMO + DEV,
+        "dev": MODELS + REPORT + DEMO + DEV + ["diffusers>=0.30"],
     },
     entry_points={"console_scripts": ["ts2=scorers.cli:main"]},
 )

@@ -105,7 +105,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_cli_generate_two_processes_equal_one_then_score(pipeline_dir, pipeline, tmp_path):
+def test_cli_generate_two_processes_equal_one(pipeline_dir, pipeline, tmp_path):
     texts, _ = write_tifa_files(tmp_path / "tifa")
     reference = tmp_path / "ref"
     generate_images(pipeline, IDS, CAPTIONS, reference, seed=3, batch_size=2, model_name=str(pipeline_dir),
