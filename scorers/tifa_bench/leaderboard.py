@@ -114,7 +114,7 @@ def to_markdown(board: Leaderboard, *, digits: int = 1) -> str:
     lines.append("Per-category accuracy, TIFA score per source and overall, in %; 95% bootstrap interval over text "
                  "inputs under each value.")
     if len(board.comparisons):
-        lines += ["", "| A | B | A | B | A − B [95% CI] | p | texts |", "|:---|:---|---:|---:|---:|---:|---:|"]
+        lines += ["", "| A | B | TIFA A | TIFA B | A − B [95% CI] | p | texts |", "|:---|:---|---:|---:|---:|---:|---:|"]
         for _, c in board.comparisons.iterrows():
             lines.append(f"| {c['a']} | {c['b']} | {100 * c['mean_a']:.{digits}f} | {100 * c['mean_b']:.{digits}f} | "
                          f"{100 * c['difference']:+.{digits}f} [{100 * c['ci_low']:+.{digits}f}, "
@@ -157,7 +157,7 @@ def category_chart(board: Leaderboard, path: str | Path) -> Path:
     categories = [k for g, k in board.columns() if g == "category"]
     models = list(board.summaries)
     width = 0.8 / max(len(models), 1)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(categories) + 2), 3.6))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(categories) + 3), 3.6))
     x = np.arange(len(categories))
     for m, model in enumerate(models):
         frame = board.summaries[model].query("group == 'category'").set_index("key").reindex(categories)
@@ -167,9 +167,9 @@ def category_chart(board: Leaderboard, path: str | Path) -> Path:
         ax.bar(x + (m - (len(models) - 1) / 2) * width, values, width, yerr=errors, capsize=2, label=model)
     ax.set_xticks(x, categories, rotation=30, ha="right")
     ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 100)
-    ax.set_title("TIFA v1.0 accuracy per element category")
-    ax.legend(fontsize="small", ncols=min(len(models), 4))
+    ax.set_ylim(0, 102)
+    ax.set_title("TIFA v1.0 accuracy per element category (95% CI over text inputs)")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     path = Path(path)
