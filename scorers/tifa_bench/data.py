@@ -213,6 +213,14 @@ class TIFABench:
         # the file name and a digest of the content (not the folder): a moved copy resumes, an edited one does not
         return QuestionSet(by_seg, kind="tifa", source=f"{Path(self.source).name}#sha256={self.digest()[:16]}")
 
+    def write_question_table(self, path: str | Path) -> Path:
+        """The questions as a TS2-layout question CSV (``id`` = text position, ``prompt`` = caption, ``choices``
+        ``|``-joined, + ``element``/``category``): what ``ts2 score tifa --option questions=...`` and the
+        ``evaluate_modules/tifa_score`` module read. They look questions up by caption, so captions must differ."""
+        path = Path(path)
+        self.question_set().to_frame().to_csv(path, index=False)
+        return path
+
     def stats(self) -> dict[str, Any]:
         """Counts: prompts per source, questions, questions per category, distinct elements per category, texts
         without questions. Keys follow :data:`SOURCES` / :data:`CATEGORIES` order, unknown ones after."""
