@@ -199,7 +199,7 @@ def score_images(
         "texts_without_questions": len(no_questions), "unknown_files": index.unknown,
         "computed_now": result.computed,
     }
-    info["complete"] = scored_texts == len(bench.texts)
+    info["complete"] = scored_texts == len(bench.texts) and not info["images_skipped"]
     out = BenchRun(questions, images, missing, info)
     if out_dir is not None and state.is_main_process:
         out.paths = write_run(out, out_dir)
