@@ -208,3 +208,36 @@ def test_report_files(bench, tmp_path):
     assert wide.loc["A", "counting"] == pytest.approx(100 * 2 / 3) and wide.loc["B", "Overall".lower()] == 100
     assert r"\begin{tabular}" in paths["latex"].read_text()
     assert paths["chart"].stat().st_size > 1000
+
+
+def test_pinned_files_go_through_release_fetch(files, monkeypatch):
+    """Without paths the loader asks ``scorers.release.fetch`` (being written on another branch; stubbed here with
+    its agreed contract) for the two files at the pinned commit, forwarding ``offline``."""
+    import sys
+    import types
+    from dataclasses import dataclass
+
+    from scorers.tifa_bench import data
+
+    @dataclass
+    class PinnedFile:
+        url: str
+        sha256: str | None
+        filename: str
+        revision: str
+
+    calls = []
+
+    def fetch(file, *, offline=None):
+        calls.append((file, offline))
+        return files[0] if file.filename.endswith("text_inputs.json") else files[1]
+
+    monkeypatch.setitem(sys.modules, "scorers.release", types.SimpleNamespace(PinnedFile=PinnedFile, fetch=fetch))
+    bench = load_tifa_v1(offline=True)
+    assert len(bench.texts) == 5 and len(bench.questions) == 10
+    base = f"https://raw.githubusercontent.com/Yushi-Hu/tifa/{data.REVISION}/tifa_v1.0/"
+    assert [(f.url, f.filename, f.revision, offline) for f, offline in calls] == [
+        (base + "tifa_v1.0_text_inputs.json", "tifa_v1.0_text_inputs.json", data.REVISION, True),
+        (base + "tifa_v1.0_question_answers.json", "tifa_v1.0_question_answers.json", data.REVISION, True)]
+    with pytest.raises(ValueError, match="unknown TIFA v1.0 file"):
+        data.pinned_path("images")
