@@ -241,3 +241,19 @@ def test_pinned_files_go_through_release_fetch(files, monkeypatch):
         (base + "tifa_v1.0_question_answers.json", "tifa_v1.0_question_answers.json", data.REVISION, True)]
     with pytest.raises(ValueError, match="unknown TIFA v1.0 file"):
         data.pinned_path("images")
+
+
+def test_subset_then_full_share_cache_and_edited_question_is_asked_again(files, tmp_path):
+    images = write_images(tmp_path / "imgs")
+    bench = load_tifa_v1(*files)
+    _, backend = _score(bench.subset(["coco_1"]), images, tmp_path / "A", ANSWERS_A)
+    assert backend.asked == [q[1] for q in QUESTIONS if q[0] == "coco_1"]
+    _, backend = _score(bench, images, tmp_path / "A", ANSWERS_A)
+    assert "is there a car?" not in backend.asked and len(backend.asked) == 2 * 2 + 2 + 2  # all but coco_1's
+    texts_path, qa_path = files
+    qas = json.loads(qa_path.read_text())
+    qas[7]["answer"] = "3"  # paintskill_7's bus count
+    qa_path.write_text(json.dumps(qas))
+    run, backend = _score(load_tifa_v1(*files), images, tmp_path / "A", ANSWERS_A)
+    assert backend.asked == ["how many buses are there?", "is there a bus?"]  # only paintskill_7 again
+    assert run.images.set_index("text_id").loc["paintskill_7", "tifa"] == 1.0  # '3' is now right

@@ -190,12 +190,16 @@ class TIFABench:
         return TIFABench(self.texts[self.texts["text_id"].isin(wanted)].reset_index(drop=True),
                          self.questions[self.questions["text_id"].isin(wanted)].reset_index(drop=True), self.source)
 
-    def digest(self) -> str:
-        """sha256 of the questions as scored (text id, question id, question, choices, answer): the cache
-        fingerprint, so answers cached for other questions are never reused."""
-        columns = ["text_id", "question_id", "question", "choices", "answer"]
-        payload = json.dumps(self.questions[columns].to_dict("split")["data"], ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    def text_digests(self) -> dict[str, str]:
+        """Per text id, a sha256 (16 hex digits) of its questions as scored (ids, questions, choices, answers): part
+        of each scored image's cache key, so an edited question is asked again, while scoring a subset first and
+        the full benchmark later reuses every finished image."""
+        columns = ["question_id", "question", "choices", "answer"]
+        out = {}
+        for text_id, group in self.questions.groupby("text_id", sort=False):
+            payload = json.dumps(group[columns].to_dict("split")["data"], ensure_ascii=False, default=str)
+            out[str(text_id)] = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+        return out
 
     def question_set(self):
         """The questions as a :class:`scorers.qga.questions.QuestionSet` whose "SEG ids" are text positions
@@ -210,8 +214,7 @@ class TIFABench:
             by_seg.setdefault(seg, []).append(Question(
                 seg, int(row["question_id"]), row["question"].strip(), tuple(row["choices"]), row["answer"].strip(),
                 prompt=captions[row["text_id"]], element=row["element"], category=row["category"]))
-        # the file name and a digest of the content (not the folder): a moved copy resumes, an edited one does not
-        return QuestionSet(by_seg, kind="tifa", source=f"{Path(self.source).name}#sha256={self.digest()[:16]}")
+        return QuestionSet(by_seg, kind="tifa", source=str(self.source))
 
     def write_question_table(self, path: str | Path) -> Path:
         """The questions as a TS2-layout question CSV (``id`` = text position, ``prompt`` = caption, ``choices``

@@ -7,8 +7,9 @@ each finished batch durably (``<out>/cache/``), so a killed run resumes without 
 questions, under ``accelerate launch`` too.
 
 The runner's "prompt" of an item is its **text id** (captions repeat across sources); :class:`ByTextId` hands the
-scorer the text's questions by position. Cache keys carry a digest of the image file and the fingerprint carries a
-digest of the questions, so a regenerated image or an edited question is scored again, never served from cache.
+scorer the text's questions by position. Cache keys carry a digest of the image file and of the text's questions,
+so a regenerated image or an edited question is scored again, never served from cache, while a subset run (``--limit``)
+and a later full run share the cache.
 
 Outputs in ``OUT`` (written by the main process):
 
@@ -93,12 +94,16 @@ def _natural(name: str) -> tuple:
 
 class ByTextId:
     """Runner adapter around a :class:`scorers.qga.scorers.TIFAScorer` built on ``bench.question_set()``: the runner's
-    prompt of an item is its text id, turned here into the text's position (the question set's "SEG id")."""
+    prompt of an item is its text id, turned here into the text's position (the question set's "SEG id").
+
+    Its ``config`` (the cache fingerprint) is the scorer's without the question file's name and size: the questions
+    are fingerprinted per text in the item keys instead, so a subset run and a full run share one cache."""
 
     def __init__(self, scorer, text_ids: list[str]):
         self.scorer = scorer
         self.name = scorer.name
-        self.config = scorer.config
+        self.config = {k: v for k, v in scorer.config.items() if k not in ("questions", "n_questions")}
+        self.config["benchmark"] = "tifa_v1.0"
         self.positions = {t: i for i, t in enumerate(text_ids)}
 
     def score_with_records(self, images, prompts):
@@ -163,7 +168,9 @@ def score_images(
                                    questions=bench.question_set(), **options), bench.text_ids)
     if cache_dir is None and out_dir is not None:
         cache_dir = Path(out_dir) / "cache"
-    keys = [f"{t}/{i}@{_file_digest(p)}" for t, i, p in zip(items["text_id"], items["image"], items["path"])]
+    questions_digest = bench.text_digests()
+    keys = [f"{t}/{i}@{_file_digest(p)}:{questions_digest[t]}"
+            for t, i, p in zip(items["text_id"], items["image"], items["path"])]
     result = run(scorer, list(items["path"]), list(items["text_id"]), keys, batch_size=batch_size,
                  num_workers=num_workers, cache_dir=cache_dir, on_error=on_error, progress=progress)
 
