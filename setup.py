@@ -33,6 +33,7 @@ MODELS = [
     "protobuf>=4",
 ]
 SERVED = ["httpx>=0.27"]  # served models (OpenAI-compatible chat completions: vLLM, SGLang, TGI, OpenAI)
+GENERATE = ["diffusers>=0.30"]  # ts2 tifa-bench generate (a diffusers text-to-image pipeline)
 REPORT = ["matplotlib>=3.7"]
 DEMO = ["gradio>=5", "matplotlib>=3.7"]
 DEV = [
@@ -64,8 +65,9 @@ setup(
         "served": SERVED,
         "report": REPORT,
         "demo": DEMO,
+        "generate": GENERATE,
         "all": MODELS + SERVED + REPORT + DEMO,
-        "dev": MODELS + SERVED + REPORT + DEMO + DEV,
+        "dev": MODELS + SERVED + REPORT + DEMO + GENERATE + DEV,
     },
     entry_points={"console_scripts": ["ts2=scorers.cli:main"]},
 )

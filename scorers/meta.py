@@ -386,10 +386,9 @@ def compare(
         if partition not in set(a.partitions):
             raise ValueError(f"unknown partition {partition!r}; present: {sorted(set(a.partitions))}")
         keep &= a.partitions == partition
-    diffs = a.per_seg[keep] - b.per_seg[keep]
-    n = diffs.size
-    if n == 0:
+    if not keep.any():
         raise ValueError("no SEG has a defined value for both metrics")
+    diffs = a.per_seg[keep] - b.per_seg[keep]
     observed, ci, p_value = paired_mean_test(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return PairedComparison(
         meta_metric=meta_metric,
@@ -399,7 +398,7 @@ def compare(
         difference=observed,
         ci=ci,
         p_value=p_value,
-        n_segs=int(n),
+        n_segs=int(keep.sum()),
     )
 
 
@@ -410,10 +409,13 @@ def paired_mean_test(
 
     The interval resamples the units ``n_resamples`` times; the p-value is two-sided, from ``n_resamples`` random sign
     flips of the differences: ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``. Shared by :func:`compare` (units = SEGs)
-    and :func:`scorers.agreement.compare_agreement` (units = prompts).
+    and :func:`scorers.agreement.compare_agreement` (units = prompts), and the TIFA v1.0 model comparison
+    (:func:`scorers.tifa_bench.results`, units = texts).
     """
     diffs = np.asarray(diffs, dtype=np.float64)
     n = diffs.size
+    if n == 0:
+        raise ValueError("paired_mean_test needs at least one matched pair")
     rng = np.random.default_rng(seed)
     observed = float(diffs.mean())
     ci = _bootstrap_interval(diffs, n_resamples, confidence, rng)

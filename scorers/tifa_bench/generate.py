@@ -1,0 +1,150 @@
+"""Generate TIFA v1.0 images with a ``diffusers`` text-to-image pipeline: batched, seeded, resumable, multi-GPU.
+
+* **Seeded per image.** Image ``k`` of text ``t`` starts from noise drawn by its own CPU ``torch.Generator`` seeded
+  with :func:`image_seed` ``(seed, t, k)``; the pipeline gets one generator per prompt in the batch, so the batch
+  size, the order and the number of processes do not change any image (CPU generators also make the noise the same
+  on every GPU type).
+* **Resumable.** The output files are the progress: an existing image is skipped, and each image is written to a
+  temporary name and renamed, so a killed run never leaves a truncated PNG that a rerun would take as done. The
+  settings are kept in ``generation.json``; a rerun with other settings (model, seed, steps...) is refused rather
+  than mixing images of two configurations in one folder.
+* **Multi-GPU.** Under ``accelerate launch`` every process takes a contiguous share of the missing images (the
+  runner's sharding) on its own device.
+
+Layout (what ``ts2 tifa-bench score --images`` reads): ``OUT/<text_id>.png`` with one image per prompt,
+``OUT/<text_id>/<k>.png`` with several.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["generate_images", "image_path", "image_seed", "load_pipeline"]
+
+
+def image_seed(seed: int, text_id: str, k: int) -> int:
+    """The noise seed of image ``k`` of ``text_id`` (a 63-bit hash of the three)."""
+    digest = hashlib.sha256(f"{int(seed)}/{text_id}/{int(k)}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "little") & (2**63 - 1)
+
+
+def image_path(out_dir: str | Path, text_id: str, k: int, images_per_prompt: int) -> Path:
+    out_dir = Path(out_dir)
+    return out_dir / f"{text_id}.png" if images_per_prompt == 1 else out_dir / text_id / f"{k}.png"
+
+
+def load_pipeline(model: str, *, device: Any = None, precision: str | None = None):
+    """``diffusers.DiffusionPipeline.from_pretrained(model)`` on ``device`` in ``precision``, progress bar off."""
+    try:
+        from diffusers import DiffusionPipeline
+    except ImportError:
+        raise ValueError("generation needs diffusers: pip install 'ts2-evaluate[generate]'") from None
+    from ..models._precision import dtype_of
+
+    kwargs = {"torch_dtype": dtype_of(precision)} if precision else {}
+    pipeline = DiffusionPipeline.from_pretrained(model, **kwargs)
+    pipeline.set_progress_bar_config(disable=True)
+    return pipeline.to(device) if device is not None else pipeline
+
+
+def _check_settings(out_dir: Path, settings: dict) -> None:
+    path = out_dir / "generation.json"
+    if path.is_file():
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if found != settings:
+            changed = sorted(k for k in set(found) | set(settings) if found.get(k) != settings.get(k))
+            raise ValueError(f"{out_dir} holds images generated with other settings ({', '.join(changed)}: "
+                             f"{ {k: found.get(k) for k in changed} } vs { {k: settings.get(k) for k in changed} }); "
+                             "use another --out or delete the folder")
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name("generation.json.tmp")
+        tmp.write_text(json.dumps(settings, indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def generate_images(
+    pipeline,
+    text_ids: Sequence[str],
+    captions: Sequence[str],
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    images_per_prompt: int = 1,
+    batch_size: int = 4,
+    model_name: str | None = None,
+    call_kwargs: dict | None = None,
+    progress: bool = True,
+) -> dict:
+    """Generate the missing images of ``text_ids`` (prompts ``captions``) into ``out_dir``.
+
+    ``pipeline`` is a loaded diffusers pipeline (:func:`load_pipeline`) or anything called as
+    ``pipeline(prompt=[...], generator=[...], output_type="pil", **call_kwargs).images``. ``call_kwargs`` holds
+    ``num_inference_steps``, ``guidance_scale``, ``height``, ``width``... and is part of the recorded settings.
+    Returns counts for this process: ``{"generated", "existing", "total"}``.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    from ..runner import process_state
+
+    if images_per_prompt < 1 or batch_size < 1:
+        raise ValueError(f"images_per_prompt and batch_size must be >= 1 (got {images_per_prompt}, {batch_size})")
+    if len(text_ids) != len(captions):
+        raise ValueError(f"got {len(text_ids)} text ids but {len(captions)} captions")
+    out_dir = Path(out_dir)
+    call_kwargs = dict(call_kwargs or {})
+    state = process_state()
+    settings = {"model": model_name or getattr(getattr(pipeline, "config", None), "_name_or_path", None),
+                "seed": int(seed), "images_per_prompt": int(images_per_prompt),
+                "call_kwargs": json.loads(json.dumps(call_kwargs, default=str))}
+    error = None
+    if state.is_main_process:
+        try:
+            _check_settings(out_dir, settings)
+            for text_id in text_ids:  # one layout per folder: never leave both <id>.png and <id>/ for a text
+                other = out_dir / text_id if images_per_prompt == 1 else out_dir / f"{text_id}.png"
+                if other.exists():
+                    raise ValueError(f"{other} exists but --images-per-prompt {images_per_prompt} writes "
+                                     f"{image_path(out_dir, text_id, 0, images_per_prompt).relative_to(out_dir)}")
+        except ValueError as problem:
+            error = str(problem)
+    if state.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        box = [error]
+        broadcast_object_list(box, from_process=0)
+        error = box[0]
+    if error:
+        raise ValueError(error)
+
+    work = [(t, c, k) for t, c in zip(text_ids, captions) for k in range(images_per_prompt)]
+    pending = [w for w in work if not image_path(out_dir, w[0], w[2], images_per_prompt).is_file()]
+    mine = [pending[i] for i in np.array_split(np.arange(len(pending)), state.num_processes)[state.process_index]]
+    bar = tqdm(total=len(mine), unit="img", desc="generate", disable=not (progress and state.is_main_process))
+    generated = 0
+    try:
+        for start in range(0, len(mine), batch_size):
+            batch = mine[start:start + batch_size]
+            generators = [torch.Generator("cpu").manual_seed(image_seed(seed, t, k)) for t, _, k in batch]
+            images = pipeline(prompt=[c for _, c, _ in batch], generator=generators, output_type="pil",
+                              **call_kwargs).images
+            if len(images) != len(batch):
+                raise ValueError(f"the pipeline returned {len(images)} images for {len(batch)} prompts; "
+                                 "do not pass num_images_per_prompt (use --images-per-prompt)")
+            for (text_id, _, k), image in zip(batch, images):
+                path = image_path(out_dir, text_id, k, images_per_prompt)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{path.stem}.tmp.png")
+                image.save(tmp)
+                os.replace(tmp, path)
+                generated += 1
+            bar.update(len(batch))
+    finally:
+        bar.close()
+    return {"generated": generated, "existing": len(work) - len(pending), "total": len(work)}
