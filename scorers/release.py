@@ -270,6 +270,11 @@ def _fetch_hub(file: PinnedFile, cache_dir, progress: bool) -> Path:
     repo_type, repo_id, revision, filename = _hub_parts(file.url)
     if _offline() and cached_path(file, cache_dir) is None:
         raise ReleaseFileUnavailable(_offline_message([file]))
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    bars_were_off = are_progress_bars_disabled()
+    if not progress:
+        disable_progress_bars()
     try:
         local = Path(hf_hub_download(
             repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
@@ -281,6 +286,9 @@ def _fetch_hub(file: PinnedFile, cache_dir, progress: bool) -> Path:
         raise ReleaseFileUnavailable(
             f"{file.filename}: could not download {resolved_url(file)} ({type(error).__name__}: {error})"
         ) from None
+    finally:
+        if not progress and not bars_were_off:
+            enable_progress_bars()
     got = sha256_file(local)
     if got != file.sha256:
         blob = local.resolve()

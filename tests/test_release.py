@@ -317,6 +317,16 @@ def test_cli_list_then_fetch_all(sources, fresh_cache, capsys):
     assert status == {name: ("cached" if name in DOWNLOADABLE else "missing") for name in RELEASE_FILES}
 
 
+def test_cli_list_checks_a_local_copy(tmp_path, shared_ts2, capsys):
+    (tmp_path / "metadata.csv").write_bytes((shared_ts2 / "metadata.csv").read_bytes())
+    (tmp_path / "released_scores.csv").write_bytes(b"id,image_id\n")
+    assert main(["release", "list", "--data-dir", str(tmp_path)]) == 0
+    status = {line.split()[0]: line.split()[1:3] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert status["metadata.csv"] == ["local", "ok"]
+    assert status["released_scores.csv"] == ["local", "differs"]
+    assert status["tifa_questions.csv"] == ["local", "missing"]
+
+
 def test_cli_fetch_needs_names_or_all(capsys):
     assert main(["release", "fetch"]) == 2
     assert "name the files to fetch" in capsys.readouterr().err
@@ -337,3 +347,13 @@ def test_readme_release_commands_run(sources, fresh_cache, shared_ts2, monkeypat
             assert words[0] == "ts2", command
             assert main(words[1:]) == 0, command
         capsys.readouterr()
+
+
+def test_readme_release_python_block_runs(sources, fresh_cache, shared_ts2):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Release tables on demand", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(code.replace("path/to/ts2", str(shared_ts2)), "README.md", "exec"), namespace)
+    assert namespace["release"].path("metadata.csv").read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
+    assert sources.count("metadata.csv") == 2  # downloaded once by the block (HEAD + GET), then reused
