@@ -26,6 +26,7 @@ TIFA v1.0 questions) is one ``PinnedFile`` away.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
@@ -264,19 +265,40 @@ def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progr
 
 
 def _fetch_hub(file: PinnedFile, cache_dir, progress: bool) -> Path:
+    was_cached = cached_path(file, cache_dir) is not None
+    if _offline() and not was_cached:
+        raise ReleaseFileUnavailable(_offline_message([file]))
+    local = _hub_download(file, cache_dir, progress)
+    got = sha256_file(local)
+    if got != file.sha256 and was_cached and not _offline():
+        log.warning("%s: cached copy %s is damaged (sha256 differs); fetching it again", file.filename, local)
+        _discard_hub_file(local)
+        local = _hub_download(file, cache_dir, progress)
+        got = sha256_file(local)
+    if got != file.sha256:
+        _discard_hub_file(local)
+        raise _mismatch(file, got, resolved_url(file))
+    return local
+
+
+def _discard_hub_file(local: Path) -> None:
+    blob = local.resolve()
+    for stale in {local, blob}:  # the snapshot pointer and its blob: a refused file is not kept
+        stale.unlink(missing_ok=True)
+
+
+def _hub_download(file: PinnedFile, cache_dir, progress: bool) -> Path:
+    """``hf_hub_download`` of a Hub resolve URL (honours HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE); errors in one line."""
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.utils import LocalEntryNotFoundError
+    from huggingface_hub.utils import (LocalEntryNotFoundError, are_progress_bars_disabled, disable_progress_bars,
+                                       enable_progress_bars)
 
     repo_type, repo_id, revision, filename = _hub_parts(file.url)
-    if _offline() and cached_path(file, cache_dir) is None:
-        raise ReleaseFileUnavailable(_offline_message([file]))
-    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
-
     bars_were_off = are_progress_bars_disabled()
     if not progress:
         disable_progress_bars()
     try:
-        local = Path(hf_hub_download(
+        return Path(hf_hub_download(
             repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
             endpoint=os.environ.get("HF_ENDPOINT") or None,
         ))
@@ -289,13 +311,6 @@ def _fetch_hub(file: PinnedFile, cache_dir, progress: bool) -> Path:
     finally:
         if not progress and not bars_were_off:
             enable_progress_bars()
-    got = sha256_file(local)
-    if got != file.sha256:
-        blob = local.resolve()
-        for stale in {local, blob}:  # the snapshot pointer and its blob: a refused file is not kept
-            stale.unlink(missing_ok=True)
-        raise _mismatch(file, got, resolved_url(file))
-    return local
 
 
 def _fetch_url(file: PinnedFile, cache_dir, progress: bool) -> Path:
@@ -318,6 +333,9 @@ def _fetch_url(file: PinnedFile, cache_dir, progress: bool) -> Path:
         os.replace(handle.name, target)  # atomic: a reader sees the whole verified file or none
     finally:
         Path(handle.name).unlink(missing_ok=True)
+        if not target.exists():
+            with contextlib.suppress(OSError):  # leave no empty folder behind a refused download
+                target.parent.rmdir()
     return target
 
 

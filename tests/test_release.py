@@ -196,8 +196,8 @@ def test_corrupted_download_is_refused_and_not_kept(sources, fresh_cache, shared
         with pytest.raises(ChecksumMismatch, match=re.escape(name) + r".*refused"):
             release.path(name, progress=False)
         assert release.cached_path(RELEASE_FILES[name]) is None, name
-    leftovers = [p for p in fresh_cache.rglob("*") if p.is_file() and "ts2-evaluate" in p.parts]
-    assert leftovers == []  # no partial or refused file under our cache folder
+    leftovers = list((fresh_cache / "ts2-evaluate").rglob("*"))
+    assert leftovers == []  # no partial or refused file (nor its folder) under our cache folder
 
     for name in ("released_scores.csv", "metadata.csv"):  # the source fixed: the next call downloads it cleanly
         url_path = urlsplit(RELEASE_FILES[name].url).path
@@ -211,6 +211,13 @@ def test_damaged_cache_entry_is_fetched_again(sources, fresh_cache, shared_ts2):
     local.write_bytes(b"id,prompt\n0,edited\n")
     assert release.path(name, progress=False).read_bytes() == (shared_ts2 / name).read_bytes()
     assert sources.count(name) == 2
+
+
+def test_damaged_hub_cache_entry_is_fetched_again(sources, fresh_cache, shared_ts2):
+    local = release.path("metadata.csv", progress=False)
+    local.write_bytes(b"id,target_prompt\n")  # writes through the snapshot link into the cached blob
+    assert release.path("metadata.csv", progress=False).read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
+    assert sources.count("metadata.csv") == 4  # HEAD + GET, twice
 
 
 def test_generic_pinned_file_from_any_url(sources, fresh_cache, shared_ts2):
