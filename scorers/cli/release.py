@@ -1,0 +1,72 @@
+"""``ts2 release list|fetch``: the official TS2 release files, their pinned sources, and the local cache."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("release", help="list or download the official TS2 release tables (pinned, verified)")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    data_dir_help = "a local copy laid out like the release (same file names); default: $TS2_DATA, else the cache"
+
+    listing = actions.add_parser(
+        "list", help="each release file: name, status, sha256, source URL",
+        description="One line per release file: its local name, where it is now (cached / missing / local ok / local "
+        "differs), its pinned sha256 and its source URL at a pinned revision. Makes no request.",
+    )
+    listing.add_argument("--data-dir", help=data_dir_help)
+    listing.set_defaults(handler=_list)
+
+    fetch = actions.add_parser(
+        "fetch", help="download release files once into the Hugging Face cache (verified by sha256)",
+        description="Download the named release files (or --all that have a public source) into the cache and verify "
+        "their sha256; files already cached and verified make no request. Prints each local path.",
+    )
+    fetch.add_argument("names", nargs="*", metavar="NAME", help="release file names, e.g. metadata.csv "
+                       "raw_answers/mplug_tifa.csv (see `ts2 release list`)")
+    fetch.add_argument("--all", action="store_true", help="every release file that has a public download")
+    fetch.add_argument("--data-dir", help=data_dir_help)
+    fetch.add_argument("--quiet", action="store_true", help="no progress bars")
+    fetch.set_defaults(handler=_fetch)
+
+
+def _status(file, folder) -> str:
+    from ..release import cached_path, sha256_file
+
+    if folder is not None:
+        local = folder / file.filename
+        if not local.is_file():
+            return "local missing"
+        return "local ok" if sha256_file(local) == file.sha256 else "local differs"
+    return "cached" if cached_path(file) is not None else "missing"
+
+
+def _list(args: argparse.Namespace) -> int:
+    from ..release import RELEASE_FILES, local_data_dir, resolved_url
+
+    folder = local_data_dir(args.data_dir)
+    rows = [(name, _status(f, folder), f.sha256, resolved_url(f) or f"(no public download: {f.note})")
+            for name, f in RELEASE_FILES.items()]
+    widths = [max(len(r[i]) for r in rows) for i in range(2)]
+    print(f"source: {folder if folder is not None else 'cache (download on demand)'}")
+    for name, status, sha, url in rows:
+        print(f"{name:<{widths[0]}}  {status:<{widths[1]}}  {sha}  {url}")
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from ..release import RELEASE_FILES, local_data_dir, paths
+
+    if args.all == bool(args.names):
+        raise ValueError("name the files to fetch (see `ts2 release list`) or pass --all, not both")
+    names, skipped = list(args.names), []
+    if args.all:
+        local = local_data_dir(args.data_dir) is not None  # a local copy may hold files that have no download
+        names = [n for n, f in RELEASE_FILES.items() if local or f.url is not None]
+        skipped = [f for n, f in RELEASE_FILES.items() if n not in names]
+    for name, found in paths(names, args.data_dir, progress=not args.quiet).items():
+        print(f"{name}\t{found}")
+    for file in skipped:
+        print(f"{file.filename}\tnot fetched: no public download; {file.note}")
+    return 0

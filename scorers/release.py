@@ -1,0 +1,446 @@
+"""The official TS2 release files: where each one comes from (pinned), its sha256, and a verified local path.
+
+This is the one module that downloads release tables. Each file of the release has
+
+* a **local name**, the relative path used everywhere else (``metadata.csv``, ``raw_answers/mplug_tifa.csv``...): the
+  layout of a local copy (``TS2_DATA``) and of the test data in ``../shared/ts2``;
+* a **source URL at a pinned revision**: the Hub dataset ``saxon/T2IScoreScore`` at a commit, or a raw file of the
+  official GitHub repository ``michaelsaxon/T2IScoreScore`` at a commit;
+* its **sha256**, checked after every download and on every reuse, so a changed or damaged file is never used.
+
+Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
+
+1. ``data_dir=`` (the CLI's ``--data-dir``) or ``$TS2_DATA``: a local folder laid out like the release, same file
+   names. Nothing is downloaded. A file whose sha256 differs from the pinned one is used with a warning (or refused
+   with ``strict=True``): a local folder is an explicit choice (a patched copy, a test fixture), but results computed
+   from it may differ from the official release, so the difference is always reported.
+2. The cache: Hub files live in the Hugging Face hub cache (``hf_hub_download``, which honours ``HF_ENDPOINT``,
+   ``HF_HOME`` and ``HF_HUB_OFFLINE``); other URLs are stored under ``$HF_HOME/ts2-evaluate/<sha256>/<name>``. A
+   verified cached file is reused without any request.
+3. A download (not with ``HF_HUB_OFFLINE=1``): written to a temporary file next to its destination, hashed, and moved
+   into place only when the sha256 matches; a mismatching download is deleted and reported (:class:`ChecksumMismatch`).
+
+``$TS2_GITHUB_URL`` replaces ``https://raw.githubusercontent.com`` (a mirror, or a test server), as ``HF_ENDPOINT``
+does for the Hub. :class:`PinnedFile` and :func:`fetch` are generic: any other pinned table (e.g. TIFA160 ratings,
+TIFA v1.0 questions) is one ``PinnedFile`` away.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from types import MappingProxyType
+from typing import Iterable, Mapping
+
+__all__ = [
+    "ChecksumMismatch",
+    "DATA_ENV",
+    "GITHUB_ENV",
+    "PinnedFile",
+    "RELEASE_FILES",
+    "ReleaseFileUnavailable",
+    "cached_path",
+    "default_cache_dir",
+    "fetch",
+    "local_data_dir",
+    "path",
+    "paths",
+    "resolved_url",
+    "sha256_file",
+]
+
+log = logging.getLogger(__name__)
+
+#: Environment variable naming a local folder laid out like the release (same file names): nothing is downloaded.
+DATA_ENV = "TS2_DATA"
+#: Environment variable replacing ``https://raw.githubusercontent.com`` in GitHub source URLs (mirror, test server).
+GITHUB_ENV = "TS2_GITHUB_URL"
+GITHUB_RAW = "https://raw.githubusercontent.com"
+HUB_URL = "https://huggingface.co"
+
+HUB_REPO = "saxon/T2IScoreScore"
+#: "final update" of the Hub dataset (metadata.csv + images/); the Hub repo holds no other release table.
+HUB_REVISION = "f450d74c2341a1b7b71752c57e8185f2a264f613"
+GITHUB_REPO = "michaelsaxon/T2IScoreScore"
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_HUB_RESOLVE = re.compile(
+    r"^https://huggingface\.co/(?:(?P<type>datasets|spaces)/)?(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"
+)
+_CHUNK = 1 << 20
+
+
+class ReleaseFileUnavailable(FileNotFoundError):
+    """A file cannot be had here: offline and not cached, missing from a local copy, no public source, HTTP error."""
+
+
+class ChecksumMismatch(ValueError):
+    """A file's sha256 differs from the pinned one (a download is then deleted, never kept)."""
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One downloadable file at a pinned revision.
+
+    ``url``: where it comes from (a Hub ``.../resolve/<commit>/<path>`` URL is fetched with ``hf_hub_download``, any
+    other URL with plain HTTP), or ``None`` when no public file has this content (``note`` says where it comes from).
+    ``sha256``: hex digest of the exact bytes. ``filename``: local relative name (``raw_answers/mplug_tifa.csv``).
+    ``revision``: the commit the URL pins (must appear in the URL).
+    """
+
+    url: str | None
+    sha256: str
+    filename: str
+    revision: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not _SHA256.fullmatch(self.sha256):
+            raise ValueError(f"{self.filename}: sha256 must be 64 lowercase hex digits, got {self.sha256!r}")
+        name = PurePosixPath(self.filename)
+        if name.is_absolute() or ".." in name.parts or not name.parts:
+            raise ValueError(f"filename must be a relative path inside the release, got {self.filename!r}")
+        if self.url is None and not self.note:
+            raise ValueError(f"{self.filename}: a file without a URL needs a note saying where it comes from")
+        if self.url is not None and self.revision and f"/{self.revision}/" not in self.url:
+            raise ValueError(f"{self.filename}: revision {self.revision} does not appear in its URL {self.url}")
+
+
+def _github(path: str, commit: str, sha256: str, filename: str) -> PinnedFile:
+    return PinnedFile(f"{GITHUB_RAW}/{GITHUB_REPO}/{commit}/{path}", sha256, filename, commit)
+
+
+# Each GitHub path/commit below holds a file whose length and last bytes equal the release copy's (README, "Release
+# tables on demand", lists the evidence); the sha256 is of the release copy, so any other content is refused.
+_FILES = (
+    PinnedFile(f"{HUB_URL}/datasets/{HUB_REPO}/resolve/{HUB_REVISION}/metadata.csv",
+               "cab9a658cbac13331ed6b8b3fc826ace54b47dc26d68a1be6c63068ca59758cf", "metadata.csv", HUB_REVISION),
+    _github("data/TS2_TIFA_Q.csv", "9b74430a44e261e65dd3b7ee1b71aa25db0940be",
+            "99a6ab6cb685e46d7a12e428609c0e490562649cc2a53d900ae743b77dfd08d7", "tifa_questions.csv"),
+    _github("data/T2S_DSG_Q_dependency.csv", "45f789a8315640318c44f324c6f157cbc4c31f06",
+            "039c675c91e7f087a21a0bb0d5d11f9eefcda9ebb6b4e05686b4716cafef3037", "dsg_questions.csv"),
+    _github("output/scores_final_all_3.csv", "b77c0343762e8667d00dc5786d9ad50ebab6806c",
+            "a33fd04f55584a22292f44d0c717f8106ea678ba16caf079ce534997d30e0c5c", "released_scores.csv"),
+    _github("output/scores/clipscore_scores.csv", "054444cc06e58b8d19560c63e9549a769fc981df",
+            "1467c061a3b4539507a51dd6bf489e0c7de2f469a23ef09d5500ab29f8839883", "clipscore_fullprecision.csv"),
+    _github("output/raw_answers/DSG/blip1_dsg.csv", "45f789a8315640318c44f324c6f157cbc4c31f06",
+            "23bb9b929c5754b3145db1fe236635c5157d2350d4a1da7d9c00131fcda41027", "raw_answers/blip1_dsg.csv"),
+    _github("output/raw_answers/DSG/llava_dsg.csv", "45f789a8315640318c44f324c6f157cbc4c31f06",
+            "26d23b3a74a06b2691443c55cf5e0cd7e3b550492181b1c67599e93312833fee", "raw_answers/llava_dsg.csv"),
+    _github("output/raw_answers/DSG/mplug_dsg.csv", "16c019113e6e16d654b4f5f81bde8503bc299ff0",
+            "d14fb6f7b413ab86828f5cb23515cec9af03a17cd2b961eddee5775b60bf73db", "raw_answers/mplug_dsg.csv"),
+    _github("output/mahsa_csvs/blip1_tifa.csv", "13f1f9d487de57013c623118421e207f294295f0",
+            "b5189a694467e7523f3f5142267086046252e056bb1e82760d916c78388f7cbe", "raw_answers/blip1_tifa.csv"),
+    _github("output/output_csvs_correct/a_llava_tifa.csv_headline.csv", "236e131eb6b876c5feffbadc9230c393cdb946c4",
+            "19c7616ed95f6a9407e324ef1bb0579e9b751d1d2575dd79b2f7b4941c32dfe2", "raw_answers/llava_tifa.csv"),
+    _github("output/output_csvs_correct/a_mplug_tifa.csv_headline.csv", "7b5dfb5465427e0c0a48cc214fd17997c6a6d0d3",
+            "5de03ce73530af6960315a14ef7b11ee0d5f5a3bc29ceb6280896a8a4d2047c8", "raw_answers/mplug_tifa.csv"),
+    _github("output/score_per_question/DSG/blip1_dsg_mc.csv", "45f789a8315640318c44f324c6f157cbc4c31f06",
+            "c5ec534748b73460f164e73a70a57a72b74d1f4bebe41e3a763b70dc9a8373ea", "per_question/blip1_dsg.csv"),
+    _github("output/score_per_question/DSG/llava_dsg_mc.csv", "45f789a8315640318c44f324c6f157cbc4c31f06",
+            "8aefea920f070f505416e115f0b26ea8e4a0078b59e04685f835708a985512f2", "per_question/llava_dsg.csv"),
+    _github("output/score_per_question/DSG/mplug_dsg_mc.csv", "35632cd733ff0a003928090cc18a8f793a15a7c0",
+            "50c2f4cdba3ef2061c8a04841df99903d79b8f73b1ab8d1f9ec08df9ce72960b", "per_question/mplug_dsg.csv"),
+    _github("output/score_per_question/TIFA/blip1_tifa_mc.csv", "35632cd733ff0a003928090cc18a8f793a15a7c0",
+            "837b869b0f0293ccb96e60d03a2638794194edd4a18e78c3010b1c49f14ad56e", "per_question/blip1_tifa.csv"),
+    _github("output/score_per_question/TIFA/llava_tifa_mc.csv", "45f789a8315640318c44f324c6f157cbc4c31f06",
+            "af0cf6df12411443a8fe78cb1fa030a41575fa9e7854b2bb330c737321166b68", "per_question/llava_tifa.csv"),
+    _github("output/output_csvs_correct/a_mplug_tifa_mc.csv_headline_mc.csv", "8fb35f1d6729929d1a75f2a843f57d185d226b8f",
+            "92c43f8193f752d4eb69670430d50ca4b67b39caddfce1de4190546fddd68130", "per_question/mplug_tifa.csv"),
+    PinnedFile(None, "5b042131a4acf7ee86cfe2b7c6672a78e685a31255f0d94f1489cb583b46c9b5", "paper_table2.csv",
+               note="the paper's Table 2 (arXiv:2404.04251) transcribed to CSV; neither the Hub dataset nor the "
+                    "GitHub repository holds a file with this content, so it has no download: pass it with "
+                    "--paper/--data-dir or put it in $TS2_DATA"),
+)
+
+#: The official TS2 release files by local name (the layout of ``../shared/ts2`` and of a ``TS2_DATA`` folder).
+RELEASE_FILES: Mapping[str, PinnedFile] = MappingProxyType({f.filename: f for f in _FILES})
+
+
+# --- small helpers -----------------------------------------------------------------------------------------------
+
+
+def sha256_file(file: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes (read in 1 MiB chunks)."""
+    digest = hashlib.sha256()
+    with open(file, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_cached(file: str, size: int, mtime_ns: int) -> str:  # keyed by size + mtime: an edited file is re-hashed
+    return sha256_file(file)
+
+
+def _sha256_of(file: Path) -> str:
+    stat = file.stat()
+    return _sha256_cached(str(file), stat.st_size, stat.st_mtime_ns)
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.is_offline_mode())
+
+
+def default_cache_dir() -> Path:
+    """Where non-Hub downloads live: ``$HF_HOME/ts2-evaluate`` (Hub files stay in the hub cache)."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HOME) / "ts2-evaluate"
+
+
+def _hub_parts(url: str) -> tuple[str, str, str, str] | None:
+    """``(repo_type, repo_id, revision, path)`` of a Hub resolve URL, else None."""
+    match = _HUB_RESOLVE.match(url)
+    if not match:
+        return None
+    repo_type = {"datasets": "dataset", "spaces": "space", None: "model"}[match["type"]]
+    return repo_type, match["repo"], match["rev"], match["path"]
+
+
+def resolved_url(file: PinnedFile) -> str | None:
+    """The URL a download would use now: ``$HF_ENDPOINT`` / ``$TS2_GITHUB_URL`` replace the public hosts."""
+    if file.url is None:
+        return None
+    for env, host in (("HF_ENDPOINT", HUB_URL), (GITHUB_ENV, GITHUB_RAW)):
+        base = os.environ.get(env)
+        if base and file.url.startswith(host + "/"):
+            return base.rstrip("/") + file.url[len(host):]
+    return file.url
+
+
+def _cache_target(file: PinnedFile, cache_dir: str | os.PathLike | None) -> Path:
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return root / file.sha256 / PurePosixPath(file.filename).name
+
+
+def cached_path(file: PinnedFile, cache_dir: str | os.PathLike | None = None) -> Path | None:
+    """The cached copy of ``file`` if there is one (no request, no hashing), else None."""
+    if file.url is None:
+        return None
+    hub = _hub_parts(file.url)
+    if hub is None:
+        target = _cache_target(file, cache_dir)
+        return target if target.is_file() else None
+    from huggingface_hub import try_to_load_from_cache
+
+    repo_type, repo_id, revision, filename = hub
+    found = try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir, revision=revision, repo_type=repo_type)
+    return Path(found) if isinstance(found, str) else None
+
+
+def _mismatch(file: PinnedFile, got: str, where: str) -> ChecksumMismatch:
+    return ChecksumMismatch(
+        f"{file.filename}: sha256 {got} of {where} does not match the pinned {file.sha256}; the file was refused "
+        "(the source changed or the transfer was damaged)"
+    )
+
+
+# --- fetching one pinned file ------------------------------------------------------------------------------------
+
+
+def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
+    """Local path of ``file``: a verified cached copy (no request), else downloaded once, verified and cached.
+
+    Raises :class:`ReleaseFileUnavailable` when it cannot be had (offline and not cached, HTTP error, no public URL)
+    and :class:`ChecksumMismatch` when the downloaded bytes differ from the pinned sha256 (nothing is kept).
+    ``cache_dir``: root for this file's cache (default: the hub cache for Hub URLs, ``$HF_HOME/ts2-evaluate`` else).
+    """
+    if file.url is None:
+        raise ReleaseFileUnavailable(f"{file.filename}: no public download; {file.note}")
+    if _hub_parts(file.url) is not None:
+        return _fetch_hub(file, cache_dir, progress)
+    return _fetch_url(file, cache_dir, progress)
+
+
+def _fetch_hub(file: PinnedFile, cache_dir, progress: bool) -> Path:
+    was_cached = cached_path(file, cache_dir) is not None
+    if _offline() and not was_cached:
+        raise ReleaseFileUnavailable(_offline_message([file]))
+    local = _hub_download(file, cache_dir, progress)
+    got = sha256_file(local)
+    if got != file.sha256 and was_cached and not _offline():
+        log.warning("%s: cached copy %s is damaged (sha256 differs); fetching it again", file.filename, local)
+        _discard_hub_file(local)
+        local = _hub_download(file, cache_dir, progress)
+        got = sha256_file(local)
+    if got != file.sha256:
+        _discard_hub_file(local)
+        raise _mismatch(file, got, resolved_url(file))
+    return local
+
+
+def _discard_hub_file(local: Path) -> None:
+    blob = local.resolve()
+    for stale in {local, blob}:  # the snapshot pointer and its blob: a refused file is not kept
+        stale.unlink(missing_ok=True)
+
+
+def _hub_download(file: PinnedFile, cache_dir, progress: bool) -> Path:
+    """``hf_hub_download`` of a Hub resolve URL (honours HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE); errors in one line."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import (LocalEntryNotFoundError, are_progress_bars_disabled, disable_progress_bars,
+                                       enable_progress_bars)
+
+    repo_type, repo_id, revision, filename = _hub_parts(file.url)
+    bars_were_off = are_progress_bars_disabled()
+    if not progress:
+        disable_progress_bars()
+    try:
+        return Path(hf_hub_download(
+            repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
+            endpoint=os.environ.get("HF_ENDPOINT") or None,
+        ))
+    except LocalEntryNotFoundError:
+        raise ReleaseFileUnavailable(_offline_message([file])) from None
+    except Exception as error:  # HTTP errors, missing repo/revision/file: all mean "not available from here"
+        raise ReleaseFileUnavailable(
+            f"{file.filename}: could not download {resolved_url(file)} ({type(error).__name__}: {error})"
+        ) from None
+    finally:
+        if not progress and not bars_were_off:
+            enable_progress_bars()
+
+
+def _fetch_url(file: PinnedFile, cache_dir, progress: bool) -> Path:
+    target = _cache_target(file, cache_dir)
+    if target.is_file():
+        if sha256_file(target) == file.sha256:
+            return target
+        log.warning("%s: cached copy %s is damaged (sha256 differs); fetching it again", file.filename, target)
+        target.unlink()
+    if _offline():
+        raise ReleaseFileUnavailable(_offline_message([file], cache_dir))
+    url = resolved_url(file)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=".part-", delete=False)
+    try:
+        with handle:
+            got = _download(url, handle, file.filename, progress)
+        if got != file.sha256:
+            raise _mismatch(file, got, url)
+        os.replace(handle.name, target)  # atomic: a reader sees the whole verified file or none
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+        if not target.exists():
+            with contextlib.suppress(OSError):  # leave no empty folder behind a refused download
+                target.parent.rmdir()
+    return target
+
+
+def _download(url: str, out, name: str, progress: bool) -> str:
+    """Stream ``url`` into the open binary file ``out``; returns the sha256 of what was written."""
+    from tqdm.auto import tqdm
+
+    request = urllib.request.Request(url, headers={"User-Agent": "ts2-evaluate"})
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            total = int(response.headers.get("Content-Length") or 0) or None
+            with tqdm(total=total, unit="B", unit_scale=True, desc=name, disable=not progress or None,
+                      leave=False) as bar:
+                for chunk in iter(lambda: response.read(_CHUNK), b""):
+                    digest.update(chunk)
+                    out.write(chunk)
+                    bar.update(len(chunk))
+    except urllib.error.HTTPError as error:
+        raise ReleaseFileUnavailable(f"{name}: could not download {url}: HTTP {error.code} {error.reason}") from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise ReleaseFileUnavailable(f"{name}: could not download {url}: {reason}") from None
+    return digest.hexdigest()
+
+
+def _offline_message(files: Iterable[PinnedFile], cache_dir=None) -> str:
+    files = list(files)
+    lines = [f"{len(files)} TS2 release file(s) are not cached and HF_HUB_OFFLINE=1 forbids downloading them:"]
+    for file in files:
+        lines.append(f"  {file.filename}  <-  {resolved_url(file) or 'no public download: ' + file.note}")
+    lines.append(
+        f"Download them under those names (keeping subfolders) into one folder and set {DATA_ENV}=that folder "
+        f"(or pass --data-dir), or run `ts2 release fetch --all` once with network access (cache: "
+        f"{Path(cache_dir) if cache_dir is not None else default_cache_dir()} and the Hugging Face hub cache)."
+    )
+    return "\n".join(lines)
+
+
+# --- the release by name -----------------------------------------------------------------------------------------
+
+
+def local_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
+    """The local release folder in use: ``data_dir`` if given, else ``$TS2_DATA``, else None (download/cache)."""
+    chosen = data_dir if data_dir is not None else os.environ.get(DATA_ENV) or None
+    if chosen is None:
+        return None
+    folder = Path(chosen).expanduser().resolve()
+    if not folder.is_dir():
+        origin = "data_dir" if data_dir is not None else f"${DATA_ENV}"
+        raise ReleaseFileUnavailable(f"{origin}={str(chosen)!r} is not a folder (it should hold the release tables, "
+                                     f"e.g. metadata.csv, released_scores.csv)")
+    return folder
+
+
+def _release_file(name: str) -> PinnedFile:
+    try:
+        return RELEASE_FILES[name]
+    except KeyError:
+        raise KeyError(f"unknown TS2 release file {name!r}; known: {', '.join(RELEASE_FILES)}") from None
+
+
+def path(name: str, data_dir: str | os.PathLike | None = None, *, strict: bool = False,
+         progress: bool = True) -> Path:
+    """Local path of one release file (see the module docstring for the order: data_dir/``$TS2_DATA``, cache, download)."""
+    return paths([name], data_dir, strict=strict, progress=progress)[name]
+
+
+def paths(names: Iterable[str] | None = None, data_dir: str | os.PathLike | None = None, *,
+          strict: bool = False, progress: bool = True) -> dict[str, Path]:
+    """Local paths of several release files (default: all), in the order given.
+
+    Every problem is reported at once: all files missing from a local folder, or all files that offline mode cannot
+    download, in one message. ``strict``: a local copy whose sha256 differs is an error instead of a warning.
+    ``progress``: show download progress bars (on a terminal).
+    """
+    files = [_release_file(name) for name in (RELEASE_FILES if names is None else names)]
+    folder = local_data_dir(data_dir)
+    if folder is not None:
+        return _local_paths(files, folder, strict)
+    if _offline():
+        missing = [f for f in files if f.url is None or cached_path(f) is None]
+        if missing:
+            raise ReleaseFileUnavailable(_offline_message(missing))
+    return {f.filename: fetch(f, progress=progress) for f in files}
+
+
+def _local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[str, Path]:
+    found = {f.filename: folder / f.filename for f in files}
+    missing = [name for name, p in found.items() if not p.is_file()]
+    if missing:
+        raise ReleaseFileUnavailable(
+            f"{folder} has no {', '.join(missing)} (a local release copy uses the release's names: "
+            f"{', '.join(RELEASE_FILES)}); add them, or unset {DATA_ENV} / drop --data-dir to download them"
+        )
+    for file in files:
+        got = _sha256_of(found[file.filename])
+        if got != file.sha256:
+            if strict:
+                raise _mismatch(file, got, str(found[file.filename]))
+            _warn_local_difference(str(found[file.filename]), got, file.sha256)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_local_difference(where: str, got: str, pinned: str) -> None:  # once per file version
+    log.warning("%s differs from the official release file (sha256 %s..., pinned %s...): results computed from it "
+                "may differ from the published ones", where, got[:12], pinned[:12])

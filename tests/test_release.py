@@ -1,0 +1,366 @@
+"""Release tables on demand (scorers.release): pinned sources, sha256, one download, zero requests after, offline.
+
+A real HTTP server on 127.0.0.1 stands in for both the Hub (``HF_ENDPOINT``) and raw GitHub (``TS2_GITHUB_URL``): it
+serves the ``../shared/ts2`` files under the same URL paths as the real sources and records every request.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from scorers import release
+from scorers.cli import main
+from scorers.release import RELEASE_FILES, ChecksumMismatch, PinnedFile, ReleaseFileUnavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+DOWNLOADABLE = [name for name, f in RELEASE_FILES.items() if f.url is not None]
+HUB_NAMES = [name for name in DOWNLOADABLE if RELEASE_FILES[name].url.startswith("https://huggingface.co/")]
+MAX_REQUESTS = 200  # the server answers 503 beyond this: a runaway retry loop cannot hang a test
+
+
+class FakeSources:
+    """Routes URL path -> bytes; ``requests`` lists (method, path) of every request received."""
+
+    def __init__(self, routes: dict[str, bytes], hub_commits: dict[str, str]):
+        self.routes = dict(routes)
+        self.hub_commits = hub_commits
+        self.requests: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        sources = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_HEAD(self):
+                self._answer(body=False)
+
+            def do_GET(self):
+                self._answer(body=True)
+
+            def _answer(self, body: bool):
+                with sources.lock:
+                    sources.requests.append((self.command, self.path))
+                    overloaded = len(sources.requests) > MAX_REQUESTS
+                data = sources.routes.get(self.path)
+                if overloaded or data is None:
+                    self.send_response(503 if overloaded else 404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(data)))
+                if self.path in sources.hub_commits:  # what huggingface_hub needs from a Hub endpoint
+                    self.send_header("X-Repo-Commit", sources.hub_commits[self.path])
+                    self.send_header("ETag", '"' + hashlib.sha256(data).hexdigest() + '"')
+                self.end_headers()
+                if body:
+                    self.wfile.write(data)
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def count(self, name: str | None = None) -> int:
+        if name is None:
+            return len(self.requests)
+        path = urlsplit(RELEASE_FILES[name].url).path
+        return sum(1 for _, p in self.requests if p == path)
+
+    def corrupt(self, name: str) -> None:
+        path = urlsplit(RELEASE_FILES[name].url).path
+        data = bytearray(self.routes[path])
+        data[len(data) // 2] ^= 0x01  # one flipped bit
+        self.routes[path] = bytes(data)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty HF_HOME for this test (env for subprocesses, huggingface_hub constants for this process)."""
+    from huggingface_hub import constants
+
+    home = tmp_path / "hf"
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+    monkeypatch.delenv(release.DATA_ENV, raising=False)
+    return home
+
+
+@pytest.fixture
+def sources(shared_ts2, monkeypatch):
+    """The loopback server, online mode, HF_ENDPOINT and TS2_GITHUB_URL pointing at it; stopped at teardown."""
+    from huggingface_hub import constants
+
+    routes, commits = {}, {}
+    for name in DOWNLOADABLE:
+        file = RELEASE_FILES[name]
+        url_path = urlsplit(file.url).path
+        routes[url_path] = (shared_ts2 / name).read_bytes()
+        if name in HUB_NAMES:
+            commits[url_path] = file.revision
+    server = FakeSources(routes, commits)
+    monkeypatch.setenv("HF_ENDPOINT", server.base)
+    monkeypatch.setenv(release.GITHUB_ENV, server.base)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    yield server
+    server.stop()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- the registry --------------------------------------------------------------------------------------------------
+
+
+def test_registry_covers_every_release_file_with_its_sha256(shared_ts2):
+    on_disk = {p.relative_to(shared_ts2).as_posix() for p in shared_ts2.rglob("*.csv")}
+    assert set(RELEASE_FILES) == on_disk
+    for name, file in RELEASE_FILES.items():
+        assert file.filename == name
+        assert file.sha256 == _sha256(shared_ts2 / name), name
+
+
+def test_every_source_is_pinned_to_a_commit():
+    for name, file in RELEASE_FILES.items():
+        if file.url is None:
+            assert name == "paper_table2.csv" and "arXiv:2404.04251" in file.note
+            continue
+        assert re.fullmatch(r"[0-9a-f]{40}", file.revision), name
+        assert f"/{file.revision}/" in file.url, name
+        assert file.url.startswith((
+            "https://huggingface.co/datasets/saxon/T2IScoreScore/resolve/",
+            "https://raw.githubusercontent.com/michaelsaxon/T2IScoreScore/",
+        )), name
+    assert HUB_NAMES == ["metadata.csv"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(url="https://x/y/abc/t.csv", sha256="0" * 63, filename="t.csv"), "64 lowercase hex"),
+    (dict(url="https://x/y/abc/t.csv", sha256="0" * 64, filename="/abs/t.csv"), "relative path"),
+    (dict(url="https://x/y/abc/t.csv", sha256="0" * 64, filename="../t.csv"), "relative path"),
+    (dict(url="https://x/y/abc/t.csv", sha256="0" * 64, filename="t.csv", revision="def"), "does not appear"),
+    (dict(url=None, sha256="0" * 64, filename="t.csv"), "needs a note"),
+])
+def test_pinned_file_rejects_bad_fields(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PinnedFile(**kwargs)
+
+
+# --- download once, verify, reuse with zero requests ---------------------------------------------------------------
+
+
+def test_first_run_downloads_and_verifies_second_run_makes_no_request(sources, fresh_cache, shared_ts2):
+    from huggingface_hub import constants
+
+    found = release.paths(DOWNLOADABLE, progress=False)
+    assert list(found) == DOWNLOADABLE
+    for name, local in found.items():
+        assert local.read_bytes() == (shared_ts2 / name).read_bytes(), name
+        assert fresh_cache in local.parents, name  # inside this test's HF_HOME, nowhere else
+        # one GET per GitHub file; the Hub file: huggingface_hub's HEAD (metadata) + GET
+        assert sources.count(name) == (2 if name in HUB_NAMES else 1), name
+    assert sources.count() == len(DOWNLOADABLE) + len(HUB_NAMES)
+
+    before = sources.count()
+    again = release.paths(DOWNLOADABLE, progress=False)
+    assert again == found
+    assert sources.count() == before  # second run: 0 requests
+
+    constants.HF_HUB_OFFLINE = True  # (restored by the fixture's monkeypatch) cached files also serve offline
+    assert release.paths(DOWNLOADABLE, progress=False) == found
+    assert sources.count() == before
+
+
+def test_corrupted_download_is_refused_and_not_kept(sources, fresh_cache, shared_ts2):
+    for name in ("released_scores.csv", "metadata.csv"):  # a GitHub file and the Hub file
+        sources.corrupt(name)
+        with pytest.raises(ChecksumMismatch, match=re.escape(name) + r".*refused"):
+            release.path(name, progress=False)
+        assert release.cached_path(RELEASE_FILES[name]) is None, name
+    leftovers = list((fresh_cache / "ts2-evaluate").rglob("*"))
+    assert leftovers == []  # no partial or refused file (nor its folder) under our cache folder
+
+    for name in ("released_scores.csv", "metadata.csv"):  # the source fixed: the next call downloads it cleanly
+        url_path = urlsplit(RELEASE_FILES[name].url).path
+        sources.routes[url_path] = (shared_ts2 / name).read_bytes()
+        assert release.path(name, progress=False).read_bytes() == (shared_ts2 / name).read_bytes()
+
+
+def test_damaged_cache_entry_is_fetched_again(sources, fresh_cache, shared_ts2):
+    name = "dsg_questions.csv"
+    local = release.path(name, progress=False)
+    local.write_bytes(b"id,prompt\n0,edited\n")
+    assert release.path(name, progress=False).read_bytes() == (shared_ts2 / name).read_bytes()
+    assert sources.count(name) == 2
+
+
+def test_damaged_hub_cache_entry_is_fetched_again(sources, fresh_cache, shared_ts2):
+    local = release.path("metadata.csv", progress=False)
+    local.write_bytes(b"id,target_prompt\n")  # writes through the snapshot link into the cached blob
+    assert release.path("metadata.csv", progress=False).read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
+    assert sources.count("metadata.csv") == 4  # HEAD + GET, twice
+
+
+def test_generic_pinned_file_from_any_url(sources, fresh_cache, shared_ts2):
+    """Other loaders (TIFA160 ratings, TIFA v1.0 questions) pin their own files: any URL works the same way."""
+    data = (shared_ts2 / "paper_table2.csv").read_bytes()
+    sources.routes["/other/abc123/table.csv"] = data
+    file = PinnedFile(f"{sources.base}/other/abc123/table.csv", hashlib.sha256(data).hexdigest(), "extra/table.csv",
+                      "abc123")
+    first = release.fetch(file, progress=False)
+    assert first.read_bytes() == data and first.name == "table.csv"
+    assert release.fetch(file, progress=False) == first
+    assert sum(1 for _, p in sources.requests if p == "/other/abc123/table.csv") == 1
+
+
+def test_http_error_is_one_clear_error(sources, fresh_cache):
+    file = PinnedFile(f"{sources.base}/gone/abc/t.csv", "0" * 64, "t.csv", "abc")
+    with pytest.raises(ReleaseFileUnavailable, match=r"t\.csv: could not download .*HTTP 404"):
+        release.fetch(file, progress=False)
+
+
+# --- offline -------------------------------------------------------------------------------------------------------
+
+
+def test_offline_with_empty_cache_says_what_where_and_how(sources, fresh_cache):
+    from huggingface_hub import constants
+
+    constants.HF_HUB_OFFLINE = True  # restored by the fixture's monkeypatch
+    names = ["metadata.csv", "raw_answers/mplug_tifa.csv", "paper_table2.csv"]
+    with pytest.raises(ReleaseFileUnavailable) as caught:
+        release.paths(names)
+    message = str(caught.value)
+    assert message.startswith("3 TS2 release file(s) are not cached and HF_HUB_OFFLINE=1")
+    for name in names:
+        assert name in message
+    assert release.resolved_url(RELEASE_FILES["metadata.csv"]) in message  # where from (here: the test server)
+    assert release.resolved_url(RELEASE_FILES["raw_answers/mplug_tifa.csv"]) in message
+    assert "TS2_DATA" in message and "ts2 release fetch --all" in message  # where to put them / how to fetch
+    assert sources.requests == []  # nothing was even tried
+
+
+def test_offline_cli_message_has_no_traceback(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "PYTHONPATH": str(ROOT)}
+    env.pop(release.DATA_ENV, None)
+    done = subprocess.run([sys.executable, "-m", "scorers.cli", "release", "fetch", "metadata.csv"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("ts2 release: error: 1 TS2 release file(s) are not cached")
+    assert "Traceback" not in done.stderr and "TS2_DATA" in done.stderr
+
+
+# --- a local copy (TS2_DATA / data_dir) ----------------------------------------------------------------------------
+
+
+def test_ts2_data_short_circuits_downloads(sources, fresh_cache, shared_ts2, monkeypatch):
+    monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))
+    found = release.paths()  # every file, paper_table2.csv included
+    assert found == {name: (shared_ts2 / name).resolve() for name in RELEASE_FILES}
+    assert sources.requests == []
+    assert not (fresh_cache / "ts2-evaluate").exists()
+
+
+def test_data_dir_argument_wins_over_ts2_data(tmp_path, shared_ts2, monkeypatch):
+    (tmp_path / "metadata.csv").write_bytes((shared_ts2 / "metadata.csv").read_bytes())
+    monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))
+    assert release.path("metadata.csv", data_dir=tmp_path) == (tmp_path / "metadata.csv").resolve()
+
+
+def test_local_copy_that_differs_warns_or_fails_when_strict(tmp_path, shared_ts2, caplog):
+    edited = (shared_ts2 / "released_scores.csv").read_bytes().replace(b'"3', b"3")
+    (tmp_path / "released_scores.csv").write_bytes(edited)
+    with caplog.at_level("WARNING", logger="scorers.release"):
+        assert release.path("released_scores.csv", data_dir=tmp_path) == (tmp_path / "released_scores.csv")
+    assert "released_scores.csv differs from the official release file" in caplog.text
+    with pytest.raises(ChecksumMismatch, match="released_scores.csv: sha256"):
+        release.path("released_scores.csv", data_dir=tmp_path, strict=True)
+
+
+def test_local_copy_missing_files_are_named_together(tmp_path):
+    with pytest.raises(ReleaseFileUnavailable, match=r"has no metadata\.csv, raw_answers/llava_dsg\.csv"):
+        release.paths(["metadata.csv", "raw_answers/llava_dsg.csv"], data_dir=tmp_path)
+    with pytest.raises(ReleaseFileUnavailable, match="is not a folder"):
+        release.path("metadata.csv", data_dir=tmp_path / "nope")
+    with pytest.raises(KeyError, match="unknown TS2 release file 'metadata.tsv'"):
+        release.path("metadata.tsv", data_dir=tmp_path)
+
+
+# --- the `ts2 release` command -------------------------------------------------------------------------------------
+
+
+def test_cli_list_then_fetch_all(sources, fresh_cache, capsys):
+    assert main(["release", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split()[0] for line in lines] == list(RELEASE_FILES)
+    assert all(line.split()[1] == "missing" for line in lines)
+    assert lines[0].split()[2] == RELEASE_FILES["metadata.csv"].sha256
+
+    assert main(["release", "fetch", "--all", "--quiet"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in out] == list(RELEASE_FILES)
+    assert out[-1].startswith("paper_table2.csv\tnot fetched: no public download")
+
+    assert main(["release", "list"]) == 0
+    status = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert status == {name: ("cached" if name in DOWNLOADABLE else "missing") for name in RELEASE_FILES}
+
+
+def test_cli_list_checks_a_local_copy(tmp_path, shared_ts2, capsys):
+    (tmp_path / "metadata.csv").write_bytes((shared_ts2 / "metadata.csv").read_bytes())
+    (tmp_path / "released_scores.csv").write_bytes(b"id,image_id\n")
+    assert main(["release", "list", "--data-dir", str(tmp_path)]) == 0
+    status = {line.split()[0]: line.split()[1:3] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert status["metadata.csv"] == ["local", "ok"]
+    assert status["released_scores.csv"] == ["local", "differs"]
+    assert status["tifa_questions.csv"] == ["local", "missing"]
+
+
+def test_cli_fetch_needs_names_or_all(capsys):
+    assert main(["release", "fetch"]) == 2
+    assert "name the files to fetch" in capsys.readouterr().err
+
+
+def test_readme_release_commands_run(sources, fresh_cache, shared_ts2, monkeypatch, capsys):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Release tables on demand", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+    assert len(commands) >= 3
+    for command in commands:
+        words = shlex.split(command.replace("path/to/ts2", str(shared_ts2)))
+        with monkeypatch.context() as scoped:
+            while "=" in words[0]:
+                key, value = words.pop(0).split("=", 1)
+                scoped.setenv(key, value)
+            assert words[0] == "ts2", command
+            assert main(words[1:]) == 0, command
+        capsys.readouterr()
+
+
+def test_readme_release_python_block_runs(sources, fresh_cache, shared_ts2):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Release tables on demand", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(code.replace("path/to/ts2", str(shared_ts2)), "README.md", "exec"), namespace)
+    assert namespace["release"].path("metadata.csv").read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
+    assert sources.count("metadata.csv") == 2  # downloaded once by the block (HEAD + GET), then reused
