@@ -14,6 +14,10 @@ from ..tables import read_score_table
 from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
 
 
+#: --data-dir of the commands that read release tables
+DATA_DIR_HELP = ("folder laid out like the TS2 release (metadata.csv, released_scores.csv, paper_table2.csv...); "
+                 "default: $TS2_DATA, else the Hugging Face cache, downloading a missing file once (scorers.release)")
+
 #: --segs of meta, reproduce and report
 SEGS_HELP = "SEG ids to evaluate, e.g. 0-10,20, or 'all' (default: 0-163, the paper's Table 2 set)"
 
@@ -25,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="TS2 meta-metrics of one or more score columns of a per-image scores CSV.",
     )
     meta.add_argument("scores", help="per-image scores CSV (rows aligned with --metadata, or joined with --on)")
-    meta.add_argument("--metadata", required=True, help="TS2 metadata.csv (id, target_prompt, file_name, rank...)")
+    meta.add_argument("--metadata", help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
+                                         "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
+    meta.add_argument("--data-dir", help=DATA_DIR_HELP)
     meta.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
     meta.add_argument("--lower-is-better", action="store_true", help="scores are error counts (LLMScore style)")
     meta.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
@@ -42,9 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the paper's Table 2 from released scores: ours vs paper",
         description="Recompute rank/sep/delta of every published metric and compare with the paper's Table 2.",
     )
-    rep.add_argument("--scores", required=True, help="released_scores.csv (row-aligned with --metadata)")
-    rep.add_argument("--metadata", required=True, help="metadata.csv")
-    rep.add_argument("--paper", required=True, help="paper_table2.csv")
+    rep.add_argument("--scores", help="per-image scores row-aligned with --metadata (default: the release's "
+                                      "released_scores.csv, its stray quotes cleaned)")
+    rep.add_argument("--metadata", help="metadata.csv (default: the release's)")
+    rep.add_argument("--paper", help="paper_table2.csv (default: from --data-dir / $TS2_DATA; it has no public "
+                                     "download, so without it only our values are printed)")
+    rep.add_argument("--data-dir", help=DATA_DIR_HELP)
     rep.add_argument("--segs", default="default", help=SEGS_HELP)
     rep.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
@@ -59,8 +68,17 @@ PROGRESS_MIN_COLUMNS = 20
 ANNOUNCE_READ_BYTES = 50 * 1024 * 1024
 
 
+def release_or_given(given: str | None, name: str, data_dir: str | None):
+    """``given`` if the user passed a path, else the release file ``name`` (local copy, cache or one download)."""
+    if given is not None:
+        return given
+    from ..release import path
+
+    return path(name, data_dir)
+
+
 def run_meta(args: argparse.Namespace) -> int:
-    metadata = read_metadata(args.metadata)
+    metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
     scores = align_scores(read_score_table(args.scores, args.column), metadata, on=args.on)
@@ -91,15 +109,31 @@ def run_meta(args: argparse.Namespace) -> int:
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
+    from ..release import RELEASED_LOWER_IS_BETTER, ReleaseFileUnavailable
+
+    notes = []
+    paper, orientation = args.paper, None
+    if paper is None:
+        try:
+            paper = release_or_given(None, "paper_table2.csv", args.data_dir)
+        except ReleaseFileUnavailable:
+            notes.append("paper_table2.csv (the paper's Table 2, no public download) is not in --data-dir/$TS2_DATA: "
+                         "only our values are shown; pass --paper FILE for the residuals")
+            orientation = {c: False for c in RELEASED_LOWER_IS_BETTER}
+    released = args.scores is None
+    if released and not args.clean_quotes:
+        notes.append("released_scores.csv: its known stray quotes (llmscore_over, e.g. '\"3') are cleaned")
     reproduction = reproduce_table(
-        read_score_table(args.scores),
-        read_metadata(args.metadata),
-        read_paper_table(args.paper),
+        read_score_table(release_or_given(args.scores, "released_scores.csv", args.data_dir)),
+        read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir)),
+        None if paper is None else read_paper_table(paper),
         seg_subset=args.segs,
-        clean_quotes=args.clean_quotes,
+        clean_quotes=args.clean_quotes or released,
         variant=args.variant,
         n_bootstrap=args.n_bootstrap,
+        higher_is_better=orientation,
     )
+    reproduction.notes[:0] = notes
     if args.json:
         print(json.dumps({"segs": reproduction.segs, "rows": reproduction.rows}))
     elif args.markdown:
