@@ -50,6 +50,25 @@ RULES: list[tuple[str, str, str]] = [
     (r"^ACCELERATE_USE_CPU=1 accelerate launch .*score clip_score(?!.*--model)", "skip",
      "the default CLIP (openai/clip-vit-base-patch16) " + HUB + "; tests/test_runner.py runs 2 CPU processes on a "
      "tiny local CLIP"),
+    (r"^(TS2_DATA=\S+ )?ts2 release\b", "skip", "tests/test_release.py runs the README's release commands against a "
+     "loopback stand-in of the Hub and GitHub (the real ones are downloads)"),
+    (r"benchmarks/bench_vqa\.py --compare prefix-cache", "skip", "minutes of CPU; tests/test_prefix_cache.py runs "
+     "this command with 1 image and 1 repeat"),
+    (r"^vllm serve|^export OPENAI_BASE_URL", "skip", "starts / points at a GPU model server (vLLM)"),
+    (r"^ts2 score \S+ .*--model openai:", "skip", "needs a served model; tests/test_served.py and test_judges.py run "
+     "ts2 score against a loopback OpenAI-compatible server"),
+    (r"^ts2 tifa-bench generate --pipeline \S+/", "skip", HUB + " (a diffusers pipeline); "
+     "tests/test_tifa_bench_generate.py runs a tiny pipeline built from configs"),
+    (r"tifa-bench score .*(--model \S+/|--images images/)", "skip", HUB + " and needs generated images; "
+     "tests/test_tifa_bench_cli.py scores with a tiny local BLIP"),
+    (r"^ts2 tifa-bench report runs/", "skip", "reads the runs of the commands above; tests/test_tifa_bench_cli.py "
+     "runs report on tiny-model runs"),
+    (r"^ts2 tifa-bench stats --text-inputs tifa_v1\.0_", "skip", "reads the TIFA v1.0 files (a download); "
+     "tests/test_tifa_bench*.py run stats on same-format fixtures"),
+    (r"^ts2 report .*--ratings ratings\.csv", "skip", "needs a ratings file; tests/test_agreement_readme.py runs it "
+     "with a generated same-format ratings.csv"),
+    (r"^ts2 correlate\b", "skip", "tests/test_agreement_readme.py runs the README's correlate commands on generated "
+     "same-format ratings files"),
     (r"^ts2 score \S+ .*--model (?!\.|/)\S+/\S+", "skip", HUB + " (a Hub model id)"),
     (r"^ts2 score \S+ .*--pretrained openai", "skip", HUB + " (open_clip's OpenAI weights)"),
     (r"^ts2 score (?!.*--model)", "skip", HUB + " (the scorer's default model)"),
