@@ -11,8 +11,9 @@ def test_meta_table_shows_bootstrap_intervals(shared_ts2, capsys):
     payload = json.loads(capsys.readouterr().out)["clipscore"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    header = lines[0].split()
-    row = lines[2]
+    assert lines[0].startswith("SEGs: 0-163")  # the first line states the evaluated SEGs
+    header = lines[1].split()
+    row = lines[3]
     assert header[0] == "metric" and row.startswith("clipscore")
     # every summary cell carries the interval the JSON output reports for it, in % with one decimal
     for metric in ("rank", "sep", "delta"):

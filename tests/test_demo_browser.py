@@ -233,8 +233,11 @@ def test_seg_explorer_shows_prompt_graph_and_images(page, demo_env, shared_ts2):
     assert len(rows) == len(seg1)
     assert sorted(r[2] for r in rows) == sorted(seg1["file_name"])
     # every image of SEG 1 is in the data_dir, so the gallery shows the real files (16 px tiles), not placeholders
+    # wait until the images have arrived and decoded, not only until their <img> elements exist (on a loaded machine
+    # an element can be there with naturalWidth 0 for a while)
     page.wait_for_function(
-        f"() => document.querySelectorAll('#seg-gallery img').length >= {len(seg1)}"
+        f"() => {{ const imgs = [...document.querySelectorAll('#seg-gallery img')].slice(0, {len(seg1)});"
+        f" return imgs.length >= {len(seg1)} && imgs.every(i => i.complete && i.naturalWidth > 0); }}"
     )
     sizes = page.locator("#seg-gallery img").evaluate_all("els => els.map(e => [e.naturalWidth, e.complete])")
     assert len(sizes) >= len(seg1)

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a metric column whose lower scores are better (negated first; repeatable)")
     parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs (0: none)")
     parser.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--offline", action="store_true", help="use the Hugging Face cache only (tifa160)")
     parser.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
     parser.set_defaults(handler=run_correlate)

@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export = actions.add_parser("export", help="write the texts and questions as Parquet + a dataset card")
     _data_options(export)
     export.add_argument("--out", required=True, help="output folder (empty or new, unless --overwrite)")
-    export.add_argument("--overwrite", action="store_true")
+    export.add_argument("--overwrite", action="store_true", help="replace an existing export in --out")
     export.set_defaults(handler=_export)
 
     generate = actions.add_parser(
@@ -65,17 +65,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _data_options(generate)
     generate.add_argument("--pipeline", required=True, help="diffusers pipeline: Hub name or local folder")
     generate.add_argument("--out", required=True, help="image folder")
-    generate.add_argument("--seed", type=int, default=0)
-    generate.add_argument("--images-per-prompt", type=int, default=1, metavar="K")
+    generate.add_argument("--seed", type=int, default=0,
+                          help="base seed; each (text, k) image gets its own generator seeded from it")
+    generate.add_argument("--images-per-prompt", type=int, default=1, metavar="K", help="images per text input")
     generate.add_argument("--batch-size", type=int, default=4, help="prompts per pipeline call")
     generate.add_argument("--steps", type=int, help="num_inference_steps (default: the pipeline's)")
     generate.add_argument("--guidance-scale", type=float, help="classifier-free guidance (default: the pipeline's)")
-    generate.add_argument("--height", type=int)
-    generate.add_argument("--width", type=int)
+    generate.add_argument("--height", type=int, help="image height in pixels (default: the pipeline's)")
+    generate.add_argument("--width", type=int, help="image width in pixels (default: the pipeline's)")
     generate.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="pipeline dtype (default fp32)")
     generate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                           help="extra pipeline call argument (repeatable; JSON values), e.g. negative_prompt=...")
-    generate.add_argument("--no-progress", action="store_true")
+    generate.add_argument("--no-progress", action="store_true", help="no progress bar")
     generate.set_defaults(handler=_generate)
 
     score = actions.add_parser(
@@ -92,11 +93,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                        help="scorer option as in `ts2 score` (vqa_backend=..., sbert=...)")
     score.add_argument("--batch-size", type=int, default=8, help="images per batch (all their questions go along)")
-    score.add_argument("--num-workers", type=int, default=2)
-    score.add_argument("--precision", choices=["fp32", "bf16", "fp16"])
+    score.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes decoding images")
+    score.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="model precision (default: the scorer's)")
     score.add_argument("--cache-dir", help="crash-safe cache folder (default OUT/cache)")
-    score.add_argument("--on-error", choices=["raise", "skip"], default="raise")
-    score.add_argument("--no-progress", action="store_true")
+    score.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                       help="an unreadable image stops the run (raise) or is recorded and skipped (skip)")
+    score.add_argument("--no-progress", action="store_true", help="no progress bar")
     score.set_defaults(handler=_score)
 
     report = actions.add_parser(
@@ -104,8 +106,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("results", nargs="+", help="output folders of `ts2 tifa-bench score` (one per model)")
     report.add_argument("--out", required=True, help="report folder")
     report.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples over texts (0: no CIs)")
-    report.add_argument("--seed", type=int, default=0)
-    report.add_argument("--digits", type=int, default=1)
+    report.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap and the paired test")
+    report.add_argument("--digits", type=int, default=1, help="decimals in the tables")
     report.set_defaults(handler=_report)
 
 
