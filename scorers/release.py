@@ -24,8 +24,9 @@ Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
    ``HF_HOME`` and ``HF_HUB_OFFLINE``); other URLs are stored under ``$HF_HOME/ts2-evaluate/<sha256>/<name>``
    (unpinned ones under ``$HF_HOME/ts2-evaluate/unpinned/<revision or URL hash>/<name>``). A verified cached file is
    reused without any request.
-3. A download (not offline: ``offline=True`` or, by default, ``HF_HUB_OFFLINE=1``): written to a temporary file next to its destination, hashed, and moved
-   into place only when the sha256 matches; a mismatching download is deleted and reported (:class:`ChecksumMismatch`).
+3. A download (unless offline: ``fetch(offline=True)`` or, by default, ``HF_HUB_OFFLINE=1``): written to a temporary
+   file next to its destination, hashed, and moved into place only when the sha256 matches; a mismatching download
+   is deleted and reported (:class:`ChecksumMismatch`).
 
 ``$TS2_GITHUB_URL`` replaces ``https://raw.githubusercontent.com`` (a mirror, or a test server), as ``HF_ENDPOINT``
 does for the Hub. :class:`PinnedFile` and :func:`fetch` are generic: any other pinned table (e.g. TIFA160 ratings,
@@ -100,7 +101,8 @@ class PinnedFile:
     ``url``: where it comes from (a Hub ``.../resolve/<commit>/<path>`` URL is fetched with ``hf_hub_download``, any
     other URL with plain HTTP), or ``None`` when no public file has this content (``note`` says where it comes from).
     ``sha256``: hex digest of the exact bytes, or ``None`` for a non-Hub URL whose digest is not known yet (trust on
-    first use: recorded at the first download, see the module docstring). ``filename``: local relative name (``raw_answers/mplug_tifa.csv``).
+    first use: recorded at the first download, see the module docstring). ``filename``: local relative name
+    (``raw_answers/mplug_tifa.csv``).
     ``revision``: the commit the URL pins (must appear in the URL).
     """
 
@@ -286,7 +288,8 @@ def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progr
     Raises :class:`ReleaseFileUnavailable` when it cannot be had (offline and not cached, HTTP error, no public URL)
     and :class:`ChecksumMismatch` when the downloaded bytes differ from the pinned sha256 (nothing is kept).
     ``cache_dir``: root for this file's cache (default: the hub cache for Hub URLs, ``$HF_HOME/ts2-evaluate`` else).
-    ``offline``: True = cache only, never a request; None (default) = ``HF_HUB_OFFLINE``; False = may download.
+    ``offline``: True = cache only, never a request; None (default) = ``HF_HUB_OFFLINE``; False = may download
+    (for a Hub file huggingface_hub itself still obeys ``HF_HUB_OFFLINE=1``).
     """
     if file.url is None:
         raise ReleaseFileUnavailable(f"{file.filename}: no public download; {file.note}")
