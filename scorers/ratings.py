@@ -8,7 +8,8 @@ Canonical columns: ``item`` (the prompt id: images of one prompt form a group), 
   object keyed by image (``"<text_id>_<model>"``) whose values hold ``text_id``, ``image_path``, ``text``,
   ``human_scores`` (two 1-5 Likert ratings), ``human_avg`` and reference metric scores (``clipscore_vitb32``,
   ``tifa_mplug-large``...). 800 images = 160 prompts x 5 models. :func:`fetch_tifa160` downloads it once from a URL
-  pinned at a commit into the Hugging Face cache (``--offline`` / ``HF_HUB_OFFLINE=1``: cache only);
+  pinned at a commit through ``scorers.release.fetch`` (cache ``$HF_HOME/ts2-evaluate/unpinned/<commit>/``;
+  ``--offline`` / ``HF_HUB_OFFLINE=1``: cache only);
 * GenAI-Bench (Li et al., 2024), ``BaiqiL/GenAI-Bench`` on the Hub: a Parquet table with ``Index``, ``Prompt`` and a
   ``HumanRatings`` struct ``{model: [rating, ...]}`` (1-5 Likert, several raters) beside one image column per model.
   :func:`read_genai_bench` reads only those three columns (the images are never decoded) and returns one row per
@@ -18,12 +19,7 @@ Canonical columns: ``item`` (the prompt id: images of one prompt form a group), 
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import tempfile
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -33,13 +29,12 @@ import pandas as pd
 
 from .agreement import COEFFICIENTS, Agreement, agreement_many, inter_rater
 from .meta import as_scores
+from .release import PinnedFile, fetch
 
 __all__ = [
     "TIFA160",
     "CorrelationTable",
-    "PinnedFile",
     "correlate_frame",
-    "fetch_pinned",
     "fetch_tifa160",
     "read_genai_bench",
     "read_ratings",
@@ -47,101 +42,24 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class PinnedFile:
-    """A file at a fixed revision: ``url`` names the revision, ``sha256`` (when known) is checked on download."""
-
-    name: str
-    url: str
-    revision: str
-    filename: str
-    sha256: str | None = None
-
-
 #: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them.
-#: ``sha256`` is None because the file could not be fetched where this was written (no network); the first download
-#: records its digest beside the cached copy and every later read checks the copy against it (see fetch_pinned).
+#: ``sha256`` is None because the file could not be fetched where this was written (no network): ``release.fetch``
+#: records the first download's digest beside the cached copy and checks every later read against it.
 TIFA160 = PinnedFile(
-    name="tifa160",
     url="https://raw.githubusercontent.com/Yushi-Hu/tifa/d20b20066a593183f3436ce5cbff33982bb8d02f/"
         "human_annotations/human_annotations_with_scores.json",
-    revision="d20b20066a593183f3436ce5cbff33982bb8d02f",
-    filename="human_annotations_with_scores.json",
     sha256=None,
+    filename="human_annotations_with_scores.json",
+    revision="d20b20066a593183f3436ce5cbff33982bb8d02f",
 )
 _TIFA_KEYS = ("text_id", "image_path", "text", "human_scores", "human_avg")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _default_cache() -> Path:
-    from huggingface_hub import constants
-
-    return Path(constants.HF_HUB_CACHE) / "ts2-evaluate"
-
-
-def _offline_default() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def fetch_pinned(
-    source: PinnedFile,
-    *,
-    offline: bool | None = None,
-    cache_dir: str | Path | None = None,
-    timeout: float = 60.0,
-) -> Path:
-    """The local copy of ``source``: downloaded once into ``<HF cache>/ts2-evaluate/<name>/<revision>/``.
-
-    The download goes to a temporary file, is checked against ``source.sha256`` and only then moved into place, so
-    a broken transfer never leaves a file behind. The digest is stored beside the copy (``.sha256``); a cached copy
-    that no longer matches it (or the pinned digest) is refused. ``offline`` (default: ``HF_HUB_OFFLINE``) uses the
-    cache only.
-    """
-    offline = _offline_default() if offline is None else offline
-    folder = Path(cache_dir) if cache_dir is not None else _default_cache()
-    target = folder / source.name / source.revision / source.filename
-    record = target.with_name(target.name + ".sha256")
-    if target.is_file():
-        expected = source.sha256 or (record.read_text().strip() if record.is_file() else None)
-        actual = _sha256(target)
-        if expected is not None and actual != expected:
-            raise ValueError(f"cached {target} has sha256 {actual}, expected {expected}; delete it to download again")
-        return target
-    if offline:
-        raise FileNotFoundError(f"{source.name} is not in the cache ({target}) and offline mode is on; run once "
-                                "without --offline (unset HF_HUB_OFFLINE) or pass a local copy of the file")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    request = urllib.request.Request(source.url, headers={"User-Agent": "ts2-evaluate"})
-    handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".download-")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            try:
-                with urllib.request.urlopen(request, timeout=timeout) as response:
-                    shutil.copyfileobj(response, out)
-            except OSError as error:  # URLError, HTTPError, timeouts
-                raise FileNotFoundError(f"could not download {source.name} from {source.url}: {error}") from None
-        actual = _sha256(tmp)
-        if source.sha256 is not None and actual != source.sha256:
-            raise ValueError(f"downloaded {source.name} has sha256 {actual}, pinned {source.sha256}; not kept")
-        os.replace(tmp, target)
-        record.write_text(actual + "\n")
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
-
-
 def fetch_tifa160(*, offline: bool | None = None, cache_dir: str | Path | None = None,
                   source: PinnedFile = TIFA160) -> Path:
-    """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once."""
-    return fetch_pinned(source, offline=offline, cache_dir=cache_dir)
+    """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once by ``scorers.release.fetch`` (the one download
+    path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``)."""
+    return fetch(source, offline=offline, cache_dir=cache_dir, progress=False)
 
 
 def read_tifa_annotations(path: str | Path) -> pd.DataFrame:

@@ -8,6 +8,12 @@ This is the one module that downloads release tables. Each file of the release h
   official GitHub repository ``michaelsaxon/T2IScoreScore`` at a commit;
 * its **sha256**, checked after every download and on every reuse, so a changed or damaged file is never used.
 
+This is the one download path of the project: the TIFA160 human ratings (``scorers.ratings``) and the TIFA v1.0
+benchmark files (``scorers.tifa_bench.data``) are :class:`PinnedFile` s fetched by :func:`fetch` too. A non-Hub file
+whose digest was not known when it was pinned has ``sha256=None`` (*trust on first use*): its first download's digest
+is recorded beside the cached copy (``<file>.sha256``) and logged with a warning saying it should be pinned, and
+every later read (and any re-download) is checked against that record exactly as a pinned digest would be.
+
 Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
 
 1. ``data_dir=`` (the CLI's ``--data-dir``) or ``$TS2_DATA``: a local folder laid out like the release, same file
@@ -15,10 +21,12 @@ Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
    with ``strict=True``): a local folder is an explicit choice (a patched copy, a test fixture), but results computed
    from it may differ from the official release, so the difference is always reported.
 2. The cache: Hub files live in the Hugging Face hub cache (``hf_hub_download``, which honours ``HF_ENDPOINT``,
-   ``HF_HOME`` and ``HF_HUB_OFFLINE``); other URLs are stored under ``$HF_HOME/ts2-evaluate/<sha256>/<name>``. A
-   verified cached file is reused without any request.
-3. A download (not with ``HF_HUB_OFFLINE=1``): written to a temporary file next to its destination, hashed, and moved
-   into place only when the sha256 matches; a mismatching download is deleted and reported (:class:`ChecksumMismatch`).
+   ``HF_HOME`` and ``HF_HUB_OFFLINE``); other URLs are stored under ``$HF_HOME/ts2-evaluate/<sha256>/<name>``
+   (unpinned ones under ``$HF_HOME/ts2-evaluate/unpinned/<revision or URL hash>/<name>``). A verified cached file is
+   reused without any request.
+3. A download (unless offline: ``fetch(offline=True)`` or, by default, ``HF_HUB_OFFLINE=1``): written to a temporary
+   file next to its destination, hashed, and moved into place only when the sha256 matches; a mismatching download
+   is deleted and reported (:class:`ChecksumMismatch`).
 
 ``$TS2_GITHUB_URL`` replaces ``https://raw.githubusercontent.com`` (a mirror, or a test server), as ``HF_ENDPOINT``
 does for the Hub. :class:`PinnedFile` and :func:`fetch` are generic: any other pinned table (e.g. TIFA160 ratings,
@@ -94,18 +102,24 @@ class PinnedFile:
 
     ``url``: where it comes from (a Hub ``.../resolve/<commit>/<path>`` URL is fetched with ``hf_hub_download``, any
     other URL with plain HTTP), or ``None`` when no public file has this content (``note`` says where it comes from).
-    ``sha256``: hex digest of the exact bytes. ``filename``: local relative name (``raw_answers/mplug_tifa.csv``).
+    ``sha256``: hex digest of the exact bytes, or ``None`` for a non-Hub URL whose digest is not known yet (trust on
+    first use: recorded at the first download, see the module docstring). ``filename``: local relative name
+    (``raw_answers/mplug_tifa.csv``).
     ``revision``: the commit the URL pins (must appear in the URL).
     """
 
     url: str | None
-    sha256: str
+    sha256: str | None
     filename: str
     revision: str | None = None
     note: str = ""
 
     def __post_init__(self) -> None:
-        if not _SHA256.fullmatch(self.sha256):
+        if self.sha256 is None:
+            if self.url is None or _hub_parts(self.url) is not None:
+                raise ValueError(f"{self.filename}: sha256=None (trust on first use) is only allowed for a non-Hub "
+                                 f"URL; pin the digest of {self.url or 'this file'}")
+        elif not _SHA256.fullmatch(self.sha256):
             raise ValueError(f"{self.filename}: sha256 must be 64 lowercase hex digits, got {self.sha256!r}")
         name = PurePosixPath(self.filename)
         if name.is_absolute() or ".." in name.parts or not name.parts:
@@ -224,7 +238,23 @@ def resolved_url(file: PinnedFile) -> str | None:
 
 def _cache_target(file: PinnedFile, cache_dir: str | os.PathLike | None) -> Path:
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if file.sha256 is None:  # unpinned: keyed by the pinned revision, or by the URL when it names none
+        key = file.revision or hashlib.sha256(file.url.encode()).hexdigest()[:16]
+        return root / "unpinned" / key / PurePosixPath(file.filename).name
     return root / file.sha256 / PurePosixPath(file.filename).name
+
+
+def _record_of(target: Path) -> Path:
+    """Where the first download's digest of an unpinned file is recorded: ``<file>.sha256`` beside the copy."""
+    return target.with_name(target.name + ".sha256")
+
+
+def _expected_sha256(file: PinnedFile, target: Path) -> str | None:
+    """The digest ``file`` must have: the pinned one, else the recorded first download's, else None (none yet)."""
+    if file.sha256 is not None:
+        return file.sha256
+    record = _record_of(target)
+    return record.read_text().strip() if record.is_file() else None
 
 
 def cached_path(file: PinnedFile, cache_dir: str | os.PathLike | None = None) -> Path | None:
@@ -242,9 +272,10 @@ def cached_path(file: PinnedFile, cache_dir: str | os.PathLike | None = None) ->
     return Path(found) if isinstance(found, str) else None
 
 
-def _mismatch(file: PinnedFile, got: str, where: str) -> ChecksumMismatch:
+def _mismatch(file: PinnedFile, got: str, where: str, expected: str | None = None) -> ChecksumMismatch:
+    pinned = f"pinned {file.sha256}" if file.sha256 is not None else f"recorded {expected} (first download)"
     return ChecksumMismatch(
-        f"{file.filename}: sha256 {got} of {where} does not match the pinned {file.sha256}; the file was refused "
+        f"{file.filename}: sha256 {got} of {where} does not match the {pinned}; the file was refused "
         "(the source changed or the transfer was damaged)"
     )
 
@@ -252,30 +283,34 @@ def _mismatch(file: PinnedFile, got: str, where: str) -> ChecksumMismatch:
 # --- fetching one pinned file ------------------------------------------------------------------------------------
 
 
-def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
+def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progress: bool = True,
+          offline: bool | None = None) -> Path:
     """Local path of ``file``: a verified cached copy (no request), else downloaded once, verified and cached.
 
     Raises :class:`ReleaseFileUnavailable` when it cannot be had (offline and not cached, HTTP error, no public URL)
     and :class:`ChecksumMismatch` when the downloaded bytes differ from the pinned sha256 (nothing is kept).
     ``cache_dir``: root for this file's cache (default: the hub cache for Hub URLs, ``$HF_HOME/ts2-evaluate`` else).
+    ``offline``: True = cache only, never a request; None (default) = ``HF_HUB_OFFLINE``; False = may download
+    (for a Hub file huggingface_hub itself still obeys ``HF_HUB_OFFLINE=1``).
     """
     if file.url is None:
         raise ReleaseFileUnavailable(f"{file.filename}: no public download; {file.note}")
+    offline = _offline() if offline is None else bool(offline)
     if _hub_parts(file.url) is not None:
-        return _fetch_hub(file, cache_dir, progress)
-    return _fetch_url(file, cache_dir, progress)
+        return _fetch_hub(file, cache_dir, progress, offline)
+    return _fetch_url(file, cache_dir, progress, offline)
 
 
-def _fetch_hub(file: PinnedFile, cache_dir, progress: bool) -> Path:
+def _fetch_hub(file: PinnedFile, cache_dir, progress: bool, offline: bool) -> Path:
     was_cached = cached_path(file, cache_dir) is not None
-    if _offline() and not was_cached:
+    if offline and not was_cached:
         raise ReleaseFileUnavailable(_offline_message([file]))
-    local = _hub_download(file, cache_dir, progress)
+    local = _hub_download(file, cache_dir, progress, offline)
     got = sha256_file(local)
-    if got != file.sha256 and was_cached and not _offline():
+    if got != file.sha256 and was_cached and not offline:
         log.warning("%s: cached copy %s is damaged (sha256 differs); fetching it again", file.filename, local)
         _discard_hub_file(local)
-        local = _hub_download(file, cache_dir, progress)
+        local = _hub_download(file, cache_dir, progress, offline)
         got = sha256_file(local)
     if got != file.sha256:
         _discard_hub_file(local)
@@ -289,7 +324,7 @@ def _discard_hub_file(local: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
-def _hub_download(file: PinnedFile, cache_dir, progress: bool) -> Path:
+def _hub_download(file: PinnedFile, cache_dir, progress: bool, offline: bool) -> Path:
     """``hf_hub_download`` of a Hub resolve URL (honours HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE); errors in one line."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.utils import (LocalEntryNotFoundError, are_progress_bars_disabled, disable_progress_bars,
@@ -302,7 +337,7 @@ def _hub_download(file: PinnedFile, cache_dir, progress: bool) -> Path:
     try:
         return Path(hf_hub_download(
             repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
-            endpoint=os.environ.get("HF_ENDPOINT") or None,
+            endpoint=os.environ.get("HF_ENDPOINT") or None, local_files_only=offline,
         ))
     except LocalEntryNotFoundError:
         raise ReleaseFileUnavailable(_offline_message([file])) from None
@@ -315,14 +350,17 @@ def _hub_download(file: PinnedFile, cache_dir, progress: bool) -> Path:
             enable_progress_bars()
 
 
-def _fetch_url(file: PinnedFile, cache_dir, progress: bool) -> Path:
+def _fetch_url(file: PinnedFile, cache_dir, progress: bool, offline: bool) -> Path:
     target = _cache_target(file, cache_dir)
+    expected = _expected_sha256(file, target)
     if target.is_file():
-        if sha256_file(target) == file.sha256:
+        if expected is not None and sha256_file(target) == expected:
             return target
-        log.warning("%s: cached copy %s is damaged (sha256 differs); fetching it again", file.filename, target)
+        # damaged, or an unpinned copy without its record (not written by fetch: the record is written first)
+        log.warning("%s: cached copy %s is damaged (sha256 differs%s); fetching it again", file.filename, target,
+                    "" if expected is not None else ": no recorded digest")
         target.unlink()
-    if _offline():
+    if offline:
         raise ReleaseFileUnavailable(_offline_message([file], cache_dir))
     url = resolved_url(file)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -330,8 +368,13 @@ def _fetch_url(file: PinnedFile, cache_dir, progress: bool) -> Path:
     try:
         with handle:
             got = _download(url, handle, file.filename, progress)
-        if got != file.sha256:
-            raise _mismatch(file, got, url)
+        if expected is None:  # trust on first use: record the digest (before the file: no copy without a record)
+            _write_record(target, got)
+            log.warning("%s: no pinned sha256; the first download from %s has sha256 %s, recorded in %s and checked "
+                        "on every later read; pin it (PinnedFile.sha256=%r)", file.filename, url, got,
+                        _record_of(target), got)
+        elif got != expected:
+            raise _mismatch(file, got, url, expected)
         os.replace(handle.name, target)  # atomic: a reader sees the whole verified file or none
     finally:
         Path(handle.name).unlink(missing_ok=True)
@@ -339,6 +382,13 @@ def _fetch_url(file: PinnedFile, cache_dir, progress: bool) -> Path:
             with contextlib.suppress(OSError):  # leave no empty folder behind a refused download
                 target.parent.rmdir()
     return target
+
+
+def _write_record(target: Path, digest: str) -> None:
+    handle = tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=".part-", suffix=".sha256", delete=False)
+    with handle:
+        handle.write(digest + "\n")
+    os.replace(handle.name, _record_of(target))
 
 
 def _download(url: str, out, name: str, progress: bool) -> str:
@@ -366,13 +416,21 @@ def _download(url: str, out, name: str, progress: bool) -> str:
 
 def _offline_message(files: Iterable[PinnedFile], cache_dir=None) -> str:
     files = list(files)
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if not all(RELEASE_FILES.get(f.filename) == f for f in files):  # e.g. TIFA160 ratings, TIFA v1.0 files
+        lines = [f"{len(files)} file(s) are not cached and offline mode (--offline or HF_HUB_OFFLINE=1) forbids "
+                 "downloading them:"]
+        lines += [f"  {f.filename}  <-  {resolved_url(f)}" for f in files]
+        lines.append(f"Run once with network access (without --offline, HF_HUB_OFFLINE unset) to cache them under "
+                     f"{cache} and the Hugging Face hub cache, or pass a local copy of the file.")
+        return "\n".join(lines)
     lines = [f"{len(files)} TS2 release file(s) are not cached and HF_HUB_OFFLINE=1 forbids downloading them:"]
     for file in files:
         lines.append(f"  {file.filename}  <-  {resolved_url(file) or 'no public download: ' + file.note}")
     lines.append(
         f"Download them under those names (keeping subfolders) into one folder and set {DATA_ENV}=that folder "
         f"(or pass --data-dir), or run `ts2 release fetch --all` once with network access (cache: "
-        f"{Path(cache_dir) if cache_dir is not None else default_cache_dir()} and the Hugging Face hub cache)."
+        f"{cache} and the Hugging Face hub cache)."
     )
     return "\n".join(lines)
 

@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 from scorers import ratings as R
+from scorers.release import ChecksumMismatch, PinnedFile
 from scorers.cli import main
 
 MODELS = ("mini_dalle", "stable_diffusion_v1_1", "stable_diffusion_v1_5", "stable_diffusion_v2_1", "vq_diffusion")
@@ -52,6 +53,20 @@ def run_cli(capsys, *argv):
     return code, out.out, out.err
 
 
+def tifa160_cache_copy(source: Path) -> tuple[Path, Path]:
+    """Put ``source`` where ``fetch_tifa160`` looks by default, as a first download leaves it: the copy at
+    ``$HF_HOME/ts2-evaluate/unpinned/<commit>/<name>`` and its digest in ``<name>.sha256`` beside it (TIFA160 has no
+    pinned sha256: trust on first use). Returns (copy, record); the caller deletes them."""
+    from huggingface_hub import constants
+
+    target = Path(constants.HF_HOME) / "ts2-evaluate" / "unpinned" / R.TIFA160.revision / R.TIFA160.filename
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(source.read_bytes())
+    record = target.with_name(target.name + ".sha256")
+    record.write_text(hashlib.sha256(source.read_bytes()).hexdigest() + "\n")
+    return target, record
+
+
 @pytest.fixture()
 def tifa_json(tmp_path):
     return write_tifa_json(tmp_path / "human_annotations_with_scores.json")
@@ -87,17 +102,21 @@ class _Server:
 
 
 @pytest.fixture()
-def served(tmp_path):
+def served(tmp_path, monkeypatch):
     folder = tmp_path / "served"
     folder.mkdir()
-    write_tifa_json(folder / "human_annotations_with_scores.json")
+    # the TIFA160 URL's path (owner/repo/commit/path) under the server root; TS2_GITHUB_URL sends the real URL here
+    served_file = folder / R.TIFA160.url.removeprefix("https://raw.githubusercontent.com/")
+    served_file.parent.mkdir(parents=True)
+    write_tifa_json(served_file)
     server = _Server(folder)
-    yield server, folder / "human_annotations_with_scores.json"
+    monkeypatch.setenv("TS2_GITHUB_URL", server.base)
+    yield server, served_file
     server.stop()
 
 
-def _source(server, path: Path, sha256: str | None) -> R.PinnedFile:
-    return replace(R.TIFA160, url=f"{server.base}/{path.name}", sha256=sha256)
+def _source(server, path: Path, sha256: str | None) -> PinnedFile:
+    return replace(R.TIFA160, sha256=sha256)  # the real URL (through TS2_GITHUB_URL), pinned or not
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -134,21 +153,33 @@ def test_pinned_download_once_checks_sha_and_then_serves_the_cache(served, tmp_p
     source = _source(server, original, digest)
     path = R.fetch_tifa160(offline=False, cache_dir=cache, source=source)
     assert path.read_bytes() == original.read_bytes()
-    assert path.with_name(path.name + ".sha256").read_text().strip() == digest
     assert R.fetch_tifa160(offline=False, cache_dir=cache, source=source) == path
     assert server.requests == 1  # downloaded once
     server.stop()
     assert R.fetch_tifa160(offline=True, cache_dir=cache, source=source) == path  # offline: cache only
-    assert path.parent == cache / "tifa160" / R.TIFA160.revision
+    assert path == cache / digest / R.TIFA160.filename  # release.fetch's layout for pinned files
 
 
-def test_unpinned_download_records_digest_and_refuses_a_changed_copy(served, tmp_path):
+def test_unpinned_download_records_digest_and_never_serves_a_changed_file(served, tmp_path, caplog):
     server, original = served
+    digest = hashlib.sha256(original.read_bytes()).hexdigest()
     cache = tmp_path / "hf-cache"
-    path = R.fetch_tifa160(offline=False, cache_dir=cache, source=_source(server, original, None))
-    path.write_text(path.read_text().replace("prompt number 1", "prompt number X"))
-    with pytest.raises(ValueError, match="sha256"):
-        R.fetch_tifa160(offline=False, cache_dir=cache, source=_source(server, original, None))
+    source = _source(server, original, None)
+    with caplog.at_level("WARNING", logger="scorers.release"):
+        path = R.fetch_tifa160(offline=False, cache_dir=cache, source=source)
+    assert path == cache / "unpinned" / R.TIFA160.revision / R.TIFA160.filename
+    assert path.with_name(path.name + ".sha256").read_text().strip() == digest  # trust on first use
+    assert digest in caplog.text and "pin it" in caplog.text
+    assert R.fetch_tifa160(offline=False, cache_dir=cache, source=source) == path
+    assert server.requests == 1  # second read: from the cache, checked against the record
+    path.write_text(path.read_text().replace("prompt number 1", "prompt number X"))  # an edited cached copy
+    assert R.fetch_tifa160(offline=False, cache_dir=cache, source=source).read_bytes() == original.read_bytes()
+    assert server.requests == 2  # refused and fetched again, like a damaged pinned copy
+    original.write_text(original.read_text().replace("prompt number 1", "prompt number X"))  # the source changed
+    path.write_bytes(b"{}")
+    with pytest.raises(ChecksumMismatch, match="sha256 .* does not match the recorded " + digest):
+        R.fetch_tifa160(offline=False, cache_dir=cache, source=source)
+    assert not path.exists()  # the changed download was not kept
 
 
 def test_wrong_sha_keeps_nothing(served, tmp_path):
@@ -163,7 +194,7 @@ def test_offline_without_cache_and_missing_file_are_clear_errors(served, tmp_pat
     server, original = served
     with pytest.raises(FileNotFoundError, match="offline"):
         R.fetch_tifa160(offline=True, cache_dir=tmp_path / "empty", source=_source(server, original, None))
-    missing = replace(R.TIFA160, url=f"{server.base}/nope.json")
+    missing = replace(R.TIFA160, url=R.TIFA160.url.replace(R.TIFA160.filename, "nope.json"))
     with pytest.raises(FileNotFoundError, match="could not download"):
         R.fetch_tifa160(offline=False, cache_dir=tmp_path / "c2", source=missing)
 
@@ -174,9 +205,7 @@ def test_cli_tifa160_offline_uses_the_hf_cache(tifa_json, capsys):
     code, _, err = run_cli(capsys, "correlate", "tifa160", "--offline", "--human", "human_avg",
                            "--metric", "tifa_vilt", "--n-bootstrap", "0")
     assert code == 2 and "offline" in err and "Traceback" not in err
-    target = Path(constants.HF_HUB_CACHE) / "ts2-evaluate" / "tifa160" / R.TIFA160.revision / R.TIFA160.filename
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(tifa_json.read_bytes())
+    target, record = tifa160_cache_copy(tifa_json)
     try:
         code, out, _ = run_cli(capsys, "correlate", "tifa160", "--offline", "--human", "human_avg",
                                "--metric", "tifa_vilt", "--coefficients", "kendall_b", "--n-bootstrap", "0", "--json")
@@ -186,6 +215,7 @@ def test_cli_tifa160_offline_uses_the_hf_cache(tifa_json, capsys):
         assert json.loads(out)["rows"][0]["value"] == pytest.approx(want, abs=1e-12)
     finally:
         target.unlink()
+        record.unlink()
 
 
 def write_genai_parquet(path: Path, n_prompts: int = 6, seed: int = 0) -> Path:

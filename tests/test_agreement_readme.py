@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from scorers.ratings import TIFA160
-from tests.test_agreement_cli import write_tifa_json
+from tests.test_agreement_cli import tifa160_cache_copy, write_tifa_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,8 +35,6 @@ def test_readme_section_has_the_documented_commands():
 
 
 def test_readme_commands_run(shared_ts2, tmp_path):
-    from huggingface_hub import constants
-
     rng = np.random.default_rng(0)
     quality = rng.normal(0, 1, 200)
     pd.DataFrame({
@@ -46,9 +44,7 @@ def test_readme_commands_run(shared_ts2, tmp_path):
         "clipscore": 0.3 + 0.01 * quality + rng.normal(0, 0.01, 200),
         "mplug_tifa": np.round(np.clip(0.6 + 0.2 * quality, 0, 1) * 4) / 4,
     }).to_csv(tmp_path / "ratings.csv", index=False)
-    cached = Path(constants.HF_HUB_CACHE) / "ts2-evaluate" / "tifa160" / TIFA160.revision / TIFA160.filename
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    write_tifa_json(cached)
+    cached, record = tifa160_cache_copy(write_tifa_json(tmp_path / TIFA160.filename))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     try:
         for command in _commands():
@@ -59,6 +55,7 @@ def test_readme_commands_run(shared_ts2, tmp_path):
             assert done.stdout.strip(), command
     finally:
         cached.unlink()
+        record.unlink()
     assert (tmp_path / "report" / "human_agreement.md").is_file()
 
 

@@ -159,6 +159,8 @@ def test_every_source_is_pinned_to_a_commit():
     (dict(url="https://x/y/abc/t.csv", sha256="0" * 64, filename="../t.csv"), "relative path"),
     (dict(url="https://x/y/abc/t.csv", sha256="0" * 64, filename="t.csv", revision="def"), "does not appear"),
     (dict(url=None, sha256="0" * 64, filename="t.csv"), "needs a note"),
+    (dict(url="https://huggingface.co/datasets/a/b/resolve/abc/t.csv", sha256=None, filename="t.csv"), "non-Hub"),
+    (dict(url=None, sha256=None, filename="t.csv", note="by hand"), "non-Hub"),
 ])
 def test_pinned_file_rejects_bad_fields(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -236,6 +238,99 @@ def test_http_error_is_one_clear_error(sources, fresh_cache):
     file = PinnedFile(f"{sources.base}/gone/abc/t.csv", "0" * 64, "t.csv", "abc")
     with pytest.raises(ReleaseFileUnavailable, match=r"t\.csv: could not download .*HTTP 404"):
         release.fetch(file, progress=False)
+
+
+# --- unpinned files (sha256=None): trust on first use --------------------------------------------------------------
+
+
+@pytest.fixture
+def unpinned(sources, fresh_cache, shared_ts2):
+    """A file served at a pinned commit whose digest is not written down (``sha256=None``)."""
+    data = (shared_ts2 / "paper_table2.csv").read_bytes()
+    sources.routes["/other/abc123/table.csv"] = data
+    file = PinnedFile(f"{sources.base}/other/abc123/table.csv", None, "extra/table.csv", "abc123")
+    return file, data
+
+
+def _gets(sources, url_path="/other/abc123/table.csv") -> int:
+    return sum(1 for _, p in sources.requests if p == url_path)
+
+
+def test_unpinned_first_download_records_its_digest_then_zero_requests(unpinned, sources, fresh_cache, caplog):
+    file, data = unpinned
+    digest = hashlib.sha256(data).hexdigest()
+    with caplog.at_level("WARNING", logger="scorers.release"):
+        local = release.fetch(file, progress=False)
+    assert local == fresh_cache / "ts2-evaluate" / "unpinned" / "abc123" / "table.csv"
+    assert local.read_bytes() == data
+    assert (local.parent / "table.csv.sha256").read_text() == digest + "\n"
+    assert digest in caplog.text and "pin it" in caplog.text  # says what to pin
+    assert release.fetch(file, progress=False) == local
+    assert release.fetch(file, progress=False, offline=True) == local  # offline: the verified cached copy
+    assert _gets(sources) == 1  # second and third read: 0 requests
+
+
+def test_unpinned_without_revision_is_keyed_by_its_url(sources, fresh_cache):
+    sources.routes["/loose/t.csv"] = b"a,b\n1,2\n"
+    url = f"{sources.base}/loose/t.csv"
+    local = release.fetch(PinnedFile(url, None, "t.csv"), progress=False)
+    assert local.parent == fresh_cache / "ts2-evaluate" / "unpinned" / hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
+def test_unpinned_changed_cached_copy_is_fetched_again_and_checked_against_the_record(unpinned, sources):
+    """As for a pinned file: a damaged copy is refetched; the recorded digest then acts as the pin."""
+    file, data = unpinned
+    local = release.fetch(file, progress=False)
+    local.write_bytes(b"x,y\n")
+    assert release.fetch(file, progress=False).read_bytes() == data
+    assert _gets(sources) == 2
+    sources.routes["/other/abc123/table.csv"] = data + b"9,9\n"  # the source changed after the first download
+    local.write_bytes(b"x,y\n")
+    with pytest.raises(ChecksumMismatch, match=r"table\.csv: sha256 .* recorded " + hashlib.sha256(data).hexdigest()):
+        release.fetch(file, progress=False)
+    assert not local.exists() and (local.parent / "table.csv.sha256").is_file()  # refused copy gone, record kept
+    with pytest.raises(ReleaseFileUnavailable, match="offline mode"):  # and nothing unverified is served offline
+        release.fetch(file, progress=False, offline=True)
+
+
+def test_unpinned_copy_without_a_record_is_not_trusted(unpinned, sources):
+    file, data = unpinned
+    local = release.fetch(file, progress=False)
+    (local.parent / "table.csv.sha256").unlink()
+    local.write_bytes(b"x,y\n")  # a copy fetch did not write (it writes the record first)
+    assert release.fetch(file, progress=False).read_bytes() == data
+    assert _gets(sources) == 2
+
+
+def test_offline_true_with_empty_cache_names_the_file_and_makes_no_request(unpinned, sources, fresh_cache):
+    file, _ = unpinned
+    with pytest.raises(ReleaseFileUnavailable) as caught:
+        release.fetch(file, progress=False, offline=True)  # HF_HUB_OFFLINE is off here: offline=True wins
+    message = str(caught.value)
+    assert message.startswith("1 file(s) are not cached and offline mode (--offline or HF_HUB_OFFLINE=1)")
+    assert f"extra/table.csv  <-  {file.url}" in message and str(fresh_cache / "ts2-evaluate") in message
+    assert sources.requests == []
+
+
+def test_offline_false_downloads_even_under_hf_hub_offline(unpinned, sources):
+    from huggingface_hub import constants
+
+    constants.HF_HUB_OFFLINE = True  # restored by the fixture's monkeypatch; offline=None would refuse
+    file, data = unpinned
+    with pytest.raises(ReleaseFileUnavailable, match="offline mode"):
+        release.fetch(file, progress=False)
+    assert release.fetch(file, progress=False, offline=False).read_bytes() == data
+
+
+def test_offline_true_for_a_hub_file_uses_the_cache_only(sources, fresh_cache, shared_ts2):
+    file = RELEASE_FILES["metadata.csv"]
+    with pytest.raises(ReleaseFileUnavailable, match="metadata.csv"):
+        release.fetch(file, progress=False, offline=True)
+    assert sources.requests == []
+    local = release.fetch(file, progress=False)
+    before = sources.count()
+    assert release.fetch(file, progress=False, offline=True) == local
+    assert sources.count() == before
 
 
 # --- offline -------------------------------------------------------------------------------------------------------

@@ -210,35 +210,45 @@ def test_report_files(bench, tmp_path):
     assert paths["chart"].stat().st_size > 1000
 
 
-def test_pinned_files_go_through_release_fetch(files, monkeypatch):
-    """Without paths the loader asks ``scorers.release.fetch`` (being written on another branch; stubbed here with
-    its agreed contract) for the two files at the pinned commit, forwarding ``offline``."""
-    import sys
-    import types
-    from dataclasses import dataclass
+def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
+    """Without paths the loader fetches both files with the real ``scorers.release.fetch`` from their pinned commit
+    (here a loopback server standing in for raw GitHub via TS2_GITHUB_URL): offline and not cached is a clear error
+    with no request; one download each, digests recorded (sha256=None: trust on first use); then cache only."""
+    import hashlib
 
+    from huggingface_hub import constants
+
+    from scorers.release import ReleaseFileUnavailable
     from scorers.tifa_bench import data
+    from tests.test_agreement_cli import _Server
 
-    @dataclass
-    class PinnedFile:
-        url: str
-        sha256: str | None
-        filename: str
-        revision: str
-
-    calls = []
-
-    def fetch(file, *, offline=None):
-        calls.append((file, offline))
-        return files[0] if file.filename.endswith("text_inputs.json") else files[1]
-
-    monkeypatch.setitem(sys.modules, "scorers.release", types.SimpleNamespace(PinnedFile=PinnedFile, fetch=fetch))
-    bench = load_tifa_v1(offline=True)
-    assert len(bench.texts) == 5 and len(bench.questions) == 10
-    base = f"https://raw.githubusercontent.com/Yushi-Hu/tifa/{data.REVISION}/tifa_v1.0/"
-    assert [(f.url, f.filename, f.revision, offline) for f, offline in calls] == [
-        (base + "tifa_v1.0_text_inputs.json", "tifa_v1.0_text_inputs.json", data.REVISION, True),
-        (base + "tifa_v1.0_question_answers.json", "tifa_v1.0_question_answers.json", data.REVISION, True)]
+    root = tmp_path / "served"
+    folder = root / "Yushi-Hu" / "tifa" / data.REVISION / "tifa_v1.0"  # the path of the real raw GitHub URLs
+    folder.mkdir(parents=True)
+    for file in files:
+        (folder / file.name).write_bytes(file.read_bytes())
+    home = tmp_path / "hf"
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    server = _Server(root)
+    monkeypatch.setenv("TS2_GITHUB_URL", server.base)
+    try:
+        offline_error = r"(?s)offline mode.*tifa_v1\.0_text_inputs\.json  <-  http://127"
+        with pytest.raises(ReleaseFileUnavailable, match=offline_error):
+            load_tifa_v1(offline=True)
+        assert server.requests == 0
+        bench = load_tifa_v1(offline=False)
+        assert len(bench.texts) == 5 and len(bench.questions) == 10
+        assert server.requests == 2
+        cached = home / "ts2-evaluate" / "unpinned" / data.REVISION
+        for file in files:
+            assert (cached / file.name).read_bytes() == file.read_bytes()
+            assert (cached / (file.name + ".sha256")).read_text().strip() == hashlib.sha256(
+                file.read_bytes()).hexdigest()
+        assert len(load_tifa_v1(offline=True).questions) == 10
+        assert len(load_tifa_v1().questions) == 10  # offline=None: HF_HUB_OFFLINE=1 (conftest), the cache serves
+        assert server.requests == 2
+    finally:
+        server.stop()
     with pytest.raises(ValueError, match="unknown TIFA v1.0 file"):
         data.pinned_path("images")
 

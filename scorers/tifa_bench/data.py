@@ -37,8 +37,9 @@ logger = logging.getLogger(__name__)
 #: for this module; both files were released together on 2023-03-22 and live in the same folder).
 REVISION = "5abab2dc3df7a9fa75db88083c20d6feae243512"
 _RAW = "https://raw.githubusercontent.com/Yushi-Hu/tifa/{revision}/tifa_v1.0/{name}"
-#: name -> (file name, sha256). ``None`` = not known when this was written: the first download verifies nothing,
-#: prints the digest it got, and that digest should be pasted here (see ``scorers.release``).
+#: name -> (file name, sha256). ``None`` = not known when this was written: trust on first use (``scorers.release``
+#: records the first download's digest beside the cached copy, checks every later read against it, and logs the
+#: digest with a warning: paste it here).
 FILES: dict[str, tuple[str, str | None]] = {
     "text_inputs": ("tifa_v1.0_text_inputs.json", None),
     "question_answers": ("tifa_v1.0_question_answers.json", None),
@@ -60,7 +61,8 @@ def pinned_path(name: str, *, offline: bool | None = None) -> Path:
     """The local copy of pinned file ``name`` (``"text_inputs"`` / ``"question_answers"``), downloaded once.
 
     Goes through ``scorers.release.fetch`` (download into the HF cache, sha256 check, reuse; a clear error when
-    offline and not cached). With ``sha256=None`` the first download is not verified and prints its digest.
+    offline and not cached; ``offline=None`` follows ``HF_HUB_OFFLINE``). With ``sha256=None`` the first download's
+    digest is recorded and every later read is checked against it.
     """
     from ..release import PinnedFile, fetch  # the release module owns every download
 
