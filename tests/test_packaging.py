@@ -46,8 +46,7 @@ def _third_party_imports() -> dict[str, str]:
                 continue
             for module in modules:
                 top = module.split(".")[0]
-                local = (ROOT / "examples" / "space" / top).is_dir()  # the demo package, shipped with the repo
-                if top not in stdlib and top not in ("scorers", "__future__") and not local:
+                if top not in stdlib and top not in ("scorers", "__future__"):
                     found.setdefault(top, str(path.relative_to(ROOT)))
     return found
 

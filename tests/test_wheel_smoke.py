@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import venv
 from pathlib import Path
 
@@ -122,3 +125,30 @@ def test_evaluate_load_of_a_copied_module_from_the_wheel(wheel_venv, tmp_path):
 def test_demo_help_from_the_wheel(wheel_venv, tmp_path):
     done = _run(wheel_venv, [str(wheel_venv.parent / "ts2"), "demo", "--help"], tmp_path, _clean_env())
     assert "usage: ts2 demo" in done.stdout
+
+
+def test_demo_serves_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
+    """``ts2 demo`` starts from the installed wheel (the app is ``scorers.demo``) and answers on loopback."""
+    pytest.importorskip("gradio", reason="gradio is not installed")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    args = [str(wheel_venv.parent / "ts2"), "demo", "--port", str(port), "--metadata", str(shared_ts2 / "metadata.csv"),
+            "--scores-csv", str(shared_ts2 / "released_scores.csv"), "--paper", str(shared_ts2 / "paper_table2.csv")]
+    env = _clean_env(HF_HOME=str(tmp_path / "hf"), GRADIO_ANALYTICS_ENABLED="False")
+    process = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    try:
+        deadline, config = time.time() + 120, ""
+        while time.time() < deadline and process.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=2) as response:
+                    config = response.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert "19 published metrics" in config, "the demo from the wheel did not answer on loopback"
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0]
+    assert f"ts2 demo: serving on http://127.0.0.1:{port}/" in output
