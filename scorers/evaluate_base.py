@@ -1,7 +1,8 @@
 """What every scorer `evaluate` module shares: images + prompts in, per-image scores out, the scorer built once.
 
 The modules in ``evaluate_modules/`` (clip_score, align_score, siglip_score, tifa_score, dsg_score, vqa_score) are
-subclasses of :class:`ScorerMetric` that name their scorer, its load-time options and their card text. They import
+subclasses of :class:`ScorerMetric` that name their scorer, its load-time and compute-time options and their card
+text; the ``_compute`` is this class's. They import
 this *module* (``import scorers.evaluate_base as base``), never the class by name: evaluate's loader takes the first
 ``EvaluationModule`` subclass in a module's namespace as the module's metric, and that must be the module's own.
 """
@@ -37,6 +38,13 @@ class ScorerMetric(evaluate.Metric):
     citation: str = ""
     kwargs_description: str = ""
     reference_urls: tuple[str, ...] = ()
+    #: images per batch when ``compute`` gets no ``batch_size``
+    default_batch_size: int = 8
+    #: compute-time score-form options and their defaults, passed to the scorer's ``set_form`` (embedding scorers:
+    #: ``{"form": "paper", "w": 2.5}``); empty: the scorer has no forms
+    compute_options: dict[str, Any] = {}
+    #: also return the scorer's per-image ``records`` (e.g. per-question answers)
+    with_records: bool = False
 
     def __init__(self, *args, **kwargs):
         given = {name: kwargs.pop(name) for name in list(kwargs) if name in self.options}
@@ -68,6 +76,19 @@ class ScorerMetric(evaluate.Metric):
             model = self.default_model if self.config_name == "default" else self.config_name
             self._scorer = self.build_scorer(model, **self._options)
         return self._scorer
+
+    def _compute(self, images, prompts, batch_size: int | None = None, **compute_options) -> dict:
+        """What every scorer module's ``compute`` does: set the score form (if any), score, return scores + mean."""
+        unknown = sorted(set(compute_options) - set(self.compute_options))
+        if unknown:
+            allowed = ["batch_size", *self.compute_options]
+            raise ValueError(f"{type(self).__name__}.compute: unknown option(s) {unknown}; options are {allowed}")
+        if self.compute_options:
+            self.scorer.set_form(**{**self.compute_options, **compute_options})
+        batch_size = self.default_batch_size if batch_size is None else batch_size
+        if self.with_records:
+            return self.score_with_records(images, prompts, batch_size=batch_size)
+        return self.score(images, prompts, batch_size=batch_size)
 
     def score(self, images: Sequence[Any], prompts: Sequence[str], *, batch_size: int) -> dict:
         """``{"scores": [...], "mean": float, <scalar record field>: [...]}`` through the shared runner."""

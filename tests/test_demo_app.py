@@ -16,23 +16,20 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TS2 = [sys.executable, "-c", "import sys; from scorers.cli import main; sys.exit(main())"]
-SPACE = REPO / "examples" / "space"
-if str(SPACE) not in sys.path:
-    sys.path.insert(0, str(SPACE))
 
 from scorers.graph import build_segs  # noqa: E402
 from scorers.meta import ts2_meta  # noqa: E402
-from ts2_space.config import AppConfig  # noqa: E402
-from ts2_space.explorer import SegExplorer  # noqa: E402
-from ts2_space.leaderboard import (  # noqa: E402
+from scorers.demo.config import AppConfig  # noqa: E402
+from scorers.demo.explorer import SegExplorer  # noqa: E402
+from scorers.demo.leaderboard import (  # noqa: E402
     evaluate_upload,
     is_uploaded,
     leaderboard_frame,
     published_reproduction,
     read_upload,
 )
-from ts2_space.scoring import LazyScorer, ScorerSpec, score_image, scorer_specs  # noqa: E402
-from ts2_space.sources import ImageSource, load_tables  # noqa: E402
+from scorers.demo.scoring import LazyScorer, ScorerSpec, score_image, scorer_specs  # noqa: E402
+from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 
 from .ts2_fixture_data import make_data_dir  # noqa: E402
 
@@ -96,7 +93,7 @@ def test_unreachable_hub_dataset_is_a_message_not_a_crash(monkeypatch):
 
 def test_app_without_tables_still_builds_and_says_why():
     pytest.importorskip("gradio")
-    from ts2_space import build_app
+    from scorers.demo import build_app
 
     demo = build_app(AppConfig.resolve(use_shared=False))
     values = [c.get("props", {}).get("value") for c in demo.get_config_file()["components"]]
@@ -418,7 +415,7 @@ def test_cli_demo_share_flag_reaches_launch(monkeypatch, shared_ts2, capsys):
     from scorers.cli import demo as demo_cli
     from scorers.cli import main
 
-    space = demo_cli._load_space()
+    space = demo_cli._load_demo()
     launched = {}
 
     class App:

@@ -7,7 +7,6 @@ every number read from the page is checked against the library computed here. Sc
 from __future__ import annotations
 
 import socket
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,15 +20,12 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Pyt
 pytest.importorskip("gradio", reason="gradio is not installed")
 
 REPO = Path(__file__).resolve().parents[1]
-SPACE = REPO / "examples" / "space"
-if str(SPACE) not in sys.path:
-    sys.path.insert(0, str(SPACE))
 
 from scorers.meta import ts2_meta  # noqa: E402
 from scorers.tables import read_metadata  # noqa: E402
-from ts2_space import AppConfig, build_app, launch_kwargs  # noqa: E402
-from ts2_space.leaderboard import published_reproduction  # noqa: E402
-from ts2_space.sources import load_tables  # noqa: E402
+from scorers.demo import AppConfig, build_app, launch_kwargs  # noqa: E402
+from scorers.demo.leaderboard import published_reproduction  # noqa: E402
+from scorers.demo.sources import load_tables  # noqa: E402
 
 from .tiny_embed_models import build_hf_clip  # noqa: E402
 from .ts2_fixture_data import make_data_dir  # noqa: E402

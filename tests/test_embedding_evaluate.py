@@ -50,3 +50,13 @@ def test_unknown_load_option_is_named():
 
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['bogus'\].*'precision'"):
         evaluate.load(str(MODULES / "clip_score"), bogus=1)
+
+
+def test_unknown_compute_option_is_named(pairs):
+    import evaluate
+
+    paths, prompts = pairs
+    metric = evaluate.load(str(MODULES / "clip_score"), config_name=tiny_models()["clip"])
+    with pytest.raises(ValueError, match=r"ClipScore.compute: unknown option\(s\) \['fom'\]; options are "
+                                         r"\['batch_size', 'form', 'w'\]"):
+        metric.compute(images=paths, prompts=prompts, fom="cosine")

@@ -45,10 +45,8 @@ class AlignScore(base.ScorerMetric):
     options = {"device": None, "precision": "fp32"}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2102.05918", "https://huggingface.co/kakaobrain/align-base")
+    default_batch_size = 32
+    compute_options = {"form": "paper", "w": 2.5}
 
     def build_scorer(self, model, **options):
         return ALIGNScore(model, **options)
-
-    def _compute(self, images, prompts, form="paper", w=2.5, batch_size=32):
-        self.scorer.set_form(form, w)
-        return self.score(images, prompts, batch_size=batch_size)

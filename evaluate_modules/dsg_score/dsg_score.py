@@ -53,9 +53,7 @@ class DsgScore(base.ScorerMetric):
                "accumulate": "dsg"}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG")
+    with_records = True
 
     def build_scorer(self, model, **options):
         return DSGScorer(model=model, **options)
-
-    def _compute(self, images, prompts, batch_size=8):
-        return self.score_with_records(images, prompts, batch_size=batch_size)

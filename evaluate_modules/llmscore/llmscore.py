@@ -53,6 +53,3 @@ class Llmscore(base.ScorerMetric):
     def build_scorer(self, model, **options):
         # served-model options left unset (None) keep the client's defaults and do not reach local models
         return LLMScorer(model=model, **{k: v for k, v in options.items() if v is not None})
-
-    def _compute(self, images, prompts, batch_size=8):
-        return self.score(images, prompts, batch_size=batch_size)

@@ -51,9 +51,7 @@ class TifaScore(base.ScorerMetric):
                "precision": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2303.11897", "https://github.com/Yushi-Hu/tifa")
+    with_records = True
 
     def build_scorer(self, model, **options):
         return TIFAScorer(model=model, **options)
-
-    def _compute(self, images, prompts, batch_size=8):
-        return self.score_with_records(images, prompts, batch_size=batch_size)

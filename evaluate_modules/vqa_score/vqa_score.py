@@ -46,9 +46,7 @@ class VqaScore(base.ScorerMetric):
     options = {"vqa_backend": "auto", "device": None, "precision": None, "template": VQASCORE_TEMPLATE}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2404.01291", "https://github.com/linzhiqiu/t2v_metrics")
+    default_batch_size = 16
 
     def build_scorer(self, model, **options):
         return VQAScorer(model=model, **options)
-
-    def _compute(self, images, prompts, batch_size=16):
-        return self.score(images, prompts, batch_size=batch_size)

@@ -1,17 +1,12 @@
 """``ts2 demo``: run the interactive Gradio demo (leaderboard, SEG explorer, score your image) on 127.0.0.1.
 
-The app itself is ``examples/space`` of the source checkout (the same files a Hugging Face Space runs); this command
-only resolves its settings and launches it.
+The app itself is ``scorers.demo`` (installed with the package; the Hugging Face Space's ``examples/space/app.py``
+imports the same package); this command only resolves its settings and launches it.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-from pathlib import Path
-
-#: the Space app folder, relative to the repository root (this file is ``<repo>/scorers/cli/demo.py``)
-SPACE_DIR = Path(__file__).resolve().parents[2] / "examples" / "space"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,24 +35,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.set_defaults(handler=run_demo)
 
 
-def _load_space():
-    if not (SPACE_DIR / "ts2_space").is_dir():
-        raise FileNotFoundError(
-            f"the demo app is not at {SPACE_DIR}; run `ts2 demo` from a source checkout (pip install -e '.[demo]')"
-        )
+def _load_demo():
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    if str(SPACE_DIR) not in sys.path:
-        sys.path.insert(0, str(SPACE_DIR))
     try:
-        import ts2_space
-        from ts2_space import ui  # noqa: F401  (imports gradio)
+        from scorers import demo
+        from scorers.demo import ui  # noqa: F401  (imports gradio)
     except ImportError as error:
-        raise FileNotFoundError(f"{error}; install the demo extra: pip install -e '.[demo]'") from None
-    return ts2_space
+        raise FileNotFoundError(f"{error}; install the demo extra: pip install 'ts2-evaluate[demo]'") from None
+    return demo
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    space = _load_space()
+    space = _load_demo()
     settings = {"max_upload_mb": args.max_upload_mb}
     if args.clip_model:
         settings["clip_model"] = args.clip_model

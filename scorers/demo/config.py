@@ -23,9 +23,9 @@ DEFAULT_CLIP = "openai/clip-vit-base-patch16"  # the official TS2 CLIPScore chec
 
 
 def find_shared_ts2() -> Path | None:
-    """``../shared/ts2`` next to the repository (this file lives in ``<repo>/examples/space/ts2_space/``) or the cwd."""
+    """``../shared/ts2`` next to the source checkout (this file lives in ``<repo>/scorers/demo/``) or the cwd."""
     here = Path(__file__).resolve()
-    candidates = [here.parents[3].parent / "shared" / "ts2", Path.cwd().parent / "shared" / "ts2"]
+    candidates = [here.parents[2].parent / "shared" / "ts2", Path.cwd().parent / "shared" / "ts2"]
     for candidate in candidates:
         if (candidate / TABLE_FILES["metadata"]).is_file() and (candidate / TABLE_FILES["scores"]).is_file():
             return candidate

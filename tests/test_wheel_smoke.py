@@ -1,0 +1,154 @@
+"""Wheel smoke test (issue 14, item 5): build a wheel from the checkout, install it into a fresh venv, and run it from a
+folder outside the source tree with no source on the path.
+
+The venv uses ``--system-site-packages`` so torch, datasets, evaluate... need no download; the wheel goes into the
+venv itself (``--no-deps``), and every step checks that ``scorers`` is the venv's copy, not the source tree nor the
+editable install of another checkout that the system site-packages may hold. A loopback HTTP server stands in for the
+Hub and GitHub (tests/test_release.py's ``sources``).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import venv
+from pathlib import Path
+
+import pytest
+
+from scorers import __version__, release
+from tests.test_release import fresh_cache, sources  # noqa: F401  (fixtures: loopback sources, empty HF_HOME)
+from tests.ts2_fixture_data import make_data_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+# what the wheel is built from (copied, so no build/ or *.egg-info is left in the checkout nor a stale one reused)
+SOURCES = ["pyproject.toml", "setup.py", "README.md", "ts2_evaluate.py", "scorers", "dataset_script"]
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory) -> Path:
+    """A venv (system site-packages visible) with the checkout's wheel installed; returns its python."""
+    work = tmp_path_factory.mktemp("wheel")
+    src = work / "src"
+    src.mkdir()
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(ROOT / name, src / name)
+    env = _clean_env()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(work / "dist"), str(src)], env=env, check=True, capture_output=True, timeout=300)
+    wheels = list((work / "dist").glob("ts2_evaluate-*.whl"))
+    assert [w.name for w in wheels] == [f"ts2_evaluate-{__version__}-py3-none-any.whl"]
+    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(work / "venv")
+    python = work / "venv" / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
+                    str(wheels[0])], env=env, check=True, capture_output=True, timeout=300)
+    return python
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """os.environ without anything that would put the source tree on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH")}
+    env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    env.update(extra)
+    return env
+
+
+def _run(python: Path, args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{args}: {done.stderr[-2000:]}"
+    return done
+
+
+def test_scorers_is_the_wheels_copy(wheel_venv, tmp_path):
+    done = _run(wheel_venv, [str(wheel_venv), "-c", "import scorers, ts2_evaluate; print(scorers.__file__); "
+                             "print(ts2_evaluate.__file__); print(scorers.__version__)"], tmp_path, _clean_env())
+    scorers_file, entry_file, version = done.stdout.split()
+    site = wheel_venv.parents[1]
+    assert Path(scorers_file).is_relative_to(site) and Path(entry_file).is_relative_to(site), done.stdout
+    assert not Path(scorers_file).is_relative_to(ROOT)
+    assert version == __version__
+
+
+def test_reproduce_from_the_wheel_downloads_once_then_makes_no_request(wheel_venv, sources, fresh_cache,  # noqa: F811
+                                                                        tmp_path):
+    env = _clean_env(HF_HUB_OFFLINE="0", HF_HOME=str(fresh_cache))  # HF_ENDPOINT / TS2_GITHUB_URL: the fixture
+    env.pop(release.DATA_ENV, None)
+    ts2 = str(wheel_venv.parent / "ts2")
+    first = _run(wheel_venv, [ts2, "reproduce"], tmp_path, env)
+    assert "clipscore" in first.stdout and "only our values are shown" in first.stdout  # the table, no paths given
+    downloads = _release_requests(sources)
+    assert len(downloads) > 0
+    second = _run(wheel_venv, [ts2, "reproduce"], tmp_path, env)
+    assert _release_requests(sources) == downloads  # second run: 0 HTTP requests
+    assert second.stdout == first.stdout
+
+
+def _release_requests(sources) -> list:  # noqa: F811
+    """The server's requests, less huggingface_hub's own agent-registry fetch (``/api/agent-harnesses``, made at most
+    once a day when the shell sets an AI-agent variable such as ``AI_AGENT``; no part of ts2)."""
+    return [r for r in sources.requests if r[1] != "/api/agent-harnesses"]
+
+
+def test_load_ts2_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
+    data_dir = make_data_dir(tmp_path / "data", seg_ids=[0, 1])
+    env = _clean_env(HF_HOME=str(tmp_path / "hf"))
+    expected = sum(1 for line in (data_dir / "metadata.csv").read_text().splitlines()[1:] if line.strip())
+    done = _run(wheel_venv, [str(wheel_venv), "-c", "import sys, scorers.data as d; "
+                             f"segs = d.load_ts2('segs', data_dir={str(data_dir)!r}); "
+                             "print(len(segs), d.__file__)"], tmp_path, env)
+    rows, module_file = done.stdout.split()
+    assert int(rows) == expected  # one row per image of the two SEGs (counted from metadata.csv above)
+    assert Path(module_file).is_relative_to(wheel_venv.parents[1])
+
+
+def test_evaluate_load_of_a_copied_module_from_the_wheel(wheel_venv, tmp_path):
+    module = tmp_path / "modules" / "ts2_meta"
+    shutil.copytree(ROOT / "evaluate_modules" / "ts2_meta", module)
+    env = _clean_env(HF_HOME=str(tmp_path / "hf"))
+    # two SEGs, nodes 0 < 1 < 2 errors, scores falling with the error count: a perfect ranking, rank = 1 by hand
+    code = ("import evaluate, scorers; m = evaluate.load(%r); "
+            "r = m.compute(scores=[3, 2, 1, 3, 2, 1], seg_ids=[0, 0, 0, 1, 1, 1], nodes=['0', '1', '2', '0', '1', '2']); "
+            "print(r['rank'], scorers.__file__)" % str(module))
+    done = _run(wheel_venv, [str(wheel_venv), "-c", code], tmp_path, env)
+    rank, scorers_file = done.stdout.split()[-2:]
+    assert float(rank) == pytest.approx(1.0)
+    assert Path(scorers_file).is_relative_to(wheel_venv.parents[1])
+
+
+def test_demo_help_from_the_wheel(wheel_venv, tmp_path):
+    done = _run(wheel_venv, [str(wheel_venv.parent / "ts2"), "demo", "--help"], tmp_path, _clean_env())
+    assert "usage: ts2 demo" in done.stdout
+
+
+def test_demo_serves_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
+    """``ts2 demo`` starts from the installed wheel (the app is ``scorers.demo``) and answers on loopback."""
+    pytest.importorskip("gradio", reason="gradio is not installed")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    args = [str(wheel_venv.parent / "ts2"), "demo", "--port", str(port), "--metadata", str(shared_ts2 / "metadata.csv"),
+            "--scores-csv", str(shared_ts2 / "released_scores.csv"), "--paper", str(shared_ts2 / "paper_table2.csv")]
+    env = _clean_env(HF_HOME=str(tmp_path / "hf"), GRADIO_ANALYTICS_ENABLED="False")
+    process = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    try:
+        deadline, config = time.time() + 120, ""
+        while time.time() < deadline and process.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=2) as response:
+                    config = response.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert "19 published metrics" in config, "the demo from the wheel did not answer on loopback"
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0]
+    assert f"ts2 demo: serving on http://127.0.0.1:{port}/" in output
