@@ -18,6 +18,9 @@ How a runnable command runs, and what is substituted (the only changes made to t
   ``tests/ts2_fixture_data.py``) and ``raw_answers/`` (the release's answer files cut to the rows of SEGs 0-9, so
   that they match ``data``; matching all 2,840 images with SBERT takes minutes on 2 shared cores, and
   ``tests/test_qga_shared.py`` runs every full file).
+* ``TS2_DATA`` points at ``../shared/ts2`` (the release tables), standing in for the download that a command
+  without path arguments (``ts2 reproduce``) makes once (tests/test_release*.py test that download on a loopback
+  server).
 * ``ts2 answers-to-scores`` without ``--sbert`` gets ``--sbert <offline MiniLM>`` appended: its default SBERT
   (all-mpnet-base-v2) is a Hub download. Nothing else is changed.
 A command passes when it exits 0 (each runs in a subprocess: ``ts2`` on PATH runs this checkout through PYTHONPATH).
@@ -170,7 +173,7 @@ def test_readme_block_runs(workdir, line):
     one's output, e.g. ``ts2 meta llava_tifa.csv`` after ``ts2 answers-to-scores ... --out llava_tifa.csv``)."""
     work, minilm = workdir
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               OMP_NUM_THREADS="1", MPLBACKEND="Agg")
+               OMP_NUM_THREADS="1", MPLBACKEND="Agg", TS2_DATA=str(work.parent / "shared" / "ts2"))
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     for command in RUNNABLE[line]:
         done = subprocess.run(["bash", "-c", substitute(command, minilm)], cwd=work, env=env, capture_output=True,
