@@ -9,7 +9,7 @@ Layout of a cache folder::
 
 Each line is one finished item: ``{"key": str, "score": float | null, "record": {...} | null, "error": str | null,
 "stamp": str | null}``. ``stamp`` (:func:`item_stamp`) identifies the item's input when it was scored: the image
-file's size and mtime (or a hash of an in-memory image's pixels) and a hash of the prompt. An entry whose stamp differs
+file's size and mtime (or a hash of an encoded image's bytes, or of an in-memory image's pixels) and a hash of the prompt. An entry whose stamp differs
 from the input's stamp now is stale and is scored again, so a changed image under the same cache is never served.
 A batch is written with one ``write`` then ``flush`` + ``os.fsync``, so a SIGKILL loses at most the batch in flight;
 a line torn by a kill mid-write is not valid JSON and is dropped on reading (and the writer starts a fresh line).
@@ -38,14 +38,16 @@ def _digest(data: bytes) -> str:
 
 def item_stamp(image: Any, prompt: str) -> str:
     """What identifies one input item in the cache: ``size-mtime_ns`` of an image file (no content read: cheap for
-    thousands of files; a rewritten file changes its mtime), a hash of an in-memory PIL image's mode, size and
-    pixels, and a hash of the prompt."""
+    thousands of files; a rewritten file changes its mtime), a hash of an encoded image's bytes (e.g. a JPEG read from
+    a ``datasets`` Arrow table), a hash of an in-memory PIL image's mode, size and pixels, and a hash of the prompt."""
     if isinstance(image, (str, os.PathLike)):
         try:
             stat = os.stat(image)
             source = f"{stat.st_size}-{stat.st_mtime_ns}"
         except OSError:
             source = "missing"
+    elif isinstance(image, (bytes, bytearray, memoryview)):
+        source = "bytes-" + _digest(bytes(image))
     elif hasattr(image, "tobytes") and hasattr(image, "mode"):
         source = "pil-" + _digest(f"{image.mode}{image.size}".encode() + image.tobytes())
     else:

@@ -30,16 +30,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 
 from .graph import SEG, build_segs
 
 __all__ = [
     "CONFIGS",
+    "EncodedImages",
     "SCRIPT_ENV",
     "TS2DataError",
     "builder_module",
     "find_builder_script",
+    "hub_segs",
     "load_ts2",
     "read_question_frame",
     "seg_graphs",
@@ -167,6 +170,68 @@ def load_ts2(
     builder = ts2_builder(config, data_dir, cache_dir=cache_dir, **config_kwargs)
     builder.download_and_prepare(download_mode=download_mode, num_proc=num_proc)
     return builder.as_dataset(split=split)
+
+
+class EncodedImages:
+    """The encoded image files (JPEG/PNG bytes) of a ``segs`` dataset, read from its Arrow table one row at a time.
+
+    A sequence for :func:`scorers.runner.run`: picklable (the memory-mapped table travels by file reference), so the
+    DataLoader workers read and decode the images; the release's ~300 MB of images are never held in memory at once.
+    """
+
+    def __init__(self, dataset: Any):
+        import datasets
+
+        self.dataset = dataset.select_columns(["image"]).cast_column("image", datasets.Image(decode=False))
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> bytes:
+        cell = self.dataset[int(index)]["image"]
+        if cell.get("bytes") is None:  # a table that stores paths only (not the TS2 builder's)
+            with open(cell["path"], "rb") as handle:
+                return handle.read()
+        return cell["bytes"]
+
+
+def hub_segs(
+    revision: str | None = None,
+    *,
+    repo_id: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    **config_kwargs: Any,
+) -> tuple[pd.DataFrame, EncodedImages]:
+    """TS2 from the Hugging Face Hub, ready to score: ``(metadata, images)``, one image per metadata row.
+
+    The ``segs`` config of :func:`load_ts2` built from the Hub dataset (default: the official
+    ``saxon/T2IScoreScore`` at the commit pinned in :mod:`scorers.release`): downloaded once into the Hugging Face
+    cache (with progress bars), validated, and reused by later calls with no download. ``metadata`` has the canonical
+    columns ``seg_id, prompt, file_name, node`` (as :func:`scorers.tables.read_metadata` gives them);
+    ``images`` is an :class:`EncodedImages` in the same row order.
+    """
+    from huggingface_hub import constants
+
+    from .models.loading import hub_reachable
+    from .release import HUB_REPO, HUB_REVISION
+
+    repo_id, revision = repo_id or HUB_REPO, revision or HUB_REVISION
+    builder = ts2_builder("segs", None, cache_dir=cache_dir, repo_id=repo_id, revision=revision, **config_kwargs)
+    prepared = os.path.isfile(os.path.join(builder.cache_dir, "dataset_info.json"))
+    if not prepared and not constants.HF_HUB_OFFLINE and not hub_reachable():  # fail in seconds, not after retries
+        raise FileNotFoundError(
+            f"could not fetch the TS2 dataset {repo_id!r}: the Hugging Face Hub ({constants.ENDPOINT}) does not "
+            "answer and the dataset is not in the cache; connect once (it is then reused offline), or pass "
+            "--data-dir / data_dir=DIR holding metadata.csv and images/"
+        )
+    try:
+        builder.download_and_prepare()
+    except FileNotFoundError as error:  # the builder's message, on one line
+        raise FileNotFoundError(" ".join(str(error).split())) from None
+    dataset = builder.as_dataset(split="train")
+    metadata = dataset.select_columns(["seg_id", "prompt", "file_name", "node"]).to_pandas()
+    metadata["seg_id"] = metadata["seg_id"].astype(np.int64)
+    return metadata, EncodedImages(dataset)
 
 
 def read_question_frame(

@@ -15,7 +15,8 @@ from .graph import resolve_seg_subset
 from .meta import META_METRICS, SUMMARY_KEYS, TS2Evaluator, TS2Result
 from .tables import align_scores, column_scores
 
-__all__ = ["DELTA_SWAP_NOTE", "Reproduction", "higher_is_better_from_paper", "reproduce_table"]
+__all__ = ["DELTA_SWAP_NOTE", "Reproduction", "higher_is_better_from_paper", "release_paper_table", "released_reproduction",
+           "reproduce_table"]
 
 #: Columns whose published delta looks swapped with each other (EC <-> Over): ours match the other's paper value.
 DELTA_SWAPPED = ("llmscore_ec", "llmscore_over")
@@ -128,3 +129,53 @@ def reproduce_table(
         notes.append(DELTA_SWAP_NOTE)
     segs = results[columns[0]].segs
     return Reproduction(rows=rows, results=results, columns=columns, notes=notes, segs=segs)
+
+
+def released_reproduction(
+    data_dir: str | None = None,
+    *,
+    seg_subset: Iterable[int] | str | None = "default",
+    variant: str = "paper",
+    n_bootstrap: int = 0,
+    progress: bool = True,
+) -> Reproduction:
+    """The published leaderboard: rank/sep/delta of the 19 metrics of the TS2 release, from its per-image scores.
+
+    Reads ``released_scores.csv`` and ``metadata.csv`` through :mod:`scorers.release` (``data_dir`` /
+    ``$TS2_DATA``, else the cache, else one verified download) and, when a local copy exists, the paper's Table 2
+    (``paper_table2.csv`` has no public download), whose values become ``paper``/``residual``. Without it the
+    release's lower-is-better columns (LLMScore) are oriented by :data:`scorers.release.RELEASED_LOWER_IS_BETTER`
+    and a note says that only our values are shown. The release's known stray quotes are cleaned.
+    """
+    from .release import path
+    from .tables import read_metadata, read_score_table
+
+    paper, orientation, notes = release_paper_table(data_dir, progress=progress)
+    reproduction = reproduce_table(
+        read_score_table(path("released_scores.csv", data_dir, progress=progress)),
+        read_metadata(path("metadata.csv", data_dir, progress=progress)),
+        paper,
+        seg_subset=seg_subset,
+        clean_quotes=True,
+        variant=variant,
+        n_bootstrap=n_bootstrap,
+        higher_is_better=orientation,
+    )
+    reproduction.notes[:0] = notes
+    return reproduction
+
+
+def release_paper_table(data_dir: str | None = None, *, progress: bool = True
+                        ) -> tuple[pd.DataFrame | None, dict[str, bool] | None, list[str]]:
+    """``(paper, higher_is_better, notes)``: the paper's Table 2 from a local release copy (``data_dir`` /
+    ``$TS2_DATA``; it has no public download), else ``None`` with the release's own orientation
+    (:data:`scorers.release.RELEASED_LOWER_IS_BETTER`) and a note saying only our values can be shown."""
+    from .release import RELEASED_LOWER_IS_BETTER, ReleaseFileUnavailable, path
+    from .tables import read_paper_table
+
+    try:
+        return read_paper_table(path("paper_table2.csv", data_dir, progress=progress)), None, []
+    except ReleaseFileUnavailable:
+        note = ("paper_table2.csv (the paper's Table 2, no public download) is not in --data-dir/$TS2_DATA: only our "
+                "values are shown; pass --paper FILE for the residuals")
+        return None, {c: False for c in RELEASED_LOWER_IS_BETTER}, [note]

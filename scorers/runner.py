@@ -43,6 +43,7 @@ message). Processes started by ``accelerate launch``/``torchrun`` stop when thei
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -108,6 +109,8 @@ def _open_rgb(ref: Any, jpeg_draft: int | None = None):
 
     if isinstance(ref, Image.Image):
         return ref.convert("RGB")
+    if isinstance(ref, (bytes, bytearray, memoryview)):  # an encoded image (JPEG/PNG bytes, e.g. from load_ts2())
+        ref = io.BytesIO(ref)
     with Image.open(ref) as handle:
         if jpeg_draft:  # JPEG DCT scaling: decode at 1/2, 1/4 or 1/8 size, never below jpeg_draft px per side
             handle.draft("RGB", (jpeg_draft, jpeg_draft))
@@ -365,24 +368,32 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
 def score_table(
     scorer,
     metadata,
-    data_dir: str | Path,
+    data_dir: str | Path | None = None,
+    *,
+    images: Sequence[Any] | None = None,
     **run_kwargs,
 ):
-    """Score every row of a canonical metadata frame (``scorers.tables.read_metadata``) whose images live in
-    ``data_dir``. Returns ``(frame, result)``: ``frame`` has ``seg_id, file_name, node, <scorer.name>``, the scalar
-    record fields as columns, and ``error`` when any item was skipped; one row per metadata row, in order.
+    """Score every row of a canonical metadata frame (``scorers.tables.read_metadata``): its images are the files
+    ``data_dir / file_name``, or ``images`` (one per row, e.g. :func:`scorers.data.hub_segs`' encoded images). Returns
+    ``(frame, result)``: ``frame`` has ``seg_id, file_name, node, <scorer.name>``, the scalar record fields as
+    columns, and ``error`` when any item was skipped; one row per metadata row, in order.
     """
     import pandas as pd
 
-    data_dir = Path(data_dir)
-    paths = [str(data_dir / name) for name in metadata["file_name"]]
-    if run_kwargs.get("on_error", "raise") == "raise":
-        for row, path in enumerate(paths):
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"metadata row {row + 2}: image file {path} does not exist")
+    if (data_dir is None) == (images is None):
+        raise ValueError("score_table needs exactly one of data_dir (image files) and images (one per metadata row)")
+    if images is None:
+        data_dir = Path(data_dir)
+        images = [str(data_dir / name) for name in metadata["file_name"]]
+        if run_kwargs.get("on_error", "raise") == "raise":
+            for row, path in enumerate(images):
+                if not os.path.isfile(path):
+                    raise FileNotFoundError(f"metadata row {row + 2}: image file {path} does not exist")
+        run_kwargs.setdefault("inputs", {"data_dir": str(data_dir.resolve())})
+    elif len(images) != len(metadata):
+        raise ValueError(f"got {len(images)} images for {len(metadata)} metadata rows; expected one per row")
     keys = [f"{seg}:{name}" for seg, name in zip(metadata["seg_id"], metadata["file_name"])]
-    run_kwargs.setdefault("inputs", {"data_dir": str(data_dir.resolve())})
-    result = run(scorer, paths, list(metadata["prompt"]), keys, **run_kwargs)
+    result = run(scorer, images, list(metadata["prompt"]), keys, **run_kwargs)
     frame = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
                           "node": metadata["node"].to_numpy(), scorer.name: result.scores})
     scalar_columns: dict[str, list] = {}
@@ -426,38 +437,80 @@ def write_outputs(frame, result: RunResult, out: str | Path) -> list[Path]:
 
 def score_data_dir(
     scorer_name: str,
-    data_dir: str | Path,
+    data_dir: str | Path | None,
     out: str | Path | None = None,
     *,
     model: str | None = None,
     precision: str | None = None,
     cache_dir: str | Path | None = None,
     scorer_options: dict | None = None,
+    hub_revision: str | None = None,
     **run_kwargs,
 ):
-    """``ts2 score``: score a TS2-layout ``data_dir`` (``metadata.csv`` + ``images/``) with a registered scorer.
+    """``ts2 score``: score TS2 with a registered scorer: a TS2-layout ``data_dir`` (``metadata.csv`` + ``images/``),
+    or, with ``data_dir=None``, the Hub dataset through :func:`scorers.data.hub_segs` (downloaded once, cached;
+    ``hub_revision`` defaults to the pinned commit). The output CSV is the same either way.
 
     The scorer is built on this process's device; the cache defaults to ``<out>.cache/``. The main process writes
-    ``out``. Returns ``(frame, result)`` on every process.
+    ``out``. Returns ``(frame, result)`` on every process. Question-based scorers read their question table from
+    ``data_dir``, or, for the Hub, from the TS2 release (:mod:`scorers.release`) unless ``questions`` is given.
     """
     from .registry import build_scorer
     from .tables import read_metadata
 
-    data_dir = Path(data_dir)
-    metadata_path = data_dir / "metadata.csv"
-    if not metadata_path.is_file():
-        raise FileNotFoundError(f"{metadata_path} does not exist (expected a TS2 data_dir: metadata.csv + images/)")
+    options = dict(scorer_options or {})
+    if data_dir is not None:
+        data_dir = Path(data_dir)
+        metadata_path = data_dir / "metadata.csv"
+        if not metadata_path.is_file():
+            raise FileNotFoundError(f"{metadata_path} does not exist (expected a TS2 data_dir: metadata.csv + images/)")
     check_run_options(**run_kwargs)
-    metadata = read_metadata(metadata_path)
     state = process_state()
-    scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision, data_dir=str(data_dir),
-                          **(scorer_options or {}))
+    if data_dir is not None:
+        metadata, images = read_metadata(metadata_path), None
+    else:
+        from .data import hub_segs
+        from .release import HUB_REPO, HUB_REVISION
+
+        _hub_questions(state, scorer_name, options)
+        metadata, images = _main_first(state, lambda: hub_segs(hub_revision))
+        run_kwargs.setdefault("inputs", {"hub_dataset": f"{HUB_REPO}@{hub_revision or HUB_REVISION}"})
+    scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision,
+                          data_dir=None if data_dir is None else str(data_dir), **options)
     if cache_dir is None and out is not None:
         cache_dir = Path(out).with_name(Path(out).name + ".cache")
-    frame, result = score_table(scorer, metadata, data_dir, cache_dir=cache_dir, **run_kwargs)
+    frame, result = score_table(scorer, metadata, data_dir, images=images, cache_dir=cache_dir, **run_kwargs)
     if out is not None and state.is_main_process:
         write_outputs(frame, result, out)
     return frame, result
+
+
+def _main_first(state, load):
+    """``load()`` on the main process first (it downloads and builds caches), then on the others (they read the
+    caches). A failure on the main process is raised on every process, so no rank waits forever at a barrier."""
+    failure, value = None, None
+    if state.is_main_process:
+        try:
+            value = load()
+        except (OSError, ValueError) as error:
+            failure = error
+    message = _broadcast(state, None if failure is None else f"{type(failure).__name__}: {failure}")
+    if failure is not None:
+        raise failure
+    if message is not None:  # another rank: the main process's failure, as one line
+        raise FileNotFoundError(f"main process: {message}")
+    return value if state.is_main_process else load()
+
+
+def _hub_questions(state, scorer_name: str, options: dict) -> None:
+    """Question-based scorers (``default_questions``) scoring the Hub dataset read the release's question table."""
+    from .registry import get_factory
+
+    default_questions = getattr(get_factory(scorer_name), "default_questions", None)
+    if default_questions and options.get("questions") is None:
+        from .release import path as release_path
+
+        options["questions"] = str(_main_first(state, lambda: release_path(default_questions)))
 
 
 def finish() -> None:

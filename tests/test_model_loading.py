@@ -132,7 +132,7 @@ def test_cached_model_loads_from_its_snapshot_when_the_hub_does_not_answer(tmp_p
     (snapshot / "config.json").write_text("{}")
     monkeypatch.setattr(loading, "_cached_snapshot", lambda repo, files: str(snapshot) if repo == "owner/tiny"
                         else None)
-    monkeypatch.setattr(loading, "_hub_reachable", lambda: False)
+    monkeypatch.setattr(loading, "hub_reachable", lambda: False)
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "is_offline_mode", lambda: False)

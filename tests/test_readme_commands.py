@@ -74,7 +74,8 @@ RULES: list[tuple[str, str, str]] = [
      "same-format ratings files"),
     (r"^ts2 score \S+ .*--model (?!\.|/)\S+/\S+", "skip", HUB + " (a Hub model id)"),
     (r"^ts2 score \S+ .*--pretrained openai", "skip", HUB + " (open_clip's OpenAI weights)"),
-    (r"^ts2 score (?!.*--model)", "skip", HUB + " (the scorer's default model)"),
+    (r"^ts2 score (?!.*--model)", "skip", HUB + " (the scorer's default model); tests/test_score_from_hub.py runs "
+     "ts2 score without --data-dir (and with --meta) on a tiny CLIP against a loopback stand-in of the Hub dataset"),
     (r"^ts2 (meta|reproduce|report|answers-to-scores)\b", "run", ""),
 ]
 

@@ -6,7 +6,7 @@ from typing import Mapping
 
 from ..meta import META_METRICS, SUMMARY_KEYS, TS2Result
 
-__all__ = ["format_meta_table", "format_reproduction", "pct"]
+__all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct"]
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -37,6 +37,28 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
         lines.append(cells)
     return _segs_line(results) + "\n" + _grid([header] + lines)
+
+
+def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping[str, TS2Result],
+                              names: Mapping[str, str] | None = None) -> str:
+    """Your metrics among the published ones: one row per metric, best rank Avg first, ``rank``/``sep``/``delta`` Avg
+    and rank per partition (%); your rows are marked ``>>``. A first line states the evaluated SEGs."""
+    names = names or {}
+    rows = [(f">> {name}", result) for name, result in yours.items()]
+    rows += [(names.get(column, column), result) for column, result in published.items()]
+
+    def rank_avg(item) -> float:
+        value = item[1].rank.summary.get("avg")
+        return -math.inf if value is None or math.isnan(value) else value
+
+    rows.sort(key=rank_avg, reverse=True)
+    header = ["# metric", "rank:avg", "sep:avg", "delta:avg", "rank:synth", "rank:nat", "rank:real"]
+    width = len(str(len(rows)))
+    lines = [[f"{k:>{width}} {name}", pct(result.rank.summary.get("avg")), pct(result.sep.summary.get("avg")),
+              pct(result.delta.summary.get("avg"))] + [pct(result.rank.summary.get(p)) for p in ("synth", "nat", "real")]
+             for k, (name, result) in enumerate(rows, start=1)]
+    grid = _grid([header] + lines)
+    return _segs_line({**{f"yours:{k}": v for k, v in yours.items()}, **published}) + "\n" + grid
 
 
 def _segs_line(results: Mapping[str, TS2Result]) -> str:

@@ -109,24 +109,19 @@ def run_meta(args: argparse.Namespace) -> int:
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
-    from ..release import RELEASED_LOWER_IS_BETTER, ReleaseFileUnavailable
+    from ..reproduce import release_paper_table
 
-    notes = []
-    paper, orientation = args.paper, None
+    notes, orientation = [], None
+    paper = None if args.paper is None else read_paper_table(args.paper)
     if paper is None:
-        try:
-            paper = release_or_given(None, "paper_table2.csv", args.data_dir)
-        except ReleaseFileUnavailable:
-            notes.append("paper_table2.csv (the paper's Table 2, no public download) is not in --data-dir/$TS2_DATA: "
-                         "only our values are shown; pass --paper FILE for the residuals")
-            orientation = {c: False for c in RELEASED_LOWER_IS_BETTER}
+        paper, orientation, notes = release_paper_table(args.data_dir)
     released = args.scores is None
     if released and not args.clean_quotes:
         notes.append("released_scores.csv: its known stray quotes (llmscore_over, e.g. '\"3') are cleaned")
     reproduction = reproduce_table(
         read_score_table(release_or_given(args.scores, "released_scores.csv", args.data_dir)),
         read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir)),
-        None if paper is None else read_paper_table(paper),
+        paper,
         seg_subset=args.segs,
         clean_quotes=args.clean_quotes or released,
         variant=args.variant,

@@ -1,4 +1,9 @@
-"""``ts2 score SCORER --data-dir DIR --out scores.csv``: per-image scores of a TS2 data_dir (runs under accelerate)."""
+"""``ts2 score SCORER --out scores.csv [--data-dir DIR] [--meta]``: per-image scores of TS2 (runs under accelerate).
+
+Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it, from the official Hub dataset through
+``scorers.data.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
+of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics).
+"""
 from __future__ import annotations
 
 import argparse
@@ -12,13 +17,16 @@ from .answers import YES_RULE_HELP, YES_RULES
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "score",
-        help="score every image of a data_dir with a scorer (clip_score, align_score, siglip_score...)",
-        description="Per-image scores of a TS2 data_dir (metadata.csv + images/). Data-parallel under "
+        help="score every TS2 image with a scorer (clip_score, align_score, siglip_score, tifa, dsg...)",
+        description="Per-image scores of TS2: the official Hub dataset (downloaded once into the Hugging Face cache) "
+                    "or a local data_dir (metadata.csv + images/). Data-parallel under "
                     "`accelerate launch $(which ts2) score ...`; resumable: finished batches are cached in "
                     "<out>.cache/ and skipped by a rerun.",
     )
     parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
-    parser.add_argument("--data-dir", required=True, help="folder with metadata.csv and images/")
+    parser.add_argument("--data-dir", help="local folder with metadata.csv and images/ (default: the official Hub "
+                                           "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
+                                           "downloaded once into the Hugging Face cache)")
     parser.add_argument("--out", required=True, help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
@@ -45,7 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                         help="unreadable image: stop with its name, or record it (<out stem>.errors.csv) and go on")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--meta", action="store_true", help="then print the TS2 meta-metrics of the new scores")
+    parser.add_argument("--meta", action="store_true",
+                        help="then print the TS2 meta-metrics of the new scores, and the new metric among the "
+                             "published leaderboard rows (the release's 19 metrics; release tables from $TS2_DATA, "
+                             "else the cache, else one download)")
     served = parser.add_argument_group("served models (--model openai:MODEL: vLLM, SGLang, TGI, Ollama, OpenAI)")
     served.add_argument("--api-base", help="chat-completions base URL, e.g. http://localhost:8000/v1 "
                                            "(default: $OPENAI_BASE_URL, then OpenAI's)")
@@ -124,17 +135,48 @@ def run_score(args: argparse.Namespace) -> int:
                   f"tokens sent: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion = "
                   f"{usage['total_tokens']}{cost}", file=sys.stderr)
         if args.meta:
-            from ..graph import resolve_seg_subset
-            from ..meta import ts2_meta
-            from ._format import format_meta_table
-
-            seg_ids, nodes = frame["seg_id"].to_numpy(), frame["node"].to_numpy()
-            segs = resolve_seg_subset("default", seg_ids)  # the one default SEG set (0-163) that the table states
-            orientation = result.extra.get("higher_is_better", {})
-            results = {(c if orientation.get(c, True) else f"{c} (lower is better)"):
-                       ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes, seg_subset=segs,
-                                higher_is_better=orientation.get(c, True))
-                       for c in result.extra["score_columns"]}
-            print(format_meta_table(results))
+            print_meta(frame, result)
     finish()
     return 0
+
+
+def print_meta(frame, result) -> None:
+    """``--meta``: rank/sep/delta of the new score columns, then beside the published leaderboard rows."""
+    from ..graph import resolve_seg_subset
+    from ..meta import ts2_meta
+    from ._format import format_meta_table
+
+    seg_ids, nodes = frame["seg_id"].to_numpy(), frame["node"].to_numpy()
+    segs = resolve_seg_subset("default", seg_ids)  # the one default SEG set (0-163) that the table states
+    orientation = result.extra.get("higher_is_better", {})
+    results = {(c if orientation.get(c, True) else f"{c} (lower is better)"):
+               ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes, seg_subset=segs,
+                        higher_is_better=orientation.get(c, True))
+               for c in result.extra["score_columns"]}
+    print(format_meta_table(results))
+    print_beside_leaderboard(frame, results)
+
+
+def print_beside_leaderboard(frame, results) -> None:
+    """The new metric(s) among the release's published metrics (rank Avg order); a note instead when the release
+    tables are not available (offline with nothing cached), never a failure of the finished run."""
+    from ..release import ReleaseFileUnavailable, path
+    from ..reproduce import released_reproduction
+    from ..tables import read_metadata
+    from ._format import format_beside_leaderboard
+
+    try:
+        published = released_reproduction(progress=False)
+        release = read_metadata(path("metadata.csv"))
+    except (ReleaseFileUnavailable, OSError, ValueError) as error:
+        first = str(error).splitlines()[0]
+        print(f"\n(published leaderboard rows not shown: {first})", file=sys.stderr)
+        return
+    print("\nBeside the published leaderboard (metrics of the TS2 release, recomputed from its per-image scores):")
+    print(format_beside_leaderboard(results, published.results))
+    ours = set(zip(frame["seg_id"].astype(int), frame["file_name"].astype(str)))
+    theirs = set(zip(release["seg_id"].astype(int), release["file_name"].astype(str)))
+    if ours != theirs:
+        print(f"note: your scores cover {len(ours & theirs)} of the release's {len(theirs)} images"
+              f"{f' (and {len(ours - theirs)} other images)' if ours - theirs else ''}: the comparison with the "
+              "published rows is indicative only", file=sys.stderr)

@@ -17,7 +17,7 @@ import re
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "hub_cache_dir", "model_source"]
+__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "hub_cache_dir", "hub_reachable", "model_source"]
 
 #: seconds to wait for the Hub's first answer before treating it as unreachable
 PROBE_TIMEOUT_S = 3.0
@@ -36,7 +36,7 @@ def hub_cache_dir() -> str:
     return str(constants.HF_HUB_CACHE)
 
 
-def _hub_reachable() -> bool:
+def hub_reachable() -> bool:
     """One HEAD request to the Hub endpoint with a short timeout (any HTTP answer counts), remembered per process."""
     from huggingface_hub import constants
 
@@ -86,7 +86,7 @@ def _resolve(name: str, option: str, files: Sequence[str]) -> str:
                 f"HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with {option} PATH"
             )
         return snapshot
-    if _hub_reachable():
+    if hub_reachable():
         return name
     if snapshot is not None:
         return snapshot
