@@ -3,55 +3,28 @@
 
 It answers the two endpoints huggingface_hub uses for a pinned commit: the tree listing
 (``/api/datasets/<repo>/tree/<commit>``) and file downloads (``/datasets/<repo>/resolve/<commit>/<path>``, HEAD and
-GET, with the ``X-Repo-Commit`` and ``ETag`` headers the client needs). ``requests`` records every request; beyond
-``max_requests`` it answers 503, so a runaway retry loop cannot hang a test. Use it as a context manager.
+GET, with the ``X-Repo-Commit`` and ``ETag`` headers the client needs). The server is ``tests/loopback_http.py``'s
+(request log, 503 beyond ``max_requests``); use it as a context manager.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
+
+from tests.loopback_http import LoopbackServer
 
 
-class LoopbackHubDataset:
+class LoopbackHubDataset(LoopbackServer):
     def __init__(self, folder: str | Path, repo_id: str, commit: str, *, max_requests: int = 2000):
         self.files = {p.relative_to(folder).as_posix(): p.read_bytes()
                       for p in sorted(Path(folder).rglob("*")) if p.is_file()}
-        self.repo_id, self.commit, self.max_requests = repo_id, commit, max_requests
-        self.requests: list[tuple[str, str]] = []
-        self.lock = threading.Lock()
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_HEAD(self):
-                self._answer(body=False)
-
-            def do_GET(self):
-                self._answer(body=True)
-
-            def _answer(self, body: bool):
-                with hub.lock:
-                    hub.requests.append((self.command, self.path))
-                    overloaded = len(hub.requests) > hub.max_requests
-                status, headers, data = (503, {}, b"") if overloaded else hub.route(unquote(urlsplit(self.path).path))
-                self.send_response(status)
-                for key, value in {**headers, "Content-Length": str(len(data))}.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                if body:
-                    self.wfile.write(data)
-
-            def log_message(self, *args):  # keep test output clean
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.repo_id, self.commit = repo_id, commit
+        super().__init__(max_requests=max_requests)
 
     def route(self, path: str) -> tuple[int, dict, bytes]:
+        path = self.path_of(path)
         tree = f"/api/datasets/{self.repo_id}/tree/{self.commit}"
         resolve = f"/datasets/{self.repo_id}/resolve/{self.commit}/"
         if path.rstrip("/") == tree:
@@ -70,12 +43,3 @@ class LoopbackHubDataset:
 
     def count(self, prefix: str = "") -> int:
         return sum(1 for _, p in self.requests if urlsplit(p).path.startswith(prefix))
-
-    def __enter__(self) -> "LoopbackHubDataset":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)

@@ -11,8 +11,6 @@ import re
 import shlex
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -21,6 +19,7 @@ import pytest
 from scorers import release
 from scorers.cli import main
 from scorers.release import RELEASE_FILES, ChecksumMismatch, PinnedFile, ReleaseFileUnavailable
+from tests.loopback_http import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[1]
 DOWNLOADABLE = [name for name, f in RELEASE_FILES.items() if f.url is not None]
@@ -28,50 +27,23 @@ HUB_NAMES = [name for name in DOWNLOADABLE if RELEASE_FILES[name].url.startswith
 MAX_REQUESTS = 200  # the server answers 503 beyond this: a runaway retry loop cannot hang a test
 
 
-class FakeSources:
+class FakeSources(LoopbackServer):
     """Routes URL path -> bytes; ``requests`` lists (method, path) of every request received."""
 
     def __init__(self, routes: dict[str, bytes], hub_commits: dict[str, str]):
         self.routes = dict(routes)
         self.hub_commits = hub_commits
-        self.requests: list[tuple[str, str]] = []
-        self.lock = threading.Lock()
-        sources = self
+        super().__init__(max_requests=MAX_REQUESTS)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_HEAD(self):
-                self._answer(body=False)
-
-            def do_GET(self):
-                self._answer(body=True)
-
-            def _answer(self, body: bool):
-                with sources.lock:
-                    sources.requests.append((self.command, self.path))
-                    overloaded = len(sources.requests) > MAX_REQUESTS
-                data = sources.routes.get(self.path)
-                if overloaded or data is None:
-                    self.send_response(503 if overloaded else 404)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(data)))
-                if self.path in sources.hub_commits:  # what huggingface_hub needs from a Hub endpoint
-                    self.send_header("X-Repo-Commit", sources.hub_commits[self.path])
-                    self.send_header("ETag", '"' + hashlib.sha256(data).hexdigest() + '"')
-                self.end_headers()
-                if body:
-                    self.wfile.write(data)
-
-            def log_message(self, *args):  # keep test output clean
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+    def route(self, path: str) -> tuple[int, dict, bytes]:
+        data = self.routes.get(path)
+        if data is None:
+            return 404, {}, b""
+        headers = {"Content-Type": "text/plain"}
+        if path in self.hub_commits:  # what huggingface_hub needs from a Hub endpoint
+            headers["X-Repo-Commit"] = self.hub_commits[path]
+            headers["ETag"] = '"' + hashlib.sha256(data).hexdigest() + '"'
+        return 200, headers, data
 
     def count(self, name: str | None = None) -> int:
         if name is None:
@@ -84,11 +56,6 @@ class FakeSources:
         data = bytearray(self.routes[path])
         data[len(data) // 2] ^= 0x01  # one flipped bit
         self.routes[path] = bytes(data)
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
 
 
 @pytest.fixture

@@ -1,0 +1,65 @@
+"""A small HTTP server on 127.0.0.1 for tests that download: ``route(path) -> (status, headers, body)``.
+
+Every request is recorded in ``requests`` as ``(method, path)``; beyond ``max_requests`` it answers 503, so a runaway
+retry loop cannot hang a test. HEAD answers like GET without the body. Subclasses define :meth:`route`. Started on
+construction; :meth:`stop` (or leaving the ``with`` block) shuts it down.
+"""
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlsplit
+
+
+class LoopbackServer:
+    def __init__(self, *, max_requests: int = 200):
+        self.max_requests = max_requests
+        self.requests: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_HEAD(self):
+                self._answer(body=False)
+
+            def do_GET(self):
+                self._answer(body=True)
+
+            def _answer(self, body: bool):
+                with server.lock:
+                    server.requests.append((self.command, self.path))
+                    overloaded = len(server.requests) > server.max_requests
+                status, headers, data = (503, {}, b"") if overloaded else server.route(self.path)
+                self.send_response(status)
+                for key, value in {**headers, "Content-Length": str(len(data))}.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if body:
+                    self.wfile.write(data)
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def route(self, path: str) -> tuple[int, dict, bytes]:  # pragma: no cover - subclasses answer
+        return 404, {}, b""
+
+    @staticmethod
+    def path_of(request_path: str) -> str:
+        """The URL path of a request line's target, without the query and with %-escapes decoded."""
+        return unquote(urlsplit(request_path).path)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
