@@ -4,6 +4,7 @@ Numbers are checked against ``scorers.meta.ts2_meta`` computed here; error messa
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -31,7 +32,11 @@ from scorers.demo.leaderboard import (  # noqa: E402
 from scorers.demo.scoring import LazyScorer, ScorerSpec, score_image, scorer_specs  # noqa: E402
 from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 
+from .test_release import fresh_cache, sources  # noqa: E402,F401  (fixtures: loopback Hub + GitHub, empty HF_HOME)
 from .ts2_fixture_data import make_data_dir  # noqa: E402
+
+#: the pinned "final update" commit of the Hub dataset saxon/T2IScoreScore (its metadata.csv and images/)
+HUB_COMMIT = "f450d74c2341a1b7b71752c57e8185f2a264f613"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +45,6 @@ def config(shared_ts2):
         metadata=shared_ts2 / "metadata.csv",
         scores_csv=shared_ts2 / "released_scores.csv",
         paper_table=shared_ts2 / "paper_table2.csv",
-        use_shared=False,
     )
 
 
@@ -64,42 +68,88 @@ def _my_scores(metadata: pd.DataFrame, seed: int = 3) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------------ config
 
 
-def test_small_data_dir_takes_tables_as_a_pair_from_the_shared_release(tmp_path, shared_ts2):
-    data_dir = make_data_dir(tmp_path, seg_ids=[0, 1])
-    config = AppConfig.resolve(data_dir=data_dir)
-    # the data_dir has metadata.csv for 2 SEGs but no scores: both tables come from the shared release
-    assert config.metadata == shared_ts2 / "metadata.csv"
-    assert config.scores_csv == shared_ts2 / "released_scores.csv"
-    assert config.data_dir == data_dir
-
-
-def test_data_dir_without_shared_release_keeps_its_metadata(tmp_path):
-    data_dir = make_data_dir(tmp_path, seg_ids=[0])
-    config = AppConfig.resolve(data_dir=data_dir, use_shared=False)
-    assert config.metadata == data_dir / "metadata.csv"
-    assert config.scores_csv is None
+def test_tables_come_from_the_pinned_release_with_no_paths(sources, fresh_cache, shared_ts2):
+    config = AppConfig.resolve()
+    assert (config.metadata, config.scores_csv, config.paper_table, config.data_dir) == (None, None, None, None)
     tables = load_tables(config)
-    assert tables.metadata is not None and set(tables.metadata["seg_id"]) == {0}
-    assert tables.problems and "released_scores.csv" in tables.problems[0] and "no Hub dataset" in tables.problems[0]
+    assert tables.problems == []
+    assert len(tables.metadata) == 2840 and len(tables.scores) == 2840  # the release's 2,840 images
+    for key, name in (("metadata", "metadata.csv"), ("scores", "released_scores.csv")):
+        assert tables.paths[key].read_bytes() == (shared_ts2 / name).read_bytes(), name
+        assert fresh_cache in tables.paths[key].parents, name  # downloaded into this test's HF cache
+    assert tables.paper is None and "paper" not in tables.paths  # no public URL: no request, no problem
+    # the Hub's metadata.csv: huggingface_hub's HEAD + GET; the GitHub released_scores.csv: one GET; nothing else
+    assert sources.count("metadata.csv") == 2 and sources.count("released_scores.csv") == 1
+    assert sources.count() == 3
+    again = load_tables(config)
+    assert again.paths == tables.paths and sources.count() == 3  # second load: 0 requests
+    published = published_reproduction(again, config)
+    assert len(leaderboard_frame(published, again.paper, [])) == 19  # the paper's 19 published metric columns
 
 
-def test_unreachable_hub_dataset_is_a_message_not_a_crash(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    tables = load_tables(AppConfig.resolve(hub_dataset="example-org/no-such-dataset", use_shared=False))
+def test_offline_with_an_empty_cache_is_the_release_message_not_a_crash(fresh_cache):
+    tables = load_tables(AppConfig.resolve())
     assert tables.metadata is None and tables.scores is None
-    assert tables.problems[0].startswith("metadata.csv: could not fetch metadata.csv from Hub dataset "
-                                         "'example-org/no-such-dataset'")
+    (problem,) = tables.problems  # one message naming both files
+    lines = problem.splitlines()
+    assert lines[0] == "2 TS2 release file(s) are not cached and HF_HUB_OFFLINE=1 forbids downloading them:"
+    assert lines[1] == (f"  metadata.csv  <-  https://huggingface.co/datasets/saxon/T2IScoreScore/resolve/{HUB_COMMIT}"
+                        "/metadata.csv")
+    assert lines[2].startswith("  released_scores.csv  <-  https://raw.githubusercontent.com/michaelsaxon/"
+                               "T2IScoreScore/")
+    assert "set TS2_DATA=that folder" in lines[3]
 
 
-def test_app_without_tables_still_builds_and_says_why():
+def test_app_without_tables_still_builds_and_says_why(fresh_cache):
     pytest.importorskip("gradio")
     from scorers.demo import build_app
 
-    demo = build_app(AppConfig.resolve(use_shared=False))
+    demo = build_app(AppConfig.resolve())
     values = [c.get("props", {}).get("value") for c in demo.get_config_file()["components"]]
     texts = [v for v in values if isinstance(v, str)]
-    assert any(v.startswith("**Error:** metadata.csv: no local file and no Hub dataset configured") for v in texts)
+    assert any(v.startswith("**Error:** 2 TS2 release file(s) are not cached and HF_HUB_OFFLINE=1 forbids "
+                            "downloading them:<br>  metadata.csv  <-  ") for v in texts)
     assert "The leaderboard needs the release tables (metadata.csv, released_scores.csv)." in texts
+
+
+def test_ts2_data_folder_gives_all_three_tables(monkeypatch, shared_ts2):
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    tables = load_tables(AppConfig.resolve())
+    assert tables.problems == []
+    assert tables.paths == {"metadata": shared_ts2 / "metadata.csv", "scores": shared_ts2 / "released_scores.csv",
+                            "paper": shared_ts2 / "paper_table2.csv"}
+    assert tables.paper is not None
+
+
+def test_small_data_dir_takes_tables_as_a_pair_from_the_release(tmp_path, monkeypatch, shared_ts2):
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    data_dir = make_data_dir(tmp_path, seg_ids=[0, 1])
+    config = AppConfig.resolve(data_dir=data_dir)
+    # the data_dir has metadata.csv for 2 SEGs but no scores: both tables come from the release
+    assert (config.metadata, config.scores_csv, config.data_dir) == (None, None, data_dir)
+    assert not config.hub_images  # images from the data_dir
+    tables = load_tables(config)
+    assert tables.paths["metadata"] == shared_ts2 / "metadata.csv" and len(tables.metadata) == 2840
+    assert tables.paths["scores"] == shared_ts2 / "released_scores.csv"
+
+
+def test_data_dir_with_its_scores_table_is_used_as_a_pair(tmp_path, monkeypatch, shared_ts2):
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    data_dir = make_data_dir(tmp_path, seg_ids=[0])
+    (data_dir / "released_scores.csv").write_text("clipscore\n" + "0.5\n" * 12)
+    config = AppConfig.resolve(data_dir=data_dir)
+    assert config.metadata == data_dir / "metadata.csv" and config.scores_csv == data_dir / "released_scores.csv"
+
+
+def test_data_dir_without_the_release_keeps_its_metadata(tmp_path, fresh_cache):
+    data_dir = make_data_dir(tmp_path, seg_ids=[0])
+    config = AppConfig.resolve(data_dir=data_dir)
+    assert config.metadata is None and config.scores_csv is None
+    tables = load_tables(config)  # offline, empty cache: the release cannot be had
+    assert tables.metadata is not None and set(tables.metadata["seg_id"]) == {0}
+    assert tables.paths == {"metadata": data_dir / "metadata.csv"}
+    (problem,) = tables.problems
+    assert problem.startswith("2 TS2 release file(s) are not cached") and "released_scores.csv  <-  " in problem
 
 
 def test_missing_explicit_paths_raise(tmp_path):
@@ -115,10 +165,9 @@ def test_from_env_reads_space_variables(tmp_path, shared_ts2):
         "TS2_SCORES_CSV": str(shared_ts2 / "released_scores.csv"),
         "TS2_CLIP_MODEL": "some/clip",
         "TS2_MAX_UPLOAD_MB": "3",
-        "TS2_HUB_DATASET": "org/data",
     }
     config = AppConfig.from_env(env)
-    assert (config.clip_model, config.hub_dataset) == ("some/clip", "org/data")
+    assert config.clip_model == "some/clip" and not config.hub_images
     assert config.max_upload_bytes == 3 * 1024 * 1024
     assert config.metadata == shared_ts2 / "metadata.csv"
 
@@ -261,13 +310,41 @@ def test_image_source_refuses_paths_outside_the_data_dir(tmp_path, config):
     assert images.get("../secret.jpg") is None
 
 
-def test_hub_images_only_with_hub_tables_and_given_up_after_one_failure(monkeypatch, config):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert not ImageSource(config.with_(hub_dataset="org/data")).use_hub  # local tables: placeholders, no network
-    images = ImageSource(AppConfig(hub_dataset="example-org/no-such-dataset"))
+def test_hub_images_only_with_release_tables_and_given_up_after_one_failure(fresh_cache, config):
+    assert not ImageSource(config).use_hub  # local tables: placeholders, no network
+    images = ImageSource(AppConfig())  # offline (HF_HUB_OFFLINE=1), empty cache
     assert images.use_hub and images.available
     assert images.get("images/000-00.jpg") is None
     assert not images.use_hub  # one failure switches the Hub off for the process
+
+
+def _jpeg(size=(24, 16), colour=(200, 30, 40)) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, format="JPEG", quality=95)
+    return buffer.getvalue()
+
+
+def test_images_come_from_the_release_hub_dataset_at_the_pinned_revision(sources, fresh_cache):
+    url_path = f"/datasets/saxon/T2IScoreScore/resolve/{HUB_COMMIT}/images/000-00.jpg"
+    sources.routes[url_path] = _jpeg()
+    sources.hub_commits[url_path] = HUB_COMMIT
+    images = ImageSource(AppConfig.resolve())
+    image = images.get("images/000-00.jpg")
+    assert image is not None and image.size == (24, 16)
+    # JPEG is lossy: a flat colour comes back within a few levels (observed 0-2 at quality 95)
+    assert np.abs(np.asarray(image, dtype=int) - [200, 30, 40]).max() <= 6
+    assert [r for r in sources.requests if r[1] == url_path] == [("HEAD", url_path), ("GET", url_path)]
+    before = sources.count()
+    assert ImageSource(AppConfig.resolve()).get("images/000-00.jpg").size == (24, 16)
+    assert sources.count() == before  # a cached image at a pinned commit: 0 requests
+    assert images.get("../metadata.csv") is None and sources.count() == before  # never leaves the dataset
+    assert images.get("images/999-99.jpg") is None and not images.use_hub  # 404: the Hub is given up
+    after = sources.count()
+    assert images.get("images/000-01.jpg") is None and sources.count() == after
 
 
 # --------------------------------------------------------------------------------------------------- scoring
@@ -390,7 +467,8 @@ def test_cli_demo_serves_on_loopback(shared_ts2):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    process = subprocess.Popen(TS2 + ["demo", "--port", str(port)], cwd=REPO,
+    env = {**os.environ, "TS2_DATA": str(shared_ts2)}  # a developer's `TS2_DATA=../shared/ts2 ts2 demo`
+    process = subprocess.Popen(TS2 + ["demo", "--port", str(port)], cwd=REPO, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline, body = time.time() + 90, ""

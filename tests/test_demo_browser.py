@@ -53,7 +53,6 @@ def demo_env(tmp_path_factory, shared_ts2):
         paper_table=shared_ts2 / "paper_table2.csv",
         clip_model=clip,
         max_upload_mb=2.0,
-        use_shared=False,
     )
     demo = build_app(config)
     port = _free_port()

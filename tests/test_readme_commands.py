@@ -47,7 +47,8 @@ SMALL_SEGS = 10  # data/ and raw_answers/ hold SEGs 0..SMALL_SEGS-1
 RULES: list[tuple[str, str, str]] = [
     (r"^pip install", "skip", "installs packages (network; changes the environment)"),
     (r"^python -m pytest", "skip", "runs this test suite itself"),
-    (r"^ts2 demo\b", "skip", "serves until stopped; tests/test_demo_app.py and test_demo_browser.py drive the app"),
+    (r"^(TS2_DATA=\S+ )?ts2 demo\b", "skip", "serves until stopped; tests/test_demo_app.py (with TS2_DATA) and "
+                                             "test_demo_browser.py drive the app"),
     (r"accelerate launch --num_processes 8|--num_machines 2", "skip", "needs 8 GPUs / two nodes, and " + HUB),
     (r"^accelerate launch .*score tifa .*--model llava-hf/", "skip", "needs a GPU, and " + HUB),
     (r"^ACCELERATE_USE_CPU=1 accelerate launch .*score clip_score(?!.*--model)", "skip",

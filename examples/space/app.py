@@ -1,9 +1,12 @@
 """Hugging Face Space entry point of the TS2 demo (``python app.py``); the app is ``scorers.demo`` of the installed
 ts2-evaluate package (requirements.txt), and ``ts2 demo`` runs the same app locally.
 
-Settings come from environment variables (Space variables): ``TS2_HUB_DATASET`` (dataset with metadata.csv,
-released_scores.csv, paper_table2.csv and images/), ``TS2_DATA_DIR`` / ``TS2_METADATA`` / ``TS2_SCORES_CSV`` /
-``TS2_PAPER_TABLE`` (local files instead), ``TS2_CLIP_MODEL``, ``TS2_VLM``, ``TS2_MAX_UPLOAD_MB``.
+No variable is needed to show the leaderboard: the release tables are downloaded once through ``scorers.release``
+(pinned revisions, sha256-verified, kept in the Hugging Face cache) and images come from the Hub dataset
+``saxon/T2IScoreScore`` at the same pinned revision. Optional settings (Space variables): ``TS2_DATA`` (a local copy
+of the release tables), ``TS2_DATA_DIR`` (a folder with images/ and tables), ``TS2_METADATA`` / ``TS2_SCORES_CSV`` /
+``TS2_PAPER_TABLE`` (individual table files), ``TS2_CLIP_MODEL``, ``TS2_VLM``, ``TS2_QG_MODEL``,
+``TS2_MAX_UPLOAD_MB``.
 """
 import os
 

@@ -14,11 +14,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo",
         help="run the interactive Gradio demo on 127.0.0.1",
         description="Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer and a "
-                    "score-your-image tab. Tables default to --data-dir, then ../shared/ts2 next to the checkout.",
+                    "score-your-image tab. Tables default to --data-dir, then the TS2 release: $TS2_DATA (a local "
+                    "copy), the Hugging Face cache, or one pinned, verified download; images then come from the "
+                    "release's Hub dataset.",
     )
     demo.add_argument("--data-dir", help="TS2 data dir (metadata.csv, images/, optionally released_scores.csv)")
     demo.add_argument("--scores-csv", help="released per-image scores (row-aligned with the metadata)")
-    demo.add_argument("--metadata", help="metadata.csv (default: next to the scores table)")
+    demo.add_argument("--metadata", help="metadata.csv (default: the data dir's, beside its released_scores.csv, "
+                                          "else the release's)")
     demo.add_argument("--paper", help="paper_table2.csv (metric names and families)")
     demo.add_argument("--port", type=int, default=7860, help="port to listen on")
     demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (127.0.0.1: this machine only)")
@@ -27,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--vlm", help="VQA model for TIFA/DSG (when the installed scorers provide them)")
     demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
-    demo.add_argument("--hub-dataset", help="Hub dataset to fetch missing tables/images from (needs network)")
     demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit in MB")
     demo.add_argument("--share", action="store_true",
                       help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
@@ -55,8 +57,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if args.qg_model:
         settings["qg_model"] = args.qg_model
     config = space.AppConfig.resolve(
-        data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata, paper_table=args.paper,
-        hub_dataset=args.hub_dataset, **settings,
+        data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata, paper_table=args.paper, **settings,
     )
     app = space.build_app(config)
     kwargs = space.launch_kwargs(config, port=args.port)

@@ -1,44 +1,38 @@
-"""Where the demo's tables, images and models come from: explicit paths, a data_dir, the shared release or the Hub.
+"""Where the demo's tables, images and models come from: explicit paths, a data_dir, or the TS2 release.
 
 Resolved once into an :class:`AppConfig`, so the rest of the app never guesses paths. The same app runs locally
-(``ts2 demo --data-dir DIR``) and on a Hugging Face Space (settings from environment variables, tables from the Hub).
+(``ts2 demo``) and on a Hugging Face Space (settings from environment variables). A release table with no local path
+here is left ``None`` and read from :mod:`scorers.release` by :func:`scorers.demo.sources.load_tables`: ``$TS2_DATA``
+(a local copy of the release), else the Hugging Face cache, else one pinned, sha256-verified download. Images then
+come from the release's Hub dataset at its pinned revision (:attr:`AppConfig.hub_images`).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Mapping
 
-__all__ = ["AppConfig", "HUB_DATASET_PLACEHOLDER", "TABLE_FILES", "find_shared_ts2"]
+from scorers import release
 
-#: Hub dataset holding the release tables + images in the data_dir layout. PLACEHOLDER: set ``TS2_HUB_DATASET`` (a
-#: Space variable) to the real dataset id once it is published.
-HUB_DATASET_PLACEHOLDER = "ts2-evaluate/T2IScoreScore"
+__all__ = ["AppConfig", "TABLE_FILES"]
 
-#: file names of the release tables inside a data_dir / the shared release / the Hub dataset
+#: file names of the release tables, the same inside a data_dir and in the release (``scorers.release.RELEASE_FILES``)
 TABLE_FILES = {"metadata": "metadata.csv", "scores": "released_scores.csv", "paper": "paper_table2.csv"}
 
 #: default CLIP checkpoint for "Score your image" (a Hub id or a local directory)
 DEFAULT_CLIP = "openai/clip-vit-base-patch16"  # the official TS2 CLIPScore checkpoint
 
 
-def find_shared_ts2() -> Path | None:
-    """``../shared/ts2`` next to the source checkout (this file lives in ``<repo>/scorers/demo/``) or the cwd."""
-    here = Path(__file__).resolve()
-    candidates = [here.parents[2].parent / "shared" / "ts2", Path.cwd().parent / "shared" / "ts2"]
-    for candidate in candidates:
-        if (candidate / TABLE_FILES["metadata"]).is_file() and (candidate / TABLE_FILES["scores"]).is_file():
-            return candidate
-    return None
-
-
 @dataclass(frozen=True)
 class AppConfig:
     """Resolved settings of one demo instance.
 
-    ``metadata``/``scores_csv``/``paper_table``: local table files (None: fetch from ``hub_dataset``, or unavailable).
-    ``data_dir``: where images live (``data_dir / file_name``); without it images come from ``hub_dataset`` or are
-    drawn as placeholders. ``clip_model``: CLIP checkpoint for CLIPScore (Hub id or local dir, loaded on first use).
+    ``metadata``/``scores_csv``/``paper_table``: local table files; ``None`` means "from the TS2 release"
+    (``scorers.release``; the paper table only when a local release copy, ``$TS2_DATA``, holds it).
+    ``data_dir``: where images live (``data_dir / file_name``); without it images come from the release's Hub
+    dataset when the metadata is the release's too (:attr:`hub_images`), else they are drawn as placeholders.
+    ``clip_model``: CLIP checkpoint for CLIPScore (Hub id or local dir, loaded on first use).
     ``vlm``: VQA model for TIFA/DSG (None: those scorers are offered as unavailable). ``qg_model``: text LM that
     writes TIFA questions for prompts without a question table (None: TIFA/DSG only for TS2 prompts, from the
     data_dir's question tables). ``seg_subset``: SEG ids of the
@@ -49,7 +43,6 @@ class AppConfig:
     scores_csv: Path | None = None
     paper_table: Path | None = None
     data_dir: Path | None = None
-    hub_dataset: str | None = None
     clip_model: str = DEFAULT_CLIP
     vlm: str | None = None
     qg_model: str | None = None
@@ -64,15 +57,30 @@ class AppConfig:
     def seg_range(self) -> range:
         return range(*self.seg_subset)
 
-    def describe(self) -> str:
-        """One Markdown line per source, shown in the app so users see which data they are looking at."""
-        hub = self.hub_dataset or "not configured"
+    @property
+    def hub_images(self) -> bool:
+        """Images from the release's Hub dataset (``release.HUB_REPO`` at ``release.HUB_REVISION``): only with no
+        data_dir and the release's own metadata, whose ``file_name`` s are that dataset's paths."""
+        return self.data_dir is None and self.metadata is None
+
+    def describe(self, loaded: Mapping[str, Path] | None = None) -> str:
+        """One Markdown line per source, shown in the app so users see which data they are looking at.
+
+        ``loaded``: the table files actually read (``Tables.paths``), shown instead of where they were looked for.
+        """
+        loaded = loaded or {}
+        from_release = f"TS2 release (${release.DATA_ENV}, the Hugging Face cache or a pinned download)"
+        metadata = loaded.get("metadata") or self.metadata or f"{from_release}: not available"
+        scores = loaded.get("scores") or self.scores_csv or f"{from_release}: not available"
+        paper = loaded.get("paper") or self.paper_table or "not available"
+        hub = f"Hub dataset {release.HUB_REPO} at {release.HUB_REVISION[:12]}"
+        images = self.data_dir or (hub if self.hub_images else "placeholders")
         return "\n".join(
             [
-                f"- metadata: `{self.metadata or f'Hub {hub}'}`",
-                f"- released scores: `{self.scores_csv or f'Hub {hub}'}`",
-                f"- paper table: `{self.paper_table or 'not available'}`",
-                f"- images: `{self.data_dir or (f'Hub {hub}' if self.hub_dataset else 'placeholders')}`",
+                f"- metadata: `{metadata}`",
+                f"- released scores: `{scores}`",
+                f"- paper table: `{paper}`",
+                f"- images: `{images}`",
                 f"- CLIP model: `{self.clip_model}`; VLM: `{self.vlm or 'not configured'}`; "
                 f"question generator: `{self.qg_model or 'not configured'}`",
             ]
@@ -86,15 +94,14 @@ class AppConfig:
         scores_csv: str | Path | None = None,
         metadata: str | Path | None = None,
         paper_table: str | Path | None = None,
-        hub_dataset: str | None = None,
-        use_shared: bool = True,
         **settings,
     ) -> "AppConfig":
-        """Fill unset table paths: explicit path > ``data_dir`` > the shared release (``../shared/ts2``) > Hub.
+        """Fill unset table paths: explicit path > ``data_dir`` > ``None`` (the TS2 release, read by ``load_tables``).
 
-        The metadata and scores tables are taken as a pair from the first place that has the scores table, so a small
-        data_dir (images of a few SEGs) does not get paired with the full release's 2,840 score rows by accident.
-        Explicit paths that do not exist raise ``FileNotFoundError``.
+        The metadata and scores tables are taken from the data_dir as a pair, only when it has the scores table, so a
+        small data_dir (images of a few SEGs) does not get paired with the release's 2,840 score rows by accident
+        (its own metadata is then used only if the release's cannot be had). Explicit paths that do not exist raise
+        ``FileNotFoundError``.
         """
         data_dir = Path(data_dir) if data_dir else None
         if data_dir is not None and not data_dir.is_dir():
@@ -103,29 +110,22 @@ class AppConfig:
         for key, value in explicit.items():
             if value is not None and not Path(value).is_file():
                 raise FileNotFoundError(f"{TABLE_FILES[key]} path {value} does not exist")
-        places = [p for p in (data_dir, find_shared_ts2() if use_shared else None) if p is not None]
-        home = next((p for p in places if (p / TABLE_FILES["scores"]).is_file()), None)
+        pair = data_dir is not None and (data_dir / TABLE_FILES["scores"]).is_file()
         found = {}
-        for key in TABLE_FILES:
+        for key, name in TABLE_FILES.items():
+            in_data_dir = data_dir / name if data_dir is not None and (data_dir / name).is_file() else None
             if explicit[key] is not None:
                 found[key] = Path(explicit[key])
-                continue
-            source = [home] if key != "paper" else [home] + places
-            found[key] = next((p / TABLE_FILES[key] for p in source if p and (p / TABLE_FILES[key]).is_file()), None)
-        if found["metadata"] is None and data_dir is not None and (data_dir / TABLE_FILES["metadata"]).is_file():
-            found["metadata"] = data_dir / TABLE_FILES["metadata"]
-        return cls(
-            metadata=found["metadata"],
-            scores_csv=found["scores"],
-            paper_table=found["paper"],
-            data_dir=data_dir,
-            hub_dataset=hub_dataset,
-            **settings,
-        )
+            elif pair or key == "paper":
+                found[key] = in_data_dir
+            else:
+                found[key] = None
+        return cls(metadata=found["metadata"], scores_csv=found["scores"], paper_table=found["paper"],
+                   data_dir=data_dir, **settings)
 
     @classmethod
     def from_env(cls, environ: dict | None = None) -> "AppConfig":
-        """Settings of a Space (or any deployment) from ``TS2_*`` environment variables; Hub dataset by default."""
+        """Settings of a Space (or any deployment) from ``TS2_*`` environment variables; the TS2 release by default."""
         env = os.environ if environ is None else environ
         settings = {}
         if env.get("TS2_CLIP_MODEL"):
@@ -141,7 +141,6 @@ class AppConfig:
             scores_csv=env.get("TS2_SCORES_CSV") or None,
             metadata=env.get("TS2_METADATA") or None,
             paper_table=env.get("TS2_PAPER_TABLE") or None,
-            hub_dataset=env.get("TS2_HUB_DATASET") or HUB_DATASET_PLACEHOLDER,
             **settings,
         )
 

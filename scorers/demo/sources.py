@@ -1,18 +1,22 @@
-"""Reading the demo's inputs: release tables (local file or Hub dataset) and images (data_dir, Hub, or a placeholder).
+"""Reading the demo's inputs: release tables (local files or ``scorers.release``) and images (data_dir, the release's
+Hub dataset, or a placeholder).
 
-Table parsing and validation are the library's (``scorers.tables``); this module only decides where a file comes from
-and turns failures into messages the UI can show.
+Table parsing and validation are the library's (``scorers.tables``), and so is finding the release
+(``scorers.release``: ``$TS2_DATA``, the Hugging Face cache, one pinned and verified download); this module only
+decides which file each table comes from and turns failures into messages the UI can show.
 """
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pandas as pd
 from PIL import Image, ImageDraw
 
+from scorers import release
 from scorers.tables import read_metadata, read_paper_table, read_score_table
 
 from .config import TABLE_FILES, AppConfig
@@ -21,53 +25,75 @@ __all__ = ["Tables", "ImageSource", "load_tables", "placeholder_image"]
 
 log = logging.getLogger(__name__)
 
+_READERS = {"metadata": read_metadata, "scores": read_score_table, "paper": read_paper_table}
+
 
 @dataclass
 class Tables:
-    """The release tables the app shows; ``problems`` lists what could not be loaded (shown in the UI, not raised)."""
+    """The release tables the app shows; ``problems`` lists what could not be loaded (shown in the UI, not raised).
+
+    ``paths``: the file each loaded table was read from (shown under "Data sources").
+    """
 
     metadata: pd.DataFrame | None = None
     scores: pd.DataFrame | None = None
     paper: pd.DataFrame | None = None
     problems: list[str] = field(default_factory=list)
+    paths: dict[str, Path] = field(default_factory=dict)
 
 
-def _hub_file(config: AppConfig, filename: str) -> Path:
-    """Download one file of the Hub dataset (cached by huggingface_hub); raises with a readable message."""
-    if not config.hub_dataset:
-        raise FileNotFoundError("no local file and no Hub dataset configured (use --data-dir, --metadata, "
-                                "--scores-csv or --hub-dataset)")
-    from huggingface_hub import hf_hub_download
-
-    try:
-        return Path(hf_hub_download(config.hub_dataset, filename, repo_type="dataset"))
-    except Exception as error:  # network, auth, missing file: all mean "not available here"
-        raise FileNotFoundError(f"could not fetch {filename} from Hub dataset {config.hub_dataset!r} "
-                                f"({type(error).__name__})") from None
-
-
-def _table_path(config: AppConfig, key: str, local: Path | None) -> Path:
-    return local if local is not None else _hub_file(config, TABLE_FILES[key])
+def _table_paths(config: AppConfig, problems: list[str]) -> dict[str, Path | None]:
+    """Which file each table is read from: the config's local paths, else the release (metadata and scores in one
+    ``release.paths`` call, so one problem line says everything that is missing; the paper table only from a local
+    release copy, its absence being no problem)."""
+    where = {"metadata": config.metadata, "scores": config.scores_csv, "paper": config.paper_table}
+    wanted = [key for key in ("metadata", "scores") if where[key] is None]
+    if wanted:
+        try:
+            found = release.paths([TABLE_FILES[key] for key in wanted])
+            where.update({key: found[TABLE_FILES[key]] for key in wanted})
+        except (OSError, ValueError) as error:  # ReleaseFileUnavailable (offline, HTTP), ChecksumMismatch
+            problems.append(str(error))
+            log.warning("release tables unavailable: %s", error)
+            own = config.data_dir / TABLE_FILES["metadata"] if config.data_dir is not None else None
+            if where["metadata"] is None and own is not None and own.is_file():
+                where["metadata"] = own  # a data_dir's own metadata still drives the SEG explorer
+    if where["paper"] is None:
+        try:
+            where["paper"] = release.path(TABLE_FILES["paper"], progress=False)  # no public URL: local copies only
+        except (OSError, ValueError) as error:
+            log.info("no paper table (names and families come from the released scores): %s", error)
+    return where
 
 
 def load_tables(config: AppConfig) -> Tables:
-    """Read metadata, released scores and (optionally) the paper table; never raises."""
+    """Read metadata, released scores and (when available) the paper table; never raises."""
     tables = Tables()
-    readers = {
-        "metadata": (config.metadata, read_metadata),
-        "scores": (config.scores_csv, read_score_table),
-        "paper": (config.paper_table, read_paper_table),
-    }
-    for key, (local, reader) in readers.items():
-        if key == "paper" and local is None and not config.hub_dataset:
-            continue  # the paper table only adds names/families; its absence is not a problem
+    for key, path in _table_paths(config, tables.problems).items():
+        if path is None:
+            continue
         try:
-            setattr(tables, key, reader(_table_path(config, key, local)))
+            setattr(tables, key, _READERS[key](path))
+            tables.paths[key] = path
         except (OSError, ValueError, pd.errors.ParserError) as error:
-            if key != "paper":
+            if key != "paper":  # the paper table only adds names/families; its absence is not a problem
                 tables.problems.append(f"{TABLE_FILES[key]}: {error}")
             log.warning("could not load %s: %s", key, error)
     return tables
+
+
+def _hub_image(file_name: str) -> Path:
+    """One image of the release's Hub dataset at its pinned revision (cached by huggingface_hub)."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(
+            release.HUB_REPO, file_name, repo_type="dataset", revision=release.HUB_REVISION,
+            endpoint=os.environ.get("HF_ENDPOINT") or None,  # read per call: set after import (mirror, test server)
+        ))
+    except Exception as error:  # network, offline, missing file: all mean "not available here"
+        raise FileNotFoundError(f"could not fetch {file_name} from Hub dataset {release.HUB_REPO} at "
+                                f"{release.HUB_REVISION[:12]} ({type(error).__name__})") from None
 
 
 def placeholder_image(text: str, size: int = 160) -> Image.Image:
@@ -82,16 +108,16 @@ def placeholder_image(text: str, size: int = 160) -> Image.Image:
 
 
 class ImageSource:
-    """Images by release ``file_name`` (``images/000-00.jpg``): from ``data_dir``, else the Hub dataset, else None.
+    """Images by release ``file_name`` (``images/000-00.jpg``): from ``data_dir``, else the release's Hub dataset
+    (``release.HUB_REPO`` at ``release.HUB_REVISION``), else None.
 
-    The Hub is used only when the metadata came from it too (a Space), and is given up after the first failed
-    download, so an unreachable Hub costs one timeout, not one per image.
+    The Hub is used only when the metadata is the release's too (:attr:`AppConfig.hub_images`), and is given up after
+    the first failed download, so an unreachable Hub costs one timeout, not one per image.
     """
 
     def __init__(self, config: AppConfig):
         self.data_dir = config.data_dir
-        self.config = config
-        self.use_hub = config.data_dir is None and bool(config.hub_dataset) and config.metadata is None
+        self.use_hub = config.hub_images
         self._get = lru_cache(maxsize=512)(self._load)
 
     @property
@@ -107,9 +133,9 @@ class ImageSource:
             candidate = (self.data_dir / file_name).resolve()
             if self.data_dir.resolve() in candidate.parents and candidate.is_file():
                 path = candidate
-        elif self.use_hub:
+        elif self.use_hub and ".." not in PurePosixPath(file_name).parts:
             try:
-                path = _hub_file(self.config, file_name)
+                path = _hub_image(file_name)
             except FileNotFoundError as error:
                 log.warning("images from the Hub disabled: %s", error)
                 self.use_hub = False

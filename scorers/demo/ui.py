@@ -101,7 +101,7 @@ def build_app(config: AppConfig) -> gr.Blocks:
     with gr.Blocks(title="TS2: T2IScoreScore demo", analytics_enabled=False) as demo:
         gr.Markdown(INTRO)
         if problems:
-            gr.Markdown(_error("<br>".join(problems)), elem_id="load-problems")
+            gr.Markdown(_error("<br>".join(problems).replace("\n", "<br>")), elem_id="load-problems")
         with gr.Tabs():
             # ---------------------------------------------------------------------------------- leaderboard
             with gr.Tab("Leaderboard", id="leaderboard-tab"):
@@ -269,7 +269,7 @@ def build_app(config: AppConfig) -> gr.Blocks:
                                    [model_status, score_out, score_detail, answers_out, score_button])
 
         with gr.Accordion("Data sources", open=False):
-            gr.Markdown(config.describe())
+            gr.Markdown(config.describe(tables.paths))
     return demo
 
 
