@@ -108,6 +108,28 @@ def test_load_ts2_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
     assert Path(module_file).is_relative_to(wheel_venv.parents[1])
 
 
+def test_score_from_the_wheel_without_paths(wheel_venv, shared_ts2, tmp_path):
+    """The README's third command from the wheel: ``ts2 score clip_score --out clip.csv --meta`` with no --data-dir.
+    A loopback stand-in of the Hub dataset serves two generated SEGs; the model is a tiny local CLIP (the default is a
+    Hub download) and the release tables come from TS2_DATA (their download is tested above)."""
+    from scorers.release import HUB_REPO, HUB_REVISION
+    from tests.loopback_hub import LoopbackHubDataset
+    from tests.tiny_embed_models import build_hf_clip
+
+    data_dir = make_data_dir(tmp_path / "data", seg_ids=[0, 1], with_questions=False)
+    clip = build_hf_clip(tmp_path / "clip")
+    ts2 = str(wheel_venv.parent / "ts2")
+    with LoopbackHubDataset(data_dir, HUB_REPO, HUB_REVISION) as hub:
+        env = _clean_env(HF_HOME=str(tmp_path / "hf"), HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"),
+                         HF_HUB_OFFLINE="0", HF_ENDPOINT=hub.base, TS2_DATA=str(shared_ts2))
+        done = _run(wheel_venv, [ts2, "score", "clip_score", "--model", clip, "--out", "clip.csv", "--meta",
+                                 "--num-workers", "0", "--no-progress"], tmp_path, env)
+        assert any(p.endswith("images/001-00.jpg") for _, p in hub.requests)  # the images came from the Hub
+    expected = sum(1 for line in (data_dir / "metadata.csv").read_text().splitlines()[1:] if line.strip())
+    assert f"wrote clip.csv: {expected} rows ({expected} scored now" in done.stderr
+    assert ">> clip_score" in done.stdout and "clipscore" in done.stdout  # beside the published rows
+
+
 def test_evaluate_load_of_a_copied_module_from_the_wheel(wheel_venv, tmp_path):
     module = tmp_path / "modules" / "ts2_meta"
     shutil.copytree(ROOT / "evaluate_modules" / "ts2_meta", module)
