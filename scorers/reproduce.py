@@ -142,10 +142,10 @@ def released_reproduction(
     """The published leaderboard: rank/sep/delta of the 19 metrics of the TS2 release, from its per-image scores.
 
     Reads ``released_scores.csv`` and ``metadata.csv`` through :mod:`scorers.release` (``data_dir`` /
-    ``$TS2_DATA``, else the cache, else one verified download) and, when a local copy exists, the paper's Table 2
-    (``paper_table2.csv`` has no public download), whose values become ``paper``/``residual``. Without it the
-    release's lower-is-better columns (LLMScore) are oriented by :data:`scorers.release.RELEASED_LOWER_IS_BETTER`
-    and a note says that only our values are shown. The release's known stray quotes are cleaned.
+    ``$TS2_DATA``, else the cache, else one verified download) and the paper's Table 2 (:func:`release_paper_table`),
+    whose values become ``paper``/``residual``; without it the release's lower-is-better columns (LLMScore) are
+    oriented by :data:`scorers.release.RELEASED_LOWER_IS_BETTER` and a note says that only our values are shown. The
+    release's known stray quotes are cleaned.
     """
     from .release import path
     from .tables import read_metadata, read_score_table
@@ -167,15 +167,26 @@ def released_reproduction(
 
 def release_paper_table(data_dir: str | None = None, *, progress: bool = True
                         ) -> tuple[pd.DataFrame | None, dict[str, bool] | None, list[str]]:
-    """``(paper, higher_is_better, notes)``: the paper's Table 2 from a local release copy (``data_dir`` /
-    ``$TS2_DATA``; it has no public download), else ``None`` with the release's own orientation
-    (:data:`scorers.release.RELEASED_LOWER_IS_BETTER`) and a note saying only our values can be shown."""
-    from .release import RELEASED_LOWER_IS_BETTER, ReleaseFileUnavailable, path
-    from .tables import read_paper_table
+    """``(paper, higher_is_better, notes)``: the paper's Table 2 from the release (:mod:`scorers.release`).
 
-    try:
-        return read_paper_table(path("paper_table2.csv", data_dir, progress=progress)), None, []
-    except ReleaseFileUnavailable:
-        note = ("paper_table2.csv (the paper's Table 2, no public download) is not in --data-dir/$TS2_DATA: only our "
-                "values are shown; pass --paper FILE for the residuals")
-        return None, {c: False for c in RELEASED_LOWER_IS_BETTER}, [note]
+    A local release copy (``data_dir`` / ``$TS2_DATA``) gives ``paper_table2.csv`` (the printed table, with names and
+    families) or ``table2_full_precision.csv``; otherwise ``table2_full_precision.csv`` comes from the cache or one
+    download (the official repository's full-precision Table 2). When neither can be had, ``paper`` is ``None`` with
+    the release's own orientation (:data:`scorers.release.RELEASED_LOWER_IS_BETTER`) and a note saying only our
+    values can be shown."""
+    from .release import RELEASED_LOWER_IS_BETTER, RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
+    from .tables import read_paper_table, read_table2_full_precision
+
+    readers = {"paper_table2.csv": read_paper_table, "table2_full_precision.csv": read_table2_full_precision}
+    local = local_data_dir(data_dir) is not None
+    reasons = []
+    for name, reader in readers.items():
+        if not local and RELEASE_FILES[name].url is None:
+            continue  # no download; only a local copy has it
+        try:
+            return reader(path(name, data_dir, progress=progress)), None, []
+        except ReleaseFileUnavailable as error:
+            reasons.append(f"{name}: {str(error).splitlines()[0].rstrip(':')}")
+    note = (f"the paper's Table 2 is not available ({'; '.join(reasons)}): only our values are shown; pass --paper "
+            "FILE for the residuals")
+    return None, {c: False for c in RELEASED_LOWER_IS_BETTER}, [note]

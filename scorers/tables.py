@@ -215,6 +215,36 @@ def read_paper_table(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+#: meta-metric -> its column prefix in the official ``pareto_information.csv`` (``table2_full_precision.csv``)
+_OFFICIAL_TABLE2_PREFIX = {"rank": "spearman", "sep": "ks", "delta": "delta"}
+_OFFICIAL_TABLE2_PARTS = {"avg": "all", "synth": "synth", "nat": "nat", "real": "real"}
+
+
+def read_table2_full_precision(path: str | Path) -> pd.DataFrame:
+    """The paper's Table 2 from the official repository's ``pareto_information.csv`` (release name
+    ``table2_full_precision.csv``), in :func:`read_paper_table`'s layout: one row per metric and meta-metric,
+    values in % (the file holds fractions, e.g. ``spearman-all`` 0.7141387 -> rank Avg 71.41387), ``flop_per_image``
+    from its ``cost`` column. ``name`` is the column name (the file has no display names)."""
+    frame = pd.read_csv(path)
+    needed = ["metric", "cost"] + [f"{prefix}-{part}" for prefix in _OFFICIAL_TABLE2_PREFIX.values()
+                                   for part in _OFFICIAL_TABLE2_PARTS.values()]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing} (expected the official pareto_information.csv)")
+    rows = []
+    for k, record in enumerate(frame.to_dict("records")):
+        for meta_metric, prefix in _OFFICIAL_TABLE2_PREFIX.items():
+            row = {"column": str(record["metric"]).strip(), "name": str(record["metric"]).strip(), "family": "",
+                   "meta_metric": meta_metric, "flop_per_image": record["cost"]}
+            for part, key in _OFFICIAL_TABLE2_PARTS.items():
+                value = as_scores(np.asarray([record[f"{prefix}-{key}"]], dtype=object),
+                                  name=f"{path} line {k + 2}, {prefix}-{key}")[0]
+                row[part] = 100.0 * float(value)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["column", "name", "family", "meta_metric", "avg", "synth", "nat", "real",
+                                       "flop_per_image"])
+
+
 def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = False) -> np.ndarray:
     """Validated float scores of one column (errors name the CSV row: data row k is line k + 2)."""
     if column not in frame.columns:

@@ -51,8 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--scores", help="per-image scores row-aligned with --metadata (default: the release's "
                                       "released_scores.csv, its stray quotes cleaned)")
     rep.add_argument("--metadata", help="metadata.csv (default: the release's)")
-    rep.add_argument("--paper", help="paper_table2.csv (default: from --data-dir / $TS2_DATA; it has no public "
-                                     "download, so without it only our values are printed)")
+    rep.add_argument("--paper", help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
+                                     "table2_full_precision.csv from the cache or one download)")
     rep.add_argument("--data-dir", help=DATA_DIR_HELP)
     rep.add_argument("--segs", default="default", help=SEGS_HELP)
     rep.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
