@@ -25,7 +25,11 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["CacheBusyError", "RequestCache", "ScoreCache", "ShardWriter", "item_stamp", "jsonable", "request_key"]
+__all__ = ["CacheBusyError", "RequestCache", "ScoreCache", "ShardWriter", "item_stamp", "jsonable", "release_locks",
+           "request_key"]
+
+#: lock files this process holds (``ScoreCache.lock``), so a process about to stop can release them at once
+_HELD_LOCKS: set = set()
 
 
 class CacheBusyError(ValueError):
@@ -111,6 +115,22 @@ class ShardWriter:
         self.close()
 
 
+def release_locks() -> None:
+    """Release every cache lock this process holds, now (``LOCK_UN``: also when a forked child still shares the
+    file): for a process that is about to stop, so that a rerun is not refused while it winds down."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    for handle in list(_HELD_LOCKS):
+        _HELD_LOCKS.discard(handle)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            handle.close()
+        except (OSError, ValueError):  # already closed
+            pass
+
+
 class ScoreCache:
     """A cache folder (see module docstring). ``fingerprint`` is a JSON-able dict identifying the scorer, ``inputs``
     one identifying what is scored (e.g. ``{"data_dir": "/abs/path"}``); each must match an existing cache's."""
@@ -157,10 +177,12 @@ class ScoreCache:
         handle.write(str(os.getpid()))
         handle.flush()
         self._lock_handle = handle
+        _HELD_LOCKS.add(handle)
 
     def unlock(self) -> None:
         """Release the lock taken by :meth:`lock` (closing the file releases the ``flock``)."""
         if self._lock_handle is not None:
+            _HELD_LOCKS.discard(self._lock_handle)
             self._lock_handle.close()
             self._lock_handle = None
 

@@ -56,7 +56,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .cache import ScoreCache, item_stamp, jsonable
+from .cache import ScoreCache, item_stamp, jsonable, release_locks
 from .checks import check_pairs
 
 __all__ = ["RunResult", "check_run_options", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
@@ -201,6 +201,7 @@ def _stop_if_orphaned(launcher_pid: int, interval: float) -> None:
         time.sleep(interval)
     print(f"ts2: the launcher (pid {launcher_pid}) is gone; stopping this process (pid {os.getpid()}). "
           "Finished batches are in the cache: rerun the same command to resume.", file=sys.stderr, flush=True)
+    release_locks()  # a rerun may start at once, even while this process winds down
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(5)  # SIGTERM handled by someone and we are still here: leave without cleanup
     os._exit(1)

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -388,3 +389,42 @@ def test_only_processes_started_by_a_launcher_watch_their_parent(monkeypatch):
     for name in runner._LAUNCHER_ENV:
         monkeypatch.delenv(name, raising=False)
     assert runner.watch_launcher() is False and runner._watcher is None  # `nohup ts2 score &` outlives its shell
+
+
+def _fork_holding_the_lock() -> int:
+    """A child that keeps the inherited lock descriptor open (as a forked DataLoader worker would) until killed."""
+    child = os.fork()
+    if child == 0:
+        try:
+            time.sleep(60)
+        finally:
+            os._exit(0)  # never return into the test runner
+    return child
+
+
+def test_release_locks_frees_the_cache_even_while_a_forked_child_shares_the_lock(tmp_path):
+    """A rank stopping because its launcher died calls ``release_locks`` first, so the next run can lock the cache at
+    once, even while a forked child still holds the inherited lock file. Control: a plain ``unlock`` (close) does not
+    free it while the child lives."""
+    from scorers.cache import CacheBusyError, release_locks
+
+    children = []
+    try:
+        plain = ScoreCache(tmp_path / "plain", {"name": "x"})
+        plain.lock()
+        children.append(_fork_holding_the_lock())
+        plain.unlock()
+        with pytest.raises(CacheBusyError):
+            ScoreCache(tmp_path / "plain", {"name": "x"}).lock()
+
+        released = ScoreCache(tmp_path / "released", {"name": "x"})
+        released.lock()
+        children.append(_fork_holding_the_lock())
+        release_locks()
+        again = ScoreCache(tmp_path / "released", {"name": "x"})
+        again.lock()  # no CacheBusyError although the child still has the file open
+        again.unlock()
+    finally:
+        for child in children:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
