@@ -6,6 +6,7 @@ print the same numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -15,7 +16,8 @@ from .graph import resolve_seg_subset
 from .meta import META_METRICS, SUMMARY_KEYS, TS2Evaluator, TS2Result
 from .tables import align_scores, column_scores
 
-__all__ = ["DELTA_SWAP_NOTE", "Reproduction", "higher_is_better_from_paper", "release_paper_table", "released_reproduction",
+__all__ = ["DELTA_SWAP_NOTE", "Reproduction", "find_release_table2", "higher_is_better_from_paper", "release_paper_table",
+           "released_reproduction",
            "reproduce_table"]
 
 #: Columns whose published delta looks swapped with each other (EC <-> Over): ours match the other's paper value.
@@ -165,16 +167,14 @@ def released_reproduction(
     return reproduction
 
 
-def release_paper_table(data_dir: str | None = None, *, progress: bool = True
-                        ) -> tuple[pd.DataFrame | None, dict[str, bool] | None, list[str]]:
-    """``(paper, higher_is_better, notes)``: the paper's Table 2 from the release (:mod:`scorers.release`).
+def find_release_table2(data_dir: str | None = None, *, progress: bool = True) -> tuple[Path, pd.DataFrame]:
+    """``(path, paper table)``: the paper's Table 2 from the release (:mod:`scorers.release`).
 
     A local release copy (``data_dir`` / ``$TS2_DATA``) gives ``paper_table2.csv`` (the printed table, with names and
     families) or ``table2_full_precision.csv``; otherwise ``table2_full_precision.csv`` comes from the cache or one
-    download (the official repository's full-precision Table 2). When neither can be had, ``paper`` is ``None`` with
-    the release's own orientation (:data:`scorers.release.RELEASED_LOWER_IS_BETTER`) and a note saying only our
-    values can be shown."""
-    from .release import RELEASED_LOWER_IS_BETTER, RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
+    download (the official repository's full-precision Table 2). Raises
+    :class:`scorers.release.ReleaseFileUnavailable` naming why each source could not be had."""
+    from .release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
     from .tables import read_paper_table, read_table2_full_precision
 
     readers = {"paper_table2.csv": read_paper_table, "table2_full_precision.csv": read_table2_full_precision}
@@ -184,9 +184,24 @@ def release_paper_table(data_dir: str | None = None, *, progress: bool = True
         if not local and RELEASE_FILES[name].url is None:
             continue  # no download; only a local copy has it
         try:
-            return reader(path(name, data_dir, progress=progress)), None, []
+            found = path(name, data_dir, progress=progress)
         except ReleaseFileUnavailable as error:
             reasons.append(f"{name}: {str(error).splitlines()[0].rstrip(':')}")
-    note = (f"the paper's Table 2 is not available ({'; '.join(reasons)}): only our values are shown; pass --paper "
-            "FILE for the residuals")
-    return None, {c: False for c in RELEASED_LOWER_IS_BETTER}, [note]
+            continue
+        return found, reader(found)
+    raise ReleaseFileUnavailable("; ".join(reasons))
+
+
+def release_paper_table(data_dir: str | None = None, *, progress: bool = True
+                        ) -> tuple[pd.DataFrame | None, dict[str, bool] | None, list[str]]:
+    """``(paper, higher_is_better, notes)``: :func:`find_release_table2`'s table, or, when it cannot be had,
+    ``None`` with the release's own orientation (:data:`scorers.release.RELEASED_LOWER_IS_BETTER`) and a note saying
+    only our values can be shown."""
+    from .release import RELEASED_LOWER_IS_BETTER, ReleaseFileUnavailable
+
+    try:
+        return find_release_table2(data_dir, progress=progress)[1], None, []
+    except ReleaseFileUnavailable as error:
+        note = (f"the paper's Table 2 is not available ({error}): only our values are shown; pass --paper FILE for "
+                "the residuals")
+        return None, {c: False for c in RELEASED_LOWER_IS_BETTER}, [note]

@@ -77,12 +77,16 @@ def test_tables_come_from_the_pinned_release_with_no_paths(sources, fresh_cache,
     for key, name in (("metadata", "metadata.csv"), ("scores", "released_scores.csv")):
         assert tables.paths[key].read_bytes() == (shared_ts2 / name).read_bytes(), name
         assert fresh_cache in tables.paths[key].parents, name  # downloaded into this test's HF cache
-    assert tables.paper is None and "paper" not in tables.paths  # no public URL: no request, no problem
-    # the Hub's metadata.csv: huggingface_hub's HEAD + GET; the GitHub released_scores.csv: one GET; nothing else
+    # the paper's Table 2: the release's table2_full_precision.csv (paper_table2.csv has no public URL)
+    assert fresh_cache in tables.paths["paper"].parents
+    paper = pd.read_csv(shared_ts2 / "paper_table2.csv").set_index(["column", "meta_metric"])
+    got = tables.paper.set_index(["column", "meta_metric"])
+    assert got.loc[("clipscore", "rank"), "avg"] == pytest.approx(paper.loc[("clipscore", "rank"), "avg"], abs=1e-9)
+    # the Hub's metadata.csv: huggingface_hub's HEAD + GET; each GitHub file: one GET; nothing else
     assert sources.count("metadata.csv") == 2 and sources.count("released_scores.csv") == 1
-    assert sources.count() == 3
+    assert sources.count("table2_full_precision.csv") == 1 and sources.count() == 4
     again = load_tables(config)
-    assert again.paths == tables.paths and sources.count() == 3  # second load: 0 requests
+    assert again.paths == tables.paths and sources.count() == 4  # second load: 0 requests
     published = published_reproduction(again, config)
     assert len(leaderboard_frame(published, again.paper, [])) == 19  # the paper's 19 published metric columns
 

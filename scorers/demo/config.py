@@ -29,7 +29,7 @@ class AppConfig:
     """Resolved settings of one demo instance.
 
     ``metadata``/``scores_csv``/``paper_table``: local table files; ``None`` means "from the TS2 release"
-    (``scorers.release``; the paper table only when a local release copy, ``$TS2_DATA``, holds it).
+    (``scorers.release``; the paper table through ``scorers.reproduce.find_release_table2``).
     ``data_dir``: where images live (``data_dir / file_name``); without it images come from the release's Hub
     dataset when the metadata is the release's too (:attr:`hub_images`), else they are drawn as placeholders.
     ``clip_model``: CLIP checkpoint for CLIPScore (Hub id or local dir, loaded on first use).

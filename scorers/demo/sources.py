@@ -17,6 +17,7 @@ import pandas as pd
 from PIL import Image, ImageDraw
 
 from scorers import release
+from scorers.reproduce import find_release_table2
 from scorers.tables import read_metadata, read_paper_table, read_score_table
 
 from .config import TABLE_FILES, AppConfig
@@ -44,8 +45,8 @@ class Tables:
 
 def _table_paths(config: AppConfig, problems: list[str]) -> dict[str, Path | None]:
     """Which file each table is read from: the config's local paths, else the release (metadata and scores in one
-    ``release.paths`` call, so one problem line says everything that is missing; the paper table only from a local
-    release copy, its absence being no problem)."""
+    ``release.paths`` call, so one problem line says everything that is missing); ``None`` for a paper table not
+    given locally (:func:`load_tables` then asks ``reproduce.find_release_table2``)."""
     where = {"metadata": config.metadata, "scores": config.scores_csv, "paper": config.paper_table}
     wanted = [key for key in ("metadata", "scores") if where[key] is None]
     if wanted:
@@ -58,12 +59,16 @@ def _table_paths(config: AppConfig, problems: list[str]) -> dict[str, Path | Non
             own = config.data_dir / TABLE_FILES["metadata"] if config.data_dir is not None else None
             if where["metadata"] is None and own is not None and own.is_file():
                 where["metadata"] = own  # a data_dir's own metadata still drives the SEG explorer
-    if where["paper"] is None:
-        try:
-            where["paper"] = release.path(TABLE_FILES["paper"], progress=False)  # no public URL: local copies only
-        except (OSError, ValueError) as error:
-            log.info("no paper table (names and families come from the released scores): %s", error)
     return where
+
+
+def _release_paper(tables: Tables) -> None:
+    """The paper's Table 2 where the library finds it (``reproduce.find_release_table2``: a local release copy, else
+    the cache or one download); its absence is no problem (it only adds names, families and published values)."""
+    try:
+        tables.paths["paper"], tables.paper = find_release_table2(progress=False)
+    except (OSError, ValueError) as error:
+        log.info("no paper table (names and families come from the released scores): %s", error)
 
 
 def load_tables(config: AppConfig) -> Tables:
@@ -71,6 +76,8 @@ def load_tables(config: AppConfig) -> Tables:
     tables = Tables()
     for key, path in _table_paths(config, tables.problems).items():
         if path is None:
+            if key == "paper":
+                _release_paper(tables)
             continue
         try:
             setattr(tables, key, _READERS[key](path))
