@@ -20,8 +20,8 @@ Per SEG:
 * **per SEG** -- the mean of the walk values that are not NaN, weighted by each walk's number of (valid, duplicated)
   images; a SEG with no such walk is NaN.
 
-Table (in :mod:`scorers.meta`): means over SEGs; delta is divided by the population standard deviation of the
-metric's scores over the evaluated SEGs (:data:`DELTA_SCALE`).
+Table (in :mod:`scorers.meta`): means over SEGs; delta is divided by the sample standard deviation of the
+metric's scores over every image of the input (:data:`DELTA_SCALE`).
 
 Plain NumPy; no scipy at import time.
 """
@@ -33,17 +33,11 @@ import numpy as np
 
 from .graph import SEG, paper_era_walks
 
-__all__ = ["DELTA_SCALE", "PUBLISHED_PARTITION_DELTA_NOTE", "PublishedLayout"]
+__all__ = ["DELTA_SCALE", "PublishedLayout"]
 
 #: How the published delta Avg is normalised (see the README's "Ours vs the paper").
-DELTA_SCALE = "population standard deviation of the metric's scores over the evaluated SEGs' images"
-
-#: The published partition deltas are not partition means of the per-SEG deltas: each sits at the metric's delta Avg
-#: times about 1.002 (synth), 1.020 (nat) and 1.034 (real), so no per-SEG algorithm reproduces them.
-PUBLISHED_PARTITION_DELTA_NOTE = (
-    "the published partition deltas (synth/nat/real) are not partition means: each is the metric's delta Avg x about "
-    "1.002 / 1.020 / 1.034, so their residuals are not a reproduction failure (README: 'Ours vs the paper')"
-)
+DELTA_SCALE = ("sample standard deviation (ddof=1) of the metric's scores over every image of the input (all SEGs, "
+               "not only the evaluated ones), the denominator that meets the published delta Avg")
 
 
 class PublishedLayout:

@@ -177,3 +177,11 @@ def test_cli_reproduce_json_carries_row_notes(shared_ts2, capsys):
     line = next(l for l in out.splitlines() if l.startswith("clipscore") and " delta " in l)
     assert line.rstrip().endswith("[1]")
     assert "[1] the paper's partition deltas are not partition means" in out
+
+
+def test_evaluate_module_published_config():
+    evaluate = pytest.importorskip("evaluate")
+    module = str(Path(__file__).resolve().parents[1] / "evaluate_modules" / "ts2_meta")
+    scores, segs, nodes = [1.0, 0.8, 0.4, 0.9], [0, 0, 0, 0], ["0a", "0b", "1", "1"]
+    out = evaluate.load(module, "published").compute(scores=scores, seg_ids=segs, nodes=nodes)
+    assert out["sep"] == pytest.approx(0.625, abs=1e-12)  # the two-heads case above
