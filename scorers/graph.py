@@ -23,6 +23,7 @@ __all__ = [
     "error_count",
     "format_seg_range",
     "node_pairs",
+    "paper_era_walks",
     "parse_seg_range",
     "partition_of",
     "resolve_seg_subset",
@@ -92,6 +93,23 @@ def walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
         by_level.setdefault(int(err), []).append(position)
     levels = [by_level[level] for level in sorted(by_level)]
     return list(itertools.product(*levels)) if levels else []
+
+
+def paper_era_walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
+    """The walks of the code behind the paper's Table 2 (``variant="published"``), as tuples of node positions.
+
+    A walk starts at each error-0 node and is then extended level by level over the sorted distinct error levels,
+    level 0 included, appending every node of the level in turn. So every walk holds two error-0 nodes: its head
+    twice when the SEG has one head, or an ordered pair of heads (``(a, a)``, ``(a, b)``, ``(b, a)``, ``(b, b)``)
+    when it has several. One head ``h`` and error-1 nodes ``x``, ``y`` give ``(h, h, x)`` and ``(h, h, y)``.
+    :func:`walks` is the spec's definition (one node per level, no duplicate head).
+    """
+    by_level: dict[int, list[int]] = {}
+    for position, err in enumerate(errors):
+        by_level.setdefault(int(err), []).append(position)
+    heads = by_level.get(0, [])
+    levels = [by_level[level] for level in sorted(by_level)]
+    return [(head,) + rest for head in heads for rest in itertools.product(*levels)]
 
 
 def node_pairs(errors: Sequence[int], *, adjacent_only: bool = False) -> list[tuple[int, int]]:

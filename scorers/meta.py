@@ -15,6 +15,19 @@ Per SEG (see ``docs`` in the README and the ``ts2_meta`` card for the full defin
   error counts differ by exactly one, divided by the population standard deviation of all evaluated scores;
   ``variant="official"``: all pairs with different error counts, no normalisation.
 
+Variants (a variant's name says what it computes):
+
+* ``"paper"`` (default) -- the spec's definitions above.
+* ``"official"`` -- what the official TS2 package computes (``SpearmanEvaluator``, ``KSTestEvaluator``,
+  ``DeltaEvaluator``): the scores are **not reoriented** (``higher_is_better`` is ignored, as the official code does
+  not negate lower-is-better metrics; ``TS2Result.oriented`` is False); delta takes every node pair with different
+  error counts, raw, skipping a pair whose node mean is NaN (a NaN score makes its node's mean NaN), and a SEG with
+  no usable pair (e.g. all images on error-0 nodes) scores 0 and counts.
+* ``"published"`` -- the algorithm of the code behind the paper's published Table 2 (:mod:`scorers.meta_published`):
+  paper-era walks that visit level 0 twice (:func:`scorers.graph.paper_era_walks`), rank/sep/delta per walk, walk
+  values weighted by walk size; delta divided by the sample standard deviation (ddof=1) of the metric's scores over
+  every image of the input (all SEGs, not only the evaluated ones).
+
 The implementation is vectorised per SEG (ranks and empirical CDFs through comparison matrices), so all 19 released
 metrics x 3 meta-metrics take a fraction of a second; ``tests/reference_meta.py`` is the straightforward scipy loop it is
 checked against.
@@ -45,7 +58,7 @@ __all__ = [
 ]
 
 META_METRICS = ("rank", "sep", "delta")
-VARIANTS = ("paper", "official")
+VARIANTS = ("paper", "official", "published")
 SUMMARY_KEYS = ("avg",) + PARTITIONS
 
 
@@ -97,6 +110,8 @@ class TS2Result:
     variant: str = "paper"
     higher_is_better: bool = True
     score_std: float = float("nan")
+    #: False for ``variant="official"``: the scores were used raw, ``higher_is_better`` was not applied
+    oriented: bool = True
 
     def __getitem__(self, name: str) -> MetaResult:
         if name not in META_METRICS:
@@ -118,6 +133,7 @@ class TS2Result:
         out["n_segs"] = int(self.rank.seg_ids.size)
         out["variant"] = self.variant
         out["higher_is_better"] = self.higher_is_better
+        out["oriented"] = self.oriented
         out["score_std"] = _json_float(self.score_std)
         return out
 
@@ -257,30 +273,41 @@ class TS2Evaluator:
             if unknown:
                 raise ValueError(f"higher_is_better names unknown column(s) {unknown[:10]}; columns: {names[:10]}")
         orient = {n: bool(higher_is_better[n] if isinstance(higher_is_better, Mapping) else higher_is_better) for n in names}
+        oriented = variant != "official"  # the official evaluator uses raw scores
         block = np.empty((self.n_images, len(names)))
         for c, name in enumerate(names):
             values = as_scores(columns[name], name=name)
             if values.shape[0] != self.n_images:
                 raise ValueError(f"{name} has {values.shape[0]} entries but seg_ids/nodes have {self.n_images}")
-            block[:, c] = values if orient[name] else -values
+            block[:, c] = values if orient[name] or not oriented else -values
         evaluated = block[self.positions]
         empty = [names[c] for c in np.flatnonzero(np.isnan(evaluated).all(axis=0))]
         if empty:
             raise ValueError(f"{empty[0]} has no valid score in the evaluated SEGs ({format_seg_range(self.seg_ids)})"
                              + (f"; {len(empty) - 1} more column(s) likewise" if len(empty) > 1 else ""))
-        stds = np.array([_finite_std(evaluated[:, c]) for c in range(len(names))])
+        if variant == "published":  # the paper's code: sample std over every image of the input
+            stds = np.array([_finite_std(block[:, c], ddof=1) for c in range(len(names))])
+        else:
+            stds = np.array([_finite_std(evaluated[:, c]) for c in range(len(names))])
 
         n = len(self._layouts)
         out = {m: np.full((n, len(names)), np.nan) for m in META_METRICS}
         counts = {m: np.zeros((n, len(names)), dtype=np.int64) for m in META_METRICS}
         for k, layout in enumerate(self._layouts):
             local = block[layout.positions]
-            out["rank"][k], counts["rank"][k] = layout.rank(local)
-            out["sep"][k], counts["sep"][k] = layout.sep(local)
-            out["delta"][k], counts["delta"][k] = layout.delta(local, adjacent_only=(variant == "paper"))
+            if variant == "published":
+                for m, (value, used) in self._published_layout(k).values(local).items():
+                    out[m][k], counts[m][k] = value, used
+            else:
+                out["rank"][k], counts["rank"][k] = layout.rank(local)
+                out["sep"][k], counts["sep"][k] = layout.sep(local)
+                if variant == "official":
+                    out["delta"][k], counts["delta"][k] = layout.delta_official(local)
+                else:
+                    out["delta"][k], counts["delta"][k] = layout.delta(local, adjacent_only=True)
             if progress is not None:
                 progress(k + 1, n)
-        if variant == "paper":
+        if variant in ("paper", "published"):
             with np.errstate(divide="ignore", invalid="ignore"):
                 out["delta"] = np.where(stds > 0, out["delta"] / stds, np.nan)
 
@@ -292,8 +319,17 @@ class TS2Evaluator:
                 )
                 for m in META_METRICS
             }
-            results[name] = TS2Result(**parts, variant=variant, higher_is_better=orient[name], score_std=float(stds[c]))
+            results[name] = TS2Result(**parts, variant=variant, higher_is_better=orient[name], score_std=float(stds[c]),
+                                      oriented=oriented)
         return results
+
+    def _published_layout(self, k: int):
+        """The paper-era walk structure of SEG ``k`` (built on first use of ``variant="published"``)."""
+        if getattr(self, "_published", None) is None:
+            from .meta_published import PublishedLayout
+
+            self._published = [PublishedLayout(s) for s in self.segs]
+        return self._published[k]
 
 
 def ts2_meta(
@@ -315,8 +351,11 @@ def ts2_meta(
     ----------
     scores : per-image scores; NaN entries are skipped (see module docstring).
     seg_ids, nodes : per-image SEG id and node label (``"0"``, ``"1a"``...), aligned with ``scores``.
-    higher_is_better : False for error-count style metrics (LLMScore); scores are negated first.
-    variant : ``"paper"`` (adjacent-level delta over the score std) or ``"official"`` (all-pairs raw delta).
+    higher_is_better : False for error-count style metrics (LLMScore); scores are negated first (not with
+        ``variant="official"``, which uses raw scores as the official evaluator does).
+    variant : ``"paper"`` (the spec: adjacent-level delta over the score std), ``"official"`` (the official
+        evaluator: all-pairs raw delta, raw scores) or ``"published"`` (the code behind the paper's Table 2); see the
+        module docstring.
     partitions : mapping or callable SEG id -> partition name; default TS2's synth (<111) / nat (111-135) / real.
     seg_subset : SEG ids to evaluate (the paper's Table 2 used 0-163); the delta std is taken over these SEGs' images.
     n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs for every summary value (0 = none).
@@ -498,6 +537,20 @@ class _SEGLayout:
         value = np.divide((ks * usable).sum(axis=1), used, out=np.zeros(n_cols), where=used > 0)  # no pair -> 0
         return value, used
 
+    def delta_official(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The official ``DeltaEvaluator``: mean of mean(lower-error node) - mean(higher-error node) over all node pairs
+        with different error counts, per metric column. A node holding a NaN score has a NaN mean and its pairs are
+        skipped; with no usable pair (one error level, or NaN everywhere) the SEG scores 0 and counts (``used`` 0)."""
+        n_cols = scores.shape[1]
+        if len(self.pairs) == 0:
+            return np.zeros(n_cols), np.zeros(n_cols, dtype=np.int64)
+        means = np.stack([scores[self.node_of == k].mean(axis=0) for k in range(len(self.seg.nodes))])  # NaN stays
+        gaps = means[self.pairs[:, 0]] - means[self.pairs[:, 1]]  # (pairs, C)
+        usable = ~np.isnan(gaps)
+        used = usable.sum(axis=0)
+        value = np.divide(np.where(usable, gaps, 0.0).sum(axis=0), used, out=np.zeros(n_cols), where=used > 0)
+        return value, used
+
     def delta(self, scores: np.ndarray, *, adjacent_only: bool) -> tuple[np.ndarray, np.ndarray]:
         """Mean of mean(lower-error node) - mean(higher-error node) over node pairs, per metric column."""
         n_cols = scores.shape[1]
@@ -565,9 +618,9 @@ def _bootstrap_interval(values: np.ndarray, n_resamples: int, confidence: float,
     return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
 
 
-def _finite_std(values: np.ndarray) -> float:
+def _finite_std(values: np.ndarray, ddof: int = 0) -> float:
     values = values[~np.isnan(values)]
-    return float(np.std(values)) if values.size else float("nan")
+    return float(np.std(values, ddof=ddof)) if values.size > ddof else float("nan")
 
 
 def _nanmean(values: np.ndarray) -> float:

@@ -16,7 +16,7 @@ from .graph import resolve_seg_subset
 from .meta import META_METRICS, SUMMARY_KEYS, TS2Evaluator, TS2Result
 from .tables import align_scores, column_scores
 
-__all__ = ["DELTA_SWAP_NOTE", "Reproduction", "find_release_table2", "higher_is_better_from_paper", "release_paper_table",
+__all__ = ["DELTA_SWAP_NOTE", "OFFICIAL_RAW_NOTE", "PARTITION_DELTA_NOTE", "Reproduction", "find_release_table2", "higher_is_better_from_paper", "release_paper_table",
            "released_reproduction",
            "reproduce_table"]
 
@@ -26,6 +26,16 @@ DELTA_SWAP_NOTE = (
     "note: the paper's delta values of llmscore_ec and llmscore_over look swapped (ours for EC match the paper's "
     "Over and vice versa); their delta residuals are not a reproduction failure."
 )
+#: The note of every partition-delta row (synth/nat/real) that has a paper value (README: "Ours vs the paper").
+PARTITION_DELTA_NOTE = (
+    "the paper's partition deltas are not partition means (each is its delta Avg x about 1.003 / 1.020 / 1.034), "
+    "see README 'Ours vs the paper'"
+)
+#: The note of the swapped LLMScore delta rows.
+DELTA_SWAP_ROW_NOTE = "the paper's llmscore_ec / llmscore_over deltas are swapped, see README 'Ours vs the paper'"
+#: variant="official" uses raw scores, as the official evaluator does.
+OFFICIAL_RAW_NOTE = ("variant official: scores are used raw, as the official evaluator does (lower-is-better columns "
+                     "are not negated, so their rank and delta come out negative)")
 
 
 @dataclass
@@ -125,10 +135,18 @@ def reproduce_table(
                 }
                 if ci is not None and partition in ci:
                     row["ci_low"], row["ci_high"] = (round(100.0 * v, 4) for v in ci[partition])
+                if ref is not None and meta_metric == "delta":
+                    row_notes = [PARTITION_DELTA_NOTE] if partition != "avg" else []
+                    if column in DELTA_SWAPPED and variant != "official":
+                        row_notes.append(DELTA_SWAP_ROW_NOTE)
+                    if row_notes:
+                        row["note"] = "; ".join(row_notes)
                 rows.append(row)
     notes = []
-    if variant == "paper" and any(c in DELTA_SWAPPED for c in columns) and paper is not None:
+    if variant != "official" and any(c in DELTA_SWAPPED for c in columns) and paper is not None:
         notes.append(DELTA_SWAP_NOTE)
+    if variant == "official":
+        notes.append(OFFICIAL_RAW_NOTE)
     segs = results[columns[0]].segs
     return Reproduction(rows=rows, results=results, columns=columns, notes=notes, segs=segs)
 

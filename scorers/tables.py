@@ -206,8 +206,12 @@ def align_scores(
 
 
 def read_paper_table(path: str | Path) -> pd.DataFrame:
-    """The paper's Table 2 (``column, name, family, meta_metric, avg, synth, nat, real, flop_per_image``)."""
+    """The paper's Table 2 (``column, name, family, meta_metric, avg, synth, nat, real, flop_per_image``); a file in
+    the official ``pareto_information.csv`` layout (``table2_full_precision.csv``) is read by
+    :func:`read_table2_full_precision`."""
     frame = pd.read_csv(path)
+    if "metric" in frame.columns and "spearman-all" in frame.columns and "column" not in frame.columns:
+        return read_table2_full_precision(path)
     needed = {"column", "meta_metric", "avg", "synth", "nat", "real"}
     missing = sorted(needed - set(frame.columns))
     if missing:

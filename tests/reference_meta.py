@@ -19,9 +19,13 @@ def _errors(label: str) -> int:
 
 
 def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="paper"):
-    """Per-SEG rank/sep/delta (dict seg_id -> value) and the delta std, computed the plain way."""
+    """Per-SEG rank/sep/delta (dict seg_id -> value) and the delta std, computed the plain way.
+
+    ``variant="official"`` follows the official TS2 evaluator (``DeltaEvaluator`` in its ``evaluators/base.py``): raw
+    scores (``higher_is_better`` is not applied), delta over every node pair with different error counts where a node
+    holding a NaN score has a NaN mean and its pairs are skipped, and 0 for a SEG with no usable pair."""
     frame = pd.DataFrame({"score": np.asarray(scores, dtype=float), "seg": seg_ids, "node": [str(n) for n in nodes]})
-    if not higher_is_better:
+    if not higher_is_better and variant != "official":
         frame["score"] = -frame["score"]
     frame["err"] = frame["node"].map(_errors)
     std = float(np.std(frame["score"].dropna().to_numpy()))
@@ -57,10 +61,24 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
             with warnings.catch_warnings():  # only the statistic is used, not scipy's p-value method
                 warnings.simplefilter("ignore", RuntimeWarning)
                 ks.append(stats.ks_2samp(values[lo], values[hi]).statistic)
-            if variant == "official" or abs(ea - eb) == 1:
+            if variant == "official":
+                continue  # below: the official rule keeps NaN scores in the node means
+            if abs(ea - eb) == 1:
                 gaps.append(values[lo].mean() - values[hi].mean())
+        if variant == "official":
+            with_nan = {n: g["score"].to_numpy() for n, g in group.groupby("node")}
+            for a, b in itertools.combinations(sorted(with_nan), 2):
+                ea, eb = node_err[a], node_err[b]
+                if ea == eb:
+                    continue
+                lo, hi = (a, b) if ea < eb else (b, a)
+                gap = with_nan[lo].mean() - with_nan[hi].mean()  # NaN when either node holds a NaN score
+                if not np.isnan(gap):
+                    gaps.append(gap)
         sep[seg] = float(np.mean(ks)) if ks else 0.0  # the spec: a SEG with no computable pair has sep 0
-        if not gaps or (variant == "paper" and std == 0.0):
+        if variant == "official":
+            delta[seg] = float(np.mean(gaps)) if gaps else 0.0  # no usable pair: 0, and the SEG counts
+        elif not gaps or (variant == "paper" and std == 0.0):
             delta[seg] = np.nan  # no pair, or no spread to normalise by
         else:
             delta[seg] = float(np.mean(gaps)) / (std if variant == "paper" else 1.0)

@@ -98,7 +98,8 @@ def test_meta_command_matches_the_reference_loop(shared_ts2, capsys):
     for metric in ("rank", "sep", "delta"):
         for part, want in ref[metric]["summary"].items():
             assert payload[metric]["summary"][part] == pytest.approx(want, abs=1e-12), (metric, part)
-    # lower-is-better + official variant, read back from the printed table (values in %, one decimal)
+    # lower-is-better + official variant, read back from the printed table (values in %, one decimal); the official
+    # evaluator uses raw scores, so --lower-is-better changes nothing there and the output says so
     code, out, _ = run_cli(
         capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
         "--column", "llmscore_ec", "--lower-is-better", "--variant", "official",
@@ -117,7 +118,16 @@ def test_meta_command_matches_the_reference_loop(shared_ts2, capsys):
         capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
         "--column", "llmscore_ec", "--variant", "official", "--json",
     )
-    assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(-ref["rank"]["summary"]["avg"])
+    assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(ref["rank"]["summary"]["avg"])
+    assert json.loads(out)["llmscore_ec"]["oriented"] is False
+    # with the default variant --lower-is-better really flips: the opposite rank sign
+    paper_ref = released_reference(str(shared_ts2), "llmscore_ec", higher_is_better=False)
+    code, out, _ = run_cli(
+        capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
+        "--column", "llmscore_ec", "--json",
+    )
+    assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(
+        -paper_ref["rank"]["summary"]["avg"])
 
 
 def test_meta_segs_all_and_explicit(shared_ts2, capsys):

@@ -19,8 +19,8 @@ Judges a text-to-image faithfulness metric with TS2's semantic error graphs (SEG
 each image's SEG id and node label (`0`, `1a`, `2`...; the digits are the node's error count), it returns:
 rank (Spearman correlation between error count and score over walks of increasing error, sign-flipped so higher is
 better), sep (mean Kolmogorov-Smirnov statistic between the score populations of nodes with different error counts)
-and delta (mean score gap between nodes one error apart over the metric's spread; config "official": all node pairs,
-unnormalised). Values are fractions averaged over SEGs, overall and per partition (synth / nat / real).
+and delta (mean score gap between nodes one error apart over the metric's spread; config "official": the official
+TS2 evaluator, all node pairs, unnormalised, raw scores; config "published": the algorithm behind the paper's Table 2). Values are fractions averaged over SEGs, overall and per partition (synth / nat / real).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -29,7 +29,7 @@ Args:
     seg_ids (`list` of `int`): the SEG id of each image.
     nodes (`list` of `str`): the node label of each image (`0`, `0b`, `1a`, `2`, ...).
     higher_is_better (`bool`, defaults to True): False for error-count metrics such as LLMScore.
-    variant (`str`, defaults to the config name: "paper" or "official"): the delta definition.
+    variant (`str`, defaults to the config name: "paper", "official" or "published"): which definition.
     seg_subset (`list` of `int`, optional): SEG ids to evaluate (the paper's Table 2 used 0-163).
     n_bootstrap (`int`, defaults to 0): bootstrap resamples over SEGs for 95% confidence intervals.
     seed (`int`, defaults to 0): bootstrap seed.
@@ -54,8 +54,8 @@ class Ts2Meta(evaluate.Metric):
     """rank / sep / delta of a faithfulness metric on TS2's semantic error graphs."""
 
     def _info(self):
-        if self.config_name not in ("default", "paper", "official"):
-            raise ValueError(f"unknown config {self.config_name!r}; use 'paper' (default) or 'official'")
+        if self.config_name not in ("default", "paper", "official", "published"):
+            raise ValueError(f"unknown config {self.config_name!r}; use 'paper' (default), 'official' or 'published'")
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
@@ -72,7 +72,7 @@ class Ts2Meta(evaluate.Metric):
 
     def _compute(self, scores, seg_ids, nodes, higher_is_better=True, variant=None, seg_subset=None,
                  n_bootstrap=0, seed=0):
-        variant = variant or ("official" if self.config_name == "official" else "paper")
+        variant = variant or (self.config_name if self.config_name in ("official", "published") else "paper")
         result = ts2_meta(
             scores, seg_ids, nodes, higher_is_better=higher_is_better, variant=variant,
             seg_subset=seg_subset, n_bootstrap=n_bootstrap, seed=seed,

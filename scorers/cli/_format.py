@@ -73,14 +73,25 @@ def format_reproduction(rows: list[dict], notes: list[str] = (), *, segs: str | 
         table.setdefault((row["column"], row["meta_metric"]), {})[row["partition"]] = row
     header = ["metric", "meta"] + [f"{p} ours/paper/res" for p in SUMMARY_KEYS]
     lines = []
+    marks: dict[str, str] = {}  # row note -> its footnote mark
     for (column, metric), parts in table.items():
         cells = [column, metric]
+        row_marks = []
         for partition in SUMMARY_KEYS:
             row = parts.get(partition, {})
             cells.append(
                 f"{_num(row.get('ours'))} / {_num(row.get('paper'))} / {_num(row.get('residual'), signed=True)}"
             )
-        lines.append(cells)
+            for note in filter(None, (row.get("note") or "").split("; ")):
+                mark = marks.setdefault(note, f"[{len(marks) + 1}]")
+                if mark not in row_marks:
+                    row_marks.append(mark)
+        lines.append(cells + ["".join(row_marks)])
+    if not marks:
+        lines = [cells[:-1] for cells in lines]
+    else:
+        header = header + ["note"]
+        notes = [f"{mark} {note}" for note, mark in marks.items()] + list(notes)
     text = (f"SEGs: {segs}\n" if segs else "") + _grid([header] + lines)
     return text + ("\n" + "\n".join(notes) if notes else "")
 

@@ -18,6 +18,10 @@ from ._format import format_meta_table, format_reproduction, format_reproduction
 DATA_DIR_HELP = ("folder laid out like the TS2 release (metadata.csv, released_scores.csv, paper_table2.csv...); "
                  "default: $TS2_DATA, else the Hugging Face cache, downloading a missing file once (scorers.release)")
 
+#: --variant of meta and reproduce
+VARIANT_HELP = ("paper: the spec's definitions; official: the official TS2 evaluator (raw scores, all-pairs delta); "
+                "published: the code behind the paper's Table 2 (walks visit level 0 twice)")
+
 #: --segs of meta, reproduce and report
 SEGS_HELP = "SEG ids to evaluate, e.g. 0-10,20, or 'all' (default: 0-163, the paper's Table 2 set)"
 
@@ -34,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("--data-dir", help=DATA_DIR_HELP)
     meta.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
     meta.add_argument("--lower-is-better", action="store_true", help="scores are error counts (LLMScore style)")
-    meta.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
+    meta.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     meta.add_argument("--segs", default="default", help=SEGS_HELP)
     meta.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
@@ -55,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                      "table2_full_precision.csv from the cache or one download)")
     rep.add_argument("--data-dir", help=DATA_DIR_HELP)
     rep.add_argument("--segs", default="default", help=SEGS_HELP)
-    rep.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
+    rep.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
     rep.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
     rep.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
@@ -105,6 +109,10 @@ def run_meta(args: argparse.Namespace) -> int:
         print(json.dumps({name: result.to_dict() for name, result in results.items()}))
     else:
         print(format_meta_table(results))
+        if args.variant == "official":
+            from ..reproduce import OFFICIAL_RAW_NOTE
+
+            print(OFFICIAL_RAW_NOTE)
     return 0
 
 
@@ -130,7 +138,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
     )
     reproduction.notes[:0] = notes
     if args.json:
-        print(json.dumps({"segs": reproduction.segs, "rows": reproduction.rows}))
+        print(json.dumps({"segs": reproduction.segs, "rows": reproduction.rows, "notes": reproduction.notes}))
     elif args.markdown:
         print(format_reproduction_markdown(reproduction.rows, segs=reproduction.segs))
         for note in reproduction.notes:
