@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import socket
 import sys
 import threading
 import time
@@ -219,8 +218,9 @@ def test_timeout_is_a_total_deadline_per_attempt(reply):
         with pytest.raises(ServedModelError, match=r"giving up after 2 attempts; last: ReadTimeout"):
             served.answer(pictures(1), ["q"])  # before: each byte within 1 s kept the attempt alive for 20 s+
         elapsed = time.monotonic() - started
-    # two attempts of 1 s each plus one backoff of at most 0.01 s; 1.5 s margin for a loaded 2-core machine
-    assert server.posts == 2 and elapsed < 3.5, elapsed
+    # two attempts of 1 s each plus one backoff of at most 0.01 s, with 3 s of margin for a loaded 2-core machine;
+    # without the deadline an attempt lasts as long as the server trickles (20 s for the body, 40 s for the headers)
+    assert server.posts == 2 and 2.0 <= elapsed < 5.0, elapsed
 
 
 # ----------------------------------------------------------------------------- item 7: the key never leaks
