@@ -23,7 +23,8 @@ from PIL import Image
 
 from scorers.cache import RequestCache
 from scorers.cli import main
-from scorers.models.openai_compat import OpenAIChat, ServedModelError, redact, yes_mass
+from scorers.models.openai_compat import OpenAIChat, ServedModelError, redact
+from scorers.qga.vqascore import yes_probability_from_logprobs as yes_mass
 from tests.loopback_chat_server import ChatServer, chat_reply, request_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -457,3 +458,26 @@ def test_evaluate_modules_with_a_served_model(module, data_dir, tmp_path, monkey
         assert out["scores"] == [1.0] * 3  # every DSG question answered yes passes
     else:
         assert all(0 <= s <= 1 for s in out["scores"]) and len(out["records"][0]["requests"]) > 0
+
+
+# ----------------------------------------------------------------------------- issue 25 item 4: P(yes) is one rule
+
+def test_vqascore_reads_token_logprobs_through_the_one_rule():
+    from scorers.qga.vqascore import VQAScorer
+
+    class TokenLogprobs:  # a backend that returns token logprobs only (no yes_probability of its own)
+        yes_word = "Yes"
+
+        def first_token_logprobs(self, images, questions):
+            return [[{"token": "Yes", "logprob": math.log(0.5)}, {"token": " Yes", "logprob": math.log(0.25)}],
+                    [{"token": "No", "logprob": math.log(0.9)}]]
+
+    # hand computation: 0.5 + 0.25 = 0.75; no yes token listed = 0
+    np.testing.assert_allclose(VQAScorer(backend=TokenLogprobs()).score(pictures(2), ["a", "b"]), [0.75, 0.0],
+                               rtol=1e-12)
+    top = [{"token": "Yes", "logprob": math.log(0.6)}, {"token": "yes", "logprob": math.log(0.3)}]
+    with ChatServer(lambda body: chat_reply("Yes", top_logprobs=top)) as server:
+        served = client(server.url)
+        assert served.first_token_logprobs(pictures(1), ["q"]) == [top]
+        np.testing.assert_allclose(VQAScorer(backend=served).score(pictures(1), ["a"]), [0.6], rtol=1e-12)
+        np.testing.assert_allclose(served.yes_probability(pictures(1), ["q"]), [0.6], rtol=1e-12)

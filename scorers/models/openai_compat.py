@@ -42,7 +42,7 @@ from .chat_vlm import CONCISE_SYSTEM_PROMPT
 from .vqa_base import check_pairs
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_REPLY_BYTES", "OpenAIChat", "SERVED_OPTIONS", "SERVED_PREFIX",
-           "ServedModelError", "clean_api_key", "is_served", "redact", "served_model_name", "yes_mass"]
+           "ServedModelError", "clean_api_key", "is_served", "redact", "served_model_name"]
 
 SERVED_PREFIX = "openai:"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -80,19 +80,6 @@ def redact(text: object, secrets=()) -> str:
         if secret:
             text = text.replace(secret, "***")
     return _BEARER.sub(lambda m: m.group(1) + m.group(2) + "***", text)
-
-
-def yes_mass(top: Sequence[dict], yes_word: str) -> float:
-    """P(first token is ``yes_word``) from a reply's ``top_logprobs``: the tokens equal to ``yes_word`` once
-    surrounding whitespace is stripped, their probabilities summed by log-sum-exp and clipped to [0, 1]."""
-    logprobs = [float(t["logprob"]) for t in top if str(t.get("token", "")).strip() == yes_word]
-    if not logprobs:
-        return 0.0
-    peak = max(logprobs)
-    if peak == -math.inf:
-        return 0.0
-    mass = math.exp(peak + math.log(sum(math.exp(lp - peak) for lp in logprobs)))
-    return min(1.0, max(0.0, mass))
 
 
 class ServedModelError(ValueError):
@@ -268,14 +255,11 @@ class OpenAIChat:
                     zip(images, questions)]
         return [r["text"] for r in self._run(requests, refs=list(images))]
 
-    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
-        """P(first answer token is :attr:`yes_word`) from the server's ``top_logprobs`` (VQAScore).
-
-        The probabilities of every top-``top_logprobs`` token that equals ``yes_word`` once surrounding whitespace is
-        stripped are added (:func:`yes_mass`: log-sum-exp, clipped to [0, 1]); a yes token outside the top
-        ``top_logprobs`` counts as probability 0. A server that returns no logprobs raises :class:`ServedModelError`
-        naming the server and model (no silent fallback), and such replies are not cached.
-        """
+    def first_token_logprobs(self, images: Sequence, questions: Sequence[str]) -> list[list[dict]]:
+        """The server's ``top_logprobs`` of the first answer token to ``questions[i]`` about ``images[i]``: per item a
+        list of ``{"token", "logprob"}`` (validated: logprobs <= 0, probabilities summing to at most 1). A server that
+        returns no logprobs raises :class:`ServedModelError` naming the server and model (no silent fallback), and
+        such replies are not cached. What a score makes of them is a rule: ``scorers.qga.vqascore``."""
         check_pairs(images, questions)
         requests = []
         for image, question in zip(images, questions):
@@ -283,7 +267,15 @@ class OpenAIChat:
             request["body"].update(logprobs=True, top_logprobs=self.top_logprobs)
             requests.append(request)
         replies = self._run(requests, refs=list(images), validate=self._needs_logprobs)
-        return np.array([yes_mass(reply["top_logprobs"], self.yes_word) for reply in replies], dtype=np.float64)
+        return [[dict(t) for t in reply["top_logprobs"]] for reply in replies]
+
+    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
+        """P(first answer token is :attr:`yes_word`) (the VQA backend interface): :meth:`first_token_logprobs` read by
+        VQAScore's rule, ``scorers.qga.vqascore.yes_probability_from_logprobs`` (defined there, once)."""
+        from ..qga.vqascore import yes_probability_from_logprobs
+
+        return np.array([yes_probability_from_logprobs(top, self.yes_word)
+                         for top in self.first_token_logprobs(images, questions)], dtype=np.float64)
 
     def _needs_logprobs(self, reply: dict) -> None:
         if not reply.get("top_logprobs"):
