@@ -197,10 +197,18 @@ class ScoreCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.fingerprint_path.exists():
             found = json.loads(self.fingerprint_path.read_text(encoding="utf-8"))
-            if found != self.fingerprint:
+            if found != self.fingerprint and not self.finished():
+                # no finished score under the old configuration (a run that failed before its first batch ended):
+                # nothing to mix up, so this run's configuration takes over; requests/ (keyed by the request's
+                # content) stays valid, so the served requests already paid for are not sent again
+                self._write_json(self.fingerprint_path, self.fingerprint)
+            elif found != self.fingerprint:
+                requests = self.directory / "requests"
+                keep = (f"; its served requests stay valid for any settings that send the same requests: copy "
+                        f"{requests} into the new cache folder's requests/ to reuse them") if requests.is_dir() else ""
                 raise ValueError(
                     f"cache {self.directory} was written by a different scorer configuration "
-                    f"({found}) than this run ({self.fingerprint}); delete it or pass another --cache-dir"
+                    f"({found}) than this run ({self.fingerprint}); delete it or pass another --cache-dir{keep}"
                 )
         else:
             self._write_json(self.fingerprint_path, self.fingerprint)

@@ -76,6 +76,8 @@ class RunResult:
     computed: int = 0  #: items scored in this run, all processes (skipped ones not counted)
     batches: int = 0  #: scorer calls made by this process
     extra: dict = field(default_factory=dict)
+    #: per item: its entry came from the cache folder (scored by an earlier run), not from a scorer call now
+    from_cache: list[bool] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- worker side (must stay picklable)
@@ -363,7 +365,7 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
     scores = np.array([np.nan if e.get("score") is None else float(e["score"]) for e in ordered], dtype=np.float64)
     return RunResult(keys=keys, scores=scores, records=[e.get("record") for e in ordered],
                      errors=[e.get("error") for e in ordered], computed=sum(1 for e in new if not e.get("error")),
-                     batches=batches)
+                     batches=batches, from_cache=[k in finished for k in keys])
 
 
 def score_table(
@@ -414,18 +416,22 @@ def score_table(
 
 
 def write_outputs(frame, result: RunResult, out: str | Path) -> list[Path]:
-    """Write the score CSV, ``<out stem>.errors.csv`` for skipped images (their scores are empty in the CSV) and
-    ``<out stem>.records.jsonl`` when records hold lists/dicts; returns the paths written."""
+    """Write the score CSV, ``<out stem>.errors.csv`` for skipped images (their scores are empty in the CSV; an
+    earlier run's list is removed when nothing is skipped now) and ``<out stem>.records.jsonl`` when records hold
+    lists/dicts; returns the paths written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     frame.drop(columns=["error"], errors="ignore").to_csv(tmp, index=False)
     os.replace(tmp, out)
     written = [out]
-    if "error" in frame.columns:
-        path = out.with_name(out.stem + ".errors.csv")
-        frame.loc[frame["error"] != "", ["seg_id", "file_name", "node", "error"]].to_csv(path, index=False)
-        written.append(path)
+    errors_path = out.with_name(out.stem + ".errors.csv")
+    failed = frame.loc[frame["error"] != ""] if "error" in frame.columns else frame.iloc[:0]
+    if len(failed):
+        failed[["seg_id", "file_name", "node", "error"]].to_csv(errors_path, index=False)
+        written.append(errors_path)
+    elif errors_path.exists():  # an earlier run's list: every image in it is scored now
+        errors_path.unlink()
     nested = any(isinstance(v, (list, dict)) for r in result.records if r for v in r.values())
     if nested:
         path = out.with_name(out.stem + ".records.jsonl")

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["MeteredScorer", "served_backends", "usage_summary"]
+__all__ = ["MeteredScorer", "format_usage", "served_backends", "usage_summary"]
 
 _TOKENS = ("prompt_tokens", "completion_tokens")
 
@@ -48,16 +48,18 @@ class MeteredScorer:
         for backend in self.backends:
             backend.use_request_cache(cache)
 
-    def score(self, images, prompts) -> np.ndarray:
-        return self.score_with_records(images, prompts)[0]
+    def score(self, images, prompts, **kwargs) -> np.ndarray:
+        return self.score_with_records(images, prompts, **kwargs)[0]
 
-    def score_with_records(self, images, prompts):
+    def score_with_records(self, images, prompts, **kwargs):
+        """The wrapped scorer's ``score_with_records`` (or ``score``) with every keyword it takes (e.g. ``seg_ids``
+        of the question scorers), plus the per-item ``requests``/``usage`` records."""
         with contextlib.ExitStack() as stack:
             logs = [stack.enter_context(backend.record()) for backend in self.backends]
             if hasattr(self.scorer, "score_with_records"):
-                scores, records = self.scorer.score_with_records(images, prompts)
+                scores, records = self.scorer.score_with_records(images, prompts, **kwargs)
             else:
-                scores, records = self.scorer.score(images, prompts), [None] * len(prompts)
+                scores, records = self.scorer.score(images, prompts, **kwargs), [None] * len(prompts)
         records = [dict(r) if r else {} for r in records]
         position = {id(image): i for i, image in reversed(list(enumerate(images)))}
         for record in records:
@@ -87,14 +89,57 @@ def _sum_usage(requests: Iterable[dict]) -> dict:
 
 
 def usage_summary(records: Sequence[dict | None], price_per_1k: float | None = None,
-                  price_per_1k_output: float | None = None) -> dict | None:
-    """Totals over per-item records with ``usage`` (None when no record has any): requests, those answered from the
-    request cache, prompt/completion tokens of the requests sent, and ``cost`` = prompt tokens/1000 x ``price_per_1k`` + completion
-    tokens/1000 x ``price_per_1k_output`` (default: the same price) when a price is given."""
-    usages = [r["usage"] for r in records if r and isinstance(r.get("usage"), dict)]
-    if not usages:
+                  price_per_1k_output: float | None = None, from_cache: Sequence[bool] | None = None) -> dict | None:
+    """Totals over per-item records with ``usage`` (None when no record has any), with the work done now and the
+    work the caches answered always apart:
+
+    * ``sent_requests``, ``prompt_tokens``, ``completion_tokens``, ``total_tokens``: requests sent to the server in
+      this run and their tokens; ``cost`` = prompt tokens/1000 x ``price_per_1k`` + completion tokens/1000 x
+      ``price_per_1k_output`` (default: the same price) when a price is given: what this run paid, nothing else;
+    * ``cached_requests``, ``cached_prompt_tokens``, ``cached_completion_tokens``: requests answered without sending:
+      by the request cache, as repeats of a request in the same call, or inside items whose score came from the score
+      cache (``from_cache[i]`` true: the runner's ``RunResult.from_cache``; their records were written by an earlier
+      run, so none of their requests was sent now);
+    * ``requests``: both together.
+    """
+    if from_cache is not None and len(from_cache) != len(records):
+        raise ValueError(f"from_cache has {len(from_cache)} flags for {len(records)} records")
+    total = {k: 0 for k in ("requests", "sent_requests", "cached_requests", *_TOKENS,
+                            *(f"cached_{k}" for k in _TOKENS))}
+    seen = False
+    for i, record in enumerate(records):
+        if not record or not isinstance(record.get("usage"), dict):
+            continue
+        seen = True
+        old = bool(from_cache[i]) if from_cache is not None else False
+        requests = record.get("requests")
+        if not isinstance(requests, list):  # a usage dict without its requests: take its sums
+            usage = record["usage"]
+            n, cached = int(usage.get("requests") or 0), int(usage.get("cached_requests") or 0)
+            total["requests"] += n
+            if old:
+                total["cached_requests"] += n
+                for k in _TOKENS:
+                    total[f"cached_{k}"] += int(usage.get(k) or 0)
+            else:
+                total["cached_requests"] += cached
+                total["sent_requests"] += n - cached
+                for k in _TOKENS:
+                    total[k] += int(usage.get(k) or 0)
+            continue
+        for request in requests:
+            tokens = request.get("usage") or {}
+            total["requests"] += 1
+            if old or request.get("cached"):
+                total["cached_requests"] += 1
+                for k in _TOKENS:
+                    total[f"cached_{k}"] += int(tokens.get(k) or 0)
+            else:
+                total["sent_requests"] += 1
+                for k in _TOKENS:
+                    total[k] += int(tokens.get(k) or 0)
+    if not seen:
         return None
-    total = {k: sum(int(u.get(k) or 0) for u in usages) for k in ("requests", "cached_requests", *_TOKENS)}
     total["total_tokens"] = total["prompt_tokens"] + total["completion_tokens"]
     total["cost"] = None
     if price_per_1k is not None:
@@ -105,3 +150,12 @@ def usage_summary(records: Sequence[dict | None], price_per_1k: float | None = N
         total["cost"] = total["prompt_tokens"] / 1000 * float(price_per_1k) + \
             total["completion_tokens"] / 1000 * float(output_price)
     return total
+
+
+def format_usage(usage: dict) -> str:
+    """One line for :func:`usage_summary`'s totals: sent now (tokens, cost) and answered from the cache, apart."""
+    cost = "" if usage["cost"] is None else f", cost {usage['cost']:.4f} at the given price per 1k tokens"
+    cached_tokens = usage["cached_prompt_tokens"] + usage["cached_completion_tokens"]
+    return (f"served requests: {usage['sent_requests']} sent now, {usage['cached_requests']} answered from the cache "
+            f"(not sent, not charged again; {cached_tokens} tokens when first sent); tokens sent now: "
+            f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion = {usage['total_tokens']}{cost}")

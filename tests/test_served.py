@@ -369,8 +369,8 @@ def test_tifa_served_reports_tokens_and_cost_and_never_writes_the_key(data_dir, 
     assert server.posts == n_requests
     # hand computation: 30 prompt + 1 completion tokens per request, $0.5 / $2 per 1k
     cost = n_requests * 30 / 1000 * 0.5 + n_requests * 1 / 1000 * 2
-    assert f"served requests: {n_requests} (0 answered from the request cache)" in done.stderr
-    assert f"tokens sent: {30 * n_requests} prompt + {n_requests} completion" in done.stderr
+    assert f"served requests: {n_requests} sent now, 0 answered from the cache" in done.stderr
+    assert f"tokens sent now: {30 * n_requests} prompt + {n_requests} completion" in done.stderr
     assert f"cost {cost:.4f}" in done.stderr
     assert "rank:avg" in done.stdout
     records = [json.loads(line) for line in (out.parent / "tifa.records.jsonl").read_text().splitlines()]

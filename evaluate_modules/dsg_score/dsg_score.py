@@ -3,7 +3,6 @@ import evaluate
 import scorers.evaluate_base as base
 from scorers.qga.matching import DEFAULT_SBERT
 from scorers.qga.scorers import DEFAULT_VQA_MODEL
-from scorers.qga.scorers import DSGScorer
 
 _CITATION = """\
 @inproceedings{cho2024dsg,
@@ -50,10 +49,15 @@ class DsgScore(base.ScorerMetric):
     default_model = DEFAULT_VQA_MODEL
     options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "yes_rule": "word", "device": None,
                "precision": None,
-               "accumulate": "dsg"}
+               "accumulate": "dsg",
+               # served models (config name openai:MODEL): the chat-completions server and client limits
+               "api_base": None, "max_concurrency": None, "timeout": None, "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG")
     with_records = True
 
     def build_scorer(self, model, **options):
-        return DSGScorer(model=model, **options)
+        # through the registry, as `ts2 score dsg`: a served model (openai:MODEL) becomes the backend
+        from scorers.registry import build_scorer
+
+        return build_scorer("dsg", model=model, **options)

@@ -3,7 +3,6 @@ import evaluate
 import scorers.evaluate_base as base
 from scorers.qga.matching import DEFAULT_SBERT
 from scorers.qga.scorers import DEFAULT_VQA_MODEL
-from scorers.qga.scorers import TIFAScorer
 
 _CITATION = """\
 @inproceedings{hu2023tifa,
@@ -48,10 +47,15 @@ class TifaScore(base.ScorerMetric):
 
     default_model = DEFAULT_VQA_MODEL
     options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "yes_rule": "word", "device": None,
-               "precision": None}
+               "precision": None,
+               # served models (config name openai:MODEL): the chat-completions server and client limits
+               "api_base": None, "max_concurrency": None, "timeout": None, "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2303.11897", "https://github.com/Yushi-Hu/tifa")
     with_records = True
 
     def build_scorer(self, model, **options):
-        return TIFAScorer(model=model, **options)
+        # through the registry, as `ts2 score tifa`: a served model (openai:MODEL) becomes the backend
+        from scorers.registry import build_scorer
+
+        return build_scorer("tifa", model=model, **options)

@@ -3,7 +3,6 @@ import evaluate
 import scorers.evaluate_base as base
 from scorers.qga.scorers import DEFAULT_VQA_MODEL
 from scorers.qga.vqascore import VQASCORE_TEMPLATE
-from scorers.qga.vqascore import VQAScorer
 
 _CITATION = """\
 @inproceedings{lin2024vqascore,
@@ -43,10 +42,15 @@ class VqaScore(base.ScorerMetric):
     """VQAScore per image and its mean."""
 
     default_model = DEFAULT_VQA_MODEL
-    options = {"vqa_backend": "auto", "device": None, "precision": None, "template": VQASCORE_TEMPLATE}
+    options = {"vqa_backend": "auto", "device": None, "precision": None, "template": VQASCORE_TEMPLATE,
+               # served models (config name openai:MODEL): the chat-completions server and client limits
+               "api_base": None, "max_concurrency": None, "timeout": None, "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2404.01291", "https://github.com/linzhiqiu/t2v_metrics")
     default_batch_size = 16
 
     def build_scorer(self, model, **options):
-        return VQAScorer(model=model, **options)
+        # through the registry, as `ts2 score vqa_score`: a served model (openai:MODEL) becomes the backend
+        from scorers.registry import build_scorer
+
+        return build_scorer("vqa_score", model=model, **options)

@@ -49,13 +49,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _secrets(args: argparse.Namespace) -> list[str]:
+    """API keys this command may hold (``OPENAI_API_KEY``, the ``--api-key-env`` variable), stripped as read."""
+    import os
+
+    names = ["OPENAI_API_KEY", getattr(args, "api_key_env", None)]
+    return [os.environ[n].strip() for n in names if n and os.environ.get(n, "").strip()]
+
+
+def _redacting_excepthook(secrets: list[str]):
+    """A ``sys.excepthook`` printing the traceback with every API key and ``Bearer ...`` hidden."""
+    def hook(kind, value, tb):
+        import traceback
+
+        from ..models.openai_compat import redact
+
+        sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb)), secrets))
+
+    return hook
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    secrets = _secrets(args)
+    if secrets:  # an unexpected traceback must not print a key either
+        sys.excepthook = _redacting_excepthook(secrets)
     try:
         return int(args.handler(args) or 0)
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        if secrets or "bearer" in str(message).lower():
+            from ..models.openai_compat import redact
+
+            message = redact(message, secrets)
         print(f"ts2 {args.command}: error: {message}", file=sys.stderr)
         return 2
 

@@ -7,11 +7,10 @@ of the new scores, and the new metric among the published leaderboard rows (the 
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 
-from .answers import YES_RULE_HELP, YES_RULES
+from ._options import add_model_options, model_options, print_usage
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,8 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
                         help="embedding score form (default paper: max(cos, 0))")
-    parser.add_argument("--yes-rule", choices=YES_RULES,
-                        help="tifa/dsg: " + YES_RULE_HELP + " (default: word)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
     parser.add_argument("--batch-size", type=int, default=32,
@@ -57,32 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="then print the TS2 meta-metrics of the new scores, and the new metric among the "
                              "published leaderboard rows (the release's 19 metrics; release tables from $TS2_DATA, "
                              "else the cache, else one download)")
-    served = parser.add_argument_group("served models (--model openai:MODEL: vLLM, SGLang, TGI, Ollama, OpenAI)")
-    served.add_argument("--api-base", help="chat-completions base URL, e.g. http://localhost:8000/v1 "
-                                           "(default: $OPENAI_BASE_URL, then OpenAI's)")
-    served.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
-                                                             "(default OPENAI_API_KEY; never written anywhere)")
-    served.add_argument("--max-concurrency", type=int, help="requests in flight at most (default 8)")
-    served.add_argument("--timeout", type=float, help="seconds per request attempt (default 60)")
-    served.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/dropped connections (default 5)")
-    served.add_argument("--price-per-1k", type=float, metavar="PRICE",
-                        help="price per 1,000 prompt tokens: report the cost (completion tokens too, unless "
-                             "--price-per-1k-output is given)")
-    served.add_argument("--price-per-1k-output", type=float, metavar="PRICE", help="price per 1,000 completion tokens")
+    add_model_options(parser)  # --sbert, --yes-rule and the served-model group, shared with tifa-bench score
     parser.set_defaults(handler=run_score)
-
-
-def served_options(args: argparse.Namespace) -> dict:
-    """The served-model options set on the command line (the key read from its environment variable)."""
-    import os
-
-    options = {"api_base": args.api_base, "max_concurrency": args.max_concurrency, "timeout": args.timeout,
-               "max_retries": args.max_retries}
-    if args.api_key_env:
-        if args.api_key_env not in os.environ:
-            raise ValueError(f"--api-key-env {args.api_key_env}: that environment variable is not set")
-        options["api_key"] = os.environ[args.api_key_env]
-    return {k: v for k, v in options.items() if v is not None}
 
 
 def parse_options(pairs: list[str]) -> dict:
@@ -100,18 +73,10 @@ def parse_options(pairs: list[str]) -> dict:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from ..registry import get_factory
     from ..runner import finish, process_state, score_data_dir
 
-    for flag, price in (("--price-per-1k", args.price_per_1k), ("--price-per-1k-output", args.price_per_1k_output)):
-        if price is not None and not price >= 0:
-            raise ValueError(f"{flag} must be a number >= 0, got {price}")
-    options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode, **served_options(args),
-               **parse_options(args.option)}
-    if args.yes_rule is not None:
-        if "yes_rule" not in inspect.signature(get_factory(args.scorer)).parameters:
-            raise ValueError(f"--yes-rule: scorer {args.scorer!r} reads no yes/no answers (tifa and dsg do)")
-        options["yes_rule"] = args.yes_rule
+    options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode,
+               **model_options(args, args.scorer), **parse_options(args.option)}
     frame, result = score_data_dir(
         args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
         scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
@@ -126,14 +91,7 @@ def run_score(args: argparse.Namespace) -> int:
         if empty:
             print(f"{empty} of {len(frame)} {column} scores are NaN (e.g. a judge reply without a readable rating; "
                   "the per-item records say why)", file=sys.stderr)
-        from ..usage import usage_summary
-
-        usage = usage_summary(result.records, args.price_per_1k, args.price_per_1k_output)
-        if usage is not None:
-            cost = "" if usage["cost"] is None else f", cost {usage['cost']:.4f} at the given price per 1k tokens"
-            print(f"served requests: {usage['requests']} ({usage['cached_requests']} answered from the request cache), "
-                  f"tokens sent: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion = "
-                  f"{usage['total_tokens']}{cost}", file=sys.stderr)
+        print_usage(result.records, args, from_cache=result.from_cache)
         if args.meta:
             print_meta(frame, result)
     finish()

@@ -89,9 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--images", required=True, help="folder of <text_id>.png or <text_id>/<k>.png")
     score.add_argument("--out", required=True, help="output folder")
     score.add_argument("--name", help="model name in reports (default: the --out folder's name)")
-    score.add_argument("--model", help="VQA checkpoint (default Salesforce/blip-vqa-base), as `ts2 score tifa`")
+    score.add_argument("--model", help="VQA checkpoint (default Salesforce/blip-vqa-base) or openai:MODEL (served), "
+                                       "as `ts2 score tifa`")
     score.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                       help="scorer option as in `ts2 score` (vqa_backend=..., sbert=...)")
+                       help="scorer option as in `ts2 score` (vqa_backend=..., matcher options...)")
     score.add_argument("--batch-size", type=int, default=8, help="images per batch (all their questions go along)")
     score.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes decoding images")
     score.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="model precision (default: the scorer's)")
@@ -99,6 +100,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                        help="an unreadable image stops the run (raise) or is recorded and skipped (skip)")
     score.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from ._options import add_model_options
+
+    add_model_options(score)  # --sbert, --yes-rule and the served-model options: the same as `ts2 score`
     score.set_defaults(handler=_score)
 
     report = actions.add_parser(
@@ -167,10 +171,12 @@ def _generate(args: argparse.Namespace) -> int:
 def _score(args: argparse.Namespace) -> int:
     from ..runner import finish, process_state
     from ..tifa_bench.scoring import score_images
+    from ._options import model_options, print_usage
     from .score import parse_options
 
+    options = {**model_options(args, "tifa"), **parse_options(args.option)}
     run = score_images(_bench(args), args.images, args.out, name=args.name, model=args.model,
-                       precision=args.precision, scorer_options=parse_options(args.option), cache_dir=args.cache_dir,
+                       precision=args.precision, scorer_options=options, cache_dir=args.cache_dir,
                        batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
                        progress=not args.no_progress)
     if process_state().is_main_process:
@@ -181,6 +187,7 @@ def _score(args: argparse.Namespace) -> int:
             first = ", ".join(run.missing.loc[run.missing["reason"] == "no image", "text_id"].head(5))
             print(f"missing: {info['texts_missing_image']} texts have no image (e.g. {first}); listed in "
                   f"{Path(args.out) / 'missing.csv'}; the run is marked incomplete", file=sys.stderr)
+        print_usage(run.records, args, from_cache=run.from_cache)
         if info["unknown_files"]:
             print(f"ignored {len(info['unknown_files'])} files that name no text id (e.g. "
                   f"{', '.join(info['unknown_files'][:3])})", file=sys.stderr)

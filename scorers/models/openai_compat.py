@@ -10,8 +10,13 @@ refuses ``seed`` gets the request again without it). Answers come back in input 
   before the call returns, and a stored request is never sent again; the body never holds the API key.
 * ``record()``: a context manager collecting one dict per request (request text with images as hashes, answer,
   token usage, whether it came from the cache), which ``scorers.usage.MeteredScorer`` turns into per-item records.
-* The API key (``api_key`` or ``OPENAI_API_KEY``) goes only into the ``Authorization`` header: never into a record,
-  a cache entry, ``config``, ``repr`` or an error message.
+* The API key (``api_key`` or ``OPENAI_API_KEY``) is stripped when read (a key with whitespace or control characters
+  inside is refused) and goes only into the ``Authorization`` header: never into a record, a cache entry, ``config``,
+  ``repr`` or an error message (every message is passed through :func:`redact`, which also hides any ``Bearer ...``).
+* Replies are validated before they are used or cached: logprobs <= 0 (and the listed tokens' probabilities summing
+  to at most 1), token counts >= 0, a body of at most ``max_reply_bytes``; ``timeout`` is a total deadline per
+  attempt (connect + send + every byte of the reply), not a per-read limit. Only valid replies are cached, and a cached
+  reply that fails validation is sent again.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ import json
 import math
 import os
 import random
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,14 +41,45 @@ from ..cache import request_key
 from .chat_vlm import CONCISE_SYSTEM_PROMPT
 from .vqa_base import check_pairs
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIChat", "SERVED_OPTIONS", "SERVED_PREFIX", "ServedModelError", "is_served",
-           "served_model_name"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_REPLY_BYTES", "OpenAIChat", "SERVED_OPTIONS", "SERVED_PREFIX",
+           "ServedModelError", "clean_api_key", "is_served", "redact", "served_model_name"]
 
 SERVED_PREFIX = "openai:"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: constructor options a caller (registry, CLI) may route to :class:`OpenAIChat`
 SERVED_OPTIONS = ("api_base", "api_key", "max_concurrency", "timeout", "max_retries", "seed", "top_logprobs",
-                  "backoff", "max_backoff")
+                  "backoff", "max_backoff", "max_reply_bytes")
+#: a reply body larger than this is refused (a chat completion of a few hundred tokens, logprobs included, is a few kB)
+DEFAULT_MAX_REPLY_BYTES = 2_000_000
+#: a logprob above 0 by at most this much is float rounding of log(1) (taken as 0); more is an invalid reply
+LOGPROB_TOLERANCE = 1e-6
+#: the listed top tokens' probabilities may sum to 1 + this (float32 rounding of a softmax); more is invalid
+MASS_TOLERANCE = 1e-3
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)[^\s\"',;}\]]+")
+
+
+def clean_api_key(key: str | None, source: str = "the API key") -> str | None:
+    """``key`` stripped of surrounding whitespace (a CRLF ``.env`` file leaves a ``\\r``); None when empty. A key
+    with whitespace, control or non-ASCII characters inside is refused (the message never shows the key)."""
+    if key is None:
+        return None
+    key = str(key).strip()
+    if not key:
+        return None
+    bad = [i for i, c in enumerate(key) if c.isspace() or not 33 <= ord(c) <= 126]
+    if bad:
+        raise ValueError(f"{source} has a whitespace, control or non-ASCII character inside it (at position "
+                         f"{bad[0]} of {len(key)}); an API key is one word: check the file or variable it comes from")
+    return key
+
+
+def redact(text: object, secrets=()) -> str:
+    """``text`` with every secret in ``secrets`` and any ``Bearer <token>`` replaced by ``***``."""
+    text = str(text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return _BEARER.sub(lambda m: m.group(1) + m.group(2) + "***", text)
 
 
 class ServedModelError(ValueError):
@@ -109,31 +146,37 @@ class OpenAIChat:
                  seed: int | None = 0, system_prompt: str | None = CONCISE_SYSTEM_PROMPT, max_new_tokens: int = 16,
                  text_max_new_tokens: int = 512, top_logprobs: int = 20, yes_word: str = "Yes",
                  image_format: str = "png", backoff: float = 0.5, max_backoff: float = 30.0,
-                 max_retry_after: float = 120.0, verify: bool = True, device: Any = None, precision: Any = None,
-                 batch_size: Any = None):
+                 max_retry_after: float = 120.0, verify: bool = True, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                 device: Any = None, precision: Any = None, batch_size: Any = None):
         import httpx
+
+        from ._deadline import deadline_transport
 
         self.model = served_model_name(model)
         self.base_url = (api_base or base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"api_base {self.base_url!r}: expected an http(s):// URL such as http://localhost:8000/v1")
         for option, value, low in (("max_concurrency", max_concurrency, 1), ("max_retries", max_retries, 0),
-                                   ("max_new_tokens", max_new_tokens, 1), ("top_logprobs", top_logprobs, 1)):
+                                   ("max_new_tokens", max_new_tokens, 1), ("top_logprobs", top_logprobs, 1),
+                                   ("text_max_new_tokens", text_max_new_tokens, 1),
+                                   ("max_reply_bytes", max_reply_bytes, 1024)):
             if int(value) < low:
                 raise ValueError(f"{option} must be >= {low}, got {value}")
-        if not timeout or float(timeout) <= 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if not timeout or not 0 < float(timeout) < math.inf:
+            raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout}")
         self.max_concurrency, self.timeout, self.max_retries = int(max_concurrency), float(timeout), int(max_retries)
         self.seed, self.system_prompt, self.max_new_tokens = seed, system_prompt, int(max_new_tokens)
         self.text_max_new_tokens, self.top_logprobs, self.yes_word = int(text_max_new_tokens), int(top_logprobs), yes_word
         self.image_format, self.backoff, self.max_backoff = image_format, float(backoff), float(max_backoff)
-        self.max_retry_after = float(max_retry_after)
+        self.max_retry_after, self.max_reply_bytes = float(max_retry_after), int(max_reply_bytes)
         self.name = SERVED_PREFIX + self.model
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        key = clean_api_key(api_key, "api_key") if api_key is not None else \
+            clean_api_key(os.environ.get("OPENAI_API_KEY"), "OPENAI_API_KEY")
+        self._secrets = (key,) if key else ()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        # timeout: httpx's per-operation limit; the transport also ends each attempt `timeout` s after it starts
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=self.timeout,
-                                  limits=httpx.Limits(max_connections=self.max_concurrency,
-                                                      max_keepalive_connections=self.max_concurrency))
+                                  transport=deadline_transport(self.max_concurrency, verify=True))
         self._pool: ThreadPoolExecutor | None = None
         self._cache = None
         self._recorders: list[list] = []
@@ -165,11 +208,14 @@ class OpenAIChat:
         (``GET /models``; servers without that route are not checked)."""
         import httpx
 
+        from ._deadline import attempt_deadline
+
         try:
-            response = self._http.get("/models", timeout=min(self.timeout, 10.0))
-        except httpx.HTTPError as error:
-            raise ServedModelError(f"cannot reach {self.base_url}: {type(error).__name__}: {error} "
-                                   "(is the server running? check --api-base / OPENAI_BASE_URL)") from None
+            with attempt_deadline(min(self.timeout, 10.0)):
+                response = self._http.get("/models", timeout=min(self.timeout, 10.0))
+        except Exception as error:  # httpx errors, and anything else sending raised: one redacted line
+            raise ServedModelError(self._redact(f"cannot reach {self.base_url}: {type(error).__name__}: {error} "
+                                                "(is the server running? check --api-base / OPENAI_BASE_URL)")) from None
         if response.status_code in (401, 403):
             raise ServedModelError(f"{self.base_url} refused the API key (HTTP {response.status_code}); set "
                                    "OPENAI_API_KEY or api_key")
@@ -180,8 +226,11 @@ class OpenAIChat:
         except (ValueError, AttributeError):
             return
         if served and self.model not in served:
-            raise ServedModelError(f"{self.base_url} does not serve model {self.model!r}; it serves: "
-                                   f"{', '.join(served[:20])}")
+            raise ServedModelError(self._redact(f"{self.base_url} does not serve model {self.model!r}; it serves: "
+                                                f"{', '.join(served[:20])}"))
+
+    def _redact(self, text: object) -> str:
+        return redact(text, self._secrets)
 
     # ------------------------------------------------------------------ runner hooks
     def use_request_cache(self, cache) -> None:
@@ -206,30 +255,34 @@ class OpenAIChat:
                     zip(images, questions)]
         return [r["text"] for r in self._run(requests, refs=list(images))]
 
-    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
-        """P(first answer token is :attr:`yes_word`) from the server's ``top_logprobs`` (VQAScore).
-
-        The probabilities of every top-``top_logprobs`` token that equals ``yes_word`` once surrounding whitespace is
-        stripped are added; a yes token outside the top ``top_logprobs`` counts as probability 0. A server that
-        returns no logprobs raises :class:`ServedModelError` naming the server and model (no silent fallback).
-        """
+    def first_token_logprobs(self, images: Sequence, questions: Sequence[str]) -> list[list[dict]]:
+        """The server's ``top_logprobs`` of the first answer token to ``questions[i]`` about ``images[i]``: per item a
+        list of ``{"token", "logprob"}`` (validated: logprobs <= 0, probabilities summing to at most 1). A server that
+        returns no logprobs raises :class:`ServedModelError` naming the server and model (no silent fallback), and
+        such replies are not cached. What a score makes of them is a rule: ``scorers.qga.vqascore``."""
         check_pairs(images, questions)
         requests = []
         for image, question in zip(images, questions):
             request = self._vision_request(image, question, max_tokens=1)
             request["body"].update(logprobs=True, top_logprobs=self.top_logprobs)
             requests.append(request)
-        replies = self._run(requests, refs=list(images))
-        out = np.empty(len(replies), dtype=np.float64)
-        for i, reply in enumerate(replies):
-            top = reply.get("top_logprobs")
-            if not top:
-                raise ServedModelError(
-                    f"{self.where} returned no logprobs, so it cannot give VQAScore's P(yes); use a server that "
-                    "returns choices[0].logprobs.content[0].top_logprobs (vLLM does; start it with --max-logprobs >= "
-                    f"{self.top_logprobs}) or pick another scorer")
-            out[i] = sum(math.exp(t["logprob"]) for t in top if str(t.get("token", "")).strip() == self.yes_word)
-        return out
+        replies = self._run(requests, refs=list(images), validate=self._needs_logprobs)
+        return [[dict(t) for t in reply["top_logprobs"]] for reply in replies]
+
+    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
+        """P(first answer token is :attr:`yes_word`) (the VQA backend interface): :meth:`first_token_logprobs` read by
+        VQAScore's rule, ``scorers.qga.vqascore.yes_probability_from_logprobs`` (defined there, once)."""
+        from ..qga.vqascore import yes_probability_from_logprobs
+
+        return np.array([yes_probability_from_logprobs(top, self.yes_word)
+                         for top in self.first_token_logprobs(images, questions)], dtype=np.float64)
+
+    def _needs_logprobs(self, reply: dict) -> None:
+        if not reply.get("top_logprobs"):
+            raise ServedModelError(
+                f"{self.where} returned no logprobs, so it cannot give VQAScore's P(yes); use a server that "
+                "returns choices[0].logprobs.content[0].top_logprobs (vLLM does; start it with --max-logprobs >= "
+                f"{self.top_logprobs}) or pick another scorer")
 
     def generate(self, prompts: Sequence[str], max_new_tokens: int | None = None, *,
                  refs: Sequence | None = None) -> list[str]:
@@ -266,10 +319,11 @@ class OpenAIChat:
         return {"body": self._body(messages, max_tokens), "shown": {"messages": shown}}
 
     # ------------------------------------------------------------------ sending
-    def _run(self, requests: list[dict], refs: list | None) -> list[dict]:
+    def _run(self, requests: list[dict], refs: list | None, validate=None) -> list[dict]:
         """Send ``requests`` (cached ones and repeats within the call are not sent), at most ``max_concurrency`` at
-        a time; replies in order.
-        Every request is finished (and cached) before the first failure, if any, is raised."""
+        a time; replies in order. ``validate(reply)`` (raising :class:`ServedModelError`) runs on every reply, sent
+        or cached, before it is cached or used: a reply that fails it is never cached, and a cached one is sent again.
+        Every request is finished (and valid ones cached) before the first failure, if any, is raised."""
         keys = [request_key(r["body"]) for r in requests]
         replies: list[dict | None] = [None] * len(requests)
         cached = [False] * len(requests)
@@ -277,6 +331,8 @@ class OpenAIChat:
         todo, repeats = [], {}
         for i, key in enumerate(keys):
             hit = self._cache.get(key) if self._cache is not None else None
+            if hit is not None and not self._valid(hit, validate):
+                hit = None  # stored by an older version or under other rules: ask again
             if hit is not None:
                 replies[i], cached[i] = hit, True
             elif key in first:  # the same request twice in one call: sent once
@@ -287,7 +343,7 @@ class OpenAIChat:
         if todo:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.max_concurrency, thread_name_prefix="openai-compat")
-            futures = {i: self._pool.submit(self._send, requests[i]["body"], keys[i]) for i in todo}
+            futures = {i: self._pool.submit(self._send, requests[i]["body"], keys[i], validate) for i in todo}
             failure = None
             for i, future in futures.items():
                 try:
@@ -308,8 +364,19 @@ class OpenAIChat:
                             "cached": not billed})
         return replies
 
-    def _send(self, body: dict, key: str) -> dict:
-        reply = self._post(body)
+    def _valid(self, reply, validate) -> bool:
+        try:
+            self._check_reply(reply)
+            if validate is not None:
+                validate(reply)
+        except (ServedModelError, ValueError, TypeError, KeyError, AttributeError):
+            return False
+        return True
+
+    def _send(self, body: dict, key: str, validate=None) -> dict:
+        reply = self._post(body)  # parsed and checked (_check_reply)
+        if validate is not None:
+            validate(reply)
         if self._cache is not None:
             self._cache.put(key, reply)
         return reply
@@ -317,6 +384,10 @@ class OpenAIChat:
     def _post(self, body: dict) -> dict:
         import httpx
 
+        from ._deadline import attempt_deadline
+
+        if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:  # never an unbounded generation
+            raise ServedModelError(f"{self.where}: request without a max_tokens >= 1 (got {body.get('max_tokens')!r})")
         attempts = self.max_retries + 1
         problem = ""
         attempt = 0
@@ -326,24 +397,32 @@ class OpenAIChat:
             with self._lock:
                 self.requests_sent += 1
             try:
-                response = self._http.post("/chat/completions", json=send)
+                with attempt_deadline(self.timeout):  # a total deadline for this attempt, not per socket read
+                    status, headers, data = self._exchange(send)
+            except ServedModelError:
+                raise
             except (httpx.TimeoutException, httpx.TransportError) as error:
-                problem = f"{type(error).__name__}: {error}"
+                problem = self._redact(f"{type(error).__name__}: {error}")
+            except Exception as error:  # anything else sending raised (e.g. an illegal header): one redacted line
+                raise ServedModelError(self._redact(f"{self.where}: the request failed: {type(error).__name__}: "
+                                                    f"{error}")) from None
             else:
-                status = response.status_code
+                text = data.decode("utf-8", errors="replace")
                 if status == 200:
                     try:
-                        return self._parse(response.json())
-                    except (ValueError, KeyError, IndexError, TypeError) as error:
-                        raise ServedModelError(f"{self.where}: unreadable chat-completions reply ({error}): "
-                                               f"{response.text[:200]!r}") from None
-                if status in (400, 422) and "seed" in send and "seed" in response.text.lower():
+                        reply = self._parse(json.loads(text))
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+                        raise ServedModelError(self._redact(f"{self.where}: unreadable chat-completions reply "
+                                                            f"({error}): {text[:200]!r}")) from None
+                    self._check_reply(reply)
+                    return reply
+                if status in (400, 422) and "seed" in send and "seed" in text.lower():
                     self._send_seed = False  # this server refuses `seed`: greedy decoding is deterministic anyway
                     continue
                 if status != 429 and status < 500:
-                    raise ServedModelError(f"{self.where}: HTTP {status}: {response.text[:300]}")
+                    raise ServedModelError(self._redact(f"{self.where}: HTTP {status}: {text[:300]}"))
                 problem = f"HTTP {status}"
-                wait = _retry_after(response.headers.get("retry-after"))
+                wait = _retry_after(headers.get("retry-after"))
             attempt += 1
             if attempt >= attempts:
                 break
@@ -351,19 +430,62 @@ class OpenAIChat:
             if wait is not None:
                 delay = max(delay, min(wait, self.max_retry_after))
             self._sleep(delay)
-        raise ServedModelError(f"{self.where}: giving up after {attempts} attempts; last: {problem}")
+        raise ServedModelError(self._redact(f"{self.where}: giving up after {attempts} attempts; last: {problem}"))
 
-    @staticmethod
-    def _parse(data: dict) -> dict:
+    def _exchange(self, body: dict):
+        """One POST: ``(status, headers, body bytes)``; a body above ``max_reply_bytes`` is refused while reading."""
+        with self._http.stream("POST", "/chat/completions", json=body) as response:
+            declared = response.headers.get("content-length", "")
+            too_big = ServedModelError(
+                f"{self.where}: reply refused: its body is larger than max_reply_bytes={self.max_reply_bytes:,} "
+                f"(a chat completion of max_tokens={body.get('max_tokens')} is a few kB; is this the right server?)")
+            if declared.isdigit() and int(declared) > self.max_reply_bytes:
+                raise too_big
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    raise too_big
+                chunks.append(chunk)
+            return response.status_code, response.headers, b"".join(chunks)
+
+    def _parse(self, data: dict) -> dict:
         choice = data["choices"][0]
         message = choice.get("message") or {}
         text = message.get("content") or ""
         reply = {"text": text.strip() if isinstance(text, str) else json.dumps(text),
                  "finish_reason": choice.get("finish_reason")}
         usage = data.get("usage") or {}
-        reply["usage"] = {k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens") if usage.get(k) is not None}
+        reply["usage"] = {k: usage[k] for k in ("prompt_tokens", "completion_tokens") if usage.get(k) is not None}
         content = (choice.get("logprobs") or {}).get("content") or []
         if content:
             reply["top_logprobs"] = [{"token": str(t["token"]), "logprob": float(t["logprob"])}
                                      for t in content[0].get("top_logprobs") or []]
         return reply
+
+    def _check_reply(self, reply: dict) -> None:
+        """Refuse a reply no honest server sends (before it is used or cached): token counts that are not integers
+        >= 0, logprobs above 0 or NaN, top tokens whose probabilities sum above 1, text above ``max_reply_bytes``.
+        Logprobs in (0, LOGPROB_TOLERANCE] are float rounding of log(1) and are stored as 0."""
+        where = f"{self.where}: invalid reply"
+        if not isinstance(reply.get("text"), str) or len(reply["text"].encode("utf-8")) > self.max_reply_bytes:
+            raise ServedModelError(f"{where}: the answer is not text of at most max_reply_bytes="
+                                   f"{self.max_reply_bytes:,} bytes")
+        for name, value in (reply.get("usage") or {}).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value != int(value) or value < 0:
+                raise ServedModelError(f"{where}: usage.{name} = {value!r} is not a token count >= 0")
+            reply["usage"][name] = int(value)
+        top = reply.get("top_logprobs")
+        if top:
+            for entry in top:
+                value = float(entry["logprob"])
+                if math.isnan(value) or value > LOGPROB_TOLERANCE:
+                    raise ServedModelError(f"{where}: logprob {value!r} of token {entry.get('token')!r} is above 0 "
+                                           "(a log-probability is <= 0)")
+                entry["logprob"] = min(value, 0.0)
+            finite = [t["logprob"] for t in top if t["logprob"] > -math.inf]
+            total = math.fsum(math.exp(v) for v in finite)
+            if total > 1 + MASS_TOLERANCE:
+                raise ServedModelError(f"{where}: its top_logprobs give probabilities summing to {total:.4g} > 1 "
+                                       "(not a distribution over next tokens)")

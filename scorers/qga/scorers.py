@@ -66,6 +66,10 @@ class QuestionScorer:
         self.matcher = matcher or AnswerMatcher(sbert, device=None if device is None else str(device),
                                                 yes_rule=yes_rule or "word")
         self.backend = resolve_backend(backend, model, device, precision, batch_size, vqa_backend)
+        if matcher is None and hasattr(self.backend, "record"):
+            # a served backend bills each request: load the local SBERT now, so a missing or broken matching model
+            # stops the run before the first paid request instead of after the first batch
+            self.matcher.encoder  # noqa: B018
         self.name = name or self.rule
         self.config = {"scorer": self.name, "backend": type(self.backend).__name__,
                        "model": getattr(self.backend, "name", model), "questions": self.questions.source,

@@ -109,6 +109,11 @@ class ByTextId:
     def score_with_records(self, images, prompts):
         return self.scorer.score_with_records(images, prompts, seg_ids=[self.positions[p] for p in prompts])
 
+    def __getattr__(self, name):
+        if name == "use_request_cache" and "scorer" in self.__dict__:  # a served scorer keeps its requests in the
+            return getattr(self.scorer, name)  # runner's request cache (scorers.usage.MeteredScorer)
+        raise AttributeError(name)
+
 
 @dataclass
 class BenchRun:
@@ -119,6 +124,9 @@ class BenchRun:
     missing: pd.DataFrame
     info: dict
     paths: dict[str, Path] = field(default_factory=dict)
+    #: the runner's per-image records and whether each came from the cache (served usage: ``scorers.usage``)
+    records: list = field(default_factory=list)
+    from_cache: list = field(default_factory=list)
 
 
 def _file_digest(path: str) -> str:
@@ -207,7 +215,7 @@ def score_images(
         "computed_now": result.computed,
     }
     info["complete"] = scored_texts == len(bench.texts) and not info["images_skipped"]
-    out = BenchRun(questions, images, missing, info)
+    out = BenchRun(questions, images, missing, info, records=result.records, from_cache=result.from_cache)
     if out_dir is not None and state.is_main_process:
         out.paths = write_run(out, out_dir)
     return out

@@ -1,0 +1,80 @@
+"""The model options that every scoring command takes (``ts2 score``, ``ts2 tifa-bench score``), defined once:
+served models (``--api-base``, ``--api-key-env``, ``--max-concurrency``, ``--timeout``, ``--max-retries``, prices) and
+the answer-matching options of question-based scorers (``--sbert``, ``--yes-rule``); plus the one usage summary both
+print. Imports stay light: ``ts2 --help`` loads no model library.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+
+from ..qga.matching import YES_RULES  # numpy only
+from .answers import YES_RULE_HELP
+
+__all__ = ["add_model_options", "model_options", "print_usage"]
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--sbert``, ``--yes-rule`` and the served-model group to ``parser``."""
+    parser.add_argument("--yes-rule", choices=YES_RULES, help="tifa/dsg: " + YES_RULE_HELP + " (default: word)")
+    parser.add_argument("--sbert", metavar="MODEL",
+                        help="tifa/dsg: sentence-transformers model (Hub id or local folder) matching free-form answers "
+                             "to choices (default sentence-transformers/all-mpnet-base-v2); loaded before any request "
+                             "is sent")
+    served = parser.add_argument_group("served models (--model openai:MODEL: vLLM, SGLang, TGI, Ollama, OpenAI)")
+    served.add_argument("--api-base", help="chat-completions base URL, e.g. http://localhost:8000/v1 "
+                                           "(default: $OPENAI_BASE_URL, then OpenAI's)")
+    served.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
+                                                             "(default OPENAI_API_KEY; never written anywhere)")
+    served.add_argument("--max-concurrency", type=int, help="requests in flight at most (default 8)")
+    served.add_argument("--timeout", type=float, help="total seconds per request attempt, connecting and reading the "
+                                                      "whole reply included (default 60)")
+    served.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/dropped connections (default 5)")
+    served.add_argument("--price-per-1k", type=float, metavar="PRICE",
+                        help="price per 1,000 prompt tokens: report the cost (completion tokens too, unless "
+                             "--price-per-1k-output is given)")
+    served.add_argument("--price-per-1k-output", type=float, metavar="PRICE", help="price per 1,000 completion tokens")
+
+
+def served_options(args: argparse.Namespace) -> dict:
+    """The served-model options set on the command line (the key read from its environment variable, stripped)."""
+    import os
+
+    from ..models.openai_compat import clean_api_key
+
+    options = {"api_base": args.api_base, "max_concurrency": args.max_concurrency, "timeout": args.timeout,
+               "max_retries": args.max_retries}
+    if args.api_key_env:
+        if args.api_key_env not in os.environ:
+            raise ValueError(f"--api-key-env {args.api_key_env}: that environment variable is not set")
+        options["api_key"] = clean_api_key(os.environ[args.api_key_env], f"--api-key-env {args.api_key_env}")
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def model_options(args: argparse.Namespace, scorer: str) -> dict:
+    """Scorer options from the shared flags (checked against what scorer ``scorer`` takes)."""
+    from ..registry import get_factory
+
+    for flag, price in (("--price-per-1k", args.price_per_1k), ("--price-per-1k-output", args.price_per_1k_output)):
+        if price is not None and not 0 <= price < float("inf"):
+            raise ValueError(f"{flag} must be a finite number >= 0, got {price}")
+    options = served_options(args)
+    for flag, name, value, what in (("--yes-rule", "yes_rule", args.yes_rule, "reads no yes/no answers"),
+                                    ("--sbert", "sbert", args.sbert, "matches no answers with SBERT")):
+        if value is None:
+            continue
+        if name not in inspect.signature(get_factory(scorer)).parameters:
+            raise ValueError(f"{flag}: scorer {scorer!r} {what} (tifa and dsg do)")
+        options[name] = value
+    return options
+
+
+def print_usage(records, args: argparse.Namespace, from_cache=None) -> None:
+    """The served-request summary (stderr): requests and tokens sent now, and what the caches answered, always
+    apart (``scorers.usage.usage_summary``). Nothing when no item used a served model."""
+    from ..usage import format_usage, usage_summary
+
+    usage = usage_summary(records, args.price_per_1k, args.price_per_1k_output, from_cache=from_cache)
+    if usage is not None:
+        print(format_usage(usage), file=sys.stderr)
