@@ -11,7 +11,7 @@ import inspect
 import json
 import sys
 
-from .answers import YES_RULE_HELP, YES_RULES
+from .answers import DSG_GATING_HELP, GATING, YES_RULE_HELP, YES_RULES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="embedding score form (default paper: max(cos, 0))")
     parser.add_argument("--yes-rule", choices=YES_RULES,
                         help="tifa/dsg: " + YES_RULE_HELP + " (default: word)")
+    parser.add_argument("--dsg-gating", choices=GATING, help=DSG_GATING_HELP)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
     parser.add_argument("--batch-size", type=int, default=32,
@@ -112,6 +113,10 @@ def run_score(args: argparse.Namespace) -> int:
         if "yes_rule" not in inspect.signature(get_factory(args.scorer)).parameters:
             raise ValueError(f"--yes-rule: scorer {args.scorer!r} reads no yes/no answers (tifa and dsg do)")
         options["yes_rule"] = args.yes_rule
+    if args.dsg_gating is not None:
+        if getattr(get_factory(args.scorer), "rule", None) != "dsg":
+            raise ValueError(f"--dsg-gating: scorer {args.scorer!r} has no parent questions (dsg has)")
+        options["dsg_gating"] = args.dsg_gating
     frame, result = score_data_dir(
         args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
         scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
