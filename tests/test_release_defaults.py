@@ -36,7 +36,8 @@ def test_reproduce_without_paths_reads_ts2_data(shared_ts2, monkeypatch, capsys)
 def test_reproduce_without_paths_downloads_once_then_makes_no_request(sources, fresh_cache, shared_ts2,  # noqa: F811
                                                                        capsys):
     """Table 2 with residuals and no path argument: the paper's numbers come from table2_full_precision.csv (the
-    official file, ../shared/published's copy, served by the loopback stand-in and checked against its pinned sha256)."""
+    official file, ../shared/published's copy, served by the loopback stand-in, checked against its pinned
+    sha256)."""
     assert main(["reproduce"]) == 0
     out = capsys.readouterr().out
     assert "only our values are shown" not in out

@@ -43,7 +43,8 @@ class VqaScore(base.ScorerMetric):
     """VQAScore per image and its mean."""
 
     default_model = DEFAULT_VQA_MODEL
-    options = {"vqa_backend": "auto", "device": None, "precision": None, "template": VQASCORE_TEMPLATE}
+    options = {"vqa_backend": "auto", "device": None, "precision": None, "template": VQASCORE_TEMPLATE,
+               "prompt_style": "short_answer"}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2404.01291", "https://github.com/linzhiqiu/t2v_metrics")
     default_batch_size = 16

@@ -12,9 +12,9 @@ The question is ``Does this figure show "{prompt}"? Please answer yes or no.``; 
 * ``"t2v_metrics"``: as the VQAScore reference code (``linzhiqiu/t2v_metrics``) sends it: LLaVA-1.5 gets LLaVA's
   Vicuna system message and no suffix (``scorers.models.llava.T2V_METRICS_PROMPT``); other chat VLMs get no system
   prompt. For comparing with published VQAScore numbers. It changes the prompt only: t2v_metrics also pads LLaVA's
-  images to a square (the ``llava-hf`` processor crops the centre) and scores LLaVA's answer as ``Yes</s>`` (the mean
-  log-probability of both tokens; here the probability of ``Yes``). BLIP VQA and InstructBLIP have no chat prompt,
-  so the style does not apply to them (an error says so).
+  images to a square (the ``llava-hf`` processor crops the centre) and scores LLaVA's answer as ``Yes</s>`` (the
+  geometric mean of both tokens' probabilities; here the probability of ``Yes``). BLIP VQA and InstructBLIP have
+  no chat prompt, so the style does not apply to them (an error says so).
 
 The backend passed in is not changed: the scorer works on a shallow copy with the style set (same weights).
 
