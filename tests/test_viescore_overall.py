@@ -135,3 +135,17 @@ def test_named_sc_wordings():
         VIEScorer(backend=object(), prompt="strict")
     with pytest.raises(ValueError, match="output must be one of"):
         VIEScorer(backend=object(), output="pq")
+
+
+def test_evaluate_module_overall_returns_the_three_columns(tmp_path, monkeypatch):
+    import evaluate
+
+    from tests.test_judges import ROOT
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with judge_server() as server:
+        vie = evaluate.load(str(ROOT / "evaluate_modules" / "viescore"), config_name="openai:judge",
+                            api_base=server.url, output="overall")
+        out = vie.compute(images=pictures(), prompts=["a cat", "a dog", "a tree", "a car"])
+    np.testing.assert_allclose(out["scores"], EXPECTED_OVERALL, rtol=0, atol=1e-15)
+    assert out["viescore_sc"] == EXPECTED_SC and out["viescore_pq"] == EXPECTED_PQ
