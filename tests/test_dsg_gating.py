@@ -165,3 +165,33 @@ def test_parents_gating_on_the_raw_answers_equals_the_hand_computation(shared_ts
     np.testing.assert_allclose(ours["dsg"].to_numpy(), hand, rtol=0, atol=1e-12)  # both are k/n of the same counts
     # and the rule matters on this data: the default (ancestors) differs from it on some images
     assert not np.allclose(_hand_scores(per_question, metadata, "ancestors"), hand)
+
+
+def test_dsg_scorer_takes_the_gating(tmp_path):
+    """The runner scorer (``ts2 score dsg --dsg-gating``): a scripted VQA backend answering the three-level graph's
+    questions with the first case above (root no, the rest yes)."""
+    from scorers.qga.scorers import DSGScorer, TIFAScorer
+
+    rows = ["id,prompt,question_id,parent_question_id,question,choices,answer"]
+    links = ["-1", "0", "1", "-1", "0-3"]  # PARENTS in the release's notation (a-b = parents a and b)
+    rows += [f"7,a cat on a mat,{q},{p},q{q}?,yes|no,yes" for q, p in enumerate(links)]
+    table = tmp_path / "dsg_questions.csv"
+    table.write_text("\n".join(rows) + "\n")
+
+    class Scripted:
+        name = "scripted"
+
+        def answer(self, images, questions):
+            return ["no" if q == "q0?" else "yes" for q in questions]
+
+    matcher = AnswerMatcher(yes_rule="release", encoder=object())
+    for gating, score in ((None, 0.2), ("ancestors", 0.2), ("parents", 0.4)):
+        scorer = DSGScorer(table, backend=Scripted(), matcher=matcher, dsg_gating=gating)
+        scores, records = scorer.score_with_records([object()], ["a cat on a mat"], seg_ids=[7])
+        assert scores.tolist() == [score], gating
+        assert records[0]["failed_questions"] == ("0|1|4" if gating == "parents" else "0|1|2|4")
+        assert scorer.config.get("dsg_gating") == ("parents" if gating == "parents" else None)  # default: no key
+    with pytest.raises(ValueError, match="dsg_gating must be one of"):
+        DSGScorer(table, backend=Scripted(), matcher=matcher, dsg_gating="all")
+    with pytest.raises(ValueError, match="only the DSG scorer has parent questions"):
+        TIFAScorer(table, backend=Scripted(), matcher=matcher, dsg_gating="parents")

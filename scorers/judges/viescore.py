@@ -176,7 +176,7 @@ class VIEScorer:
         self.config = {"scorer": self.name, "backend": type(self.backend).__name__,
                        "model": getattr(self.backend, "name", model), "template": self.template,
                        "max_new_tokens": max_new_tokens}
-        if output == "overall":  # SC alone keeps the fingerprint it always had
+        if output == "overall":  # output="sc" adds no key: prompt="detailed" resumes caches made before these options
             self.config.update(output=output, pq_template=self.pq_template)
 
     def score_with_records(self, images: Sequence, prompts: Sequence[str]) -> tuple[np.ndarray, list[dict]]:
