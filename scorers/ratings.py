@@ -8,7 +8,8 @@ Canonical columns: ``item`` (the prompt id: images of one prompt form a group), 
   object keyed by image (``"<text_id>_<model>"``) whose values hold ``text_id``, ``image_path``, ``text``,
   ``human_scores`` (two 1-5 Likert ratings), ``human_avg`` and reference metric scores (``clipscore_vitb32``,
   ``tifa_mplug-large``...). 800 images = 160 prompts x 5 models. :func:`fetch_tifa160` downloads it once from a URL
-  pinned at a commit through ``scorers.release.fetch`` (cache ``$HF_HOME/ts2-evaluate/unpinned/<commit>/``;
+  pinned at a commit and checked against its sha256 through ``scorers.release.fetch`` (cache
+  ``$HF_HOME/ts2-evaluate/<sha256>/``;
   ``--offline`` / ``HF_HUB_OFFLINE=1``: cache only);
 * GenAI-Bench (Li et al., 2024), ``BaiqiL/GenAI-Bench`` on the Hub: a Parquet table with ``Index``, ``Prompt`` and a
   ``HumanRatings`` struct ``{model: [rating, ...]}`` (1-5 Likert, several raters) beside one image column per model.
@@ -42,13 +43,12 @@ __all__ = [
 ]
 
 
-#: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them.
-#: ``sha256`` is None because the file could not be fetched where this was written (no network): ``release.fetch``
-#: records the first download's digest beside the cached copy and checks every later read against it.
+#: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them, with the
+#: sha256 of that file (``release.fetch`` refuses any other content).
 TIFA160 = PinnedFile(
     url="https://raw.githubusercontent.com/Yushi-Hu/tifa/d20b20066a593183f3436ce5cbff33982bb8d02f/"
         "human_annotations/human_annotations_with_scores.json",
-    sha256=None,
+    sha256="1720bb802c3c0821dd56df0d8c20a1214ff5085d7e5d9236a75736b1d39b7b3c",
     filename="human_annotations_with_scores.json",
     revision="d20b20066a593183f3436ce5cbff33982bb8d02f",
 )
@@ -56,10 +56,10 @@ _TIFA_KEYS = ("text_id", "image_path", "text", "human_scores", "human_avg")
 
 
 def fetch_tifa160(*, offline: bool | None = None, cache_dir: str | Path | None = None,
-                  source: PinnedFile = TIFA160) -> Path:
+                  source: PinnedFile | None = None) -> Path:
     """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once by ``scorers.release.fetch`` (the one download
     path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``)."""
-    return fetch(source, offline=offline, cache_dir=cache_dir, progress=False)
+    return fetch(source or TIFA160, offline=offline, cache_dir=cache_dir, progress=False)
 
 
 def read_tifa_annotations(path: str | Path) -> pd.DataFrame:

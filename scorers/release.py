@@ -173,9 +173,10 @@ _FILES = (
             "92c43f8193f752d4eb69670430d50ca4b67b39caddfce1de4190546fddd68130", "per_question/mplug_tifa.csv"),
     # The numbers of the paper's Table 2 at full precision: the official repository's source of its Pareto figures.
     # All 228 values (19 metrics x rank/sep/delta x Avg/Synth/Nat/Real) round to the printed Table 2 (README,
-    # "Release tables on demand"); its sha256 was not known when it was pinned, so the first download is recorded.
+    # "Release tables on demand").
     PinnedFile(f"{GITHUB_RAW}/{GITHUB_REPO}/b77c0343762e8667d00dc5786d9ad50ebab6806c/src/output/pareto_information.csv",
-               None, "table2_full_precision.csv", "b77c0343762e8667d00dc5786d9ad50ebab6806c"),
+               "0ba6f118a99014540695542bf710417fcc1e596dbe45ebab38bb9ae2a45286d8", "table2_full_precision.csv",
+               "b77c0343762e8667d00dc5786d9ad50ebab6806c"),
     PinnedFile(None, "5b042131a4acf7ee86cfe2b7c6672a78e685a31255f0d94f1489cb583b46c9b5", "paper_table2.csv",
                note="the paper's Table 2 (arXiv:2404.04251) as printed, transcribed to CSV with names, families and "
                     "FLOPs; no public file has this content, so it is only read from --data-dir/$TS2_DATA (the same "

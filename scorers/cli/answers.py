@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..qga.dsg import GATING  # numpy only
 from ..qga.matching import YES_RULES  # numpy + pandas only: --help stays fast
 
 #: ``--yes-rule`` help, shared with ``ts2 score``
@@ -12,6 +13,12 @@ YES_RULE_HELP = ("how a yes/no question's answer is read: word = the first stand
                  "over the two choices when there is none; release = the TS2 release's rule, 'yes' anywhere in the "
                  "answer (so 'eyes' counts as yes); tifa = the official TIFA code's, the answer if it equals a "
                  "choice exactly, else SBERT")
+
+
+#: ``--dsg-gating`` help, shared with ``ts2 score``
+DSG_GATING_HELP = ("DSG only: which answers gate a question: ancestors (default) = it and every ancestor must be "
+                   "answered yes, recursively (TS2's code and release); parents = it and its direct parents only, one "
+                   "level (the official DSG code, j-min/DSG)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "their score cells stay empty and the summary says how many are missing")
     parser.add_argument("--accumulate", choices=["dsg", "tifa"], default="dsg",
                         help="DSG only: dsg = parents must pass; tifa = plain fraction answered yes")
+    parser.add_argument("--dsg-gating", choices=GATING, help=DSG_GATING_HELP)
     parser.add_argument("--keep-end-tokens", action="store_true",
                         help="embed answers for SBERT with their </s> tails, as the TS2 release did")
     parser.set_defaults(handler=run_answers)
@@ -54,6 +62,8 @@ def run_answers(args: argparse.Namespace) -> int:
     from ..qga.questions import read_question_set
     from ..tables import read_metadata
 
+    if args.dsg_gating is not None and args.questions != "dsg":
+        raise ValueError(f"--dsg-gating {args.dsg_gating}: only --questions dsg has parent questions")
     data_dir = Path(args.data_dir)
     questions = read_question_set(args.questions_csv or data_dir / f"{args.questions}_questions.csv", args.questions)
     metadata_path = Path(args.metadata) if args.metadata else data_dir / "metadata.csv"
@@ -63,7 +73,7 @@ def run_answers(args: argparse.Namespace) -> int:
     matcher = AnswerMatcher(args.sbert, strip_end_tokens=not args.keep_end_tokens, yes_rule=args.yes_rule)
     result = answers_to_scores(args.answers, questions, metadata=metadata, matcher=matcher,
                                accumulate=args.accumulate, score_name=args.name, on_blank=args.on_blank,
-                               allow_partial=args.allow_partial)
+                               allow_partial=args.allow_partial, dsg_gating=args.dsg_gating or "ancestors")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     result.scores.to_csv(out, index=False)
@@ -71,7 +81,8 @@ def run_answers(args: argparse.Namespace) -> int:
     result.records.to_csv(records, index=False)
     n_correct = int(result.records["correct"].sum())
     print(f"wrote {out}: {len(result.scores)} images; {records}: {len(result.records)} answers "
-          f"({n_correct} correct, {result.n_blank} blank counted wrong); yes rule: {args.yes_rule}", file=sys.stderr)
+          f"({n_correct} correct, {result.n_blank} blank counted wrong); yes rule: {args.yes_rule}"
+          f"{'; DSG gating: ' + (args.dsg_gating or 'ancestors') if args.questions == 'dsg' else ''}", file=sys.stderr)
     if result.missing:
         print(f"PARTIAL: {len(result.missing)} of {len(result.scores)} metadata images have no answers (first: "
               f"{result.missing[0]}); their scores are empty", file=sys.stderr)

@@ -11,6 +11,7 @@ import json
 import sys
 
 from ._options import add_model_options, model_options, print_usage
+from .answers import DSG_GATING_HELP, GATING
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
                         help="embedding score form (default paper: max(cos, 0))")
+    parser.add_argument("--dsg-gating", choices=GATING, help=DSG_GATING_HELP)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
     parser.add_argument("--batch-size", type=int, default=32,
@@ -77,6 +79,12 @@ def run_score(args: argparse.Namespace) -> int:
 
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode,
                **model_options(args, args.scorer), **parse_options(args.option)}
+    if args.dsg_gating is not None:
+        from ..registry import get_factory
+
+        if getattr(get_factory(args.scorer), "rule", None) != "dsg":
+            raise ValueError(f"--dsg-gating: scorer {args.scorer!r} has no parent questions (dsg has)")
+        options["dsg_gating"] = args.dsg_gating
     frame, result = score_data_dir(
         args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
         scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,

@@ -27,6 +27,7 @@ from ..tables import integer_column
 from .matching import AnswerMatcher
 from .questions import QuestionSet
 from .matching import is_blank
+from .dsg import check_gating
 from .records import build_records, check_on_blank, image_scores
 
 __all__ = ["RAW_COLUMNS", "AnswerScores", "answers_to_scores", "assign_images", "read_raw_answers"]
@@ -156,11 +157,15 @@ def answers_to_scores(
     score_name: str | None = None,
     on_blank: str = "wrong",
     allow_partial: bool = False,
+    dsg_gating: str = "ancestors",
 ) -> AnswerScores:
     """Records and per-image scores for an answers CSV (rule: DSG for DSG questions, else TIFA).
 
-    ``on_blank`` and ``allow_partial``: see the module docstring. The yes/no rule is the matcher's ``yes_rule``."""
+    ``on_blank`` and ``allow_partial``: see the module docstring. The yes/no rule is the matcher's ``yes_rule``.
+    ``dsg_gating`` (DSG questions): ``"ancestors"`` (TS2's rule) or ``"parents"`` (the official DSG code's), see
+    :mod:`scorers.qga.dsg`."""
     check_on_blank(on_blank)
+    check_gating(dsg_gating)
     raw = read_raw_answers(path)
     if on_blank == "error":
         blank = np.flatnonzero([is_blank(a) for a in raw["vqa_answer"]])
@@ -179,10 +184,11 @@ def answers_to_scores(
     for a, b in zip(bounds[:-1], bounds[1:]):
         per_item_q.append(questions.for_seg(int(raw["id"].iloc[a])))
         per_item_a.append(list(answers[a:b]))
-    records = build_records(per_item_q, per_item_a, matcher or AnswerMatcher(), rule=rule, on_blank="wrong")
+    records = build_records(per_item_q, per_item_a, matcher or AnswerMatcher(), rule=rule, on_blank="wrong",
+                            dsg_gating=dsg_gating)
     records.insert(1, "line", raw["line"].to_numpy())
     records.insert(3, "image", raw["image"].to_numpy())
-    scores = image_scores(records, n_items, rule=rule, accumulate=accumulate)
+    scores = image_scores(records, n_items, rule=rule, accumulate=accumulate, dsg_gating=dsg_gating)
     name = score_name or rule
     if metadata is None:
         table = pd.DataFrame({"seg_id": raw["id"].to_numpy()[starts], "image": raw["image"].to_numpy()[starts],

@@ -37,11 +37,11 @@ logger = logging.getLogger(__name__)
 #: for this module; both files were released together on 2023-03-22 and live in the same folder).
 REVISION = "5abab2dc3df7a9fa75db88083c20d6feae243512"
 _RAW = "https://raw.githubusercontent.com/Yushi-Hu/tifa/{revision}/tifa_v1.0/{name}"
-#: name -> (file name, sha256). ``None`` = not known when this was written: trust on first use (``scorers.release``
-#: records the first download's digest beside the cached copy, checks every later read against it, and logs the
-#: digest with a warning: paste it here).
+#: name -> (file name, sha256). The text inputs' digest is the same at :data:`REVISION` and at the repository's head.
+#: ``None`` = the digest could not be read: trust on first use (``scorers.release`` records the first download's digest
+#: beside the cached copy, checks every later read against it, and logs the digest with a warning: paste it here).
 FILES: dict[str, tuple[str, str | None]] = {
-    "text_inputs": ("tifa_v1.0_text_inputs.json", None),
+    "text_inputs": ("tifa_v1.0_text_inputs.json", "650281d508b056ac9782bc84d5493626424ee851a8778af90b9db554cfbc1a0f"),
     "question_answers": ("tifa_v1.0_question_answers.json", None),
 }
 #: Display names of the sources, in TIFA's Table 4 order.
@@ -61,8 +61,9 @@ def pinned_path(name: str, *, offline: bool | None = None) -> Path:
     """The local copy of pinned file ``name`` (``"text_inputs"`` / ``"question_answers"``), downloaded once.
 
     Goes through ``scorers.release.fetch`` (download into the HF cache, sha256 check, reuse; a clear error when
-    offline and not cached; ``offline=None`` follows ``HF_HUB_OFFLINE``). With ``sha256=None`` the first download's
-    digest is recorded and every later read is checked against it.
+    offline and not cached; ``offline=None`` follows ``HF_HUB_OFFLINE``). A file pinned in :data:`FILES` must have
+    that digest; for one with ``None`` the first download's digest is recorded and every later read is checked
+    against it.
     """
     from ..release import PinnedFile, fetch  # the release module owns every download
 
