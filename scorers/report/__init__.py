@@ -200,7 +200,11 @@ def _contrast_columns(board: pd.DataFrame, highlight: Sequence[str] = (), k: int
     ranked = board.sort_values("rank_avg", ascending=False, na_position="last")["column"].tolist()
     if len(ranked) <= 2 * k:
         return ranked
-    mine = [c for c in highlight if c in ranked][:2]
+    default = ranked[:k] + ranked[-k:]
+    missing = [c for c in highlight if c in ranked and c not in default]
+    if not missing:
+        return default
+    mine = ([c for c in highlight if c in default] + missing)[:2]
     rest = [c for c in ranked if c not in mine]
     n = 2 * k - len(mine)
     keep = set(mine) | set(rest[: (n + 1) // 2]) | set(rest[len(rest) - n // 2:])
