@@ -301,7 +301,8 @@ def test_explorer_structure_scores_and_per_seg_values(tmp_path, tables, publishe
     assert f"rank **{100 * value:.1f}**" in summary and "A Christmas tree" in summary
     assert "outside the leaderboard" in explorer.summary_markdown(164, "clipscore")
     gallery = explorer.gallery(0, "clipscore")
-    assert len(gallery) == 12 and gallery[0][1] == "node 0 · SD2.1 · clipscore 0.72"
+    # short captions (issue 23.14: "clipscor..." was cut off); the metric is named in the gallery label
+    assert len(gallery) == 12 and gallery[0][1] == "0 · SD2.1 · 0.72"
     assert gallery[0][0].size == (16, 16)  # the data_dir's image, not the 160 px placeholder
     assert explorer.gallery(1, None)[0][0].size == (160, 160)  # SEG 1 has no image in this data_dir
     figure = explorer.figure(0)

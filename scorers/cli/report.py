@@ -11,7 +11,7 @@ from .meta import SEGS_HELP
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "report",
-        help="leaderboard tables (md/tex/csv) and figures (png) from per-image scores",
+        help="leaderboard tables (md/tex/csv) and figures (png/pdf/svg) from per-image scores",
         description="Write a Table-2-style leaderboard (rank/sep/delta x Avg/Synth/Nat/Real, best in bold, bootstrap "
                     "intervals) as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, "
                     "per-SEG histograms, metric-by-metric correlation heatmap and one SEG's error graph.",
@@ -35,6 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--graph-column", action="append", metavar="COLUMN",
                         help="metric drawn in the error-graph figure (repeatable; default: 2 best + 2 worst)")
     parser.add_argument("--digits", type=int, default=1, help="decimals in the Markdown/LaTeX tables")
+    parser.add_argument("--format", default="png", metavar="FORMATS",
+                        help="figure file formats, comma-separated from png,pdf,svg (pdf/svg: vector, for papers)")
+    parser.add_argument("--highlight", action="append", metavar="COLUMN",
+                        help="your own metric, drawn apart and marked 'yours' in every figure (repeatable; default: "
+                             "with --paper, the columns it does not list)")
+    parser.add_argument("--family", action="append", default=[], metavar="COLUMN=FAMILY",
+                        help="family of a column not in --paper, e.g. my_metric=embedding (repeatable)")
     human = parser.add_argument_group("human agreement (optional; see ts2 correlate)")
     human.add_argument("--ratings", metavar="RATINGS",
                        help="human ratings of the same metrics (CSV/Parquet/TIFA JSON/'tifa160'): adds "
@@ -74,6 +81,9 @@ def run_report(args: argparse.Namespace) -> int:
         seg_id=args.seg,
         graph_columns=args.graph_column,
         digits=args.digits,
+        formats=args.format,
+        highlight=args.highlight,
+        families=_families(args.family),
     )
     if args.ratings:
         from ..ratings import read_ratings
@@ -92,3 +102,14 @@ def run_report(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(note)
     return 0
+
+
+def _families(specs: list[str]) -> dict[str, str]:
+    """``["my_metric=embedding"]`` -> ``{"my_metric": "embedding"}``."""
+    out = {}
+    for spec in specs:
+        column, sep, family = spec.partition("=")
+        if not sep or not column.strip() or not family.strip():
+            raise ValueError(f"--family {spec!r}: expected COLUMN=FAMILY, e.g. my_metric=embedding")
+        out[column.strip()] = family.strip()
+    return out

@@ -32,7 +32,10 @@ __all__ = [
 ]
 
 PARTITION_CHOICES = ("avg", "synth", "nat", "real")
-LEADERBOARD_COLUMNS = ["#", "metric", "column", "family", "rank", "sep", "delta"]
+LEADERBOARD_COLUMNS = ["#", "metric", "column", "family", "rank", "sep", "delta", "rank 95% CI", "sep 95% CI",
+                       "delta 95% CI"]
+#: bootstrap resamples over SEGs for the leaderboard's intervals (the CLI's default; seed 0 as in ts2 report)
+N_BOOTSTRAP = 1000
 YOURS = "★ "
 MAX_UPLOAD_COLUMNS = 5
 
@@ -86,11 +89,20 @@ def published_reproduction(tables: Tables, config: AppConfig) -> Reproduction:
         paper,
         seg_subset=_seg_subset(config, tables.metadata),
         clean_quotes=True,  # the release's llmscore_over has cells like "3
+        n_bootstrap=N_BOOTSTRAP,
     )
 
 
 def _summary(rows: list[dict], column: str, partition: str) -> dict[str, float | None]:
-    return {r["meta_metric"]: r["ours"] for r in rows if r["column"] == column and r["partition"] == partition}
+    """``{rank: 71.4, ..., "rank 95% CI": "68.2-74.3", ...}``: values and their bootstrap intervals over SEGs (%)."""
+    out: dict = {}
+    for r in rows:
+        if r["column"] == column and r["partition"] == partition:
+            out[r["meta_metric"]] = r["ours"]
+            low, high = r.get("ci_low"), r.get("ci_high")
+            if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
+                out[f"{r['meta_metric']} 95% CI"] = f"{low:.1f}–{high:.1f}"
+    return out
 
 
 def leaderboard_frame(
@@ -101,7 +113,8 @@ def leaderboard_frame(
     partition: str = "avg",
     sort_by: str = "rank",
 ) -> pd.DataFrame:
-    """One row per metric (published + uploaded), values in % rounded to 0.1, best first by ``sort_by``."""
+    """One row per metric (published + uploaded), values in % rounded to 0.1, best first by ``sort_by``; the
+    ``<meta> 95% CI`` columns hold the bootstrap percentile interval over SEGs (``"-"`` where none)."""
     if partition not in PARTITION_CHOICES:
         raise ValueError(f"partition must be one of {PARTITION_CHOICES}, got {partition!r}")
     if sort_by not in META_METRICS:
@@ -123,6 +136,8 @@ def leaderboard_frame(
     for meta in META_METRICS:
         frame[meta] = [None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 1)
                        for v in frame[meta]]
+    for meta in META_METRICS:
+        frame[f"{meta} 95% CI"] = frame[f"{meta} 95% CI"].fillna("-")
     frame = frame.sort_values(sort_by, ascending=False, na_position="last", kind="stable").reset_index(drop=True)
     frame.insert(0, "#", range(1, len(frame) + 1))
     return frame
@@ -226,6 +241,7 @@ def evaluate_upload(
         columns=columns,
         seg_subset=_seg_subset(config, tables.metadata),
         on=on,
+        n_bootstrap=N_BOOTSTRAP,
     )
     metrics = []
     for column in columns:

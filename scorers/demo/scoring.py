@@ -7,6 +7,7 @@ which ones the demo offers, builds each at most once, and reports progress and f
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ class ScorerSpec:
     build: Callable[[], Any]
     model: str
     unavailable: str | None = None
+    option: str = "--model"  # the demo's flag that sets this model (the library's errors name the CLI's --model)
 
 
 class LazyScorer:
@@ -68,7 +70,7 @@ class LazyScorer:
                     self._scorer = self.spec.build()
                 except Exception as error:  # any loading failure becomes a status message, not a crash
                     log.exception("loading %s failed", self.spec.name)
-                    self._error = f"{type(error).__name__}: {error}"
+                    self._error = re.sub(r"--model\b", self.spec.option, f"{type(error).__name__}: {error}")
                 self.load_seconds = time.perf_counter() - start
         if self._scorer is None:
             raise RuntimeError(self.status())
@@ -139,12 +141,13 @@ def _qga_builder(name: str, kind: str, config: AppConfig) -> Callable[[], Any]:
 def scorer_specs(config: AppConfig) -> dict[str, ScorerSpec]:
     """The dropdown's scorers, CLIPScore first (the default)."""
     specs = {"CLIPScore": ScorerSpec("CLIPScore", _builder("clip_score", model=config.clip_model),
-                                     config.clip_model, _registered("clip_score"))}
+                                     config.clip_model, _registered("clip_score"), option="--clip-model")}
     for label, prefix in (("TIFA", "tifa"), ("DSG", "dsg")):
         name = _registry_name(prefix)
         model = f"{config.vlm} + questions from {config.qg_model or 'the data_dir tables'}" if config.vlm else "-"
         specs[label] = ScorerSpec(label, _qga_builder(name, prefix, config), model,
-                                  _qga_unavailable(name, prefix, config))
+                                  _qga_unavailable(name, prefix, config),
+                                  option="--model" if config.qg_model else "--vlm")  # two models: keep the name
     return specs
 
 

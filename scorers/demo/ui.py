@@ -14,6 +14,7 @@ import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from scorers.meta import META_METRICS  # noqa: E402
+from scorers.reproduce import DELTA_SWAP_NOTE  # noqa: E402
 
 from .config import AppConfig  # noqa: E402
 from .explorer import SegExplorer  # noqa: E402
@@ -117,8 +118,10 @@ def build_app(config: AppConfig) -> gr.Blocks:
                         label=f"{len(published.columns)} published metrics, SEGs "
                               f"{config.seg_subset[0]}-{config.seg_subset[1] - 1}", max_height=1100,
                     )
-                    if published.notes:
-                        gr.Markdown("\n\n".join(f"*{n}*" for n in published.notes))
+                    # the delta-swap note is about residuals against the paper, which this table does not show
+                    notes = [n for n in published.notes if n != DELTA_SWAP_NOTE]
+                    if notes:
+                        gr.Markdown("\n\n".join(f"*{n}*" for n in notes), elem_id="leaderboard-notes")
                     gr.Markdown("### Add your metric")
                     with gr.Row():
                         with gr.Column(scale=2):
@@ -176,17 +179,17 @@ def build_app(config: AppConfig) -> gr.Blocks:
                     metric_choices = explorer.columns
                     default_metric = "clipscore" if "clipscore" in metric_choices else (
                         metric_choices[0] if metric_choices else None)
-                    if not images.available:
-                        gr.Markdown("*Images are not configured (`ts2 demo --data-dir DIR`): grey placeholders are "
-                                    "shown instead.*")
                     with gr.Row():
                         seg_pick = gr.Dropdown(choices, value=first, label="SEG", elem_id="seg-pick", scale=3)
                         metric_pick = gr.Dropdown(metric_choices, value=default_metric, label="Metric", scale=1)
                     seg_summary = gr.Markdown(explorer.summary_markdown(first, default_metric), elem_id="seg-summary")
                     seg_plot = gr.Plot(explorer.figure(first), label="Error graph")
                     first_items = explorer.gallery(first, default_metric)
-                    seg_gallery = gr.Gallery(first_items, label="Images by node", columns=GALLERY_COLUMNS,
-                                             height=gallery_height(len(first_items)), elem_id="seg-gallery")
+                    # why tiles are grey placeholders and what to do (offline Hub, no --data-dir, missing files)
+                    images_note = gr.Markdown(images.note() or "", elem_id="images-note")
+                    seg_gallery = gr.Gallery(first_items, label=explorer.gallery_label(default_metric),
+                                             columns=GALLERY_COLUMNS, height=gallery_height(len(first_items)),
+                                             elem_id="seg-gallery")
                     seg_table = gr.Dataframe(explorer.image_table(first), interactive=False,
                                              label="Every metric's score per image", elem_id="seg-table")
 
@@ -194,15 +197,17 @@ def build_app(config: AppConfig) -> gr.Blocks:
                         try:
                             items = explorer.gallery(seg_id, metric)
                             return (explorer.summary_markdown(seg_id, metric), explorer.figure(seg_id),
-                                    gr.update(value=items, height=gallery_height(len(items))),
-                                    explorer.image_table(seg_id))
+                                    gr.update(value=items, height=gallery_height(len(items)),
+                                              label=explorer.gallery_label(metric)),
+                                    explorer.image_table(seg_id), images.note() or "")
                         except ValueError as error:
-                            return _error(str(error)), gr.update(), gr.update(), gr.update()
+                            return _error(str(error)), gr.update(), gr.update(), gr.update(), gr.update()
                         except Exception as error:
-                            return _unexpected(error), gr.update(), gr.update(), gr.update()
+                            return _unexpected(error), gr.update(), gr.update(), gr.update(), gr.update()
 
                     for trigger in (seg_pick.change, metric_pick.change):
-                        trigger(on_seg, [seg_pick, metric_pick], [seg_summary, seg_plot, seg_gallery, seg_table])
+                        trigger(on_seg, [seg_pick, metric_pick],
+                                [seg_summary, seg_plot, seg_gallery, seg_table, images_note])
 
             # ---------------------------------------------------------------------------------- score your image
             with gr.Tab("Score your image", id="score-tab"):
@@ -269,7 +274,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
                                    [model_status, score_out, score_detail, answers_out, score_button])
 
         with gr.Accordion("Data sources", open=False):
-            gr.Markdown(config.describe(tables.paths))
+            # where images come from *now* (read at each page load: the Hub may have failed since start-up)
+            gr.Markdown(lambda: config.describe(tables.paths, images=images.describe()), elem_id="data-sources")
     return demo
 
 
