@@ -273,16 +273,20 @@ class TS2Evaluator:
         n = len(self._layouts)
         out = {m: np.full((n, len(names)), np.nan) for m in META_METRICS}
         counts = {m: np.zeros((n, len(names)), dtype=np.int64) for m in META_METRICS}
+        # paper: delta of the standardised scores (dividing before the sums and means keeps scores like 1e300 or
+        # 1e-300 from overflowing or underflowing); a zero or undefined std gives NaN
+        usable_std = np.isfinite(stds) & (stds > 0)
+        delta_block = block / np.where(usable_std, stds, 1.0) if variant == "paper" else block
         for k, layout in enumerate(self._layouts):
             local = block[layout.positions]
             out["rank"][k], counts["rank"][k] = layout.rank(local)
             out["sep"][k], counts["sep"][k] = layout.sep(local)
-            out["delta"][k], counts["delta"][k] = layout.delta(local, adjacent_only=(variant == "paper"))
+            out["delta"][k], counts["delta"][k] = layout.delta(delta_block[layout.positions],
+                                                               adjacent_only=(variant == "paper"))
             if progress is not None:
                 progress(k + 1, n)
         if variant == "paper":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out["delta"] = np.where(stds > 0, out["delta"] / stds, np.nan)
+            out["delta"] = np.where(usable_std, out["delta"], np.nan)
 
         results = {}
         for c, name in enumerate(names):
@@ -566,8 +570,15 @@ def _bootstrap_interval(values: np.ndarray, n_resamples: int, confidence: float,
 
 
 def _finite_std(values: np.ndarray) -> float:
+    """Population std of the non-NaN values, computed on values scaled to [-1, 1] (no overflow at 1e300, no
+    underflow at 1e-300)."""
     values = values[~np.isnan(values)]
-    return float(np.std(values)) if values.size else float("nan")
+    if not values.size:
+        return float("nan")
+    top = float(np.abs(values).max())
+    if not 0 < top < np.inf:
+        return float(np.std(values))
+    return float(np.std(values / top) * top)
 
 
 def _nanmean(values: np.ndarray) -> float:
