@@ -12,6 +12,7 @@ import json
 import sys
 
 from .answers import YES_RULE_HELP, YES_RULES
+from ._validate import count, output_file, seconds
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--data-dir", help="local folder with metadata.csv and images/ (default: the official Hub "
                                            "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
                                            "downloaded once into the Hugging Face cache)")
-    parser.add_argument("--out", required=True, help="output CSV: seg_id,file_name,node,<score column>[,...]")
+    parser.add_argument("--out", required=True, type=output_file, help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
@@ -36,10 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="tifa/dsg: " + YES_RULE_HELP + " (default: word)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
-    parser.add_argument("--batch-size", type=int, default=32,
+    parser.add_argument("--batch-size", type=count(1), default=32,
                         help="images per model call (TIFA/DSG: all questions of these images go through batched "
                              "forwards); lower it when memory runs out")
-    parser.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes for decoding")
+    parser.add_argument("--num-workers", type=count(0, 256), default=2, help="DataLoader worker processes for decoding")
     parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
                         help="model weights' dtype (default: the scorer's; fp32 for embedding scorers)")
     parser.add_argument("--jpeg-draft", type=int, metavar="PX",
@@ -63,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     served.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
                                                              "(default OPENAI_API_KEY; never written anywhere)")
     served.add_argument("--max-concurrency", type=int, help="requests in flight at most (default 8)")
-    served.add_argument("--timeout", type=float, help="seconds per request attempt (default 60)")
+    served.add_argument("--timeout", type=seconds, help="seconds per request attempt (default 60)")
     served.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/dropped connections (default 5)")
     served.add_argument("--price-per-1k", type=float, metavar="PRICE",
                         help="price per 1,000 prompt tokens: report the cost (completion tokens too, unless "
