@@ -156,6 +156,9 @@ def as_scores(
             if text == "" or text.lower() == "nan":
                 out[position] = np.nan
                 continue
+            if not text.isascii() or "_" in text:  # float() would take full-width "１２" and "1_000"
+                bad.append((position, cell))
+                continue
             try:
                 out[position] = float(text)
             except ValueError:
