@@ -162,6 +162,8 @@ def pairwise_accuracy(
 
 def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
     """The resamples every bootstrap here uses: ``default_rng(seed).integers(0, n_units, (n_bootstrap, n_units))``."""
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
     return np.random.default_rng(seed).integers(0, n_units, size=(n_bootstrap, n_units))
 
 

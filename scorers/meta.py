@@ -248,6 +248,8 @@ class TS2Evaluator:
         """
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        if n_bootstrap < 0:
+            raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
         if not columns:
             raise ValueError("no score columns given")
         names = list(columns)
