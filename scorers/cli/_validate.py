@@ -14,8 +14,8 @@ import re
 import tempfile
 from pathlib import Path
 
-__all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_file",
-           "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds", "seg_spec"]
+__all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
+           "input_file", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds", "seg_spec"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
 BOOTSTRAP_MAX = 100_000
@@ -108,6 +108,16 @@ def input_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
     if not os.access(path, os.R_OK):
         raise argparse.ArgumentTypeError(f"{text}: not readable (permission denied)")
+    return text
+
+
+def input_dir(text: str) -> str:
+    """An existing folder."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
     return text
 
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..qga.matching import YES_RULES  # numpy + pandas only: --help stays fast
-from ._validate import input_file, output_file
+from ._validate import input_dir, input_file, output_file
 
 #: ``--yes-rule`` help, shared with ``ts2 score``
 YES_RULE_HELP = ("how a yes/no question's answer is read: word = the first standalone yes/no word decides, SBERT "
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("answers", type=input_file, help="answers CSV: id,image,question_id,vqa_answer (header optional)")
     parser.add_argument("--questions", choices=["tifa", "dsg"], required=True, help="question set and rule")
     parser.add_argument("--questions-csv", type=input_file, help="question table (default: <data-dir>/<questions>_questions.csv)")
-    parser.add_argument("--data-dir", default=".", help="TS2 data dir with metadata.csv and the question tables")
+    parser.add_argument("--data-dir", type=input_dir, default=".", help="TS2 data dir with metadata.csv and the question tables")
     parser.add_argument("--metadata", type=input_file, help="metadata.csv (default: <data-dir>/metadata.csv if present)")
     parser.add_argument("--out", required=True, type=output_file, help="per-image scores CSV (seg_id,file_name,node,<name>)")
     parser.add_argument("--records", type=output_file, help="per-question records CSV (default: <out stem>.records.csv)")

@@ -12,7 +12,7 @@ from ..graph import resolve_seg_subset
 from ..tables import align_scores, column_scores, iter_columns, read_metadata, read_paper_table
 from ..tables import read_score_table
 from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
-from ._validate import bootstrap_count, count, input_file, seg_spec
+from ._validate import bootstrap_count, count, input_dir, input_file, seg_spec
 
 
 #: --data-dir of the commands that read release tables
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("scores", type=input_file, help="per-image scores CSV (rows aligned with --metadata, or joined with --on)")
     meta.add_argument("--metadata", type=input_file, help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
                                          "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
-    meta.add_argument("--data-dir", help=DATA_DIR_HELP)
+    meta.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     meta.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
     meta.add_argument("--lower-is-better", action="store_true", help="scores are error counts (LLMScore style)")
     meta.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--metadata", type=input_file, help="metadata.csv (default: the release's)")
     rep.add_argument("--paper", type=input_file, help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
                                      "table2_full_precision.csv from the cache or one download)")
-    rep.add_argument("--data-dir", help=DATA_DIR_HELP)
+    rep.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     rep.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
     rep.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")

@@ -12,7 +12,7 @@ import json
 import sys
 
 from .answers import YES_RULE_HELP, YES_RULES
-from ._validate import count, output_file, seconds
+from ._validate import count, input_dir, output_file, seconds
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "<out>.cache/ and skipped by a rerun.",
     )
     parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
-    parser.add_argument("--data-dir", help="local folder with metadata.csv and images/ (default: the official Hub "
+    parser.add_argument("--data-dir", type=input_dir, help="local folder with metadata.csv and images/ (default: the official Hub "
                                            "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
                                            "downloaded once into the Hugging Face cache)")
     parser.add_argument("--out", required=True, type=output_file, help="output CSV: seg_id,file_name,node,<score column>[,...]")
