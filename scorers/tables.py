@@ -16,6 +16,7 @@ from .graph import error_count, parse_seg_range, partition_of
 from .meta import as_scores
 
 __all__ = [
+    "CSVReadError",
     "KEY_COLUMNS",
     "MAX_METRIC_COLUMNS",
     "METADATA_COLUMNS",
@@ -43,18 +44,26 @@ KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt"
                "error_count", "partition", "is_head")
 
 
+class CSVReadError(ValueError):
+    """A CSV that cannot be decoded or parsed: the message names the file; ``detail`` is the reason alone."""
+
+    def __init__(self, path, problem: str, detail: str):
+        self.detail = detail
+        super().__init__(f"{path}: {problem} ({detail})")
+
+
 def read_csv(path: str | Path, **kwargs) -> pd.DataFrame:
-    """``pandas.read_csv`` whose decoding and parsing errors name the file (``ValueError``): the library's reads of
-    user tables go through it."""
+    """``pandas.read_csv`` whose decoding and parsing errors name the file (:class:`CSVReadError`, a ``ValueError``):
+    the library's reads of user tables go through it."""
     try:
         return pd.read_csv(path, **kwargs)
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not UTF-8 text (byte {error.object[error.start:error.start + 1]!r} at offset "
-                         f"{error.start}); save it as UTF-8 CSV") from None
+        raise CSVReadError(path, "not UTF-8 text", f"byte {error.object[error.start:error.start + 1]!r} at offset "
+                                                   f"{error.start}; save it as UTF-8 CSV") from None
     except pd.errors.ParserError as error:
-        raise ValueError(f"{path}: not a readable CSV ({str(error).strip().splitlines()[-1]})") from None
+        raise CSVReadError(path, "not a readable CSV file", str(error).strip().splitlines()[-1]) from None
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: empty file (no header row)") from None
+        raise CSVReadError(path, "empty file", "no header row") from None
 
 
 def read_metadata(path: str | Path) -> pd.DataFrame:
