@@ -66,6 +66,7 @@ CASES = [
                                                                            "no such file"),
     ("answers-to-scores {file} --questions tifa --out {tmp}", "argument --out: {tmp} is a folder"),
     ("demo --port 70000", "argument --port: must be a port number from 1 to 65535"),
+    ("demo --max-upload-mb inf", "argument --max-upload-mb: must be a number > 0 and <= 10,000, got 'inf'"),
     ("score clip_score --data-dir {tmp}/none --out {tmp}/s.csv", "argument --data-dir: {tmp}/none: no such folder"),
     ("meta {scores} --data-dir {file}", "argument --data-dir: {file} is a file, not a folder"),
     ("answers-to-scores {file} --questions tifa --data-dir {tmp}/none --out {tmp}/o.csv", "argument --data-dir"),

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
-           "input_file", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds", "seg_spec"]
+           "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds", "seg_spec"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
 BOOTSTRAP_MAX = 100_000
@@ -60,6 +60,19 @@ def count(low: int, high: int | None = None):
 
 #: ``--n-bootstrap``: 0 (no intervals) to :data:`BOOTSTRAP_MAX`
 bootstrap_count = count(0, BOOTSTRAP_MAX)
+
+
+def number(low: float, high: float):
+    """A ``type=`` for a finite number ``> low`` and ``<= high``."""
+
+    def check(text: str) -> float:
+        value = parse_float(text)
+        if value is None or not low < value <= high:
+            raise argparse.ArgumentTypeError(f"must be a number > {low:g} and <= {high:,g}, got {text!r}")
+        return value
+
+    check.__name__ = "number"
+    return check
 
 
 def seconds(text: str) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ._validate import port
+from ._validate import number, port
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--vlm", help="VQA model for TIFA/DSG (when the installed scorers provide them)")
     demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
-    demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit in MB")
+    demo.add_argument("--max-upload-mb", type=number(0, 10_000), default=10.0, help="upload size limit in MB")
     demo.add_argument("--share", action="store_true",
                       help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
                            "network, and anyone with the link can use the demo)")
