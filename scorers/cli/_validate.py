@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
-           "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds", "seg_spec"]
+           "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
+           "seg_spec"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
 BOOTSTRAP_MAX = 100_000

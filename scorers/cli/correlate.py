@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"comma-separated subset of {','.join(COEFFICIENTS)} (default: all)")
     parser.add_argument("--lower-is-better", action="append", default=[], metavar="COL",
                         help="a metric column whose lower scores are better (negated first; repeatable)")
-    parser.add_argument("--n-bootstrap", type=bootstrap_count, default=1000, help="bootstrap resamples for the CIs (0: none)")
+    parser.add_argument("--n-bootstrap", type=bootstrap_count, default=1000,
+                        help="bootstrap resamples for the CIs (0: none)")
     parser.add_argument("--confidence", type=confidence, default=0.95, help="CI level (default 0.95)")
     parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--offline", action="store_true", help="use the Hugging Face cache only (tifa160)")

@@ -25,10 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "<out>.cache/ and skipped by a rerun.",
     )
     parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
-    parser.add_argument("--data-dir", type=input_dir, help="local folder with metadata.csv and images/ (default: the official Hub "
-                                           "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
-                                           "downloaded once into the Hugging Face cache)")
-    parser.add_argument("--out", required=True, type=output_file, help="output CSV: seg_id,file_name,node,<score column>[,...]")
+    parser.add_argument("--data-dir", type=input_dir,
+                        help="local folder with metadata.csv and images/ (default: the official Hub "
+                             "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
+                             "downloaded once into the Hugging Face cache)")
+    parser.add_argument("--out", required=True, type=output_file,
+                        help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],

@@ -70,7 +70,8 @@ def _read_run_info(path: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(info, dict):
-        raise ValueError(f"{path}: expected a JSON object {{...}}, got {type(info).__name__ if info is not None else 'null'}")
+        found = "null" if info is None else type(info).__name__
+        raise ValueError(f"{path}: expected a JSON object {{...}}, got {found}")
     if "complete" in info and not isinstance(info["complete"], bool):
         raise ValueError(f"{path}: \"complete\" must be true or false, got {json.dumps(info['complete'])}")
     return info
