@@ -162,6 +162,8 @@ def pairwise_accuracy(
 
 def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
     """The resamples every bootstrap here uses: ``default_rng(seed).integers(0, n_units, (n_bootstrap, n_units))``."""
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
     return np.random.default_rng(seed).integers(0, n_units, size=(n_bootstrap, n_units))
 
 
@@ -388,7 +390,7 @@ def _labels(values: Sequence[object] | None, what: str, n: int) -> np.ndarray | 
 def _single(coefficient: str, h: np.ndarray, m: np.ndarray) -> float:
     """One correlation on one (non-constant, NaN-free) group of any size."""
     if coefficient == "pearson":
-        hc, mc = h - h.mean(), m - m.mean()
+        hc, mc = _unit(_unit(h) - _unit(h).mean()), _unit(_unit(m) - _unit(m).mean())  # no over/underflow
         return float(np.clip(hc @ mc / np.sqrt((hc @ hc) * (mc @ mc)), -1.0, 1.0))
     if coefficient == "spearman":
         return _single("pearson", stats.rankdata(h), stats.rankdata(m))
@@ -402,8 +404,9 @@ def _dense(coefficient: str, H: np.ndarray, M: np.ndarray) -> np.ndarray:
     if coefficient in ("pearson", "spearman"):
         if coefficient == "spearman":
             H, M = _dense_ranks(H), _dense_ranks(M)
-        hc = H - H.mean(axis=1, keepdims=True)
-        mc = M - M.mean(axis=1, keepdims=True)
+        H, M = _unit(H, axis=1), _unit(M, axis=1)
+        hc = _unit(H - H.mean(axis=1, keepdims=True), axis=1)
+        mc = _unit(M - M.mean(axis=1, keepdims=True), axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             value = (hc * mc).sum(axis=1) / np.sqrt((hc * hc).sum(axis=1) * (mc * mc).sum(axis=1))
         value = np.clip(value, -1.0, 1.0)
@@ -421,6 +424,14 @@ def _dense(coefficient: str, H: np.ndarray, M: np.ndarray) -> np.ndarray:
                 value = 2.0 * s / (size ** 2 * (classes - 1) / classes)
         value = np.clip(value, -1.0, 1.0)
     return np.where(constant, np.nan, value)
+
+
+def _unit(x: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """``x`` divided by its largest absolute value (per row with ``axis=1``; rows of zeros unchanged): a correlation
+    is scale-free, and products of scores like 1e200 or 1e-200 would overflow or underflow."""
+    x = np.asarray(x, dtype=np.float64)
+    top = np.abs(x).max(axis=axis, keepdims=axis is not None) if x.size else 1.0
+    return x / np.where(top > 0, top, 1.0)
 
 
 def _dense_ranks(X: np.ndarray) -> np.ndarray:
@@ -774,10 +785,11 @@ def _weighted(coefficient: str, h: np.ndarray, m: np.ndarray, w: np.ndarray) -> 
 
 
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    x, y = _unit(x, axis=1), _unit(y, axis=1)  # scale-free; no over/underflow in the products below
     total = w.sum(axis=1, keepdims=True)
     mx = (w * x).sum(axis=1, keepdims=True) / total
     my = (w * y).sum(axis=1, keepdims=True) / total
-    dx, dy = x - mx, y - my
+    dx, dy = _unit(x - mx, axis=1), _unit(y - my, axis=1)
     sxx = (w * dx * dx).sum(axis=1)
     syy = (w * dy * dy).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):

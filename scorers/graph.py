@@ -224,6 +224,10 @@ def _where(position: int | None) -> str:
     return "" if position is None else f"position {position}: "
 
 
+#: SEG ids one range may name at most (``--segs 0-99999999999`` ran out of memory)
+SEG_IDS_MAX = 1_000_000
+
+
 def parse_seg_range(spec: str | None) -> list[int] | None:
     """``"0-163"`` / ``"0-10,20,30-32"`` -> list of SEG ids (None and ``""`` pass through as None)."""
     if spec is None or str(spec).strip() == "":
@@ -231,14 +235,16 @@ def parse_seg_range(spec: str | None) -> list[int] | None:
     ids: list[int] = []
     for part in str(spec).split(","):
         part = part.strip()
-        try:
-            if "-" in part:
-                lo, hi = part.split("-", 1)
-                ids.extend(range(int(lo), int(hi) + 1))
-            else:
-                ids.append(int(part))
-        except ValueError:
-            raise ValueError(f"SEG range {spec!r}: cannot parse {part!r} (use e.g. 0-163 or 0-10,20)") from None
+        bounds = [b.strip() for b in part.split("-", 1)]
+        # ASCII digits only: int() would take full-width "１２" and "1_000"
+        if not all(b.isascii() and b.isdigit() for b in bounds):
+            raise ValueError(f"SEG range {spec!r}: cannot parse {part!r} (use e.g. 0-163 or 0-10,20)")
+        lo, hi = int(bounds[0]), int(bounds[-1])
+        if hi < lo:
+            raise ValueError(f"SEG range {spec!r}: {part!r} ends before it starts")
+        if len(ids) + hi - lo + 1 > SEG_IDS_MAX:
+            raise ValueError(f"SEG range {spec!r} names more than {SEG_IDS_MAX:,} SEGs (TS2 has 165)")
+        ids.extend(range(lo, hi + 1))
     return ids
 
 

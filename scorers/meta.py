@@ -172,6 +172,9 @@ def as_scores(
             if text == "" or text.lower() == "nan":
                 out[position] = np.nan
                 continue
+            if not text.isascii() or "_" in text:  # float() would take full-width "１２" and "1_000"
+                bad.append((position, cell))
+                continue
             try:
                 out[position] = float(text)
             except ValueError:
@@ -261,6 +264,8 @@ class TS2Evaluator:
         """
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        if n_bootstrap < 0:
+            raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
         if not columns:
             raise ValueError("no score columns given")
         names = list(columns)
@@ -293,6 +298,10 @@ class TS2Evaluator:
         n = len(self._layouts)
         out = {m: np.full((n, len(names)), np.nan) for m in META_METRICS}
         counts = {m: np.zeros((n, len(names)), dtype=np.int64) for m in META_METRICS}
+        # paper: delta of the standardised scores (dividing before the sums and means keeps scores like 1e300 or
+        # 1e-300 from overflowing or underflowing); a zero or undefined std gives NaN
+        usable_std = np.isfinite(stds) & (stds > 0)
+        delta_block = block / np.where(usable_std, stds, 1.0) if variant == "paper" else block
         for k, layout in enumerate(self._layouts):
             local = block[layout.positions]
             if variant == "published":
@@ -304,12 +313,15 @@ class TS2Evaluator:
                 if variant == "official":
                     out["delta"][k], counts["delta"][k] = layout.delta_official(local)
                 else:
-                    out["delta"][k], counts["delta"][k] = layout.delta(local, adjacent_only=True)
+                    out["delta"][k], counts["delta"][k] = layout.delta(delta_block[layout.positions],
+                                                                       adjacent_only=True)
             if progress is not None:
                 progress(k + 1, n)
-        if variant in ("paper", "published"):
+        if variant == "paper":
+            out["delta"] = np.where(usable_std, out["delta"], np.nan)
+        elif variant == "published":
             with np.errstate(divide="ignore", invalid="ignore"):
-                out["delta"] = np.where(stds > 0, out["delta"] / stds, np.nan)
+                out["delta"] = np.where(usable_std, out["delta"] / np.where(usable_std, stds, 1.0), np.nan)
 
         results = {}
         for c, name in enumerate(names):
@@ -619,8 +631,15 @@ def _bootstrap_interval(values: np.ndarray, n_resamples: int, confidence: float,
 
 
 def _finite_std(values: np.ndarray, ddof: int = 0) -> float:
+    """Std (``ddof`` 0: population) of the non-NaN values, computed on values scaled to [-1, 1] (no overflow at
+    1e300, no underflow at 1e-300)."""
     values = values[~np.isnan(values)]
-    return float(np.std(values, ddof=ddof)) if values.size > ddof else float("nan")
+    if values.size <= ddof:
+        return float("nan")
+    top = float(np.abs(values).max())
+    if not 0 < top < np.inf:
+        return float(np.std(values, ddof=ddof))
+    return float(np.std(values / top, ddof=ddof) * top)
 
 
 def _nanmean(values: np.ndarray) -> float:

@@ -31,6 +31,7 @@ import pandas as pd
 from .agreement import COEFFICIENTS, Agreement, agreement_many, inter_rater
 from .meta import as_scores
 from .release import PinnedFile, fetch
+from .tables import read_csv
 
 __all__ = [
     "TIFA160",
@@ -153,7 +154,7 @@ def read_ratings(source: str | Path, *, offline: bool | None = None) -> pd.DataF
             return read_genai_bench(path)
         return pd.read_parquet(path)
     if suffix in (".csv", ".tsv", ".txt"):
-        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
+        return read_csv(path, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
     raise ValueError(f"{path}: unknown ratings format {suffix!r}; expected .csv, .tsv, .parquet or TIFA .json")
 
 

@@ -16,6 +16,7 @@ from .graph import error_count, parse_seg_range, partition_of
 from .meta import as_scores
 
 __all__ = [
+    "CSVReadError",
     "KEY_COLUMNS",
     "MAX_METRIC_COLUMNS",
     "METADATA_COLUMNS",
@@ -23,6 +24,7 @@ __all__ = [
     "integer_column",
     "parse_seg_range",
     "preview_names",
+    "read_csv",
     "read_metadata",
     "read_paper_table",
     "read_score_table",
@@ -42,6 +44,28 @@ KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt"
                "error_count", "partition", "is_head")
 
 
+class CSVReadError(ValueError):
+    """A CSV that cannot be decoded or parsed: the message names the file; ``detail`` is the reason alone."""
+
+    def __init__(self, path, problem: str, detail: str):
+        self.detail = detail
+        super().__init__(f"{path}: {problem} ({detail})")
+
+
+def read_csv(path: str | Path, **kwargs) -> pd.DataFrame:
+    """``pandas.read_csv`` whose decoding and parsing errors name the file (:class:`CSVReadError`, a ``ValueError``):
+    the library's reads of user tables go through it."""
+    try:
+        return pd.read_csv(path, **kwargs)
+    except UnicodeDecodeError as error:
+        raise CSVReadError(path, "not UTF-8 text", f"byte {error.object[error.start:error.start + 1]!r} at offset "
+                                                   f"{error.start}; save it as UTF-8 CSV") from None
+    except pd.errors.ParserError as error:
+        raise CSVReadError(path, "not a readable CSV file", str(error).strip().splitlines()[-1]) from None
+    except pd.errors.EmptyDataError:
+        raise CSVReadError(path, "empty file", "no header row") from None
+
+
 def read_metadata(path: str | Path) -> pd.DataFrame:
     """The release's ``metadata.csv`` with canonical columns plus ``error_count``, ``partition`` and ``line``.
 
@@ -51,7 +75,7 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     ones; SEG ids are integers (``1.0`` is refused), prompts and file names non-empty, file names unique, node labels
     parse, and every SEG has an error-0 node. ``ValueError`` names the file, CSV line, SEG and image.
     """
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    frame = read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = frame.rename(columns={k: v for k, v in METADATA_COLUMNS.items() if k in frame.columns and k != v})
     release_name = {v: k for k, v in METADATA_COLUMNS.items() if k != v}
@@ -94,7 +118,7 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-_INTEGER = re.compile(r"\s*-?\d+\s*")
+_INTEGER = re.compile(r"\s*-?[0-9]+\s*")  # ASCII digits only: "\d" would take full-width "１２"
 
 
 def integer_column(values: pd.Series, what: str, where: Callable[[int], str]) -> np.ndarray:
@@ -132,7 +156,7 @@ def read_score_table(
     missing from the header is an error naming the first few available ones. Without ``columns``, a table with more
     than ``max_columns`` score columns is refused before it is read.
     """
-    header = list(pd.read_csv(path, nrows=0).columns)
+    header = list(read_csv(path, nrows=0).columns)
     available = [c for c in header if c not in KEY_COLUMNS]
     if columns:
         unknown = [c for c in columns if c not in header]
@@ -145,7 +169,7 @@ def read_score_table(
             raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
                              f"at most {max_columns:,} are evaluated at once: pick some with --column")
         usecols = None
-    return pd.read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
+    return read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
 
 
 def score_columns(frame: pd.DataFrame) -> list[str]:
@@ -209,7 +233,7 @@ def read_paper_table(path: str | Path) -> pd.DataFrame:
     """The paper's Table 2 (``column, name, family, meta_metric, avg, synth, nat, real, flop_per_image``); a file in
     the official ``pareto_information.csv`` layout (``table2_full_precision.csv``) is read by
     :func:`read_table2_full_precision`."""
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     if "metric" in frame.columns and "spearman-all" in frame.columns and "column" not in frame.columns:
         return read_table2_full_precision(path)
     needed = {"column", "meta_metric", "avg", "synth", "nat", "real"}
@@ -229,7 +253,7 @@ def read_table2_full_precision(path: str | Path) -> pd.DataFrame:
     ``table2_full_precision.csv``), in :func:`read_paper_table`'s layout: one row per metric and meta-metric,
     values in % (the file holds fractions, e.g. ``spearman-all`` 0.7141387 -> rank Avg 71.41387), ``flop_per_image``
     from its ``cost`` column. ``name`` is the column name (the file has no display names)."""
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     needed = ["metric", "cost"] + [f"{prefix}-{part}" for prefix in _OFFICIAL_TABLE2_PREFIX.values()
                                    for part in _OFFICIAL_TABLE2_PARTS.values()]
     missing = [c for c in needed if c not in frame.columns]

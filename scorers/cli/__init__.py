@@ -26,12 +26,24 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
 
 
+class UsageError(SystemExit):
+    """A bad command line (``Parser.error``): :func:`main` prints its one line and returns 2."""
+
+    def __init__(self, line: str):
+        super().__init__(2)
+        self.line = line
+
+
 class Parser(argparse.ArgumentParser):
-    """The ``ts2`` parser class: sub-commands (``add_subparsers`` makes parsers of this class) show defaults too."""
+    """The ``ts2`` parser class: sub-commands (``add_subparsers`` makes parsers of this class) show defaults too.
+    A bad argument is one line naming it (``ts2 meta: error: argument --n-bootstrap: ...``), no usage block."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        raise UsageError(f"{self.prog}: error: {message}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +83,11 @@ def _redacting_excepthook(secrets: list[str]):
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        print(error.line, file=sys.stderr)
+        return 2
     secrets = _secrets(args)
     if secrets:  # an unexpected traceback must not print a key either
         sys.excepthook = _redacting_excepthook(secrets)
@@ -84,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
 
             message = redact(message, secrets)
         print(f"ts2 {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except (PermissionError, IsADirectoryError, NotADirectoryError) as error:  # e.g. an output path not writable
+        print(f"ts2 {args.command}: error: {error.filename}: {error.strerror}", file=sys.stderr)
         return 2
 
 

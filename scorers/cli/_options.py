@@ -10,6 +10,7 @@ import inspect
 import sys
 
 from ..qga.matching import YES_RULES  # numpy only
+from ._validate import count, seconds
 from .answers import YES_RULE_HELP
 
 __all__ = ["add_model_options", "model_options", "print_usage"]
@@ -27,10 +28,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                                            "(default: $OPENAI_BASE_URL, then OpenAI's)")
     served.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
                                                              "(default OPENAI_API_KEY; never written anywhere)")
-    served.add_argument("--max-concurrency", type=int, help="requests in flight at most (default 8)")
-    served.add_argument("--timeout", type=float, help="total seconds per request attempt, connecting and reading the "
+    served.add_argument("--max-concurrency", type=count(1, 4096), help="requests in flight at most (default 8)")
+    served.add_argument("--timeout", type=seconds, help="total seconds per request attempt, connecting and reading the "
                                                       "whole reply included (default 60)")
-    served.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/dropped connections (default 5)")
+    served.add_argument("--max-retries", type=count(0, 100), help="retries on 429/5xx/timeouts/dropped connections (default 5)")
     served.add_argument("--price-per-1k", type=float, metavar="PRICE",
                         help="price per 1,000 prompt tokens: report the cost (completion tokens too, unless "
                              "--price-per-1k-output is given)")

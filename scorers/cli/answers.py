@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..qga.dsg import GATING  # numpy only
 from ..qga.matching import YES_RULES  # numpy + pandas only: --help stays fast
+from ._validate import input_dir, input_file, output_file
 
 #: ``--yes-rule`` help, shared with ``ts2 score``
 YES_RULE_HELP = ("how a yes/no question's answer is read: word = the first standalone yes/no word decides, SBERT "
@@ -31,13 +32,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "yes with all parents passing). Rows of one image are consecutive, starting at question 0, "
                     "images in metadata order.",
     )
-    parser.add_argument("answers", help="answers CSV: id,image,question_id,vqa_answer (header optional)")
+    parser.add_argument("answers", type=input_file,
+                        help="answers CSV: id,image,question_id,vqa_answer (header optional)")
     parser.add_argument("--questions", choices=["tifa", "dsg"], required=True, help="question set and rule")
-    parser.add_argument("--questions-csv", help="question table (default: <data-dir>/<questions>_questions.csv)")
-    parser.add_argument("--data-dir", default=".", help="TS2 data dir with metadata.csv and the question tables")
-    parser.add_argument("--metadata", help="metadata.csv (default: <data-dir>/metadata.csv if present)")
-    parser.add_argument("--out", required=True, help="per-image scores CSV (seg_id,file_name,node,<name>)")
-    parser.add_argument("--records", help="per-question records CSV (default: <out stem>.records.csv)")
+    parser.add_argument("--questions-csv", type=input_file,
+                        help="question table (default: <data-dir>/<questions>_questions.csv)")
+    parser.add_argument("--data-dir", type=input_dir, default=".",
+                        help="TS2 data dir with metadata.csv and the question tables")
+    parser.add_argument("--metadata", type=input_file,
+                        help="metadata.csv (default: <data-dir>/metadata.csv if present)")
+    parser.add_argument("--out", required=True, type=output_file,
+                        help="per-image scores CSV (seg_id,file_name,node,<name>)")
+    parser.add_argument("--records", type=output_file,
+                        help="per-question records CSV (default: <out stem>.records.csv)")
     parser.add_argument("--name", help="score column name (default: the --questions value)")
     parser.add_argument("--sbert", default="sentence-transformers/all-mpnet-base-v2",
                         help="sentence-transformers model or local path for multiple choice and the yes/no fallback")

@@ -9,6 +9,7 @@ import math
 from ..agreement import COEFFICIENTS, GROUPINGS
 from ..ratings import correlate_frame, read_ratings
 from ._format import _grid
+from ._validate import bootstrap_count, confidence, count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,9 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"comma-separated subset of {','.join(COEFFICIENTS)} (default: all)")
     parser.add_argument("--lower-is-better", action="append", default=[], metavar="COL",
                         help="a metric column whose lower scores are better (negated first; repeatable)")
-    parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs (0: none)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
+    parser.add_argument("--n-bootstrap", type=bootstrap_count, default=1000,
+                        help="bootstrap resamples for the CIs (0: none)")
+    parser.add_argument("--confidence", type=confidence, default=0.95, help="CI level (default 0.95)")
+    parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--offline", action="store_true", help="use the Hugging Face cache only (tifa160)")
     parser.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
     parser.set_defaults(handler=run_correlate)

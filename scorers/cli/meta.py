@@ -12,6 +12,7 @@ from ..graph import resolve_seg_subset
 from ..tables import align_scores, column_scores, iter_columns, read_metadata, read_paper_table
 from ..tables import read_score_table
 from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
+from ._validate import bootstrap_count, count, input_dir, input_file, seg_spec
 
 
 #: --data-dir of the commands that read release tables
@@ -32,17 +33,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rank/sep/delta of per-image scores",
         description="TS2 meta-metrics of one or more score columns of a per-image scores CSV.",
     )
-    meta.add_argument("scores", help="per-image scores CSV (rows aligned with --metadata, or joined with --on)")
-    meta.add_argument("--metadata", help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
-                                         "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
-    meta.add_argument("--data-dir", help=DATA_DIR_HELP)
+    meta.add_argument("scores", type=input_file,
+                      help="per-image scores CSV (rows aligned with --metadata, or joined with --on)")
+    meta.add_argument("--metadata", type=input_file,
+                      help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
+                           "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
+    meta.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     meta.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
     meta.add_argument("--lower-is-better", action="store_true", help="scores are error counts (LLMScore style)")
     meta.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
-    meta.add_argument("--segs", default="default", help=SEGS_HELP)
-    meta.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
-    meta.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
+    meta.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    meta.add_argument("--n-bootstrap", type=bootstrap_count, default=0,
+                      help="bootstrap resamples over SEGs for CIs (0: none)")
+    meta.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
     meta.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     meta.set_defaults(handler=run_meta)
@@ -52,16 +56,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the paper's Table 2 from released scores: ours vs paper",
         description="Recompute rank/sep/delta of every published metric and compare with the paper's Table 2.",
     )
-    rep.add_argument("--scores", help="per-image scores row-aligned with --metadata (default: the release's "
-                                      "released_scores.csv, its stray quotes cleaned)")
-    rep.add_argument("--metadata", help="metadata.csv (default: the release's)")
-    rep.add_argument("--paper", help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
-                                     "table2_full_precision.csv from the cache or one download)")
-    rep.add_argument("--data-dir", help=DATA_DIR_HELP)
-    rep.add_argument("--segs", default="default", help=SEGS_HELP)
+    rep.add_argument("--scores", type=input_file,
+                     help="per-image scores row-aligned with --metadata (default: the release's "
+                          "released_scores.csv, its stray quotes cleaned)")
+    rep.add_argument("--metadata", type=input_file, help="metadata.csv (default: the release's)")
+    rep.add_argument("--paper", type=input_file,
+                     help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
+                          "table2_full_precision.csv from the cache or one download)")
+    rep.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
+    rep.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
     rep.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
-    rep.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
+    rep.add_argument("--n-bootstrap", type=bootstrap_count, default=0,
+                     help="bootstrap resamples over SEGs for CIs (0: none)")
     rep.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
     rep.add_argument("--markdown", action="store_true", help="print the Avg column as a Markdown table")
     rep.set_defaults(handler=run_reproduce)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..tables import read_metadata, read_paper_table, read_score_table
 from .meta import SEGS_HELP
+from ._validate import bootstrap_count, count, input_file, output_dir, seg_spec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,12 +17,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "intervals) as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, "
                     "per-SEG histograms, metric-by-metric correlation heatmap and one SEG's error graph.",
     )
-    parser.add_argument("scores", nargs="+", help="per-image scores CSV(s); columns of several files are combined")
-    parser.add_argument("--metadata", required=True, help="TS2 metadata.csv (id, target_prompt, file_name, rank...)")
-    parser.add_argument("--paper", help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
-    parser.add_argument("--out", required=True, help="output directory (created if missing)")
+    parser.add_argument("scores", nargs="+", type=input_file,
+                        help="per-image scores CSV(s); columns of several files are combined")
+    parser.add_argument("--metadata", required=True, type=input_file,
+                        help="TS2 metadata.csv (id, target_prompt, file_name, rank...)")
+    parser.add_argument("--paper", type=input_file,
+                        help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
+    parser.add_argument("--out", required=True, type=output_dir, help="output directory (created if missing)")
     parser.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
-    parser.add_argument("--segs", default="default", help=SEGS_HELP)
+    parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
     parser.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
     parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN",
@@ -29,12 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--flops", action="append", default=[], metavar="COLUMN=VALUE",
                         help="FLOPs per image of a column for the cost figure, e.g. mymetric=1.2T (repeatable)")
     parser.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
-    parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples over SEGs (0: no CIs)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
+    parser.add_argument("--n-bootstrap", type=bootstrap_count, default=1000,
+                        help="bootstrap resamples over SEGs (0: no CIs)")
+    parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--seg", type=int, help="SEG id drawn in the error-graph figure (default: a mid-sized SEG)")
     parser.add_argument("--graph-column", action="append", metavar="COLUMN",
                         help="metric drawn in the error-graph figure (repeatable; default: 2 best + 2 worst)")
-    parser.add_argument("--digits", type=int, default=1, help="decimals in the Markdown/LaTeX tables")
+    parser.add_argument("--digits", type=count(0, 12), default=1, help="decimals in the Markdown/LaTeX tables")
     parser.add_argument("--format", default="png", metavar="FORMATS",
                         help="figure file formats, comma-separated from png,pdf,svg (pdf/svg: vector, for papers)")
     parser.add_argument("--highlight", action="append", metavar="COLUMN",

@@ -11,6 +11,7 @@ import json
 import sys
 
 from ._options import add_model_options, model_options, print_usage
+from ._validate import count, input_dir, output_file
 from .answers import DSG_GATING_HELP, GATING
 
 
@@ -24,10 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "<out>.cache/ and skipped by a rerun.",
     )
     parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
-    parser.add_argument("--data-dir", help="local folder with metadata.csv and images/ (default: the official Hub "
-                                           "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
-                                           "downloaded once into the Hugging Face cache)")
-    parser.add_argument("--out", required=True, help="output CSV: seg_id,file_name,node,<score column>[,...]")
+    parser.add_argument("--data-dir", type=input_dir,
+                        help="local folder with metadata.csv and images/ (default: the official Hub "
+                             "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
+                             "downloaded once into the Hugging Face cache)")
+    parser.add_argument("--out", required=True, type=output_file,
+                        help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
@@ -35,10 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dsg-gating", choices=GATING, help=DSG_GATING_HELP)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
-    parser.add_argument("--batch-size", type=int, default=32,
+    parser.add_argument("--batch-size", type=count(1), default=32,
                         help="images per model call (TIFA/DSG: all questions of these images go through batched "
                              "forwards); lower it when memory runs out")
-    parser.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes for decoding")
+    parser.add_argument("--num-workers", type=count(0, 256), default=2, help="DataLoader worker processes for decoding")
     parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
                         help="model weights' dtype (default: the scorer's; fp32 for embedding scorers)")
     parser.add_argument("--jpeg-draft", type=int, metavar="PX",

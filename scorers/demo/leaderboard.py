@@ -14,7 +14,7 @@ import pandas as pd
 
 from scorers.meta import META_METRICS
 from scorers.reproduce import Reproduction, reproduce_table
-from scorers.tables import column_scores, read_score_table, score_columns
+from scorers.tables import CSVReadError, column_scores, read_score_table, score_columns
 
 from .config import AppConfig
 from .sources import Tables
@@ -186,6 +186,8 @@ def read_upload(
         frame = read_score_table(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise ValueError(f"not a readable CSV file: {str(error).strip().splitlines()[0]}") from None
+    except CSVReadError as error:  # the upload's temporary path is not the user's business
+        raise ValueError(f"not a readable CSV file: {error.detail}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.empty:
         raise ValueError("the CSV has a header but no rows")

@@ -58,6 +58,19 @@ def launch_kwargs(config: AppConfig, *, port: int | None = None, local: bool = T
     return kwargs
 
 
+class UploadedImage(gr.Image):
+    """``gr.Image`` that hands the handler the uploaded file's path without opening it: gradio's own preprocessing
+    decodes the whole image (a 97 KB PNG of 100 megapixels took 2 GB) and turns an unreadable file into "The upstream
+    Gradio app has raised an exception"; :func:`scorers.demo.scoring.open_upload` checks both and says what is wrong."""
+
+    is_template = True  # drawn by gradio's own Image front end
+
+    def preprocess(self, payload):
+        if payload is not None and payload.path and not (payload.url or "").startswith("data:"):
+            return str(payload.path)
+        return super().preprocess(payload)
+
+
 def _error(message: str) -> str:
     return f"**Error:** {message}"
 
@@ -217,8 +230,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
                 )
                 with gr.Row():
                     with gr.Column():
-                        image_in = gr.Image(type="pil", label="Image", elem_id="score-image", height=320,
-                                            sources=["upload", "clipboard"])
+                        image_in = UploadedImage(type="filepath", image_mode=None, label="Image",
+                                                 elem_id="score-image", height=320, sources=["upload", "clipboard"])
                         prompt_in = gr.Textbox(label="Prompt", lines=2, elem_id="score-prompt",
                                                max_length=1000)
                         scorer_pick = gr.Dropdown(list(specs), value="CLIPScore", label="Scorer",

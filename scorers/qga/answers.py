@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..tables import integer_column
+from ..tables import integer_column, read_csv
 from .matching import AnswerMatcher
 from .questions import QuestionSet
 from .matching import is_blank
@@ -57,10 +57,10 @@ def read_raw_answers(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"answers file {path} does not exist")
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", errors="replace") as handle:  # a decoding error is named by read_csv
         first = handle.readline().strip().lstrip("\ufeff")
     has_header = first.split(",")[0].strip().lower() == "id"
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, header=0 if has_header else None)
+    frame = read_csv(path, dtype=str, keep_default_na=False, header=0 if has_header else None)
     if has_header:
         missing = [c for c in RAW_COLUMNS if c not in frame.columns]
         if missing:
@@ -88,6 +88,7 @@ def assign_images(raw: pd.DataFrame, questions: QuestionSet, metadata: pd.DataFr
     seg = raw["id"].to_numpy()
     qid = raw["question_id"].to_numpy()
     lines = raw["line"].to_numpy()
+    image = raw["image"].astype(str).str.strip().to_numpy()
     if len(raw) == 0:
         raise ValueError(f"{source}: no answers")
     starts = np.flatnonzero(qid == 0)
@@ -105,6 +106,9 @@ def assign_images(raw: pd.DataFrame, questions: QuestionSet, metadata: pd.DataFr
             if seg[r] != seg[a]:
                 raise ValueError(f"{source}: line {lines[r]}: SEG {seg[r]} inside the answers of an image of SEG "
                                  f"{seg[a]} (each image's rows start at question 0)")
+            if image[r] != image[a]:  # every row names its image, not only the first
+                raise ValueError(f"{source}: line {lines[r]}: image {image[r]!r} inside the answers of image "
+                                 f"{image[a]!r} (line {lines[a]}; each image's rows start at question 0)")
             if qid[r] != r - a:
                 raise ValueError(f"{source}: line {lines[r]}: question_id {qid[r]} where {r - a} was expected "
                                  f"(rows of one image are consecutive, starting at question 0)")

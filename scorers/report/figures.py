@@ -29,6 +29,10 @@ __all__ = ["FORMATS", "correlation_heatmap", "error_graph", "pareto_front", "ran
 DPI = 150
 FORMATS = ("png", "pdf", "svg")  # what --format accepts: raster for screens, vector for papers
 _YOURS = "crimson"  # colour of the user's own (highlighted) metrics
+#: above this many metrics, figure (b) draws one image row per metric instead of one panel each
+PANELS_MAX = 30
+#: no figure side grows past this (a 200-metric heatmap at 0.45 in per metric would be 13,000 px square)
+MAX_FIGURE_INCHES = 16.0
 _LABEL_BOX = dict(boxstyle="round,pad=0.1", facecolor="white", edgecolor="none", alpha=0.75)
 _FAMILY_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
                    "tab:olive", "tab:cyan", "tab:gray"]
@@ -119,9 +123,15 @@ def seg_histograms(
     formats: Sequence[str] = ("png",),
 ) -> Path:
     """Figure (b): one panel per metric, histograms of its per-SEG values in % (rank in [-100, 100], sep in
-    [0, 100]); ``highlight`` panels (the user's own metrics) are framed and titled "(yours)"."""
+    [0, 100]); ``highlight`` panels (the user's own metrics) are framed and titled "(yours)".
+
+    Above ``PANELS_MAX`` metrics the panels become one image per meta-metric (a row per metric, a column per bin,
+    colour = number of SEGs): a figure of fixed size, so time and memory stay flat in the number of columns."""
     columns = list(results)
     names = names or {}
+    if len(columns) > PANELS_MAX:
+        return _seg_histogram_rows(results, path, names=names, meta_metrics=meta_metrics, highlight=highlight,
+                                  formats=formats)
     nrows = math.ceil(len(columns) / ncols)
     ncols = min(ncols, len(columns))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 2.4 * nrows + 0.8), squeeze=False,
@@ -154,6 +164,36 @@ def seg_histograms(
     return _save(fig, path, formats)
 
 
+def _seg_histogram_rows(results, path, *, names, meta_metrics, highlight=(), formats=("png",)) -> Path:
+    """:func:`seg_histograms` for many metrics: per meta-metric, an image of per-SEG histograms, one row a metric."""
+    columns = list(results)
+    bins = np.linspace(-100, 100, 41)  # in %, as every figure and table
+    fig, axes = plt.subplots(1, len(meta_metrics), figsize=(6.0 * len(meta_metrics), MAX_FIGURE_INCHES),
+                             squeeze=False, layout="constrained")
+    for ax, meta_metric in zip(axes.flat, meta_metrics):
+        counts = np.empty((len(columns), bins.size - 1))
+        for row, column in enumerate(columns):
+            values = results[column][meta_metric].per_seg
+            counts[row] = np.histogram(np.clip(100 * values[~np.isnan(values)], -100, 100), bins=bins)[0]
+        image = ax.imshow(counts, aspect="auto", cmap="viridis", interpolation="nearest",
+                          extent=(bins[0], bins[-1], len(columns) - 0.5, -0.5))
+        _sparse_ticks(ax.set_yticks, [f"{names.get(c, c)} (yours)" if c in highlight else names.get(c, c)
+                                     for c in columns])
+        ax.set_xlabel(f"per-SEG {meta_metric} (%)", fontsize=9)
+        ax.set_title(meta_metric, fontsize=11)
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02, label="SEGs")
+    fig.suptitle(f"Per-SEG {' and '.join(meta_metrics)} of each of {len(columns)} metrics (histograms over SEGs, "
+                 "one row per metric)", fontsize=13)
+    return _save(fig, path, formats)
+
+
+def _sparse_ticks(set_ticks, labels: Sequence[str], most: int = 60) -> None:
+    """Tick labels for at most ``most`` of ``labels`` (every k-th), small enough to stay readable."""
+    step = max(1, math.ceil(len(labels) / most))
+    positions = list(range(0, len(labels), step))
+    set_ticks(positions, [labels[i] for i in positions], fontsize=9 if len(positions) <= 25 else 6)
+
+
 def correlation_heatmap(
     results: Mapping[str, TS2Result],
     path: str | Path,
@@ -170,13 +210,14 @@ def correlation_heatmap(
     per_seg = pd.DataFrame({names.get(c, c): results[c][meta_metric].per_seg for c in results})
     corr = per_seg.corr(method="spearman", min_periods=3)
     n = len(corr)
-    size = max(5.0, 0.45 * n + 2.5)
+    size = min(max(5.0, 0.45 * n + 2.5), MAX_FIGURE_INCHES)  # capped: memory and time flat in the column count
     fig, ax = plt.subplots(figsize=(size + 2.0, size), layout="constrained")
-    image = ax.imshow(corr.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
+    image = ax.imshow(corr.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
     marked = {names.get(c, c) for c in highlight}
     ticks = [f"{t} (yours)" if t in marked else t for t in corr.columns]
-    ax.set_xticks(range(n), ticks, rotation=55, ha="right", fontsize=9)
-    ax.set_yticks(range(n), ticks, fontsize=9)
+    _sparse_ticks(lambda positions, labels, **kw: ax.set_xticks(positions, labels, rotation=55, ha="right", **kw),
+                  ticks)
+    _sparse_ticks(ax.set_yticks, ticks)
     if n <= 25:
         for i in range(n):
             for j in range(n):
