@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from scorers.ratings import TIFA160
+from tests.conftest import env_with_scripts
 from tests.test_agreement_cli import tifa160_cache_copy, write_tifa_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def test_readme_commands_run(shared_ts2, tmp_path):
         "mplug_tifa": np.round(np.clip(0.6 + 0.2 * quality, 0, 1) * 4) / 4,
     }).to_csv(tmp_path / "ratings.csv", index=False)
     cached, record = tifa160_cache_copy(write_tifa_json(tmp_path / TIFA160.filename))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = env_with_scripts({**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
     try:
         for command in _commands():
             command = command.replace("../shared/ts2", str(shared_ts2))

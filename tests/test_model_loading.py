@@ -4,7 +4,6 @@ no traceback, no minute of retries."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import threading
@@ -14,6 +13,7 @@ import pytest
 
 from scorers.cli import main
 from tests.ts2_fixture_data import make_data_dir
+from tests.conftest import console_script
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CLIP = "openai/clip-vit-base-patch16"  # CLIPScore's default
@@ -115,7 +115,7 @@ def test_unreachable_hub_fails_after_one_probe_not_a_minute_of_retries(command, 
                 str(tmp_path), "--out", str(tmp_path / "s.csv")]
         model, option = DEFAULT_SBERT, "--sbert"
     # the timeout only guards against a hang: without the probe, transformers retries for 30-90 s, then times out
-    done = subprocess.run([shutil.which("ts2"), *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+    done = subprocess.run([console_script("ts2"), *argv], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=150)
     line = _one_error_line(done.stderr, command)
     assert done.returncode == 2
