@@ -54,8 +54,8 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
         unknown = sorted(set(kwargs) - set(valid))
         if unknown:
             raise ValueError(f"scorer {name!r} has no option {', '.join(map(repr, unknown))}; its options: "
-                             f"{', '.join(valid)} (--option KEY=VALUE; model, precision, pretrained, form and decode "
-                             "also have their own flags)")
+                             f"{', '.join(valid)} (--option KEY=VALUE; model, precision, pretrained, form, decode and "
+                             "allow_random_weights also have their own flags)")
     if data_dir is not None and "data_dir" in parameters:
         kwargs["data_dir"] = data_dir
     if model is not None and model.startswith("openai:") and "api_base" not in parameters:

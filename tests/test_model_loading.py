@@ -157,9 +157,9 @@ def test_unknown_option_lists_the_valid_ones_before_loading(data_dir, tmp_path, 
                  "--option", "foo=1", "--model", str(tmp_path / "never" / "loaded")])
     line = _one_error_line(capsys.readouterr().err, "score")
     assert code == 2
-    assert line == ("ts2 score: error: scorer 'clip_score' has no option 'foo'; its options: backend, decode, form, "
-                    "model, precision, pretrained, w (--option KEY=VALUE; model, precision, pretrained, form and "
-                    "decode also have their own flags)")
+    assert line == ("ts2 score: error: scorer 'clip_score' has no option 'foo'; its options: allow_random_weights, "
+                    "backend, decode, form, model, precision, pretrained, w (--option KEY=VALUE; model, precision, "
+                    "pretrained, form, decode and allow_random_weights also have their own flags)")
 
 
 @pytest.mark.parametrize("flag, value, message", [

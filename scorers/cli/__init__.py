@@ -53,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        try:
+            return int(args.handler(args) or 0)
+        except ModuleNotFoundError as missing:  # an optional dependency: name the extra that installs it
+            from ._extras import missing_extra_error
+
+            raise (missing_extra_error(missing) or missing) from None
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"ts2 {args.command}: error: {message}", file=sys.stderr)

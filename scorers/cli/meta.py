@@ -78,6 +78,8 @@ def release_or_given(given: str | None, name: str, data_dir: str | None):
 
 
 def run_meta(args: argparse.Namespace) -> int:
+    if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
+        raise FileNotFoundError(f"SCORES {args.scores}: no such file")
     metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)

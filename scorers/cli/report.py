@@ -52,7 +52,9 @@ def run_report(args: argparse.Namespace) -> int:
         from ..report import write_report
         from ..report.costs import parse_flops_overrides
     except ImportError as error:  # matplotlib is the [report] extra
-        raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
+        from ._extras import install_hint
+
+        raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
     metadata = read_metadata(args.metadata)

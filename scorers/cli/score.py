@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
+    parser.add_argument("--allow-random-weights", action="store_true",
+                        help="clip_score on open_clip: accept an architecture name without --pretrained (random "
+                             "weights: for timing only, the scores mean nothing)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
                         help="embedding score form (default paper: max(cos, 0))")
     parser.add_argument("--yes-rule", choices=YES_RULES,
@@ -108,6 +111,8 @@ def run_score(args: argparse.Namespace) -> int:
             raise ValueError(f"{flag} must be a number >= 0, got {price}")
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode, **served_options(args),
                **parse_options(args.option)}
+    if args.allow_random_weights:
+        options["allow_random_weights"] = True
     if args.yes_rule is not None:
         if "yes_rule" not in inspect.signature(get_factory(args.scorer)).parameters:
             raise ValueError(f"--yes-rule: scorer {args.scorer!r} reads no yes/no answers (tifa and dsg do)")
