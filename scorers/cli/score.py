@@ -23,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "`accelerate launch $(which ts2) score ...`; resumable: finished batches are cached in "
                     "<out>.cache/ and skipped by a rerun.",
     )
-    parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
+    parser.add_argument("--list", action=_ListScorers, help="list the scorers (default model, extra to install, "
+                                                             "output columns) and exit")
+    parser.add_argument("scorer", help="registered scorer name (ts2 score --list)")
     parser.add_argument("--data-dir", help="local folder with metadata.csv and images/ (default: the official Hub "
                                            "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
                                            "downloaded once into the Hugging Face cache)")
@@ -73,6 +75,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "--price-per-1k-output is given)")
     served.add_argument("--price-per-1k-output", type=float, metavar="PRICE", help="price per 1,000 completion tokens")
     parser.set_defaults(handler=run_score)
+
+
+class _ListScorers(argparse.Action):
+    """``ts2 score --list``: print :func:`scorers.registry.format_scorer_list` and exit (like ``--help``)."""
+
+    def __init__(self, option_strings, dest, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..registry import format_scorer_list
+
+        print(format_scorer_list())
+        parser.exit()
 
 
 def served_options(args: argparse.Namespace) -> dict:
