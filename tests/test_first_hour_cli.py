@@ -51,3 +51,36 @@ def test_version_from_the_command_line():
     done = subprocess.run([sys.executable, "-m", "scorers.cli", "--version"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == f"ts2-evaluate {scorers.__version__}"
+
+
+def test_worked_example_files_are_generated_not_edited(tmp_path, monkeypatch):
+    """tests/data/*.csv are make_sample.py's output (made from scratch: no release data in them)."""
+    import importlib.util
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data"
+    spec = importlib.util.spec_from_file_location("make_sample", data / "make_sample.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "HERE", tmp_path)
+    module.main()
+    for name in ("my_scores.csv", "sample_metadata.csv"):
+        assert (tmp_path / name).read_bytes() == (data / name).read_bytes(), name
+
+
+def test_worked_example_output_is_the_readmes(capsys):
+    """The README's worked-example output is what the command prints (the first columns it shows)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## A worked example in one minute", 1)[1].split("\n## ", 1)[0]
+    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1).splitlines()
+    assert main(["meta", str(root / "tests/data/my_scores.csv"), "--metadata",
+                 str(root / "tests/data/sample_metadata.csv"), "--on", "seg_id", "file_name"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == shown[0]
+    for readme_line in shown[1:]:
+        row = next(line for line in printed if line.split()[:1] == readme_line.split()[:1])
+        assert row.split()[:9] == readme_line.replace(" ...", "").split()[:9]
