@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given (saved results record it)
     try:
         try:
             return int(args.handler(args) or 0)
