@@ -58,3 +58,22 @@ def test_from_refuses_a_file_that_is_not_a_saved_result(tmp_path, capsys):
     assert "not a saved ts2 result" in capsys.readouterr().err
     assert main(["meta", "--from", str(tmp_path / "none.json")]) == 2
     assert capsys.readouterr().err.strip() == f"ts2 meta: error: --from {tmp_path / 'none.json'}: no such file"
+
+
+def test_report_writes_its_result_beside_the_tables(tmp_path, capsys):
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    scores, metadata = _inputs(tmp_path)
+    out = tmp_path / "report"
+    argv = ["report", str(scores), "--metadata", str(metadata), "--on", "seg_id", "file_name", "--n-bootstrap", "10",
+            "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    saved = json.loads((out / "result.json").read_text())
+    assert saved["command"] == "ts2 " + " ".join(argv) and saved["segs"] == "0-1,111,136"
+    assert saved["inputs"]["scores[0]"]["sha256"] == hashlib.sha256(scores.read_bytes()).hexdigest()
+    (row,) = saved["results"]["leaderboard"]
+    assert row["column"] == "my_metric" and saved["table"] == (out / "leaderboard.md").read_text()
+    assert main(["meta", "--from", str(out / "result.json")]) == 0
+    assert capsys.readouterr().out.startswith(saved["table"])

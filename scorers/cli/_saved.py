@@ -1,4 +1,5 @@
-"""Saved, reproducible results (``ts2 meta ... --out result.json``; ``ts2 meta --from result.json`` re-prints).
+"""Saved, reproducible results (``ts2 meta ... --out result.json``; ``ts2 meta --from result.json`` re-prints;
+``ts2 report`` writes ``result.json`` beside its tables).
 
 A saved result holds what was printed and everything needed to make it again: the command line, the package
 version, the SEG set, the seed and number of bootstrap resamples, the delta variant, each input file with its sha256,
@@ -39,14 +40,15 @@ def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table
         "format": FORMAT,
         "command": command,
         "ts2_evaluate_version": __version__,
-        "segs": [int(s) for s in segs],
+        "segs": segs if isinstance(segs, str) else [int(s) for s in segs],
         "seed": seed,
         "n_bootstrap": n_bootstrap,
         "variant": variant,
         "units": "fractions (the table: %)",
         "inputs": {role: {"path": str(Path(path).resolve()), "sha256": _sha256(path)} for role, path in inputs.items()},
         "scorer_config": scorer_config or None,
-        "results": {name: result.to_dict() for name, result in results.items()},
+        "results": {name: (result.to_dict() if hasattr(result, "to_dict") else result)
+                    for name, result in results.items()},
         "table": table,
     }
     out = Path(out)
