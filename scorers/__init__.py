@@ -5,5 +5,7 @@
 from .graph import build_segs, error_count, walks
 from .meta import TS2Evaluator, TS2Result, compare, ts2_meta
 
+from .registry import list_scorers
+
 __version__ = "0.1.0"
-__all__ = ["TS2Evaluator", "TS2Result", "build_segs", "compare", "error_count", "ts2_meta", "walks"]
+__all__ = ["TS2Evaluator", "TS2Result", "build_segs", "compare", "error_count", "list_scorers", "ts2_meta", "walks"]

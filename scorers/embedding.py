@@ -179,14 +179,15 @@ class CLIPScore(EmbeddingScorer):
     ``local-dir:``/``hf-hub:`` path, else transformers (``"openai/clip-vit-base-patch16"``, the official TS2 choice).
     ``device=None`` uses CUDA when available. ``decode="device"`` (open_clip only, opt-in) decodes JPEGs in batches
     on the model's device (nvJPEG on CUDA) instead of with PIL in the DataLoader workers: faster when the CPU is the
-    limit, scores differ slightly from PIL decoding (see ``scorers.models.open_clip_embed``).
+    limit, scores differ slightly from PIL decoding (see ``scorers.models.open_clip_embed``). A built-in open_clip
+    architecture without ``pretrained`` is refused (it would have random weights) unless ``allow_random_weights=True``.
     """
 
     name = "clip_score"
 
     def __init__(self, model: str = "openai/clip-vit-base-patch16", pretrained: str | None = None, *,
                  backend: str = "auto", form: str = "paper", w: float = 2.5, device: str | None = None,
-                 precision: str = "fp32", decode: str = "pil"):
+                 precision: str = "fp32", decode: str = "pil", allow_random_weights: bool = False):
         from .models.open_clip_embed import is_open_clip_name
 
         if backend == "auto":
@@ -194,7 +195,8 @@ class CLIPScore(EmbeddingScorer):
         if backend == "open_clip":
             from .models.open_clip_embed import OpenClipEmbedder
 
-            embedder = OpenClipEmbedder(model, pretrained, device=device, precision=precision, decode=decode)
+            embedder = OpenClipEmbedder(model, pretrained, device=device, precision=precision, decode=decode,
+                                        allow_random_weights=allow_random_weights)
         elif backend == "transformers":
             from .models.hf_embed import HFEmbedder
 

@@ -17,6 +17,7 @@ import pytest
 
 from scorers.ratings import TIFA160
 from tests.pin_override import ENV as PIN_ENV
+from tests.conftest import env_with_scripts
 from tests.test_agreement_cli import tifa160_cache_copy, write_tifa_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,8 +50,8 @@ def test_readme_commands_run(shared_ts2, tmp_path):
         "mplug_tifa": np.round(np.clip(0.6 + 0.2 * quality, 0, 1) * 4) / 4,
     }).to_csv(tmp_path / "ratings.csv", index=False)
     cached, digest = tifa160_cache_copy(write_tifa_json(tmp_path / TIFA160.filename))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           PIN_ENV: json.dumps({"tifa160": digest})}  # test-only: the stand-in's own digest (tests/pin_override.py)
+    env = env_with_scripts({**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+                            PIN_ENV: json.dumps({"tifa160": digest})})  # test-only pin of the stand-in (pin_override)
     try:
         for command in _commands():
             command = command.replace("../shared/ts2", str(shared_ts2))

@@ -184,11 +184,11 @@ def test_meta_errors_name_row_and_column(tmp_path, capsys):
 
 
 def test_console_script_is_installed():
-    import shutil
     import subprocess
 
-    exe = shutil.which("ts2")
-    assert exe, "the ts2 console script is not on PATH (pip install -e .)"
+    from tests.conftest import console_script
+
+    exe = console_script("ts2")  # beside sys.executable, not looked up on PATH (a venv need not be activated)
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
     assert "reproduce" in out and "meta" in out
 

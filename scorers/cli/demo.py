@@ -45,7 +45,9 @@ def _load_demo():
         from scorers import demo
         from scorers.demo import ui  # noqa: F401  (imports gradio)
     except ImportError as error:
-        raise FileNotFoundError(f"{error}; install the demo extra: pip install 'ts2-evaluate[demo]'") from None
+        from ._extras import install_hint
+
+        raise FileNotFoundError(f"{error}; " + install_hint("demo")) from None
     return demo
 
 

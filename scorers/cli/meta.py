@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rank/sep/delta of per-image scores",
         description="TS2 meta-metrics of one or more score columns of a per-image scores CSV.",
     )
-    meta.add_argument("scores", type=input_file,
+    meta.add_argument("scores", nargs="?", type=input_file,
                       help="per-image scores CSV (rows aligned with --metadata, or joined with --on)")
     meta.add_argument("--metadata", type=input_file,
                       help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
@@ -49,6 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
     meta.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    meta.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, SEG set, seed, "
+                                                          "package version, inputs' sha256, scorer config")
+    meta.add_argument("--from", dest="from_result", metavar="RESULT_JSON",
+                      help="re-print a result saved with --out (and whether its inputs changed); nothing is computed")
     meta.set_defaults(handler=run_meta)
 
     rep = subparsers.add_parser(
@@ -89,6 +93,17 @@ def release_or_given(given: str | None, name: str, data_dir: str | None):
 
 
 def run_meta(args: argparse.Namespace) -> int:
+    if args.from_result is not None:
+        from ._saved import load_result, reprint
+
+        if args.scores is not None:
+            raise ValueError("--from re-prints a saved result: give it alone, without SCORES")
+        print(reprint(load_result(args.from_result)))
+        return 0
+    if args.scores is None:
+        raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
+    if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
+        raise FileNotFoundError(f"SCORES {args.scores}: no such file")
     metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
@@ -120,6 +135,14 @@ def run_meta(args: argparse.Namespace) -> int:
             from ..reproduce import OFFICIAL_RAW_NOTE
 
             print(OFFICIAL_RAW_NOTE)
+    if args.out:
+        from ._saved import command_line, save_result
+
+        metadata_path = args.metadata or release_or_given(None, "metadata.csv", args.data_dir)
+        saved = save_result(args.out, command=command_line(args.argv), results=results, table=format_meta_table(results),
+                            segs=evaluator.seg_ids, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=args.variant,
+                            inputs={"scores": args.scores, "metadata": metadata_path})
+        print(f"saved {saved} (re-print: ts2 meta --from {saved})", file=sys.stderr)
     return 0
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ..tables import read_metadata, read_paper_table, read_score_table
@@ -64,7 +65,9 @@ def run_report(args: argparse.Namespace) -> int:
         from ..report import write_report
         from ..report.costs import parse_flops_overrides
     except ImportError as error:  # matplotlib is the [report] extra
-        raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
+        from ._extras import install_hint
+
+        raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
     metadata = read_metadata(args.metadata)
@@ -101,6 +104,16 @@ def run_report(args: argparse.Namespace) -> int:
         )
         report.paths.update(paths)
         report.notes.extend(notes)
+    from ._saved import command_line, save_result
+
+    board = report.board
+    report.paths["result"] = save_result(  # the numbers + how they were made (ts2 meta --from re-prints it)
+        Path(args.out) / "result.json", command=command_line(getattr(args, "argv", None)),
+        results={"leaderboard": json.loads(board.to_json(orient="records"))},
+        table=Path(report.paths["markdown"]).read_text(encoding="utf-8") if "markdown" in report.paths else "",
+        segs=report.reproduction.segs, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=args.variant,
+        inputs={**{f"scores[{i}]": p for i, p in enumerate(args.scores)}, "metadata": args.metadata,
+                **({"paper": args.paper} if args.paper else {}), **({"ratings": args.ratings} if args.ratings else {})})
     print(f"{len(report.board)} metric(s), SEGs {report.reproduction.segs} -> {args.out}")
     for kind, path in report.paths.items():
         print(f"  {kind:20s} {path}")

@@ -24,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "`accelerate launch $(which ts2) score ...`; resumable: finished batches are cached in "
                     "<out>.cache/ and skipped by a rerun.",
     )
-    parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
+    parser.add_argument("--list", action=_ListScorers, help="list the scorers (default model, extra to install, "
+                                                             "output columns) and exit")
+    parser.add_argument("scorer", help="registered scorer name (ts2 score --list)")
     parser.add_argument("--data-dir", type=input_dir,
                         help="local folder with metadata.csv and images/ (default: the official Hub "
                              "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
@@ -33,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
+    parser.add_argument("--allow-random-weights", action="store_true",
+                        help="clip_score on open_clip: accept an architecture name without --pretrained (random "
+                             "weights: for timing only, the scores mean nothing)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
                         help="embedding score form (default paper: max(cos, 0))")
     parser.add_argument("--dsg-gating", choices=GATING, help=DSG_GATING_HELP)
@@ -63,6 +68,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_score)
 
 
+class _ListScorers(argparse.Action):
+    """``ts2 score --list``: print :func:`scorers.registry.format_scorer_list` and exit (like ``--help``)."""
+
+    def __init__(self, option_strings, dest, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..registry import format_scorer_list
+
+        print(format_scorer_list())
+        parser.exit()
+
+
 def parse_options(pairs: list[str]) -> dict:
     """``["k=v", ...]`` -> ``{k: v}`` with JSON values where they parse (``3``, ``true``, ``[1, 2]``), else strings."""
     options = {}
@@ -82,6 +100,8 @@ def run_score(args: argparse.Namespace) -> int:
 
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode,
                **model_options(args, args.scorer), **parse_options(args.option)}
+    if args.allow_random_weights:
+        options["allow_random_weights"] = True
     if args.dsg_gating is not None:
         from ..registry import get_factory
 

@@ -210,7 +210,9 @@ def _report(args: argparse.Namespace) -> int:
 
         from ..tifa_bench.leaderboard import build_leaderboard, write_leaderboard
     except ImportError as error:
-        raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
+        from ._extras import install_hint
+
+        raise ValueError(f"{error}; " + install_hint("report")) from None
     from ..tifa_bench.results import read_results
 
     board = build_leaderboard([read_results(p) for p in args.results], n_bootstrap=args.n_bootstrap, seed=args.seed)
