@@ -9,9 +9,6 @@ for preprocessing (the issue's bound: one uint8 step).
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -353,16 +350,18 @@ def data_dir(tmp_path_factory):
 
 
 def ts2_score(*args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-    return subprocess.run([sys.executable, "-m", "scorers.cli", "score", *map(str, args), "--num-workers", "0",
-                           "--no-progress"], env=env, capture_output=True, text=True, timeout=600)
+    """``ts2 score ...`` in this process (the same parser and handler as the command; no second torch import)."""
+    from scorers.cli import main
+
+    return main(["score", *map(str, args), "--num-workers", "0", "--no-progress"])
 
 
 @pytest.mark.parametrize("name", ["pickscore", "hpsv2", "imagereward"])
-def test_ts2_score_writes_one_finite_score_per_image(models, data_dir, tmp_path, name):
+def test_ts2_score_writes_one_finite_score_per_image(models, data_dir, tmp_path, name, monkeypatch, capsys):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / f"{name}.csv"
-    done = ts2_score(name, "--data-dir", data_dir, "--out", out, "--model", models[name], "--batch-size", 8)
-    assert done.returncode == 0, done.stderr[-2000:]
+    code = ts2_score(name, "--data-dir", data_dir, "--out", out, "--model", models[name], "--batch-size", 8)
+    assert code == 0, capsys.readouterr().err[-2000:]
     frame = pd.read_csv(out)
     metadata = pd.read_csv(Path(data_dir) / "metadata.csv")
     assert len(frame) == len(metadata) and name in frame.columns
