@@ -160,7 +160,8 @@ PAIRS_PROMPTS = ["a red cube on a table", "two cats", "a red cube on a table", "
 
 
 def pair_images():
-    return [noise_image(40 + 7 * i, 50 - 3 * i, seed=10 + i) for i in range(4)]
+    """Odd crop margins at 32 px (47-32, 43-32, 59-32 are odd), so a floor vs round crop offset shows."""
+    return [noise_image(w, h, seed=10 + i) for i, (w, h) in enumerate([(47, 32), (32, 43), (59, 32), (45, 37)])]
 
 
 def test_pickscore_matches_the_official_definition_one_score_per_pair(models):
@@ -298,7 +299,7 @@ def test_imagereward_official_checkpoint_matches_the_official_forward(tmp_path):
     official, tokenizer_dir = build_official_imagereward(tmp_path / "official")
     scorer = ImageRewardScore(str(official), tokenizer=str(tokenizer_dir), device="cpu",
                               vision_heads=TINY_VISION["num_attention_heads"])
-    a, b = noise_image(45, 37, seed=1), noise_image(31, 64, seed=2)
+    a, b = noise_image(47, 32, seed=1), noise_image(32, 43, seed=2)  # odd crop margins: floor != round offsets
     images, prompt_list = [a, a, b, b], ["a red cube", "two dogs running", "a red cube", "two dogs running"]
     ours = scorer.score(images, prompt_list)
     assert ours.shape == (4,)
