@@ -367,3 +367,17 @@ def test_ts2_score_writes_one_finite_score_per_image(models, data_dir, tmp_path,
     metadata = pd.read_csv(Path(data_dir) / "metadata.csv")
     assert len(frame) == len(metadata) and name in frame.columns
     assert np.isfinite(frame[name]).all()
+
+
+@pytest.mark.parametrize("name", ["pickscore", "hpsv2", "imagereward"])
+def test_evaluate_modules_equal_the_library(models, name, tmp_path, monkeypatch):
+    import evaluate
+
+    from scorers.registry import build_scorer
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    module = evaluate.load(str(ROOT / "evaluate_modules" / name), config_name=models[name], device="cpu")
+    images = pair_images()
+    out = module.compute(images=images, prompts=PAIRS_PROMPTS)
+    expected = build_scorer(name, model=models[name], device="cpu").score(images, PAIRS_PROMPTS)
+    np.testing.assert_allclose(out["scores"], expected, rtol=1e-5, atol=1e-6)
