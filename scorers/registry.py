@@ -27,6 +27,7 @@ SCORERS: dict[str, str] = {
     "pickscore": "scorers.preference:PickScore",
     "hpsv2": "scorers.preference:HPSv2Score",
     "imagereward": "scorers.preference:ImageRewardScore",
+    "unifiedreward": "scorers.judges.unifiedreward:UnifiedRewardScorer",
 }
 
 
