@@ -25,12 +25,15 @@ from .embedding import EmbeddingScorer, _open_image, paired_cosine
 __all__ = ["HPSV2_CHECKPOINTS", "HPSv2Score", "ImageRewardScore", "PickScore", "scaled_cosine", "standardise"]
 
 #: PickScore: the model and, as the official README does, the processor of the CLIP-H it was fine-tuned from.
-#: Revisions: not pinned -- no commit hash of these Hub repos could be read from this machine (no Hub access)
+#: Revisions: the commits pinned by a public reward pipeline's checkpoint table (read with code search; this machine
+#: cannot reach the Hub to confirm them -- see the evaluate module's card)
 PICKSCORE_MODEL = "yuvalkirstain/PickScore_v1"
+PICKSCORE_REVISION = "a4e4367c6dfa7288a00c550414478f865b875800"
 PICKSCORE_PROCESSOR = "laion/CLIP-ViT-H-14-laion2B-s32B-b79K"
-#: HPSv2: the official package's ``hps_version_map`` (files of the Hub repo ``xswu/HPSv2``; revision not pinned, as
-#: above)
+PICKSCORE_PROCESSOR_REVISION = "1c2b8495b28150b8a4922ee1c8edee224c284c0c"
+#: HPSv2: the official package's ``hps_version_map`` (files of the Hub repo ``xswu/HPSv2``), revision as above
 HPSV2_REPO = "xswu/HPSv2"
+HPSV2_REVISION = "697403c78157020a1ae59d23f111aa58ced35b0a"
 HPSV2_CHECKPOINTS = {"v2.0": "HPS_v2_compressed.pt", "v2.1": "HPS_v2.1_compressed.pt"}
 
 
@@ -64,7 +67,10 @@ class PickScore(EmbeddingScorer):
 
         if processor is None and model == PICKSCORE_MODEL:
             processor = PICKSCORE_PROCESSOR
-        embedder = HFEmbedder(model, device=device, precision=precision, processor=processor)
+        embedder = HFEmbedder(model, device=device, precision=precision, processor=processor,
+                              revision=PICKSCORE_REVISION if model == PICKSCORE_MODEL else None,
+                              processor_revision=PICKSCORE_PROCESSOR_REVISION if processor == PICKSCORE_PROCESSOR
+                              else None)
         if embedder.family != "clip":
             raise ValueError(f"pickscore: {model} is a {embedder.family!r} model, not CLIP")
         self.processor_name = processor or model
@@ -144,7 +150,7 @@ def _hpsv2_checkpoint(version: str) -> str:
     from .models.loading import ModelLoadError
 
     try:
-        return hf_hub_download(HPSV2_REPO, HPSV2_CHECKPOINTS[version])
+        return hf_hub_download(HPSV2_REPO, HPSV2_CHECKPOINTS[version], revision=HPSV2_REVISION)
     except Exception as error:
         raise ModelLoadError(f"hpsv2: cannot get {HPSV2_REPO}/{HPSV2_CHECKPOINTS[version]} ({type(error).__name__}); "
                              "pass a local file with --pretrained PATH") from None

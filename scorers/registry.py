@@ -22,8 +22,9 @@ SCORERS: dict[str, str] = {
     "vqa_score": "scorers.qga.vqascore:VQAScorer",
     "viescore": "scorers.judges.viescore:VIEScorer",
     "llmscore": "scorers.judges.llmscore:LLMScorer",
-    # reward / preference models (issue 26); default checkpoints are Hub repos whose revisions are not pinned yet:
-    # no commit hash of them could be read from the offline build machine (see each evaluate module's card)
+    # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from a public pipeline's
+    # pin table (pickscore, hpsv2, imagereward; not confirmed against the Hub from the offline build machine);
+    # unifiedreward's is not pinned (see each evaluate module's card)
     "pickscore": "scorers.preference:PickScore",
     "hpsv2": "scorers.preference:HPSv2Score",
     "imagereward": "scorers.preference:ImageRewardScore",

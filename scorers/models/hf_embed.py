@@ -41,7 +41,8 @@ class HFEmbedder:
     """
 
     def __init__(self, model: str, *, device: str | torch.device | None = None, precision: str = "fp32",
-                 processor: str | None = None):
+                 processor: str | None = None, revision: str | None = None,
+                 processor_revision: str | None = None):
         from transformers import AutoModel, AutoProcessor
 
         from .loading import model_source
@@ -50,13 +51,15 @@ class HFEmbedder:
         self.dtype = dtype_of(precision)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         with model_source(model) as source:
-            self.model = AutoModel.from_pretrained(source).eval().to(self.device, self.dtype)
+            pin = {"revision": revision} if revision and source == model else {}  # a Hub id: its pinned commit
+            self.model = AutoModel.from_pretrained(source, **pin).eval().to(self.device, self.dtype)
             if processor is None:  # the checkpoint's own; PickScore takes another repo's (``processor=``)
                 processor = AutoProcessor.from_pretrained(source)
         if isinstance(processor, str):
             with model_source(processor, option="--option processor=",
                               files=("preprocessor_config.json",)) as source:
-                processor = AutoProcessor.from_pretrained(source)
+                pin = {"revision": processor_revision} if processor_revision and source == processor else {}
+                processor = AutoProcessor.from_pretrained(source, **pin)
         self.family = self.model.config.model_type
         if self.family not in _TEXT_INPUTS:
             raise ValueError(f"{model}: model type {self.family!r} is not a supported dual encoder "

@@ -31,10 +31,12 @@ from ._precision import dtype_of
 __all__ = ["CONFIG_NAME", "DEFAULT_IMAGEREWARD_MODEL", "IMAGEREWARD_MEAN", "IMAGEREWARD_STD", "ImageRewardBackend",
            "ImageRewardModel", "convert_official_state_dict", "official_configs", "save_pretrained"]
 
-#: the official checkpoint repo (files ``ImageReward.pt`` and ``med_config.json``). Revision: not pinned -- no
-#: commit hash of this Hub repo could be read from this machine (no Hub access); see the evaluate module's card
+#: the official checkpoint repo (files ``ImageReward.pt`` and ``med_config.json``; the Hub now also names it
+#: ``zai-org/ImageReward``). Revision: the commit pinned for ``zai-org/ImageReward`` by a public reward pipeline's
+#: checkpoint table (read with code search; not confirmed against the Hub from this machine), used for the default
+#: repo only
 DEFAULT_IMAGEREWARD_MODEL = "THUDM/ImageReward"
-DEFAULT_IMAGEREWARD_REVISION: str | None = None
+DEFAULT_IMAGEREWARD_REVISION = "5736be03b2652728fb87788c9797b0570450ab72"
 #: the official reward standardisation (``ImageReward.__init__``: ``self.mean``, ``self.std``)
 IMAGEREWARD_MEAN = 0.16717362830052426
 IMAGEREWARD_STD = 1.0333394966054072
@@ -225,7 +227,8 @@ class ImageRewardBackend:
                 raise ModelLoadError(f"--model {model}: neither an ImageReward folder ({CONFIG_NAME}) nor an "
                                      "official ImageReward.pt file")
             else:
-                weights, med = _hub_files(str(model), revision or DEFAULT_IMAGEREWARD_REVISION)
+                pinned = DEFAULT_IMAGEREWARD_REVISION if str(model) == DEFAULT_IMAGEREWARD_MODEL else None
+                weights, med = _hub_files(str(model), revision or pinned)
                 med = med_config or med
             med_dict = json.loads(Path(med).read_text()) if med and os.path.isfile(med) else None
             state = torch.load(weights, map_location="cpu", weights_only=True)
