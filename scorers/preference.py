@@ -8,6 +8,8 @@ Rules (plain NumPy, tested without models):
   text_features.T`` of the model's normalised outputs, no temperature). Leaderboards print it x 100.
 * :func:`standardise` -- ``(raw - mean) / std``: ImageReward's output (official mean 0.16717362830052426, std
   1.0333394966054072).
+* HPSv3 -- the head's first output ``mu`` (its second, ``sigma``, is the predicted uncertainty: kept in the records),
+  as the official ``inference.py`` ("we select miu as the final output").
 
 The scorer classes follow the runner's protocol (``scorers.runner``); model loading and forwards live in
 ``scorers.models`` (``hf_embed`` for PickScore, ``open_clip_embed`` for HPSv2, ``imagereward``). Every scorer gives one
@@ -22,7 +24,8 @@ import numpy as np
 from .checks import check_pairs
 from .embedding import EmbeddingScorer, _open_image, paired_cosine
 
-__all__ = ["HPSV2_CHECKPOINTS", "HPSv2Score", "ImageRewardScore", "PickScore", "scaled_cosine", "standardise"]
+__all__ = ["HPSV2_CHECKPOINTS", "HPSv2Score", "HPSv3Score", "ImageRewardScore", "PickScore", "scaled_cosine",
+           "standardise"]
 
 #: PickScore: the model and, as the official README does, the processor of the CLIP-H it was fine-tuned from.
 #: Revisions: the commits pinned by a public reward pipeline's checkpoint table (read with code search; this machine
@@ -196,3 +199,43 @@ class ImageRewardScore:
             return np.zeros(0)
         raw = self.backend.raw_rewards(self.pixels(images), list(prompts)).cpu().numpy()
         return standardise(raw, self.backend.mean, self.backend.std)
+
+
+class HPSv3Score:
+    """HPSv3: ``mu`` of the reward head on Qwen2-VL-7B at the ``<|Reward|>`` token; ``sigma`` in the records.
+
+    ``model``: ``MizzenAI/HPSv3`` (default), a local ``HPSv3.safetensors`` (with ``base``, default
+    ``Qwen/Qwen2-VL-7B-Instruct``) or a folder (see ``scorers.models.hpsv3.HPSv3Backend``). Images: the official
+    resize (``smart_resize`` to 256 * 28 * 28 pixels, PIL bicubic) in the workers as uint8; the Qwen2-VL processor
+    normalises and patchifies them.
+    """
+
+    name = "hpsv3"
+
+    def __init__(self, model: str | None = None, *, base: str | None = None, device: str | None = None,
+                 precision: str | None = None, pixels: int | None = None):
+        from .models.hpsv3 import DEFAULT_HPSV3_MODEL, HPSv3Backend
+
+        self.backend = HPSv3Backend(model or DEFAULT_HPSV3_MODEL, base=base, device=device, precision=precision,
+                                    pixels=pixels)
+        self.image_transform = self.backend.image_transform
+        self.config = {"name": self.name, "model": self.backend.model_name, "pixels": self.backend.pixels,
+                       "dtype": str(self.backend.dtype), "rule": "mu"}
+
+    def _items(self, images: Sequence[Any]) -> list:
+        import torch
+
+        if isinstance(images, torch.Tensor):
+            return list(images)
+        return [im if isinstance(im, torch.Tensor) else self.image_transform(_open_image(im)) for im in images]
+
+    def score_with_records(self, images: Sequence[Any], prompts: Sequence[str]) -> tuple[np.ndarray, list[dict]]:
+        """``mu`` per (image, prompt) pair, and ``{"hpsv3_sigma": sigma}`` per pair."""
+        check_pairs(images, prompts, nonempty=True)
+        if len(images) == 0:
+            return np.zeros(0), []
+        out = self.backend.rewards(self._items(images), list(prompts)).cpu().numpy().astype(np.float64)
+        return out[:, 0], [{"hpsv3_sigma": float(sigma)} for sigma in out[:, 1]]
+
+    def score(self, images: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
+        return self.score_with_records(images, prompts)[0]

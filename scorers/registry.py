@@ -28,6 +28,7 @@ SCORERS: dict[str, str] = {
     "pickscore": "scorers.preference:PickScore",
     "hpsv2": "scorers.preference:HPSv2Score",
     "imagereward": "scorers.preference:ImageRewardScore",
+    "hpsv3": "scorers.preference:HPSv3Score",
     "unifiedreward": "scorers.judges.unifiedreward:UnifiedRewardScorer",
 }
 

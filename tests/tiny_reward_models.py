@@ -110,3 +110,80 @@ def tiny_reward_models(root: str | Path) -> dict[str, str]:
     root = Path(root)
     return {"pickscore": build_hf_clip(root / "pick"), "hpsv2": build_open_clip(root / "hps"),
             "imagereward": build_imagereward(root / "ir")}
+
+
+#: Qwen2-VL's chat layout (system turn, then the user turn with the image placeholder), as a minimal Jinja template
+QWEN2VL_CHAT_TEMPLATE = (
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% else %}{{ part['text'] }}{% endif %}{% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+#: tiny HPSv3 image size: 16 merged tokens (4 x 4 merges of 2 x 2 patches of 14 px = 112 px square)
+TINY_HPSV3_PIXELS = 16 * 28 * 28
+
+
+def official_hpsv3_state_dict(model, head_hidden: int = 1024, seed: int = 0) -> dict:
+    """An official-layout (transformers 4.45 key names) HPSv3 state dict from a transformers 5 Qwen2-VL ``model``,
+    its weights re-drawn at random, plus a random ranknet head ``rm_head.{0,3,5}``."""
+    g = torch.Generator().manual_seed(seed)
+    sd = {}
+    for key, value in model.state_dict().items():
+        if key.startswith("model.language_model."):
+            name = "model." + key[len("model.language_model."):]
+        elif key.startswith("model.visual."):
+            name = key[len("model."):]
+        else:
+            name = key
+        if "norm" in key and key.endswith("weight"):
+            sd[name] = 1 + 0.1 * torch.randn(value.shape, generator=g)
+        else:
+            sd[name] = 0.2 * torch.randn(value.shape, generator=g)
+    hidden = model.config.text_config.hidden_size
+    for index, (a, b) in zip((0, 3, 5), ((hidden, head_hidden), (head_hidden, 16), (16, 2))):
+        sd[f"rm_head.{index}.weight"] = torch.randn(b, a, generator=g) * a ** -0.5
+        sd[f"rm_head.{index}.bias"] = 0.1 * torch.randn(b, generator=g)
+    return sd
+
+
+def build_hpsv3(root: str | Path, *, seed: int = 0) -> str:
+    """A tiny HPSv3 folder: Qwen2-VL config + processor (with ``<|Reward|>``) + official-layout ``HPSv3.safetensors``
+    + ``hpsv3_config.json`` (16 image tokens instead of the official 256)."""
+    from safetensors.torch import save_file
+    from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor, Qwen2VLProcessor,
+                              Qwen2VLVideoProcessor)
+
+    from scorers.models.hpsv3 import INSTRUCTION, PROMPT_WITH_SPECIAL_TOKEN
+    from tests.tiny_vqa_models import _bpe_tokenizer
+
+    torch.manual_seed(seed)
+    specials = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>",
+                "<|Reward|>")
+    tokenizer = _bpe_tokenizer(extra_special=specials, corpus=(INSTRUCTION, PROMPT_WITH_SPECIAL_TOKEN), vocab_size=400)
+    tokenizer.padding_side = "right"
+    image_processor = Qwen2VLImageProcessor(min_pixels=28 * 28, max_pixels=28 * 28 * 64)
+    processor = Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                 video_processor=Qwen2VLVideoProcessor(),
+                                 chat_template=QWEN2VL_CHAT_TEMPLATE)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in specials}
+    config = Qwen2VLConfig(
+        text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
+                         rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+                         pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
+                         eos_token_id=tokenizer.eos_token_id),
+        vision_config=dict(depth=2, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2, patch_size=14,
+                           spatial_merge_size=2, temporal_patch_size=2, in_chans=3),
+        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
+    )
+    model = Qwen2VLForConditionalGeneration(config).eval()
+    out = Path(root) / "hpsv3"
+    out.mkdir(parents=True, exist_ok=True)
+    config.save_pretrained(out)
+    processor.save_pretrained(out)
+    sd = official_hpsv3_state_dict(model, head_hidden=64, seed=seed)
+    save_file({k: v.contiguous() for k, v in sd.items()}, str(out / "HPSv3.safetensors"))
+    (out / "hpsv3_config.json").write_text(json.dumps({"pixels": TINY_HPSV3_PIXELS}))
+    return str(out)
