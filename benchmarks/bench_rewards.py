@@ -13,7 +13,8 @@ largest score difference between the two paths.
 FLOPs (``torch.utils.flop_counter.FlopCounterMode``; 2 per multiply-add; matmuls, convolutions and attention) per
 (image, prompt) pair with the prompt at the TS2 mean length padded as each official pipeline pads it, for: CLIP
 ViT-B/16 (``openai/clip-vit-base-patch16``, to set beside the TS2 paper's Table 2 column), PickScore's CLIP-H/14,
-HPSv2's open_clip ViT-H-14, ImageReward (BLIP ViT-L/16 at 224 px + BERT-base with cross-attention, 35 tokens).
+HPSv2's open_clip ViT-H-14, ImageReward (BLIP ViT-L/16 at 224 px + BERT-base with cross-attention, 35 tokens), HPSv3
+(Qwen2-VL-7B at 448 x 448 px: see :func:`hpsv3_flops` for how its vision tower is counted and its text length).
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def speed(args) -> None:
 
     torch.set_num_threads(args.threads)
     root = tempfile.mkdtemp(prefix="bench-rewards-")
-    models = tiny_reward_models(root)
+    models = tiny_reward_models(root, hpsv3="hpsv3" in args.scorers)
     pictures = images(args.images)
     prompts = [PROMPTS[i % len(PROMPTS)] for i in range(args.images)]
     print(f"speed: {args.images} images (64x48), {len(PROMPTS)} prompts, batch {args.batch_size}, "
@@ -147,9 +148,49 @@ def flops() -> None:
     text_f += count_flops(lambda: reward.mlp(features))
     rows.append(("ImageReward (BLIP ViT-L + BERT)", image, text_f))
 
+    rows.append(hpsv3_flops())
+
     print("FLOPs per (image, prompt) pair, real architectures on the meta device (image tower + text side):")
     for name, image, text_f in rows:
         print(f"  {name:34s} image {_human(image):>7s}   text {_human(text_f):>7s}   total {_human(image + text_f):>7s}")
+
+
+#: HPSv3's language-model sequence: 256 image tokens (448 x 448 px) + the instruction, prompt and chat template.
+#: The text length is an estimate (the instruction has 378 words, about 1.3 Qwen2 tokens per word, plus the chat
+#: template and a TS2 prompt): the Qwen2 tokenizer is a Hub download this machine cannot make
+HPSV3_TEXT_TOKENS = 520
+
+
+def hpsv3_flops():
+    """Qwen2-VL-7B + head: the vision tower counted on the CPU at depth 1 and 2 (full width, 1024 patches of a
+    448 x 448 image) and extrapolated to its 32 identical blocks (its rotary and sequence bookkeeping read grid values,
+    which the meta device does not have); the language model on the meta device."""
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VisionTransformerPretrainedModel
+
+    vision = dict(embed_dim=1280, hidden_size=3584, num_heads=16, mlp_ratio=4, patch_size=14, spatial_merge_size=2,
+                  temporal_patch_size=2, in_chans=3)
+
+    def tower(depth):
+        config = Qwen2VLConfig(vision_config=dict(vision, depth=depth)).vision_config
+        model = Qwen2VisionTransformerPretrainedModel._from_config(config).eval()
+        return count_flops(lambda: model(torch.zeros(1024, 3 * 2 * 14 * 14), grid_thw=torch.tensor([[1, 32, 32]])))
+
+    one, two = tower(1), tower(2)
+    image = one + 31 * (two - one)
+    config = Qwen2VLConfig(
+        text_config=dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                         num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
+                         rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}),
+        vision_config=dict(vision, depth=1))
+    with torch.device("meta"):
+        model = Qwen2VLForConditionalGeneration(config).eval()
+        head = torch.nn.Sequential(torch.nn.Linear(3584, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 16),
+                                   torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    embeds = torch.empty(1, 256 + HPSV3_TEXT_TOKENS, 3584, device="meta")
+    text = count_flops(lambda: model.model.language_model(inputs_embeds=embeds))
+    text += count_flops(lambda: head(torch.empty(1, 3584, device="meta")))
+    return (f"HPSv3 (Qwen2-VL-7B, {256 + HPSV3_TEXT_TOKENS} LM tokens)", image, text)
 
 
 def main(argv=None) -> int:
@@ -158,7 +199,7 @@ def main(argv=None) -> int:
     parser.add_argument("--images", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--scorers", default="pickscore,hpsv2,imagereward")
+    parser.add_argument("--scorers", default="pickscore,hpsv2,imagereward,hpsv3")
     args = parser.parse_args(argv)
     if args.only != "flops":
         speed(args)

@@ -24,7 +24,7 @@ SCORERS: dict[str, str] = {
     "llmscore": "scorers.judges.llmscore:LLMScorer",
     # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from a public pipeline's
     # pin table (pickscore, hpsv2, imagereward; not confirmed against the Hub from the offline build machine);
-    # unifiedreward's is not pinned (see each evaluate module's card)
+    # hpsv3's and unifiedreward's are not pinned (see each evaluate module's card)
     "pickscore": "scorers.preference:PickScore",
     "hpsv2": "scorers.preference:HPSv2Score",
     "imagereward": "scorers.preference:ImageRewardScore",

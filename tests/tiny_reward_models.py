@@ -105,11 +105,15 @@ def build_imagereward(root: str | Path, *, seed: int = 0) -> str:
     return str(save_pretrained(model, tokenizer, Path(root) / "imagereward"))
 
 
-def tiny_reward_models(root: str | Path) -> dict[str, str]:
-    """``{"pickscore", "hpsv2", "imagereward"}`` -> the ``--model`` value of each tiny model under ``root``."""
+def tiny_reward_models(root: str | Path, hpsv3: bool = False) -> dict[str, str]:
+    """``{"pickscore", "hpsv2", "imagereward"[, "hpsv3"]}`` -> the ``--model`` value of each tiny model under
+    ``root``."""
     root = Path(root)
-    return {"pickscore": build_hf_clip(root / "pick"), "hpsv2": build_open_clip(root / "hps"),
-            "imagereward": build_imagereward(root / "ir")}
+    out = {"pickscore": build_hf_clip(root / "pick"), "hpsv2": build_open_clip(root / "hps"),
+           "imagereward": build_imagereward(root / "ir")}
+    if hpsv3:
+        out["hpsv3"] = build_hpsv3(root / "hpsv3")
+    return out
 
 
 #: Qwen2-VL's chat layout (system turn, then the user turn with the image placeholder), as a minimal Jinja template
