@@ -3,7 +3,8 @@
 Rules (plain NumPy, tested without models):
 
 * :func:`scaled_cosine` -- ``scale * cos(image, text)``: PickScore's raw score, with ``scale = logit_scale.exp()`` of
-  the checkpoint (Kirstain et al., 2023; the official README's ``model.logit_scale.exp() * (text_embs @ image_embs.T)``).
+  the checkpoint (Kirstain et al., 2023; the official README's
+  ``model.logit_scale.exp() * (text_embs @ image_embs.T)``).
 * HPSv2 -- the plain cosine of the L2-normalised embeddings (official ``hpsv2.score``: ``image_features @
   text_features.T`` of the model's normalised outputs, no temperature). Leaderboards print it x 100.
 * :func:`standardise` -- ``(raw - mean) / std``: ImageReward's output (official mean 0.16717362830052426, std
@@ -41,7 +42,8 @@ HPSV2_CHECKPOINTS = {"v2.0": "HPS_v2_compressed.pt", "v2.1": "HPS_v2.1_compresse
 
 
 def scaled_cosine(image_embeds: np.ndarray, text_embeds: np.ndarray, scale: float) -> np.ndarray:
-    """``scale * cos`` per row of two ``(n, d)`` arrays (PickScore: ``scale`` = the checkpoint's ``exp(logit_scale)``)."""
+    """``scale * cos`` per row of two ``(n, d)`` arrays (PickScore: ``scale`` = the checkpoint's
+    ``exp(logit_scale)``)."""
     return float(scale) * paired_cosine(image_embeds, text_embeds)
 
 

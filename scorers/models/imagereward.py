@@ -1,4 +1,5 @@
-"""ImageReward (Xu et al., 2023) on transformers' BLIP parts: loading, the official checkpoint's converter, batched forward.
+"""ImageReward (Xu et al., 2023) on transformers' BLIP parts: loading, the official checkpoint's converter, batched
+forward.
 
 The official model (``THUDM/ImageReward``, package ``image-reward``, ``ImageReward/ImageReward.py``) is BLIP's ViT-L
 image encoder, BLIP's BERT text encoder ("med", cross-attention to the image tokens in every layer) and an MLP on the
@@ -169,7 +170,8 @@ def convert_official_state_dict(state_dict: dict[str, torch.Tensor]) -> dict[str
 
 def save_pretrained(model: ImageRewardModel, tokenizer, out: str | Path, *, mean: float = IMAGEREWARD_MEAN,
                     std: float = IMAGEREWARD_STD) -> Path:
-    """Write a folder :class:`ImageRewardBackend` loads: ``imagereward_config.json``, ``model.safetensors``, tokenizer."""
+    """Write a folder :class:`ImageRewardBackend` loads: ``imagereward_config.json``, ``model.safetensors`` and the
+    tokenizer."""
     from safetensors.torch import save_file
 
     out = Path(out)
