@@ -20,7 +20,7 @@ __all__ = ["CONCISE_SYSTEM_PROMPT", "SHARED_PREFIX_MODEL_TYPES", "ChatVLM"]
 
 #: ``config.model_type`` of the architectures whose image prefix is shared across questions (tested on tiny models:
 #: image features enter only at the image placeholder tokens, and the LLM takes 1-D positions from the attention mask)
-SHARED_PREFIX_MODEL_TYPES = frozenset({"llava"})
+SHARED_PREFIX_MODEL_TYPES = frozenset({"llava", "qwen2_vl", "qwen2_5_vl"})
 
 CONCISE_SYSTEM_PROMPT = ("You answer questions about an image. Reply with a short answer only: yes or no for yes/no "
                          "questions, otherwise a single word or short phrase.")
