@@ -4,12 +4,12 @@ prompt would get (``rope_deltas``). Reference: the plain path (``prefix_cache=Fa
 Tiny fp32 random Qwen2-VL / Qwen2.5-VL on CPU; mixed question lengths; batch 1, 4 and 32."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 from PIL import Image
+
+from tests.tiny_qwen_models import make_qwen_chat
 
 RTOL = 1e-5  # as tests/test_prefix_cache.py: fp32 reduction order only
 IMAGES = [Image.new("RGB", (56, 84), (250, 10, 10)), Image.fromarray(
@@ -17,40 +17,6 @@ IMAGES = [Image.new("RGB", (56, 84), (250, 10, 10)), Image.fromarray(
 QUESTIONS = ["is there a cat?", "what color is the table?", "how many dogs are on the table in the image?",
              "is it red?", "does this figure show a person or a tree in the blue image?"]
 FAMILIES = ["qwen2_vl", "qwen2_5_vl"]
-
-
-def make_qwen_chat(root: Path, family: str, seed: int = 0) -> Path:
-    """A tiny Qwen2-VL (or Qwen2.5-VL) chat checkpoint: loads through AutoModelForImageTextToText/AutoProcessor."""
-    import transformers
-
-    from tests.tiny_reward_models import QWEN2VL_CHAT_TEMPLATE
-    from tests.tiny_vqa_models import _bpe_tokenizer
-
-    torch.manual_seed(seed)
-    specials = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
-    tokenizer = _bpe_tokenizer(extra_special=specials)
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in specials}
-    prefix = "Qwen2VL" if family == "qwen2_vl" else "Qwen2_5_VL"
-    image_processor = transformers.Qwen2VLImageProcessor(min_pixels=28 * 28, max_pixels=28 * 28 * 16)
-    processor = getattr(transformers, f"{prefix}Processor")(
-        image_processor=image_processor, tokenizer=tokenizer, video_processor=transformers.Qwen2VLVideoProcessor(),
-        chat_template=QWEN2VL_CHAT_TEMPLATE)
-    vision = dict(depth=2, hidden_size=32, num_heads=2, patch_size=14, spatial_merge_size=2, temporal_patch_size=2,
-                  in_chans=3)
-    vision.update(dict(embed_dim=32, mlp_ratio=2) if family == "qwen2_vl" else
-                  dict(intermediate_size=64, out_hidden_size=32, window_size=56, fullatt_block_indexes=[1]))
-    config = getattr(transformers, f"{prefix}Config")(
-        text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
-                         rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}, initializer_range=0.2,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=None),
-        vision_config=vision, image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
-    model = getattr(transformers, f"{prefix}ForConditionalGeneration")(config).eval()
-    out = Path(root) / family
-    model.save_pretrained(out)
-    processor.save_pretrained(out)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +76,22 @@ def test_without_the_position_fix_the_answers_differ(checkpoints, plain_referenc
     expected = [plain_reference["qwen2_vl"][(IMAGES.index(im), q)] for im, q in zip(images, questions)]
     probabilities = backend.yes_probability(images, questions)
     assert not np.allclose(probabilities, [p for _, p in expected], rtol=RTOL, atol=0)
+
+
+def test_the_benchmark_command_runs_and_answers_identically(capsys):
+    """``benchmarks/bench_vqa.py --compare prefix-cache --family qwen2_vl`` with 1 image and 1 repeat (the full run
+    is minutes of CPU)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("bench_vqa", root / "benchmarks" / "bench_vqa.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    argv = ["--compare", "prefix-cache", "--family", "qwen2_vl", "--images", "1", "--repeats", "1",
+            "--max-new-tokens", "2"]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "144 image tokens" in out
+    assert re.search(r"speed-up \d+\.\dx; answers identical: True", out)

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from tests.tiny_embed_models import build_hf_clip, build_open_clip
+from tests.tiny_qwen_models import QWEN2VL_CHAT_TEMPLATE
 
 IMAGE_SIZE = 32
 #: official-layout ViT / med-BERT shapes of the tiny ImageReward
@@ -116,14 +117,6 @@ def tiny_reward_models(root: str | Path, hpsv3: bool = False) -> dict[str, str]:
     return out
 
 
-#: Qwen2-VL's chat layout (system turn, then the user turn with the image placeholder), as a minimal Jinja template
-QWEN2VL_CHAT_TEMPLATE = (
-    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
-    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
-    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
-    "{% else %}{{ part['text'] }}{% endif %}{% endfor %}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 #: tiny HPSv3 image size: 16 merged tokens (4 x 4 merges of 2 x 2 patches of 14 px = 112 px square)
 TINY_HPSV3_PIXELS = 16 * 28 * 28
 

@@ -5,9 +5,9 @@ rendered with the checkpoint's chat template; a batch is left-padded, so greedy 
 
 Prefix cache (``prefix_cache=True``, the default): for the architectures in :data:`SHARED_PREFIX_MODEL_TYPES`, the
 system text + image tokens are prefilled once per image and every question on it continues from that KV cache
-(``vqa_base.SharedPrefix``). Other architectures run each whole prompt (the plain path): their prefill is not a
-plain 1-D-position continuation we have verified (e.g. Qwen2-VL's 3-D rotary positions and ``rope_deltas`` are
-computed inside the model's own prefill from the image grid).
+(``vqa_base.SharedPrefix``). For Qwen2-VL / Qwen2.5-VL the prefix is prefilled with its 3-D multimodal rotary
+positions (``get_rope_index``) and each question continues at its whole prompt's positions (``rope_deltas``). Other
+architectures run each whole prompt (the plain path): their prefill is not a continuation we have verified.
 """
 from __future__ import annotations
 
