@@ -183,9 +183,9 @@ class PromptedVQA:
     (processor inputs of one batch).
 
     **Prefix cache** (default on): items are grouped by image (identity) into windows of at most ``batch_size``
-    images. Families whose prompt is ``[text + image tokens][question text]`` (LLaVA, LLaVA-architecture chat VLMs)
-    run the vision tower, projector and LLM prefill of that prefix once per image and continue every question from
-    a copy of its KV cache (:class:`SharedPrefix`); others may override :meth:`_answer_window` /
+    images. Families whose prompt is ``[text + image tokens][question text]`` (LLaVA, LLaVA-architecture chat VLMs,
+    Qwen2-VL / Qwen2.5-VL with their 3-D rotary positions) run the vision tower, projector and LLM prefill of that
+    prefix once per image and continue every question from a copy of its KV cache (:class:`SharedPrefix`); others may override :meth:`_answer_window` /
     :meth:`_probability_window` (InstructBLIP: vision tower once per image). ``prefix_cache=False`` is the plain
     path: every question runs its whole prompt. Both give the same greedy answers (tests/test_prefix_cache.py).
     """
