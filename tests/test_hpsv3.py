@@ -183,3 +183,17 @@ def test_ts2_score_writes_one_finite_score_per_image(folder, tmp_path, monkeypat
     frame = pd.read_csv(out)
     assert len(frame) == len(pd.read_csv(Path(data_dir) / "metadata.csv"))
     assert np.isfinite(frame["hpsv3"]).all() and np.isfinite(frame["hpsv3_sigma"]).all()
+
+
+def test_evaluate_module_equals_the_library(folder, tmp_path, monkeypatch):
+    import evaluate
+
+    from scorers.preference import HPSv3Score
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    root = Path(__file__).resolve().parents[1]
+    module = evaluate.load(str(root / "evaluate_modules" / "hpsv3"), config_name=folder, device="cpu")
+    out = module.compute(images=images(), prompts=PROMPTS)
+    scores, records = HPSv3Score(folder, device="cpu").score_with_records(images(), PROMPTS)
+    np.testing.assert_allclose(out["scores"], scores, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["hpsv3_sigma"], [r["hpsv3_sigma"] for r in records], rtol=1e-5, atol=1e-6)

@@ -105,3 +105,23 @@ def test_ts2_score_against_the_loopback_server(data_dir, tmp_path):
     level = metadata["rank"].map(lambda node: (int(node[0]) * 60 + ord(node[-1])) % 256 // 60)  # make_data_dir's rule
     np.testing.assert_array_equal(frame["unifiedreward"], 5 - level)
     assert (frame["unifiedreward_style"] == 4).all()
+
+
+def test_evaluate_module_against_the_loopback_server(tmp_path, monkeypatch):
+    import evaluate
+    from pathlib import Path
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+
+    def respond(body):
+        text = body["messages"][-1]["content"]
+        caption = next(part["text"] for part in text if part.get("type") == "text")
+        return chat_reply(f"Alignment Score (1-5): {2 if 'dog' in caption else 5}\nCoherence Score (1-5): 3")
+
+    root = Path(__file__).resolve().parents[1]
+    pictures = [Image.new("RGB", (16, 16), (0, 0, 0))] * 2
+    with ChatServer(respond, model="UnifiedReward") as server:
+        module = evaluate.load(str(root / "evaluate_modules" / "unifiedreward"), config_name="openai:UnifiedReward",
+                               api_base=server.url)
+        out = module.compute(images=pictures, prompts=["a cat", "a dog"])
+    assert out["scores"] == [5, 2]
