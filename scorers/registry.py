@@ -63,6 +63,16 @@ SCORER_INFO: dict[str, ScorerInfo] = {info.name: info for info in (
                "viescore: semantic-consistency rating / 10 from a VLM judge (NaN when unreadable)"),
     ScorerInfo("llmscore", "llava-hf/llava-1.5-7b-hf captions + meta-llama/Llama-3.1-8B-Instruct judge", "models",
                "llmscore_ec: error count (lower is better); llmscore_overall: 1-100 rating (higher is better)"),
+    ScorerInfo("pickscore", "yuvalkirstain/PickScore_v1 (processor of laion/CLIP-ViT-H-14-laion2B-s32B-b79K)", "models",
+               "pickscore: logit_scale.exp() * cos (the official raw scale)"),
+    ScorerInfo("hpsv2", "ViT-H-14 with xswu/HPSv2 HPS_v2.1_compressed.pt (--option version=v2.0)", "models",
+               "hpsv2: cosine of the HPSv2 image/text embeddings"),
+    ScorerInfo("imagereward", "THUDM/ImageReward (ImageReward.pt)", "models",
+               "imagereward: (head output - mean) / std of the official ImageReward"),
+    ScorerInfo("hpsv3", "MizzenAI/HPSv3 on Qwen/Qwen2-VL-7B-Instruct", "models",
+               "hpsv3: predicted mean mu; hpsv3_sigma: its uncertainty"),
+    ScorerInfo("unifiedreward", "CodeGoat24/UnifiedReward-2.0-qwen3vl-8b (or --model openai:MODEL)", "models",
+               "unifiedreward: Alignment rating 1-5 of the pointwise judge (NaN when unreadable)"),
 )}
 
 

@@ -17,7 +17,7 @@ def test_list_scorers_covers_the_registry_in_order():
     assert [i.name for i in infos] == list(SCORERS)
     assert all(i.default_model and i.extra == "models" and i.outputs.startswith(i.name.split("_score")[0])
                for i in infos if i.name != "llmscore")
-    assert list_scorers()[-1].outputs.startswith("llmscore_ec")
+    assert {i.name: i for i in infos}["llmscore"].outputs.startswith("llmscore_ec")
 
 
 def test_default_models_are_the_factories_own():
@@ -35,6 +35,17 @@ def test_default_models_are_the_factories_own():
     assert info["vqa_score"].startswith(DEFAULT_VQA_MODEL)
     assert info["viescore"].startswith(DEFAULT_VIESCORE_MODEL)
     assert info["llmscore"].startswith(DEFAULT_CAPTIONER) and DEFAULT_LLM in info["llmscore"]
+    from scorers.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL
+    from scorers.models.hpsv3 import DEFAULT_HPSV3_MODEL
+    from scorers.models.imagereward import DEFAULT_IMAGEREWARD_MODEL
+    from scorers.preference import HPSV2_CHECKPOINTS, PICKSCORE_MODEL
+
+    assert info["pickscore"].startswith(PICKSCORE_MODEL)
+    assert info["hpsv2"].startswith(inspect.signature(get_factory("hpsv2")).parameters["model"].default)
+    assert HPSV2_CHECKPOINTS["v2.1"] in info["hpsv2"]
+    assert info["imagereward"].startswith(DEFAULT_IMAGEREWARD_MODEL)
+    assert info["hpsv3"].startswith(DEFAULT_HPSV3_MODEL)
+    assert info["unifiedreward"].startswith(DEFAULT_UNIFIEDREWARD_MODEL)
 
 
 def test_score_list_prints_every_scorer_without_scorer_or_out(capsys):
