@@ -29,7 +29,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .graph import PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, walks
+from .graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
+                    walks)
 
 __all__ = [
     "META_METRICS",
@@ -116,6 +117,7 @@ class TS2Result:
         out = {name: self[name].to_dict() for name in META_METRICS}
         out["segs"] = self.segs
         out["n_segs"] = int(self.rank.seg_ids.size)
+        out["unit"] = "fraction"
         out["variant"] = self.variant
         out["higher_is_better"] = self.higher_is_better
         out["score_std"] = _json_float(self.score_std)
@@ -178,6 +180,9 @@ def as_scores(
 class TS2Evaluator:
     """Reusable evaluator for a fixed set of images (``seg_ids``, ``nodes``): build once, score many metrics.
 
+    ``seg_subset``: ``"default"`` (the SEGs of :data:`scorers.graph.DEFAULT_SEG_IDS`, 0-163, present in the input: the
+    paper's Table 2 set and the CLI's default), ``"all"``/None (every SEG given), a range string or SEG ids.
+
     The SEG structure, walks and node pairs are precomputed, so evaluating the 19 released metrics costs one
     vectorised pass per SEG and metric.
     """
@@ -188,10 +193,12 @@ class TS2Evaluator:
         nodes: Sequence[object],
         *,
         partitions: PartitionSpec = None,
-        seg_subset: Iterable[int] | None = None,
+        seg_subset: Iterable[int] | str | None = "default",
     ):
         self.n_images = len(seg_ids)
         segs = build_segs(seg_ids, nodes, partitions=partitions)
+        if seg_subset is None or isinstance(seg_subset, str):  # "default" (0-163 present), "all"/None, "0-10,20"
+            seg_subset = resolve_seg_subset(seg_subset, [s.seg_id for s in segs])
         if seg_subset is not None:
             wanted = {int(s) for s in seg_subset}
             known = {s.seg_id for s in segs}
@@ -304,7 +311,7 @@ def ts2_meta(
     higher_is_better: bool = True,
     variant: str = "paper",
     partitions: PartitionSpec = None,
-    seg_subset: Iterable[int] | None = None,
+    seg_subset: Iterable[int] | str | None = "default",
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
@@ -318,7 +325,8 @@ def ts2_meta(
     higher_is_better : False for error-count style metrics (LLMScore); scores are negated first.
     variant : ``"paper"`` (adjacent-level delta over the score std) or ``"official"`` (all-pairs raw delta).
     partitions : mapping or callable SEG id -> partition name; default TS2's synth (<111) / nat (111-135) / real.
-    seg_subset : SEG ids to evaluate (the paper's Table 2 used 0-163); the delta std is taken over these SEGs' images.
+    seg_subset : SEGs to evaluate: ``"default"`` (0-163 present in the input, the paper's Table 2 set, as the CLI),
+        ``"all"``/None (every SEG given), a range string or SEG ids; the delta std is taken over these SEGs' images.
     n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs for every summary value (0 = none).
 
     Returns

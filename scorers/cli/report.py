@@ -5,7 +5,8 @@ import argparse
 from pathlib import Path
 
 from ..tables import read_metadata, read_paper_table, read_score_table
-from .meta import SEGS_HELP
+from ._options import add_n_bootstrap_argument, add_orientation_arguments
+from .meta import DATA_DIR_HELP, SEGS_HELP, release_or_given
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,19 +18,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "per-SEG histograms, metric-by-metric correlation heatmap and one SEG's error graph.",
     )
     parser.add_argument("scores", nargs="+", help="per-image scores CSV(s); columns of several files are combined")
-    parser.add_argument("--metadata", required=True, help="TS2 metadata.csv (id, target_prompt, file_name, rank...)")
+    parser.add_argument("--metadata", help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
+                                           "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
+    parser.add_argument("--data-dir", help=DATA_DIR_HELP)
     parser.add_argument("--paper", help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
     parser.add_argument("--out", required=True, help="output directory (created if missing)")
     parser.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
     parser.add_argument("--segs", default="default", help=SEGS_HELP)
     parser.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
-    parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN",
-                        help="a column not in --paper whose lower scores are better (repeatable)")
+    add_orientation_arguments(parser)
     parser.add_argument("--flops", action="append", default=[], metavar="COLUMN=VALUE",
                         help="FLOPs per image of a column for the cost figure, e.g. mymetric=1.2T (repeatable)")
     parser.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
-    parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples over SEGs (0: no CIs)")
+    add_n_bootstrap_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--seg", type=int, help="SEG id drawn in the error-graph figure (default: a mid-sized SEG)")
     parser.add_argument("--graph-column", action="append", metavar="COLUMN",
@@ -55,7 +57,10 @@ def run_report(args: argparse.Namespace) -> int:
         raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
-    metadata = read_metadata(args.metadata)
+    missing = [p for p in args.scores if not Path(p).is_file()]
+    if missing:
+        raise ValueError(f"scores {missing[0]}: no such file")
+    metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
     tables = [(path, read_score_table(path)) for path in args.scores]
     report = write_report(
         tables,
@@ -66,6 +71,7 @@ def run_report(args: argparse.Namespace) -> int:
         seg_subset=args.segs,
         clean_quotes=args.clean_quotes,
         lower_is_better=args.lower_is_better,
+        higher_is_better=args.higher_is_better,
         variant=args.variant,
         n_bootstrap=args.n_bootstrap,
         seed=args.seed,
