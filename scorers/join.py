@@ -102,11 +102,13 @@ def join_scores(
     on: Sequence[str] | None = None,
     required_segs: Iterable[int] | None = None,
     source: str | None = None,
+    lacking_keys_by_position: bool = False,
 ) -> Joined:
     """Rows of ``scores`` matched to the rows of ``metadata`` (a :func:`scorers.tables.read_metadata` frame).
 
     Keys are found by :func:`table_keys` (``on`` names them explicitly, e.g. ``["seg_id", "file_name"]``; a table that
-    lacks one of them is paired by row position). Joined tables: a duplicated key, a SEG id or key absent from the
+    lacks one of them is an error, or with ``lacking_keys_by_position`` is paired by row position, as ``ts2 report``
+    mixes keyed files with the release's row-aligned one). Joined tables: a duplicated key, a SEG id or key absent from the
     metadata, or a metadata row of ``required_segs`` (default: every SEG) without a score row is a ``ValueError``
     naming the first few; rows of other SEGs may be absent (``ts2 meta --segs`` on a file covering only those SEGs).
     Row-position tables must have the metadata's row count, and a SEG id column, if any, must match row by row.
@@ -124,6 +126,12 @@ def join_scores(
         lacking = [k for k, found in zip(on, keys) if found is None]
         keys = None if lacking else tuple(keys)
         reason = None
+        if lacking and not lacking_keys_by_position:
+            from .tables import preview_names
+
+            raise ValueError(f"{where}join column {lacking[0]!r} is missing from scores (columns: "
+                             f"{preview_names(scores.columns)}); expected a header with {', '.join(on)} (the join "
+                             "keys; release names id/rank also work) and numeric score columns")
         if lacking:
             return _by_position(scores, metadata, None, where, line,
                                 prefix=f"no {', '.join(map(repr, lacking))} column; its rows are taken in metadata "

@@ -75,6 +75,7 @@ def reproduce_table(
     on: list[str] | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
     lower_is_better: Iterable[str] = (),
+    lacking_keys_by_position: bool = False,
 ) -> Reproduction:
     """rank/sep/delta (in %) of every metric column, next to the paper's value where the paper has one.
 
@@ -100,7 +101,7 @@ def reproduce_table(
     evaluated = meta_from_tables(
         scores, metadata, columns=columns, paper=paper, higher_is_better=higher_is_better,
         lower_is_better=lower_is_better, seg_subset=seg_subset, variant=variant, n_bootstrap=n_bootstrap, seed=seed,
-        clean_quotes=clean_quotes, on=on,
+        clean_quotes=clean_quotes, on=on, lacking_keys_by_position=lacking_keys_by_position,
     )
     columns, results = evaluated.columns, evaluated.results
     published = {}

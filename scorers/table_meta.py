@@ -43,6 +43,7 @@ class TableMeta:
     notes: list[str] = field(default_factory=list)
     unit: str = UNIT
     sources: dict[str, str] = field(default_factory=dict)
+    source_notes: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """``ts2 meta --json``: ``{column: TS2Result.to_dict() + {"pairing", "unit"}}``."""
@@ -51,6 +52,7 @@ class TableMeta:
             out[name] = result.to_dict()
             out[name]["unit"] = self.unit
             out[name]["pairing"] = self.pairing.get(self.sources.get(name, ""), "")
+            out[name]["notes"] = list(self.source_notes.get(self.sources.get(name, ""), []))
         return out
 
 
@@ -85,6 +87,7 @@ def meta_from_tables(
     seed: int = 0,
     clean_quotes: bool = False,
     on: Sequence[str] | None = None,
+    lacking_keys_by_position: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> TableMeta:
     """rank/sep/delta of the score columns of one or more per-image score tables (paths or frames).
@@ -94,7 +97,8 @@ def meta_from_tables(
     both. ``columns`` picks the score columns (default: the paper's columns in Table 2 order, then the rest as given).
     Orientation: :func:`scorers.orientation.resolve_orientation` (``lower_is_better``, ``higher_is_better``, the
     paper, the release's known facts). ``seg_subset``: ``"default"`` (SEGs 0-163, :data:`scorers.graph.DEFAULT_SEG_IDS`),
-    ``"all"``/None, a range string or SEG ids; a keyed table may leave out SEGs outside it.
+    ``"all"``/None, a range string or SEG ids; a keyed table may leave out SEGs outside it. ``on`` names the keys; a
+    table without them is an error, or with ``lacking_keys_by_position`` paired by row position (``ts2 report``).
     """
     from .tables import column_scores, read_metadata, score_columns
 
@@ -109,14 +113,17 @@ def meta_from_tables(
     origin: dict[str, str] = {}
     pairing: dict[str, str] = {}
     notes: list[str] = []
+    source_notes: dict[str, list[str]] = {}
     for source, table in tables:
         try:
-            joined = join_scores(table, metadata, on=on, required_segs=subset)
+            joined = join_scores(table, metadata, on=on, required_segs=subset,
+                                 lacking_keys_by_position=lacking_keys_by_position)
         except ValueError as error:
             raise ValueError(f"{source}: {error}" if source != "scores" else str(error)) from None
         pairing[source] = joined.pairing
         if joined.note:
             notes.append(f"{Path(source).name}: {joined.note}" if source != "scores" else joined.note)
+            source_notes[source] = [notes[-1]]
         names = score_columns(joined.frame)
         if not names:
             raise ValueError(f"{source}: no score columns (all columns are image keys: {list(table.columns)})")
@@ -145,5 +152,6 @@ def meta_from_tables(
                                       confidence=confidence, seed=seed, progress=progress)
     segs = results[wanted[0]].segs
     out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
-                    pairing=pairing, notes=notes, sources=origin)
+                    pairing=pairing, notes=notes, sources=origin,
+                    source_notes=source_notes)
     return out

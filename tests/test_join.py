@@ -62,8 +62,7 @@ def test_meta_on_shuffled_keyed_rows_equals_the_reference(tmp_path, shared_ts2, 
                              "--column", "clipscore", "--json", "--n-bootstrap", "0")
         assert code == 0, err
         payloads[name] = json.loads(out)["clipscore"]
-        assert payloads[name]["pairing"] == "keys (seg_id, file_name)"
-        assert ROW_POSITION_NOTE not in err
+        assert payloads[name]["pairing"] == "keys (seg_id, file_name)" and payloads[name]["notes"] == []
         assert_matches_reference({m: payloads[name][m]["summary"] for m in ("rank", "sep", "delta")}, ref)
     assert payloads["sorted"]["rank"]["per_seg"] == payloads["shuffled"]["rank"]["per_seg"]
 
@@ -159,7 +158,8 @@ def test_keyless_table_is_row_aligned_and_says_so(tmp_path, shared_ts2, keyed, c
     code, out, err = run(capsys, "meta", tmp_path / "plain.csv", "--metadata", shared_ts2 / "metadata.csv",
                          "--json", "--n-bootstrap", "0")
     payload = json.loads(out)["clipscore"]
-    assert payload["pairing"] == "row position" and ROW_POSITION_NOTE in err
+    assert payload["pairing"] == "row position" and payload["notes"] == [f"plain.csv: {ROW_POSITION_NOTE}"]
+    assert err == ""
     assert_matches_reference({m: payload[m]["summary"] for m in ("rank", "sep", "delta")},
                              released_reference(str(shared_ts2), "clipscore"))
 

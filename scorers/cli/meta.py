@@ -114,9 +114,7 @@ def run_meta(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if args.json:
-        print(json.dumps(evaluated.to_dict()))
-        for note in evaluated.notes:
-            print(f"note: {note}", file=sys.stderr)
+        print(json.dumps(evaluated.to_dict()))  # "pairing" and "notes" per column say how rows were matched
     else:
         print(format_meta_table(evaluated.results))
         print("values in % (--json gives fractions)")

@@ -76,7 +76,7 @@ def write_report(
     reproduction = reproduce_table(tables, metadata, paper, columns=_ordered_columns(tables, paper, columns),
                                    seg_subset=seg_subset, clean_quotes=clean_quotes, variant=variant,
                                    n_bootstrap=n_bootstrap, seed=seed, on=on, lower_is_better=lower_is_better,
-                                   higher_is_better=higher_is_better)
+                                   higher_is_better=higher_is_better, lacking_keys_by_position=True)
     wanted, raw = reproduction.columns, reproduction.values
     notes = list(reproduction.notes)
     board = leaderboard_frame(reproduction, paper)
