@@ -292,10 +292,12 @@ class TS2Evaluator:
                 out["delta"] = np.where(stds > 0, out["delta"] / stds, np.nan)
 
         results = {}
+        draws: dict = {}  # bootstrap index draws shared by summaries with the same sizes (see _summarise)
         for c, name in enumerate(names):
             parts = {
                 m: _summarise(
-                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed
+                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed,
+                    draws,
                 )
                 for m in META_METRICS
             }
@@ -532,6 +534,7 @@ def _summarise(
     n_bootstrap: int,
     confidence: float,
     seed: int,
+    draws: dict | None = None,
 ) -> MetaResult:
     defined = ~np.isnan(per_seg)
     summary = {"avg": _nanmean(per_seg)}
@@ -543,11 +546,24 @@ def _summarise(
         summary[part] = _nanmean(per_seg[idx])
     ci = None
     if n_bootstrap:
-        rng = np.random.default_rng(seed)
+        kept = {key: per_seg[idx][~np.isnan(per_seg[idx])] for key, idx in groups.items()}
+        sizes = (n_bootstrap, seed) + tuple(v.size for v in kept.values())
+        if draws is None or sizes not in draws:
+            # the same draws as _bootstrap_interval with one generator per summary (they depend only on the sizes, so
+            # columns and meta-metrics with the same sizes share them: 19 metrics x 3 meta-metrics draw a few times)
+            rng = np.random.default_rng(seed)
+            made = [rng.integers(0, v.size, size=(n_bootstrap, v.size)) if v.size else None for v in kept.values()]
+            if draws is None:
+                draws = {}
+            draws[sizes] = made
+        alpha = (1.0 - confidence) / 2.0
         ci = {}
-        for key, idx in groups.items():
-            values = per_seg[idx]
-            ci[key] = _bootstrap_interval(values[~np.isnan(values)], n_bootstrap, confidence, rng)
+        for (key, values), idx in zip(kept.items(), draws[sizes]):
+            if idx is None:
+                ci[key] = (float("nan"), float("nan"))
+                continue
+            low, high = np.quantile(values[idx].mean(axis=1), [alpha, 1.0 - alpha])
+            ci[key] = (float(low), float(high))
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
