@@ -53,7 +53,7 @@ def _image_id_problem(values: pd.Series) -> str | None:
     has 164, and 11 repeated ids, so it is row-aligned, not keyed)."""
     text = values.astype(str).str.strip()
     empty = int((text == "").sum() + text.str.lower().isin(["nan", "none"]).sum())
-    return f"its image_id column has {empty} empty cell(s), so it is not a key either" if empty else None
+    return f"its image_id column has {empty} empty cell(s)" if empty else None
 
 
 def table_keys(frame: pd.DataFrame) -> tuple[tuple[str, ...] | None, str | None]:
@@ -72,7 +72,7 @@ def table_keys(frame: pd.DataFrame) -> tuple[tuple[str, ...] | None, str | None]
         problem = _image_id_problem(frame["image_id"])
         if problem is None:
             return (seg, "image_id"), None
-        return None, problem
+        return None, f"{problem}, so it is not a key either"
     return None, None
 
 
@@ -125,7 +125,6 @@ def join_scores(
             keys.append(found)
         lacking = [k for k, found in zip(on, keys) if found is None]
         keys = None if lacking else tuple(keys)
-        reason = None
         if lacking and not lacking_keys_by_position:
             from .tables import preview_names
 
@@ -136,12 +135,11 @@ def join_scores(
             return _by_position(scores, metadata, None, where, line,
                                 prefix=f"no {', '.join(map(repr, lacking))} column; its rows are taken in metadata "
                                        "order: ", lacking=f" (it has no {lacking[0]!r} column to join on)")
-        if keys is not None and keys[1:] == ("image_id",):
-            reason = _image_id_problem(scores["image_id"])
-            keys = None if reason else keys
-        if keys is not None and (len(keys) != 2 or keys[0] not in _SEG_NAMES
-                                 or keys[1] not in ("file_name", "image_id")):
-            raise ValueError(f"--on {' '.join(on)}: join keys are seg_id plus file_name or image_id")
+        if len(keys) != 2 or keys[0] not in _SEG_NAMES or keys[1] not in ("file_name", "image_id"):
+            raise ValueError(f"join keys {' '.join(on)}: the keys are seg_id plus file_name or image_id")
+        if keys[1] == "image_id" and _image_id_problem(scores["image_id"]):
+            raise ValueError(f"{where}join keys {' '.join(on)}: {_image_id_problem(scores['image_id'])}, so it is not "
+                             "a key")
     else:
         keys, reason = table_keys(scores)
     if keys is None:
