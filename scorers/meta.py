@@ -42,7 +42,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .graph import PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, walks
+from .graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
+                    walks)
 
 __all__ = [
     "META_METRICS",
@@ -131,6 +132,7 @@ class TS2Result:
         out = {name: self[name].to_dict() for name in META_METRICS}
         out["segs"] = self.segs
         out["n_segs"] = int(self.rank.seg_ids.size)
+        out["unit"] = "fraction"
         out["variant"] = self.variant
         out["higher_is_better"] = self.higher_is_better
         out["oriented"] = self.oriented
@@ -197,6 +199,9 @@ def as_scores(
 class TS2Evaluator:
     """Reusable evaluator for a fixed set of images (``seg_ids``, ``nodes``): build once, score many metrics.
 
+    ``seg_subset``: ``"default"`` (the SEGs of :data:`scorers.graph.DEFAULT_SEG_IDS`, 0-163, present in the input: the
+    paper's Table 2 set and the CLI's default), ``"all"``/None (every SEG given), a range string or SEG ids.
+
     The SEG structure, walks and node pairs are precomputed, so evaluating the 19 released metrics costs one
     vectorised pass per SEG and metric.
     """
@@ -207,10 +212,12 @@ class TS2Evaluator:
         nodes: Sequence[object],
         *,
         partitions: PartitionSpec = None,
-        seg_subset: Iterable[int] | None = None,
+        seg_subset: Iterable[int] | str | None = "default",
     ):
         self.n_images = len(seg_ids)
         segs = build_segs(seg_ids, nodes, partitions=partitions)
+        if seg_subset is None or isinstance(seg_subset, str):  # "default" (0-163 present), "all"/None, "0-10,20"
+            seg_subset = resolve_seg_subset(seg_subset, [s.seg_id for s in segs])
         if seg_subset is not None:
             wanted = {int(s) for s in seg_subset}
             known = {s.seg_id for s in segs}
@@ -324,10 +331,12 @@ class TS2Evaluator:
                 out["delta"] = np.where(usable_std, out["delta"] / np.where(usable_std, stds, 1.0), np.nan)
 
         results = {}
+        draws: dict = {}  # bootstrap index draws shared by summaries with the same sizes (see _summarise)
         for c, name in enumerate(names):
             parts = {
                 m: _summarise(
-                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed
+                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed,
+                    draws,
                 )
                 for m in META_METRICS
             }
@@ -352,7 +361,7 @@ def ts2_meta(
     higher_is_better: bool = True,
     variant: str = "paper",
     partitions: PartitionSpec = None,
-    seg_subset: Iterable[int] | None = None,
+    seg_subset: Iterable[int] | str | None = "default",
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
@@ -369,7 +378,8 @@ def ts2_meta(
         evaluator: all-pairs raw delta, raw scores) or ``"published"`` (the code behind the paper's Table 2); see the
         module docstring.
     partitions : mapping or callable SEG id -> partition name; default TS2's synth (<111) / nat (111-135) / real.
-    seg_subset : SEG ids to evaluate (the paper's Table 2 used 0-163); the delta std is taken over these SEGs' images.
+    seg_subset : SEGs to evaluate: ``"default"`` (0-163 present in the input, the paper's Table 2 set, as the CLI),
+        ``"all"``/None (every SEG given), a range string or SEG ids; the delta std is taken over these SEGs' images.
     n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs for every summary value (0 = none).
 
     Returns
@@ -589,6 +599,7 @@ def _summarise(
     n_bootstrap: int,
     confidence: float,
     seed: int,
+    draws: dict | None = None,
 ) -> MetaResult:
     defined = ~np.isnan(per_seg)
     summary = {"avg": _nanmean(per_seg)}
@@ -600,11 +611,24 @@ def _summarise(
         summary[part] = _nanmean(per_seg[idx])
     ci = None
     if n_bootstrap:
-        rng = np.random.default_rng(seed)
+        kept = {key: per_seg[idx][~np.isnan(per_seg[idx])] for key, idx in groups.items()}
+        sizes = (n_bootstrap, seed) + tuple(v.size for v in kept.values())
+        if draws is None or sizes not in draws:
+            # the same draws as _bootstrap_interval with one generator per summary (they depend only on the sizes, so
+            # columns and meta-metrics with the same sizes share them: 19 metrics x 3 meta-metrics draw a few times)
+            rng = np.random.default_rng(seed)
+            made = [rng.integers(0, v.size, size=(n_bootstrap, v.size)) if v.size else None for v in kept.values()]
+            if draws is None:
+                draws = {}
+            draws[sizes] = made
+        alpha = (1.0 - confidence) / 2.0
         ci = {}
-        for key, idx in groups.items():
-            values = per_seg[idx]
-            ci[key] = _bootstrap_interval(values[~np.isnan(values)], n_bootstrap, confidence, rng)
+        for (key, values), idx in zip(kept.items(), draws[sizes]):
+            if idx is None:
+                ci[key] = (float("nan"), float("nan"))
+                continue
+            low, high = np.quantile(values[idx].mean(axis=1), [alpha, 1.0 - alpha])
+            ci[key] = (float(low), float(high))
     return MetaResult(
         name=name,
         seg_ids=seg_ids,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -189,11 +189,13 @@ def correlate_frame(
     confidence: float = 0.95,
     seed: int = 0,
     lower_is_better: Sequence[str] = (),
+    higher_is_better: Mapping[str, bool] | Sequence[str] | None = None,
 ) -> CorrelationTable:
     """Agreement of every ``metrics`` column with the human rating (the mean of the ``human`` columns per row, NaN
     raters skipped), plus inter-rater agreement when several ``human`` columns are given.
 
-    ``lower_is_better`` names metric columns whose scores are negated first (error counts). Group columns are only
+    Orientation: :func:`scorers.orientation.resolve_orientation` (``lower_is_better`` / ``higher_is_better`` and the
+    release's known error-count columns); a lower-is-better column's coefficients are those of its negated scores. Group columns are only
     required by the grouping that uses them (``system`` also uses ``item_col`` as bootstrap clusters when present).
     """
     human = list(human)
@@ -203,13 +205,16 @@ def correlate_frame(
     if not metrics:
         raise ValueError("--metric: name at least one metric column")
     raters = {c: as_scores(_column(frame, c, "--human").tolist(), name=f"--human {c}") for c in human}
-    for c in lower_is_better:
-        if c not in metrics:
-            raise ValueError(f"--lower-is-better {c!r} is not one of the --metric columns {metrics}")
+    unknown = [c for c in lower_is_better if c not in metrics]
+    if unknown:
+        raise ValueError(f"--lower-is-better {unknown[0]!r} is not one of the --metric columns {metrics}")
+    from .orientation import resolve_orientation
+
+    orientation = resolve_orientation(metrics, lower_is_better=lower_is_better, higher_is_better=higher_is_better)
     values = {}
-    for c in metrics:
+    for c in metrics:  # a coefficient's orientation is its sign: the resolver's lower-is-better columns are negated
         v = as_scores(_column(frame, c, "--metric").tolist(), name=f"--metric {c}")
-        values[c] = -v if c in lower_is_better else v
+        values[c] = v if orientation[c] else -v
     items = systems = None
     if grouping == "item" or (grouping == "system" and item_col in frame.columns):
         items = _column(frame, item_col, "--item-col").tolist()

@@ -81,8 +81,6 @@ GITHUB_RAW = "https://raw.githubusercontent.com"
 HUB_URL = "https://huggingface.co"
 
 HUB_REPO = "saxon/T2IScoreScore"
-#: columns of released_scores.csv that are error counts (lower is better), as the release's README and Table 2 say
-RELEASED_LOWER_IS_BETTER = ("llmscore_ec", "llmscore_over")
 #: "final update" of the Hub dataset (metadata.csv + images/); the Hub repo holds no other release table.
 HUB_REVISION = "f450d74c2341a1b7b71752c57e8185f2a264f613"
 GITHUB_REPO = "michaelsaxon/T2IScoreScore"

@@ -183,50 +183,12 @@ def align_scores(
     *,
     on: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Rows of ``scores`` in ``metadata`` order.
+    """Rows of ``scores`` in ``metadata`` order: :func:`scorers.join.join_scores` (joined on ``seg_id`` + ``file_name``
+    / ``image_id`` when the table has them, whatever its row order; only a table without keys is paired by row
+    position, and must then have the metadata's row count)."""
+    from .join import join_scores
 
-    Without ``on`` the tables must have the same number of rows (the release's ``released_scores.csv`` is
-    row-aligned with ``metadata.csv``). With ``on`` (e.g. ``["seg_id", "file_name"]``) rows are joined on those
-    columns; every metadata row must find exactly one score row.
-    """
-    if not on:
-        if len(scores) != len(metadata):
-            raise ValueError(
-                f"scores has {len(scores)} rows but metadata has {len(metadata)}; pass key columns to join on "
-                "(e.g. --on seg_id file_name)"
-            )
-        return scores.reset_index(drop=True)
-    scores = scores.rename(columns={k: v for k, v in METADATA_COLUMNS.items() if k in scores.columns and k != v})
-    for column in on:
-        for name, table in (("scores", scores), ("metadata", metadata)):
-            if column not in table.columns:
-                raise ValueError(f"join column {column!r} is missing from {name} (columns: "
-                                 f"{preview_names(table.columns)}); expected a header with {', '.join(on)} (the join "
-                                 "keys; release names id/rank also work) and numeric score columns")
-    left = metadata[list(on)].astype(str).reset_index(drop=True)
-    right = scores.copy()
-    right[list(on)] = right[list(on)].astype(str)
-    dup = right.duplicated(subset=list(on), keep=False)
-    if dup.any():
-        row = int(np.flatnonzero(dup.to_numpy())[0])
-        raise ValueError(f"scores row {row + 2}: key {tuple(right.loc[row, list(on)])} appears more than once")
-    known = pd.MultiIndex.from_frame(left)
-    extra = np.flatnonzero(~pd.MultiIndex.from_frame(right[list(on)]).isin(known))
-    if extra.size:
-        row = int(extra[0])
-        raise ValueError(
-            f"{extra.size} score row(s) match no metadata row; first: scores row {row + 2}, "
-            f"key {tuple(right.loc[row, list(on)])} (unknown SEG id or file name?)"
-        )
-    merged = left.merge(right, on=list(on), how="left", indicator=True)
-    missing = np.flatnonzero((merged["_merge"] == "left_only").to_numpy())
-    if missing.size:
-        row = int(missing[0])
-        raise ValueError(
-            f"{missing.size} metadata row(s) have no score row; first: metadata row {row + 2}, "
-            f"key {tuple(left.loc[row])}"
-        )
-    return merged.drop(columns="_merge")
+    return join_scores(scores, metadata, on=on).frame
 
 
 def read_paper_table(path: str | Path) -> pd.DataFrame:

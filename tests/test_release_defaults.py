@@ -14,7 +14,12 @@ from tests.test_release import fresh_cache, sources  # noqa: F401  (fixtures: lo
 
 
 def _rows(out: str) -> dict:
-    return {(r["column"], r["meta_metric"], r["partition"]): r for r in json.loads(out)["rows"]}
+    """The JSON rows, back in % for the comparisons (issue 23 item 5: the JSON holds fractions, ``"unit"`` says so)."""
+    payload = json.loads(out)
+    assert payload["unit"] == "fraction"
+    percent = ("ours", "paper", "residual", "ci_low", "ci_high")
+    return {(r["column"], r["meta_metric"], r["partition"]):
+            {k: (100 * v if k in percent and v is not None else v) for k, v in r.items()} for r in payload["rows"]}
 
 
 def test_reproduce_without_paths_reads_ts2_data(shared_ts2, monkeypatch, capsys):

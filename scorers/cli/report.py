@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 from ..tables import read_metadata, read_paper_table, read_score_table
-from .meta import SEGS_HELP
-from ._validate import bootstrap_count, count, input_file, output_dir, seg_spec
+from ._options import add_n_bootstrap_argument, add_orientation_arguments
+from ._validate import count, input_dir, input_file, output_dir, seg_spec
+from .meta import DATA_DIR_HELP, SEGS_HELP, release_or_given
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,8 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("scores", nargs="+", type=input_file,
                         help="per-image scores CSV(s); columns of several files are combined")
-    parser.add_argument("--metadata", required=True, type=input_file,
-                        help="TS2 metadata.csv (id, target_prompt, file_name, rank...)")
+    parser.add_argument("--metadata", type=input_file,
+                        help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
+                             "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
+    parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     parser.add_argument("--paper", type=input_file,
                         help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
     parser.add_argument("--out", required=True, type=output_dir, help="output directory (created if missing)")
@@ -29,13 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
     parser.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
-    parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN",
-                        help="a column not in --paper whose lower scores are better (repeatable)")
+    add_orientation_arguments(parser)
     parser.add_argument("--flops", action="append", default=[], metavar="COLUMN=VALUE",
                         help="FLOPs per image of a column for the cost figure, e.g. mymetric=1.2T (repeatable)")
     parser.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
-    parser.add_argument("--n-bootstrap", type=bootstrap_count, default=1000,
-                        help="bootstrap resamples over SEGs (0: no CIs)")
+    add_n_bootstrap_argument(parser)
     parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--seg", type=int, help="SEG id drawn in the error-graph figure (default: a mid-sized SEG)")
     parser.add_argument("--graph-column", action="append", metavar="COLUMN",
@@ -70,7 +71,10 @@ def run_report(args: argparse.Namespace) -> int:
         raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
-    metadata = read_metadata(args.metadata)
+    missing = [p for p in args.scores if not Path(p).is_file()]
+    if missing:
+        raise ValueError(f"scores {missing[0]}: no such file")
+    metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
     tables = [(path, read_score_table(path)) for path in args.scores]
     report = write_report(
         tables,
@@ -81,6 +85,7 @@ def run_report(args: argparse.Namespace) -> int:
         seg_subset=args.segs,
         clean_quotes=args.clean_quotes,
         lower_is_better=args.lower_is_better,
+        higher_is_better=args.higher_is_better,
         variant=args.variant,
         n_bootstrap=args.n_bootstrap,
         seed=args.seed,

@@ -130,19 +130,20 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 def print_meta(frame, result) -> None:
-    """``--meta``: rank/sep/delta of the new score columns, then beside the published leaderboard rows."""
-    from ..graph import resolve_seg_subset
-    from ..meta import ts2_meta
+    """``--meta``: rank/sep/delta of the new score columns, then beside the published leaderboard rows.
+
+    The scored images are the metadata (joined on ``seg_id`` + ``file_name`` by :func:`scorers.table_meta.meta_from_tables`),
+    the default SEG set (0-163) is stated, and orientation comes from the scorer's own facts
+    (``higher_is_better``) through :func:`scorers.orientation.resolve_orientation`."""
+    from ..table_meta import meta_from_tables
     from ._format import format_meta_table
 
-    seg_ids, nodes = frame["seg_id"].to_numpy(), frame["node"].to_numpy()
-    segs = resolve_seg_subset("default", seg_ids)  # the one default SEG set (0-163) that the table states
-    orientation = result.extra.get("higher_is_better", {})
-    results = {(c if orientation.get(c, True) else f"{c} (lower is better)"):
-               ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes, seg_subset=segs,
-                        higher_is_better=orientation.get(c, True))
-               for c in result.extra["score_columns"]}
+    columns = list(result.extra["score_columns"])
+    evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], frame[["seg_id", "file_name", "node"]],
+                                 columns=columns, higher_is_better=result.extra.get("higher_is_better", {}))
+    results = {(c if evaluated.orientation[c] else f"{c} (lower is better)"): evaluated.results[c] for c in columns}
     print(format_meta_table(results))
+    print("values in %")
     print_beside_leaderboard(frame, results)
 
 

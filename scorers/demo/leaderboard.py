@@ -14,6 +14,7 @@ import pandas as pd
 
 from scorers.meta import META_METRICS
 from scorers.reproduce import Reproduction, reproduce_table
+from scorers.join import join_scores, table_keys
 from scorers.tables import CSVReadError, column_scores, read_score_table, score_columns
 
 from .config import AppConfig
@@ -60,17 +61,6 @@ class UploadedMetric:
     rows: list[dict]
 
 
-def _orientation_table(columns: list[str], lower_is_better: bool | None = None) -> pd.DataFrame:
-    """A minimal paper-style table so ``reproduce_table`` orients columns without a published paper table.
-
-    ``lower_is_better=None`` keeps the library's rule (LLMScore columns are lower-is-better).
-    """
-    frame = pd.DataFrame({"column": columns, "name": columns, "meta_metric": "", "family": ""})
-    if lower_is_better is not None:
-        frame["higher_is_better"] = not lower_is_better
-    return frame
-
-
 def _seg_subset(config: AppConfig, metadata: pd.DataFrame) -> list[int]:
     present = set(int(s) for s in metadata["seg_id"])
     return [s for s in config.seg_range if s in present]
@@ -80,13 +70,10 @@ def published_reproduction(tables: Tables, config: AppConfig) -> Reproduction:
     """rank/sep/delta of every released metric (the paper's columns when its table is loaded)."""
     if tables.metadata is None or tables.scores is None:
         raise ValueError("the release tables are not available: " + "; ".join(tables.problems))
-    paper = tables.paper
-    if paper is None:
-        paper = _orientation_table(score_columns(tables.scores))
     return reproduce_table(
         tables.scores,
         tables.metadata,
-        paper,
+        tables.paper,  # None: orientation from the release's known facts (scorers.orientation)
         seg_subset=_seg_subset(config, tables.metadata),
         clean_quotes=True,  # the release's llmscore_over has cells like "3
         n_bootstrap=N_BOOTSTRAP,
@@ -148,26 +135,6 @@ def is_uploaded(frame: pd.DataFrame) -> pd.Series:
     return frame["metric"].astype(str).str.startswith(YOURS)
 
 
-def _seg_column(frame: pd.DataFrame) -> str | None:
-    return "seg_id" if "seg_id" in frame.columns else ("id" if "id" in frame.columns else None)
-
-
-def _check_seg_ids(frame: pd.DataFrame, column: str, metadata: pd.DataFrame) -> None:
-    ids = pd.to_numeric(frame[column].str.strip(), errors="coerce")
-    bad = ids.isna() | (ids % 1 != 0)
-    if bad.any():
-        row = int(bad.to_numpy().nonzero()[0][0])
-        raise ValueError(f"line {row + 2}: SEG id {frame[column].iloc[row]!r} is not an integer")
-    known = set(int(s) for s in metadata["seg_id"])
-    unknown = sorted({int(s) for s in ids} - known)
-    if unknown:
-        row = int((~ids.isin(known)).to_numpy().nonzero()[0][0])
-        raise ValueError(
-            f"unknown SEG id(s) {unknown[:10]}{' ...' if len(unknown) > 10 else ''} (first on line {row + 2}); "
-            f"this release has SEG ids {min(known)}-{max(known)}"
-        )
-
-
 def _human(size: int) -> str:
     return f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{size / 2**10:.1f} KB"
 
@@ -200,28 +167,13 @@ def read_upload(
         raise ValueError(f"{len(columns)} score columns {columns}; at most {MAX_UPLOAD_COLUMNS} per upload")
     for column in columns:
         column_scores(frame, column)  # non-numeric cells -> ValueError naming the CSV line
-    seg = _seg_column(frame)
-    if seg is not None:
-        _check_seg_ids(frame, seg, metadata)
-    if seg is not None and "file_name" in frame.columns:
-        return frame, ["seg_id", "file_name"], columns
-    if "file_name" in frame.columns:
-        raise ValueError("a file_name column needs a seg_id column next to it (rows are joined on seg_id + file_name)")
-    if len(frame) != len(metadata):
+    if table_keys(frame)[0] is None and len(frame) != len(metadata):
         raise ValueError(
             f"the CSV has {len(frame)} rows but the release has {len(metadata)} images; add seg_id,file_name columns "
             "to join, or give one row per image in metadata order"
         )
-    if seg is not None:
-        ours = pd.to_numeric(frame[seg].str.strip()).astype(int).to_numpy()
-        mismatch = (ours != metadata["seg_id"].to_numpy()).nonzero()[0]
-        if mismatch.size:
-            row = int(mismatch[0])
-            raise ValueError(
-                f"line {row + 2}: SEG id {ours[row]} but metadata row {row + 2} is SEG {metadata['seg_id'].iloc[row]}; "
-                "rows must follow metadata order (or add a file_name column to join)"
-            )
-    return frame, None, columns
+    joined = join_scores(frame, metadata)  # the one join: keys, duplicates, unknown SEGs/files, row order
+    return frame, None if joined.keys is None else list(joined.keys), columns
 
 
 def evaluate_upload(
@@ -239,8 +191,9 @@ def evaluate_upload(
     reproduction = reproduce_table(
         frame,
         tables.metadata,
-        _orientation_table(columns, lower_is_better),
+        None,
         columns=columns,
+        lower_is_better=columns if lower_is_better else (),
         seg_subset=_seg_subset(config, tables.metadata),
         on=on,
         n_bootstrap=N_BOOTSTRAP,

@@ -14,12 +14,12 @@ import pandas as pd
 
 from ..graph import SEG, build_segs, resolve_seg_subset
 from ..reproduce import Reproduction, reproduce_table
-from ..tables import METADATA_COLUMNS, align_scores, column_scores, score_columns
+from ..tables import score_columns
 from .costs import merged_flops
 from .figures import FORMATS, correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
 from .tables import leaderboard_frame, to_latex, to_markdown, write_tables
 
-__all__ = ["Report", "combine_scores", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
+__all__ = ["Report", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
 
 
 @dataclass
@@ -30,45 +30,6 @@ class Report:
     board: pd.DataFrame
     paths: dict[str, Path]
     notes: list[str] = field(default_factory=list)
-
-
-def combine_scores(
-    tables: Sequence[tuple[str, pd.DataFrame]],
-    metadata: pd.DataFrame,
-    *,
-    on: Sequence[str] | None = None,
-    notes: list[str] | None = None,
-) -> pd.DataFrame:
-    """Score columns of several tables (``[(source name, frame), ...]``) side by side, in metadata row order.
-
-    Each table is aligned with :func:`scorers.tables.align_scores`: joined on the ``on`` keys when it has them all,
-    else row-aligned with the metadata (so keyed and row-aligned files mix, e.g. your ``seg_id,file_name,...`` file
-    with the release's row-aligned ``released_scores.csv``; a note saying so is appended to ``notes``). A column name
-    used by two tables is an error naming both sources (rename one column rather than silently keeping either).
-    """
-    if not tables:
-        raise ValueError("no score tables given")
-    combined: dict[str, pd.Series] = {}
-    origin: dict[str, str] = {}
-    for source, frame in tables:
-        names = {METADATA_COLUMNS.get(c, c) for c in frame.columns}
-        lacking = [k for k in on or () if k not in names]
-        try:
-            aligned = align_scores(frame, metadata, on=list(on) if on and not lacking else None)
-        except ValueError as error:
-            reason = f" (it has no {lacking[0]!r} column to join on)" if lacking else ""
-            raise ValueError(f"{source}: {error}{reason}") from None
-        if lacking and notes is not None:
-            notes.append(f"{source}: no {', '.join(map(repr, lacking))} column; its rows are taken in metadata order")
-        columns = score_columns(aligned)
-        if not columns:
-            raise ValueError(f"{source}: no score columns (all columns are image keys: {list(aligned.columns)})")
-        for column in columns:
-            if column in combined:
-                raise ValueError(f"score column {column!r} appears in both {origin[column]} and {source}; rename one")
-            combined[column] = aligned[column].reset_index(drop=True)
-            origin[column] = source
-    return pd.DataFrame(combined)
 
 
 def default_seg(segs: Sequence[SEG]) -> SEG:
@@ -90,6 +51,7 @@ def write_report(
     seg_subset: Iterable[int] | str | None = "default",
     clean_quotes: bool = False,
     lower_is_better: Iterable[str] = (),
+    higher_is_better: Iterable[str] | Mapping[str, bool] | None = None,
     variant: str = "paper",
     n_bootstrap: int = 1000,
     seed: int = 0,
@@ -106,8 +68,8 @@ def write_report(
     ``correlation_heatmap.png``, ``error_graph_seg<ID>.png``) for every score column, written under ``out_dir``.
 
     ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.read_metadata`
-    frame. Orientation comes from the paper table (LLMScore is lower-is-better); ``lower_is_better`` names further
-    columns (not in the paper) whose scores are negated before evaluation. ``flops`` adds or overrides FLOPs per image.
+    frame. Orientation: :func:`scorers.orientation.resolve_orientation` (the paper table, the release's known facts:
+    LLMScore is lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns). ``flops`` adds or overrides FLOPs per image.
     ``seg_subset``: ``"default"`` (SEGs 0-163), ``"all"``/None or the SEG ids (:func:`scorers.graph.resolve_seg_subset`);
     the tables state it. ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
     two best and two worst by rank Avg, plus up to two highlighted metrics). ``formats``: any of ``png, pdf, svg``
@@ -117,21 +79,12 @@ def write_report(
     formats = _check_formats(formats)
     seg_subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
-    combine_notes: list[str] = []
-    combined = combine_scores(tables, metadata, on=on, notes=combine_notes)
-    wanted = _ordered_columns(combined, paper, columns)
-    raw = {c: column_scores(combined, c, clean_quotes=clean_quotes) for c in wanted}
-    evaluated = pd.DataFrame(raw)
-    for column in lower_is_better:
-        if column not in raw:
-            raise ValueError(f"--lower-is-better {column!r}: no such score column; available: {wanted}")
-        if paper is not None and column in set(paper["column"]):
-            raise ValueError(f"--lower-is-better {column!r}: its orientation comes from the paper table already")
-        evaluated[column] = -raw[column]
-    reproduction = reproduce_table(evaluated, metadata, paper, columns=wanted, seg_subset=seg_subset,
-                                   variant=variant, n_bootstrap=n_bootstrap, seed=seed)
-    for column in lower_is_better:
-        reproduction.results[column].higher_is_better = False
+    reproduction = reproduce_table(tables, metadata, paper, columns=_ordered_columns(tables, paper, columns),
+                                   seg_subset=seg_subset, clean_quotes=clean_quotes, variant=variant,
+                                   n_bootstrap=n_bootstrap, seed=seed, on=on, lower_is_better=lower_is_better,
+                                   higher_is_better=higher_is_better, lacking_keys_by_position=True)
+    wanted, raw = reproduction.columns, reproduction.values
+    notes = list(reproduction.notes)
     board = leaderboard_frame(reproduction, paper)
     for column, family in (families or {}).items():
         if column not in raw:
@@ -146,7 +99,6 @@ def write_report(
     style = dict(highlight=highlight, formats=formats)
     out_dir = Path(out_dir)
     paths = dict(write_tables(board, out_dir, digits=digits))
-    notes = combine_notes + list(reproduction.notes)
     names = dict(zip(board["column"], board["name"]))
 
     cost = merged_flops(paper, flops)
@@ -181,17 +133,14 @@ def write_report(
     return Report(reproduction=reproduction, board=board, paths=paths, notes=notes)
 
 
-def _ordered_columns(combined: pd.DataFrame, paper: pd.DataFrame | None, columns: Iterable[str] | None) -> list[str]:
+def _ordered_columns(tables: Sequence[tuple[str, pd.DataFrame]], paper: pd.DataFrame | None,
+                     columns: Iterable[str] | None) -> list[str] | None:
     """Requested columns, else every score column: the paper's in Table 2 order first, then the rest as given."""
-    available = list(combined.columns)
     if columns:
-        wanted = list(columns)
-        unknown = [c for c in wanted if c not in available]
-        if unknown:
-            raise ValueError(f"score column(s) {unknown} not found; available: {available}")
-        return wanted
+        return list(columns)
+    available = [c for _, frame in tables for c in score_columns(frame)]
     order = [c for c in dict.fromkeys(paper["column"]) if c in available] if paper is not None else []
-    return order + [c for c in available if c not in order]
+    return order + [c for c in available if c not in order] or None
 
 
 def _contrast_columns(board: pd.DataFrame, highlight: Sequence[str] = (), k: int = 2) -> list[str]:

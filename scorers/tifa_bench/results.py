@@ -57,6 +57,7 @@ def read_results(path: str | Path, name: str | None = None) -> BenchResult:
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(f"{table} line {row + 2}: correct={questions['correct'].iloc[row]!r} is not true/false")
     questions["correct"] = correct.isin(["true", "1"])
+    _refuse_duplicate_questions(questions, table)
     info_path = table.with_name("run.json")
     info = _read_run_info(info_path) if info_path.is_file() else {}
     return BenchResult(name or info.get("name") or (path.name if path.is_dir() else path.stem), questions, info)
@@ -75,6 +76,22 @@ def _read_run_info(path: Path) -> dict:
     if "complete" in info and not isinstance(info["complete"], bool):
         raise ValueError(f"{path}: \"complete\" must be true or false, got {json.dumps(info['complete'])}")
     return info
+def _refuse_duplicate_questions(questions: pd.DataFrame, table: Path) -> None:
+    """One row per (text, image, question): a repeated key would count one answer several times (three extra copies
+    of one correct row moved Overall from 37.5 to 45.0), so it is an error naming the first few and their lines."""
+    keys = ["text_id", "image", "question_id"]
+    repeated = questions.duplicated(subset=keys, keep=False).to_numpy()
+    if not repeated.any():
+        return
+    rows = np.flatnonzero(repeated)
+    groups: dict[tuple, list[int]] = {}
+    for row in rows:
+        groups.setdefault(tuple(str(questions[k].iloc[row]) for k in keys), []).append(int(row) + 2)
+    shown = "; ".join(f"(text_id={t!r}, image={i!r}, question_id={q!r}) on lines {', '.join(map(str, lines[:4]))}"
+                      f"{' ...' if len(lines) > 4 else ''}" for (t, i, q), lines in list(groups.items())[:3])
+    more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+    raise ValueError(f"{table}: {len(groups)} duplicate (text_id, image, question_id) key(s): {shown}{more}; each "
+                     "question of each image needs exactly one row")
 
 
 def text_scores(questions: pd.DataFrame) -> pd.DataFrame:
