@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from .meta import _json_float, as_scores, paired_mean_test
 
@@ -387,6 +386,8 @@ def _labels(values: Sequence[object] | None, what: str, n: int) -> np.ndarray | 
 
 def _single(coefficient: str, h: np.ndarray, m: np.ndarray) -> float:
     """One correlation on one (non-constant, NaN-free) group of any size."""
+    from scipy import stats  # here, not at the top: ``import scorers.agreement`` (and ``ts2 --help``) stays light
+
     if coefficient == "pearson":
         hc, mc = h - h.mean(), m - m.mean()
         return float(np.clip(hc @ mc / np.sqrt((hc @ hc) * (mc @ mc)), -1.0, 1.0))
@@ -764,6 +765,8 @@ def _weighted(coefficient: str, h: np.ndarray, m: np.ndarray, w: np.ndarray) -> 
         return _weighted_pearson(h[None, :], m[None, :], w)
     if coefficient == "spearman":
         return _weighted_pearson(_weighted_ranks(h, w), _weighted_ranks(m, w), w)
+    from scipy import stats
+
     out = np.full(w.shape[0], np.nan)
     variant = coefficient[-1]
     for b in range(w.shape[0]):

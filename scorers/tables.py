@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .graph import error_count, parse_seg_range, partition_of
+from .graph import NODE_LABEL, error_count, parse_seg_range, partition_of
 from .meta import as_scores
 
 __all__ = [
@@ -62,28 +62,21 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
                          "file_name, image_source, rank")
     if frame.empty:
         raise ValueError(f"{path}: no rows")
-    seg_ids, errors, seen = [], [], {}
-    for k, (seg_text, prompt, file_name, node) in enumerate(
-            zip(frame["seg_id"], frame["prompt"], frame["file_name"].str.strip(), frame["node"].str.strip())):
-        where = f"{path} line {k + 2}"
-        seg_ids.append(int(integer_column(pd.Series([seg_text]), "SEG id", lambda _: where)[0]))
-        where = f"{where} (SEG {seg_ids[-1]}, {file_name or 'no file name'})"
-        if not prompt.strip():
-            raise ValueError(f"{where}: empty prompt")
-        if not file_name:
-            raise ValueError(f"{where}: empty file_name")
-        if file_name in seen:
-            raise ValueError(f"{where}: file_name {file_name!r} already used on line {seen[file_name]}")
-        seen[file_name] = k + 2
-        try:
-            errors.append(error_count(node))
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
-    frame["seg_id"] = np.asarray(seg_ids, dtype=np.int64)
-    frame["file_name"] = frame["file_name"].str.strip()
-    frame["node"] = frame["node"].str.strip()
-    frame["error_count"] = np.asarray(errors, dtype=np.int64)
-    frame["partition"] = [partition_of(s) for s in frame["seg_id"]]
+    # Whole columns are checked at once; the row-by-row rules below (the builder's, in its order) run only for the
+    # first row that breaks one, to word its message.
+    file_names, nodes = frame["file_name"].str.strip(), frame["node"].str.strip()
+    seg_ok = frame["seg_id"].str.fullmatch(_INTEGER.pattern).to_numpy(dtype=bool)
+    digits = nodes.str.extract(NODE_LABEL.pattern, expand=True)[0]
+    bad = (~seg_ok | (frame["prompt"].str.strip() == "").to_numpy() | (file_names == "").to_numpy()
+           | file_names.duplicated().to_numpy() | digits.isna().to_numpy())
+    if bad.any():
+        _metadata_row_error(path, frame, file_names, nodes, int(np.flatnonzero(bad)[0]))
+    frame["seg_id"] = frame["seg_id"].astype(np.int64)
+    frame["file_name"] = file_names
+    frame["node"] = nodes
+    frame["error_count"] = digits.astype(np.int64).to_numpy()
+    partitions = {s: partition_of(s) for s in frame["seg_id"].unique()}
+    frame["partition"] = frame["seg_id"].map(partitions)
     frame["line"] = np.arange(2, len(frame) + 2)
     heads = frame.groupby("seg_id", sort=False)["error_count"].min()
     for seg_id in heads.index[heads.to_numpy() != 0]:
@@ -106,6 +99,26 @@ def integer_column(values: pd.Series, what: str, where: Callable[[int], str]) ->
         row = int(bad[0])
         raise ValueError(f"{where(row)}: {what} {text.iloc[row]!r} is not an integer")
     return text.astype(np.int64).to_numpy()
+
+
+def _metadata_row_error(path, frame: pd.DataFrame, file_names: pd.Series, nodes: pd.Series, k: int) -> None:
+    """Raise :func:`read_metadata`'s error for row ``k``, the first row that breaks a rule (checked in this order)."""
+    where = f"{path} line {k + 2}"
+    seg_id = int(integer_column(frame["seg_id"].iloc[k:k + 1], "SEG id", lambda _: where)[0])
+    file_name = file_names.iloc[k]
+    where = f"{where} (SEG {seg_id}, {file_name or 'no file name'})"
+    if not frame["prompt"].iloc[k].strip():
+        raise ValueError(f"{where}: empty prompt")
+    if not file_name:
+        raise ValueError(f"{where}: empty file_name")
+    earlier = np.flatnonzero((file_names.iloc[:k] == file_name).to_numpy())
+    if earlier.size:
+        raise ValueError(f"{where}: file_name {file_name!r} already used on line {int(earlier[0]) + 2}")
+    try:
+        error_count(nodes.iloc[k])
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    raise AssertionError(f"{where}: flagged but passes every rule")  # pragma: no cover - the masks match the rules
 
 
 #: Most metric columns one score table may bring without naming the wanted ones (``--column``): a file wider than

@@ -6,12 +6,6 @@ import json
 import os
 import sys
 
-from ..meta import TS2Evaluator
-from ..reproduce import reproduce_table
-from ..graph import resolve_seg_subset
-from ..tables import align_scores, column_scores, iter_columns, read_metadata, read_paper_table
-from ..tables import read_score_table
-from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
 
 
 #: --data-dir of the commands that read release tables
@@ -78,6 +72,11 @@ def release_or_given(given: str | None, name: str, data_dir: str | None):
 
 
 def run_meta(args: argparse.Namespace) -> int:
+    from ..graph import resolve_seg_subset
+    from ..meta import TS2Evaluator
+    from ..tables import align_scores, column_scores, iter_columns, read_metadata, read_score_table
+    from ._format import format_meta_table
+
     metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
@@ -109,7 +108,9 @@ def run_meta(args: argparse.Namespace) -> int:
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
-    from ..reproduce import release_paper_table
+    from ..reproduce import release_paper_table, reproduce_table
+    from ..tables import read_metadata, read_paper_table, read_score_table
+    from ._format import format_reproduction, format_reproduction_markdown
 
     notes, orientation = [], None
     paper = None if args.paper is None else read_paper_table(args.paper)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..tables import read_metadata, read_paper_table, read_score_table
 from .meta import SEGS_HELP
 
 
@@ -55,6 +54,8 @@ def run_report(args: argparse.Namespace) -> int:
         raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
+    from ..tables import read_metadata, read_paper_table, read_score_table
+
     metadata = read_metadata(args.metadata)
     tables = [(path, read_score_table(path)) for path in args.scores]
     report = write_report(
