@@ -263,7 +263,9 @@ def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = Fals
     if column not in frame.columns:
         raise ValueError(f"score column {column!r} not found; available: {preview_names(score_columns(frame))}")
     try:
-        return as_scores(frame[column].to_numpy(), name=f"column {column!r}", clean_quotes=clean_quotes)
+        cells = _text_numbers(frame[column], clean_quotes)
+        return as_scores(frame[column].to_numpy() if cells is None else cells, name=f"column {column!r}",
+                         clean_quotes=clean_quotes)
     except ValueError as error:
         hint = ""
         if "non-numeric" in str(error):
@@ -273,6 +275,22 @@ def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = Fals
                 hint = (f"; column {column!r} is not numeric: is the header right? Key columns "
                         f"({', '.join(KEY_COLUMNS)}) are not scored, every other column must hold numbers")
         raise ValueError(f"{error} (position p is CSV line p + 2){hint}") from None
+
+
+def _text_numbers(cells: pd.Series, clean_quotes: bool) -> np.ndarray | None:
+    """:func:`scorers.meta.as_scores`' reading of a column of text cells, the whole column at once: stripped (and
+    unquoted with ``clean_quotes``), empty and ``nan`` cells NaN, the rest parsed as Python's ``float`` does (NumPy's
+    text-to-float cast parses each cell the same way). None when a cell does not parse, or the column is not text:
+    :func:`~scorers.meta.as_scores` then reads it cell by cell and words the error."""
+    if cells.dtype.kind in "fiub" or cells.isna().any():
+        return None
+    text = cells.astype(str).str.strip()
+    if clean_quotes:
+        text = text.str.strip("\"'")
+    try:
+        return text.where(text != "", "nan").to_numpy(dtype=str).astype(np.float64)
+    except ValueError:
+        return None
 
 
 def iter_columns(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> list[str]:
