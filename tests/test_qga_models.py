@@ -10,7 +10,7 @@ from PIL import Image
 
 from tests import tiny_vqa_models as tiny
 
-pytest.importorskip("transformers")
+import transformers  # noqa: E402,F401  (the [models] extra: a test dependency, never skipped)
 
 
 @pytest.fixture(scope="module")
