@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,16 +28,20 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "scorers.cli"]
 
 
-def timed(argv: list[str], env: dict[str, str], repeat: int) -> list[float]:
-    """Wall seconds of ``repeat`` runs of ``argv`` (each must exit 0; its output is discarded)."""
-    times = []
+def timed(argv: list[str], env: dict[str, str], repeat: int) -> tuple[list[float], list[float]]:
+    """Wall seconds and CPU seconds (user + system) of ``repeat`` runs of ``argv`` (each must exit 0; its output is
+    discarded). CPU time moves less than wall time when other jobs share the machine."""
+    walls, cpus = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        times.append(time.perf_counter() - start)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode(errors='replace')}")
-    return times
+    return walls, cpus
 
 
 def main() -> None:
@@ -67,14 +72,16 @@ def main() -> None:
         for _, argv, case_env, _ in cases:  # warm the byte-code and file caches once
             timed(argv, case_env, 1)
         medians = {}
-        print(f"{'case':<44} {'median s':>9} {'min s':>7} {'x python':>9}  target")
+        print(f"{'case':<44} {'median s':>9} {'min s':>7} {'x python':>9} {'cpu s':>7}  target (median)")
         for label, argv, case_env, target in cases:
-            runs = timed(argv, case_env, args.repeat)
+            runs, cpu = timed(argv, case_env, args.repeat)
             medians[label] = statistics.median(runs)
             ratio = medians[label] / medians["python -c pass"]
             verdict = "" if target is None else f"<= {target} s {'ok' if medians[label] <= target else 'OVER'}"
-            print(f"{label:<44} {medians[label]:9.3f} {min(runs):7.3f} {ratio:9.1f}  {verdict}")
-    print(f"({args.repeat} runs each, {sys.executable}, {os.cpu_count()} CPUs)")
+            print(f"{label:<44} {medians[label]:9.3f} {min(runs):7.3f} {ratio:9.1f} {statistics.median(cpu):7.3f}  "
+                  f"{verdict}")
+    load = ", load average %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
+    print(f"({args.repeat} runs each, {sys.executable}, {os.cpu_count()} CPUs{load})")
 
 
 if __name__ == "__main__":
