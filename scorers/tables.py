@@ -244,15 +244,27 @@ def read_table2_full_precision(path: str | Path) -> pd.DataFrame:
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing} (expected the official pareto_information.csv)")
+    values = {}
+    for prefix in _OFFICIAL_TABLE2_PREFIX.values():
+        for key in _OFFICIAL_TABLE2_PARTS.values():
+            column = f"{prefix}-{key}"
+            cells = frame[column].to_numpy(dtype=object)
+            try:  # the whole column at once; every cell must hold a number
+                parsed = as_scores(cells, name=column)
+                ok = not np.isnan(parsed).any()
+            except ValueError:
+                ok = False
+            if not ok:  # word the first bad cell's error, naming its line
+                for k, cell in enumerate(cells):
+                    as_scores(np.asarray([cell], dtype=object), name=f"{path} line {k + 2}, {column}")
+            values[column] = 100.0 * parsed
     rows = []
-    for k, record in enumerate(frame.to_dict("records")):
+    for k, (metric, cost) in enumerate(zip(frame["metric"], frame["cost"])):
         for meta_metric, prefix in _OFFICIAL_TABLE2_PREFIX.items():
-            row = {"column": str(record["metric"]).strip(), "name": str(record["metric"]).strip(), "family": "",
-                   "meta_metric": meta_metric, "flop_per_image": record["cost"]}
+            row = {"column": str(metric).strip(), "name": str(metric).strip(), "family": "",
+                   "meta_metric": meta_metric, "flop_per_image": cost}
             for part, key in _OFFICIAL_TABLE2_PARTS.items():
-                value = as_scores(np.asarray([record[f"{prefix}-{key}"]], dtype=object),
-                                  name=f"{path} line {k + 2}, {prefix}-{key}")[0]
-                row[part] = 100.0 * float(value)
+                row[part] = float(values[f"{prefix}-{key}"][k])
             rows.append(row)
     return pd.DataFrame(rows, columns=["column", "name", "family", "meta_metric", "avg", "synth", "nat", "real",
                                        "flop_per_image"])

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..qga.matching import YES_RULES  # numpy + pandas only: --help stays fast
+from ..qga.matching import YES_RULES  # numpy and the standard library only: --help stays fast
 
 #: ``--yes-rule`` help, shared with ``ts2 score``
 YES_RULE_HELP = ("how a yes/no question's answer is read: word = the first standalone yes/no word decides, SBERT "
