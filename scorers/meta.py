@@ -73,6 +73,13 @@ class MetaResult:
     ``n_used``, for rank and delta among ``n_skipped``). ``counts`` the number of walks (rank) or node pairs (sep,
     delta) that entered each value; ``summary`` the means over SEGs for ``avg`` and each partition; ``ci`` optional
     bootstrap percentile intervals for the same keys.
+
+    Examples:
+        >>> rank = ts2_meta([0.9, 0.1, 0.2, 0.8], [0, 0, 1, 1], ["0", "1", "0", "1"]).rank
+        >>> rank.seg_ids.tolist(), rank.per_seg.tolist(), rank.summary, rank.n_used, rank.n_skipped
+        ([0, 1], [1.0, -1.0], {'avg': 0.0, 'synth': 0.0}, 2, 0)
+        >>> rank.to_dict()["per_seg"]
+        {0: 1.0, 1: -1.0}
     """
 
     name: str
@@ -103,7 +110,20 @@ class MetaResult:
 
 @dataclass
 class TS2Result:
-    """rank, sep and delta of one metric (each a :class:`MetaResult`)."""
+    """rank, sep and delta of one metric (each a :class:`MetaResult`).
+
+    Raises:
+        KeyError: ``result[name]`` with a name that is not ``rank``, ``sep`` or ``delta``.
+
+    Examples:
+        >>> result = ts2_meta([0.9, 0.5, 0.1], [0, 0, 0], ["0", "1", "2"])
+        >>> result["rank"] is result.rank, result.segs, result.summary()["sep"]
+        (True, '0', {'avg': 1.0, 'synth': 1.0})
+        >>> result["tau"]
+        Traceback (most recent call last):
+        ...
+        KeyError: "unknown meta-metric 'tau'; expected one of ('rank', 'sep', 'delta')"
+    """
 
     rank: MetaResult
     sep: MetaResult
@@ -153,6 +173,24 @@ def as_scores(
     has cells like ``"3``) and infinities raise ``ValueError`` naming the position and value; ``clean_quotes=True``
     strips stray quote characters first, explicitly. ``quote_hint`` is added to the error only when a bad cell holds a
     quote character (an app can word it for its own controls; None: no hint).
+
+    Raises:
+        ValueError: a non-numeric cell (positions and values named, the first five), an infinite value, or no valid
+            score at all; ``name`` starts the message.
+
+    Examples:
+        >>> as_scores(["0.5", "", "nan", 2])
+        array([0.5, nan, nan, 2. ])
+        >>> as_scores(['"3', " 1 "], clean_quotes=True)
+        array([3., 1.])
+        >>> as_scores(["0.5", "high"], name="clip")
+        Traceback (most recent call last):
+        ...
+        ValueError: clip has 1 non-numeric value(s): position 1: 'high'
+        >>> as_scores(["", "nan"], name="clip")
+        Traceback (most recent call last):
+        ...
+        ValueError: clip has no valid score (all 2 values are NaN or empty)
     """
     raw = values if isinstance(values, np.ndarray) else list(values)
     arr = np.asarray(raw)
@@ -204,6 +242,24 @@ class TS2Evaluator:
 
     The SEG structure, walks and node pairs are precomputed, so evaluating the 19 released metrics costs one
     vectorised pass per SEG and metric.
+
+    Raises:
+        ValueError: at construction, what :func:`scorers.graph.build_segs` refuses (lengths, ids, labels, a SEG
+            without head), a ``seg_subset`` naming SEGs not in the input, or nothing left to evaluate.
+
+    Examples:
+        Two SEGs; metric ``a`` orders every walk perfectly, ``b`` backwards:
+
+        >>> evaluator = TS2Evaluator([0, 0, 0, 1, 1], ["0", "1", "2", "0", "1"])
+        >>> results = evaluator.evaluate_many({"a": [0.9, 0.5, 0.1, 0.8, 0.2], "b": [0.1, 0.5, 0.9, 0.2, 0.8]})
+        >>> results["a"].rank.per_seg.tolist(), results["b"].rank.per_seg.tolist()
+        ([1.0, 1.0], [-1.0, -1.0])
+        >>> evaluator.evaluate([3, 2, 1, 2, 1], higher_is_better=False).rank.summary["avg"]  # error counts: lower wins
+        -1.0
+        >>> TS2Evaluator([0, 0], ["0", "1"], seg_subset=[7])
+        Traceback (most recent call last):
+        ...
+        ValueError: seg_subset names SEG ids not present in the input: [7]
     """
 
     def __init__(
@@ -268,6 +324,10 @@ class TS2Evaluator:
         """rank/sep/delta of several metrics at once (``{name: per-image scores}``), one vectorised pass per SEG.
 
         ``progress(done, total)`` is called after each SEG (the CLI draws a bar with it on long work).
+
+        Raises:
+            ValueError: ``variant`` unknown, no columns, a ``higher_is_better`` mapping that misses or invents a column, a
+                column of the wrong length, or scores :func:`as_scores` refuses (also: no valid score in the evaluated SEGs).
         """
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
@@ -385,6 +445,27 @@ def ts2_meta(
     Returns
     -------
     TS2Result with ``rank``, ``sep`` and ``delta`` :class:`MetaResult` fields (fractions, not %).
+
+    Raises
+    ------
+    ValueError
+        What :class:`TS2Evaluator` refuses: misaligned inputs, SEG ids that are not integers, node labels that do not
+        parse, a SEG without an error-0 node, non-numeric or infinite scores, no valid score, an unknown ``variant``,
+        a ``seg_subset`` naming SEGs not in the input.
+
+    Examples
+    --------
+    One SEG with nodes of 0, 1 and 2 errors, one image each, scored 0.9, 0.5, 0.1: the only walk is perfectly ordered
+    (rank 1), every node pair is fully separated (sep 1), and the mean gap between adjacent levels, 0.4, over the
+    population standard deviation of the scores, sqrt(0.32 / 3) = 0.3266, gives delta 1.2247:
+
+    >>> result = ts2_meta([0.9, 0.5, 0.1], seg_ids=[0, 0, 0], nodes=["0", "1", "2"])
+    >>> result.rank.summary["avg"], result.sep.summary["avg"], round(result.delta.summary["avg"], 4)
+    (1.0, 1.0, 1.2247)
+    >>> ts2_meta([0.9, 0.5], seg_ids=[0, 0], nodes=["1", "2"])
+    Traceback (most recent call last):
+    ...
+    ValueError: SEG 0 has no error-0 node (nodes: 1, 2); every SEG needs a head
     """
     evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=seg_subset)
     return evaluator.evaluate(
@@ -438,6 +519,19 @@ def compare(
     Uses the per-SEG values of both results on the SEGs where both are defined: the difference of means, a bootstrap
     percentile interval of it (resampling SEGs), and a two-sided sign-flip permutation p-value (``n_resamples``
     random sign flips of the per-SEG differences, ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``).
+
+    Raises:
+        ValueError: the results cover different SEGs, ``partition`` is not present, or no SEG has a value for both.
+
+    Examples:
+        Three SEGs of two nodes each: A orders all three, B only the second (per-SEG rank 1, 1, 1 vs -1, 1, -1):
+
+        >>> evaluator = TS2Evaluator([0, 0, 1, 1, 2, 2], ["0", "1"] * 3)
+        >>> a = evaluator.evaluate([0.9, 0.1, 0.8, 0.2, 0.7, 0.3])
+        >>> b = evaluator.evaluate([0.1, 0.9, 0.8, 0.2, 0.3, 0.7])
+        >>> result = compare(a, b, n_resamples=200)
+        >>> round(result.difference, 4), result.n_segs  # mean of the per-SEG differences 2, 0, 2
+        (1.3333, 3)
     """
     a, b = result_a[meta_metric], result_b[meta_metric]
     if not np.array_equal(a.seg_ids, b.seg_ids):
@@ -472,6 +566,18 @@ def paired_mean_test(
     flips of the differences: ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``. Shared by :func:`compare` (units = SEGs)
     and :func:`scorers.agreement.compare_agreement` (units = prompts), and the TIFA v1.0 model comparison
     (:func:`scorers.tifa_bench.results`, units = texts).
+
+    Raises:
+        ValueError: ``diffs`` is empty.
+
+    Examples:
+        >>> observed, (low, high), p_value = paired_mean_test([0.2, 0.4, 0.6], n_resamples=1000)
+        >>> round(observed, 6), low <= observed <= high, 0 < p_value <= 1
+        (0.4, True, True)
+        >>> paired_mean_test([])
+        Traceback (most recent call last):
+        ...
+        ValueError: paired_mean_test needs at least one matched pair
     """
     diffs = np.asarray(diffs, dtype=np.float64)
     n = diffs.size

@@ -107,7 +107,6 @@ def test_offline_with_an_empty_cache_is_the_release_message_not_a_crash(fresh_ca
 
 
 def test_app_without_tables_still_builds_and_says_why(fresh_cache):
-    pytest.importorskip("gradio")
     from scorers.demo import build_app
 
     demo = build_app(AppConfig.resolve())

@@ -11,7 +11,7 @@ from PIL import Image
 from tests import tiny_vqa_models as tiny
 from tests.conftest import console_script
 
-pytest.importorskip("transformers")
+import transformers  # noqa: E402,F401  (the [models] extra: a test dependency, never skipped)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("diffusers")
+import diffusers  # noqa: E402,F401  (the [generate] extra: a test dependency, never skipped)
 
 from scorers.tifa_bench.generate import generate_images, image_seed, load_pipeline  # noqa: E402
 from tests.test_tifa_bench_fixtures import TEXTS, write_tifa_files  # noqa: E402

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..qga.dsg import GATING  # numpy only
-from ..qga.matching import YES_RULES  # numpy + pandas only: --help stays fast
+from ..qga.matching import YES_RULES  # numpy and the standard library only: --help stays fast
 from ._validate import input_dir, input_file, output_file
 
 #: ``--yes-rule`` help, shared with ``ts2 score``

@@ -6,8 +6,7 @@ import argparse
 import json
 import math
 
-from ..agreement import COEFFICIENTS, GROUPINGS
-from ..ratings import correlate_frame, read_ratings
+from ..agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
 from ._format import _grid
 from ._validate import bootstrap_count, confidence, count
 from ._options import add_n_bootstrap_argument, add_orientation_arguments
@@ -47,6 +46,8 @@ def _split(values: list[str]) -> list[str]:
 
 
 def run_correlate(args: argparse.Namespace) -> int:
+    from ..ratings import correlate_frame, read_ratings
+
     coefficients = _split([args.coefficients])
     unknown = [c for c in coefficients if c not in COEFFICIENTS]
     if unknown or not coefficients:

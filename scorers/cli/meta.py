@@ -6,9 +6,6 @@ import json
 import os
 import sys
 
-from ..reproduce import reproduce_table
-from ..tables import read_paper_table
-from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
 from ._options import add_n_bootstrap_argument, add_orientation_arguments, lower_is_better_columns
 from ._validate import count, input_dir, input_file, seg_spec
 
@@ -106,6 +103,7 @@ def run_meta(args: argparse.Namespace) -> int:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
     from ..table_meta import meta_from_tables
     from ..tables import read_score_table, score_columns
+    from ._format import format_meta_table
 
     if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
         raise FileNotFoundError(f"SCORES {args.scores}: no such file")
@@ -158,7 +156,9 @@ def run_meta(args: argparse.Namespace) -> int:
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
-    from ..reproduce import release_paper_table
+    from ..reproduce import release_paper_table, reproduce_table
+    from ..tables import read_paper_table
+    from ._format import format_reproduction, format_reproduction_markdown
 
     notes = []
     paper = None if args.paper is None else read_paper_table(args.paper)
