@@ -146,6 +146,20 @@ def paper_era_walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
     twice when the SEG has one head, or an ordered pair of heads (``(a, a)``, ``(a, b)``, ``(b, a)``, ``(b, b)``)
     when it has several. One head ``h`` and error-1 nodes ``x``, ``y`` give ``(h, h, x)`` and ``(h, h, y)``.
     :func:`walks` is the spec's definition (one node per level, no duplicate head).
+
+    Raises:
+        ValueError: an error count that ``int()`` refuses.
+
+    Examples:
+        One head (position 0) and two error-1 nodes: the head is visited twice in each walk.
+
+        >>> paper_era_walks([0, 1, 1])
+        [(0, 0, 1), (0, 0, 2)]
+
+        Two heads (0, 1) and one error-1 node: every ordered pair of heads.
+
+        >>> paper_era_walks([0, 0, 1])
+        [(0, 0, 2), (0, 1, 2), (1, 0, 2), (1, 1, 2)]
     """
     by_level: dict[int, list[int]] = {}
     for position, err in enumerate(errors):
