@@ -123,14 +123,16 @@ def test_meta_command_matches_the_reference_loop(shared_ts2, capsys):
     )
     assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(ref["rank"]["summary"]["avg"])
     assert json.loads(out)["llmscore_ec"]["oriented"] is False
-    # with the default variant --lower-is-better really flips: the opposite rank sign
+    # with the default variant orientation really flips: llmscore_ec is a known lower-is-better column (read so
+    # with no flag), and --higher-is-better gives the opposite rank sign
     paper_ref = released_reference(str(shared_ts2), "llmscore_ec", higher_is_better=False)
-    code, out, _ = run_cli(
-        capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
-        "--column", "llmscore_ec", "--json",
-    )
-    assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(
-        -paper_ref["rank"]["summary"]["avg"])
+    for flags, sign in (([], 1), (["--higher-is-better", "llmscore_ec"], -1)):
+        code, out, _ = run_cli(
+            capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
+            "--column", "llmscore_ec", "--json", "--n-bootstrap", "0", *flags,
+        )
+        assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(
+            sign * paper_ref["rank"]["summary"]["avg"])
 
 
 def test_meta_segs_all_and_explicit(shared_ts2, capsys):

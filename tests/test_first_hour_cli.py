@@ -94,4 +94,5 @@ def test_worked_example_output_is_the_readmes(capsys):
     assert printed[0] == shown[0]
     for readme_line in shown[1:]:
         row = next(line for line in printed if line.split()[:1] == readme_line.split()[:1])
-        assert row.split()[:9] == readme_line.replace(" ...", "").split()[:9]
+        shown_tokens = readme_line.replace(" ...", "").split()  # the README cuts the wide table with " ..."
+        assert row.split()[:len(shown_tokens)] == shown_tokens

@@ -103,7 +103,6 @@ def run_meta(args: argparse.Namespace) -> int:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
     from ..table_meta import meta_from_tables
     from ..tables import read_score_table, score_columns
-    from ._format import format_meta_table
 
     if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
         raise FileNotFoundError(f"SCORES {args.scores}: no such file")
@@ -136,23 +135,30 @@ def run_meta(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(evaluated.to_dict()))  # "pairing" and "notes" per column say how rows were matched
     else:
-        print(format_meta_table(evaluated.results))
-        print("values in % (--json gives fractions)")
-        for note in evaluated.notes:
-            print(f"note: {note}")
-        if args.variant == "official":
-            from ..reproduce import OFFICIAL_RAW_NOTE
-
-            print(OFFICIAL_RAW_NOTE)
+        print(_meta_text(evaluated, args.variant))
     if args.out:
         from ._saved import command_line, save_result
 
-        saved = save_result(args.out, command=command_line(args.argv), results=evaluated.results,
-                            table=format_meta_table(evaluated.results), segs=evaluated.segs, seed=args.seed,
+        saved = save_result(args.out, command=command_line(args.argv), results=evaluated.to_dict(),  # = --json
+                            table=_meta_text(evaluated, args.variant),
+                            segs=next(iter(evaluated.results.values())).rank.seg_ids, seed=args.seed,
                             n_bootstrap=args.n_bootstrap, variant=args.variant,
                             inputs={"scores": args.scores, "metadata": metadata})
         print(f"saved {saved} (re-print: ts2 meta --from {saved})", file=sys.stderr)
     return 0
+
+
+def _meta_text(evaluated, variant: str) -> str:
+    """What ``ts2 meta`` prints (and ``--out`` keeps): the table, its unit, and the notes."""
+    from ._format import format_meta_table
+
+    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
+    lines += [f"note: {note}" for note in evaluated.notes]
+    if variant == "official":
+        from ..reproduce import OFFICIAL_RAW_NOTE
+
+        lines.append(OFFICIAL_RAW_NOTE)
+    return "\n".join(lines)
 
 
 def run_reproduce(args: argparse.Namespace) -> int:

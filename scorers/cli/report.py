@@ -75,7 +75,8 @@ def run_report(args: argparse.Namespace) -> int:
     missing = [p for p in args.scores if not Path(p).is_file()]
     if missing:
         raise ValueError(f"scores {missing[0]}: no such file")
-    metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
+    metadata_path = release_or_given(args.metadata, "metadata.csv", args.data_dir)
+    metadata = read_metadata(metadata_path)
     tables = [(path, read_score_table(path)) for path in args.scores]
     report = write_report(
         tables,
@@ -118,7 +119,7 @@ def run_report(args: argparse.Namespace) -> int:
         results={"leaderboard": json.loads(board.to_json(orient="records"))},
         table=Path(report.paths["markdown"]).read_text(encoding="utf-8") if "markdown" in report.paths else "",
         segs=report.reproduction.segs, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=args.variant,
-        inputs={**{f"scores[{i}]": p for i, p in enumerate(args.scores)}, "metadata": args.metadata,
+        inputs={**{f"scores[{i}]": p for i, p in enumerate(args.scores)}, "metadata": metadata_path,
                 **({"paper": args.paper} if args.paper else {}), **({"ratings": args.ratings} if args.ratings else {})})
     print(f"{len(report.board)} metric(s), SEGs {report.reproduction.segs} -> {args.out}")
     for kind, path in report.paths.items():
