@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .data import CONFIGS, find_builder_script, load_ts2
+from .ts2_dataset import CONFIGS, find_builder_script, load_ts2
 from .units import parse_quantity
 
 __all__ = ["ExportResult", "export_parquet", "parse_size"]
@@ -56,7 +56,7 @@ def export_parquet(
     overwrite: bool = False,
     **config_kwargs: Any,
 ) -> ExportResult:
-    """Build each config with :func:`scorers.data.load_ts2` (validated) and write Parquet shards + ``README.md``.
+    """Build each config with :func:`scorers.ts2_dataset.load_ts2` (validated) and write Parquet shards + ``README.md``.
 
     Args:
         out: output folder; must be empty or absent unless ``overwrite`` (which replaces only the config folders

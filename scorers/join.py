@@ -77,7 +77,7 @@ def table_keys(frame: pd.DataFrame) -> tuple[tuple[str, ...] | None, str | None]
 
 
 def _integers(values: pd.Series, what: str, source: str) -> np.ndarray:
-    from .tables import integer_column
+    from .table_readers import integer_column
 
     return integer_column(values, what, lambda row: f"{source}line {row + 2}")
 
@@ -104,7 +104,7 @@ def join_scores(
     source: str | None = None,
     lacking_keys_by_position: bool = False,
 ) -> Joined:
-    """Rows of ``scores`` matched to the rows of ``metadata`` (a :func:`scorers.tables.read_metadata` frame).
+    """Rows of ``scores`` matched to the rows of ``metadata`` (a :func:`scorers.table_readers.read_metadata` frame).
 
     Keys are found by :func:`table_keys` (``on`` names them explicitly, e.g. ``["seg_id", "file_name"]``; a table that
     lacks one of them is an error, or with ``lacking_keys_by_position`` is paired by row position, as ``ts2 report``
@@ -126,7 +126,7 @@ def join_scores(
         lacking = [k for k, found in zip(on, keys) if found is None]
         keys = None if lacking else tuple(keys)
         if lacking and not lacking_keys_by_position:
-            from .tables import preview_names
+            from .table_readers import preview_names
 
             raise ValueError(f"{where}join column {lacking[0]!r} is missing from scores (columns: "
                              f"{preview_names(scores.columns)}); expected a header with {', '.join(on)} (the join "

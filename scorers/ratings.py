@@ -31,7 +31,7 @@ import pandas as pd
 from .agreement import COEFFICIENTS, Agreement, agreement_many, inter_rater
 from .meta import as_scores
 from .release import PinnedFile, fetch
-from .tables import read_csv
+from .table_readers import read_csv
 
 __all__ = [
     "TIFA160",

@@ -9,7 +9,7 @@ This is the one module that downloads release tables. Each file of the release h
 * its **sha256**, checked after every download and on every reuse, so a changed or damaged file is never used.
 
 This is the one download path of the project: the TIFA160 human ratings (``scorers.ratings``) and the TIFA v1.0
-benchmark files (``scorers.tifa_bench.data``) are :class:`PinnedFile` s fetched by :func:`fetch` too. A non-Hub file
+benchmark files (``scorers.tifa_bench.tifa_v1_files``) are :class:`PinnedFile` s fetched by :func:`fetch` too. A non-Hub file
 whose digest was not known when it was pinned has ``sha256=None`` (*trust on first use*): its first download's digest
 is recorded beside the cached copy (``<file>.sha256``) and logged with a warning saying it should be pinned, and
 every later read (and any re-download) is checked against that record exactly as a pinned digest would be.

@@ -98,7 +98,7 @@ def reproduce_table(
     a range string or SEG ids (:func:`scorers.graph.resolve_seg_subset`); ``Reproduction.segs`` states the choice.
     """
     if columns is None and paper is not None:
-        from .tables import score_columns
+        from .table_readers import score_columns
 
         frames = [scores] if isinstance(scores, (pd.DataFrame, str, Path)) else [t for _, t in scores]
         present = set()
@@ -170,7 +170,7 @@ def released_reproduction(
     release's known stray quotes are cleaned.
     """
     from .release import path
-    from .tables import read_metadata, read_score_table
+    from .table_readers import read_metadata, read_score_table
 
     paper, orientation, notes = release_paper_table(data_dir, progress=progress)
     reproduction = reproduce_table(
@@ -195,7 +195,7 @@ def find_release_table2(data_dir: str | None = None, *, progress: bool = True) -
     download (the official repository's full-precision Table 2). Raises
     :class:`scorers.release.ReleaseFileUnavailable` naming why each source could not be had."""
     from .release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
-    from .tables import read_paper_table, read_table2_full_precision
+    from .table_readers import read_paper_table, read_table2_full_precision
 
     readers = {"paper_table2.csv": read_paper_table, "table2_full_precision.csv": read_table2_full_precision}
     local = local_data_dir(data_dir) is not None

@@ -380,8 +380,8 @@ def score_table(
     images: Sequence[Any] | None = None,
     **run_kwargs,
 ):
-    """Score every row of a canonical metadata frame (``scorers.tables.read_metadata``): its images are the files
-    ``data_dir / file_name``, or ``images`` (one per row, e.g. :func:`scorers.data.hub_segs`' encoded images). Returns
+    """Score every row of a canonical metadata frame (``scorers.table_readers.read_metadata``): its images are the files
+    ``data_dir / file_name``, or ``images`` (one per row, e.g. :func:`scorers.ts2_dataset.hub_segs`' encoded images). Returns
     ``(frame, result)``: ``frame`` has ``seg_id, file_name, node, <scorer.name>``, the scalar record fields as
     columns, and ``error`` when any item was skipped; one row per metadata row, in order.
     """
@@ -459,7 +459,7 @@ def score_data_dir(
     **run_kwargs,
 ):
     """``ts2 score``: score TS2 with a registered scorer: a TS2-layout ``data_dir`` (``metadata.csv`` + ``images/``),
-    or, with ``data_dir=None``, the Hub dataset through :func:`scorers.data.hub_segs` (downloaded once, cached;
+    or, with ``data_dir=None``, the Hub dataset through :func:`scorers.ts2_dataset.hub_segs` (downloaded once, cached;
     ``hub_revision`` defaults to the pinned commit). The output CSV is the same either way.
 
     The scorer is built on this process's device; the cache defaults to ``<out>.cache/``. The main process writes
@@ -467,7 +467,7 @@ def score_data_dir(
     ``data_dir``, or, for the Hub, from the TS2 release (:mod:`scorers.release`) unless ``questions`` is given.
     """
     from .registry import build_scorer
-    from .tables import read_metadata
+    from .table_readers import read_metadata
 
     options = dict(scorer_options or {})
     if data_dir is not None:
@@ -480,7 +480,7 @@ def score_data_dir(
     if data_dir is not None:
         metadata, images = read_metadata(metadata_path), None
     else:
-        from .data import hub_segs
+        from .ts2_dataset import hub_segs
         from .release import HUB_REPO, HUB_REVISION
 
         _hub_questions(state, scorer_name, options)

@@ -2,7 +2,7 @@
 
 ``ts2 meta``, ``ts2 reproduce`` (:func:`scorers.reproduce.reproduce_table`), ``ts2 report`` and ``ts2 score --meta``
 all call :func:`meta_from_tables`; the flow is: paths (the CLI, through :mod:`scorers.release` for defaults) ->
-:mod:`scorers.tables` (read) -> :func:`scorers.join.join_scores` -> :func:`scorers.orientation.resolve_orientation` ->
+:mod:`scorers.table_readers` (read) -> :func:`scorers.join.join_scores` -> :func:`scorers.orientation.resolve_orientation` ->
 :class:`scorers.meta.TS2Evaluator` -> results the CLI formats.
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ class TableMeta:
 
 
 def _tables(scores, columns) -> list[tuple[str, pd.DataFrame]]:
-    from .tables import read_score_table
+    from .table_readers import read_score_table
 
     if isinstance(scores, (str, Path, pd.DataFrame)):
         scores = [scores]
@@ -100,7 +100,7 @@ def meta_from_tables(
     ``"all"``/None, a range string or SEG ids; a keyed table may leave out SEGs outside it. ``on`` names the keys; a
     table without them is an error, or with ``lacking_keys_by_position`` paired by row position (``ts2 report``).
     """
-    from .tables import column_scores, read_metadata, score_columns
+    from .table_readers import column_scores, read_metadata, score_columns
 
     if not isinstance(metadata, pd.DataFrame):
         metadata = read_metadata(metadata)
@@ -137,7 +137,7 @@ def meta_from_tables(
     if chosen:
         unknown = [c for c in chosen if c not in available]
         if unknown:
-            from .tables import preview_names
+            from .table_readers import preview_names
 
             raise ValueError(f"score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
         wanted = chosen

@@ -61,7 +61,7 @@ def main() -> None:
 
     from scorers.registry import build_scorer
     from scorers.runner import finish, process_state, score_table, write_outputs
-    from scorers.tables import read_metadata
+    from scorers.table_readers import read_metadata
 
     state = process_state()
     assert state.num_processes == args.expect_processes, (state.num_processes, args.expect_processes)

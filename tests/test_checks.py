@@ -7,7 +7,7 @@ def test_one_images_texts_check():
     import inspect
 
     import scorers.embedding
-    import scorers.qga.scorers
+    import scorers.qga.question_scorers
     import scorers.qga.vqascore
     import scorers.runner
     from scorers.checks import check_pairs
@@ -16,5 +16,5 @@ def test_one_images_texts_check():
         check_pairs([1, 2], ["a"])
     with pytest.raises(ValueError, match=r"item 1 \(b.jpg\): empty question ' '"):
         check_pairs([1, 2], ["a", " "], what="questions", keys=["a.jpg", "b.jpg"], nonempty=True)
-    for module in (scorers.embedding, scorers.qga.scorers, scorers.qga.vqascore, scorers.runner):
+    for module in (scorers.embedding, scorers.qga.question_scorers, scorers.qga.vqascore, scorers.runner):
         assert "images but" not in inspect.getsource(module), module.__name__

@@ -1,4 +1,4 @@
-"""The TS2 datasets builder through ``scorers.data.load_ts2``: counts, fields, questions, source lookup, Hub path."""
+"""The TS2 datasets builder through ``scorers.ts2_dataset.load_ts2``: counts, fields, questions, source lookup, Hub path."""
 from __future__ import annotations
 
 import logging
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from scorers import graph
-from scorers.data import (
+from scorers.ts2_dataset import (
     builder_module,
     find_builder_script,
     load_ts2,

@@ -13,7 +13,7 @@ import yaml
 from PIL import Image
 
 from scorers.cli import main
-from scorers.data import load_ts2
+from scorers.ts2_dataset import load_ts2
 from scorers.export import export_parquet, parse_size, portable_features
 from tests.ts2_fixture_data import make_data_dir
 

@@ -22,14 +22,14 @@ from scorers.graph import build_segs  # noqa: E402
 from scorers.meta import ts2_meta  # noqa: E402
 from scorers.demo.config import AppConfig  # noqa: E402
 from scorers.demo.explorer import SegExplorer  # noqa: E402
-from scorers.demo.leaderboard import (  # noqa: E402
+from scorers.demo.leaderboard_tab import (  # noqa: E402
     evaluate_upload,
     is_uploaded,
     leaderboard_frame,
     published_reproduction,
     read_upload,
 )
-from scorers.demo.scoring import LazyScorer, ScorerSpec, score_image, scorer_specs  # noqa: E402
+from scorers.demo.upload_scoring import LazyScorer, ScorerSpec, score_image, scorer_specs  # noqa: E402
 from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 
 from .test_release import fresh_cache, sources  # noqa: E402,F401  (fixtures: loopback Hub + GitHub, empty HF_HOME)

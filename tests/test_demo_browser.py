@@ -24,9 +24,9 @@ from playwright import sync_api  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 from scorers.meta import ts2_meta  # noqa: E402
-from scorers.tables import read_metadata  # noqa: E402
+from scorers.table_readers import read_metadata  # noqa: E402
 from scorers.demo import AppConfig, build_app, launch_kwargs  # noqa: E402
-from scorers.demo.leaderboard import published_reproduction  # noqa: E402
+from scorers.demo.leaderboard_tab import published_reproduction  # noqa: E402
 from scorers.demo.sources import load_tables  # noqa: E402
 
 from .tiny_embed_models import build_hf_clip  # noqa: E402

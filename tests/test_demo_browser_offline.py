@@ -21,7 +21,7 @@ pytest.importorskip("gradio", reason="gradio is not installed")
 
 from scorers import release  # noqa: E402
 from scorers.demo import AppConfig, build_app, launch_kwargs  # noqa: E402
-from scorers.demo.leaderboard import published_reproduction  # noqa: E402
+from scorers.demo.leaderboard_tab import published_reproduction  # noqa: E402
 from scorers.demo.sources import load_tables  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

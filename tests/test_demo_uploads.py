@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from scorers.demo.scoring import MAX_IMAGE_PIXELS, open_upload, score_image
+from scorers.demo.upload_scoring import MAX_IMAGE_PIXELS, open_upload, score_image
 
 
 class _Constant:

@@ -25,7 +25,7 @@ def test_default_models_are_the_factories_own():
     from scorers.judges.llmscore import DEFAULT_CAPTIONER, DEFAULT_LLM
     from scorers.judges.viescore import DEFAULT_VIESCORE_MODEL
     from scorers.qga.matching import DEFAULT_SBERT
-    from scorers.qga.scorers import DEFAULT_VQA_MODEL
+    from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
 
     info = {i.name: i.default_model for i in list_scorers()}
     for name in ("clip_score", "align_score", "siglip_score"):

@@ -188,8 +188,8 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
      light_violations, "scorers/util.py:1 imports pandas"),
     ({"scorers/meta.py": "", "scorers/sub/__init__.py": "import datasets\n", "scorers/graph.py": "from .sub import m\n"},
      light_violations, "scorers/sub/__init__.py:1 imports datasets"),
-    ({"scorers/tables.py": "def f():\n    from .report.tables import t\n", "scorers/report/__init__.py": ""},
-     upper_violations, "scorers/tables.py:2 imports scorers.report"),
+    ({"scorers/table_readers.py": "def f():\n    from .report.tables import t\n", "scorers/report/__init__.py": ""},
+     upper_violations, "scorers/table_readers.py:2 imports scorers.report"),
     ({"scorers/runner.py": "from scorers.cli import main\n"}, upper_violations, "scorers/runner.py:1 imports scorers.cli"),
     ({"scorers/ratings.py": "import urllib.request\n"}, network_violations, "scorers/ratings.py imports urllib.request"),
     ({"scorers/sets/tifa.py": "from huggingface_hub import hf_hub_download\n"}, network_violations,
@@ -203,7 +203,7 @@ def test_each_rule_flags_a_forbidden_import(tmp_path, files, check, expected):
 
 def test_allowed_arrows_pass(tmp_path):
     graph = graph_of(_tree(tmp_path, {
-        "scorers/tifa_bench/leaderboard.py": "from ..report.tables import t\n",  # the parts table allows it
+        "scorers/tifa_bench/model_leaderboard.py": "from ..report.tables import t\n",  # the parts table allows it
         "scorers/cli/meta.py": "from ..report import r\nimport pandas\n",  # the CLI may import anything
         "scorers/meta.py": "def f():\n    from scipy import stats\n",  # scipy is allowed in meta
         "scorers/models/loading.py": "from huggingface_hub import constants\n",  # not a download

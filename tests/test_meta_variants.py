@@ -121,7 +121,7 @@ def published_reproduction(shared_ts2):
     if not PUBLISHED.is_file():
         pytest.skip("../shared/published/table2_full_precision.csv is not available")
     from scorers.reproduce import reproduce_table
-    from scorers.tables import read_metadata, read_score_table, read_table2_full_precision
+    from scorers.table_readers import read_metadata, read_score_table, read_table2_full_precision
 
     paper = read_table2_full_precision(PUBLISHED)
     reproduction = reproduce_table(read_score_table(shared_ts2 / "released_scores.csv"),

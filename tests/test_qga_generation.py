@@ -137,7 +137,7 @@ def test_on_demand_questions_score_a_new_prompt_with_tifa_and_dsg(shared_ts2):
     from PIL import Image
 
     from scorers.qga.generation import OnDemandQuestions
-    from scorers.qga.scorers import DSGScorer, TIFAScorer
+    from scorers.qga.question_scorers import DSGScorer, TIFAScorer
 
     book = AnswerBook({"is there a cat?": "yes", "What animal is on the sofa?": "a dog", "is the sofa red?": "no",
                        "is there a Christmas tree?": "yes"})

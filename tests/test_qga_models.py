@@ -93,7 +93,7 @@ def minilm():
 @pytest.mark.parametrize("scorer", ["tifa", "dsg", "vqa_score"])
 def test_end_to_end_through_runner(checkpoints, data_dir, minilm, tmp_path, kind, scorer):
     from scorers.runner import score_data_dir
-    from scorers.tables import read_metadata
+    from scorers.table_readers import read_metadata
 
     options = {"vqa_backend": kind, "batch_size": 16}
     if scorer != "vqa_score":
@@ -194,7 +194,7 @@ class EyesBackend:
 
 def eyes_dsg(device=None, data_dir=None, yes_rule=None, **options):
     """A registry factory: the real DSGScorer with the scripted backend (as ``ts2 score dsg`` builds it)."""
-    from scorers.qga.scorers import DSGScorer
+    from scorers.qga.question_scorers import DSGScorer
 
     return DSGScorer(backend=EyesBackend(), data_dir=data_dir, yes_rule=yes_rule, device=device, **options)
 
@@ -228,7 +228,7 @@ LAUNCH_SCRIPT = '''
 import sys
 from scorers.registry import build_scorer
 from scorers.runner import finish, process_state, score_table, write_outputs
-from scorers.tables import read_metadata
+from scorers.table_readers import read_metadata
 data_dir, model, questions, sbert, out, cache = sys.argv[1:7]
 state = process_state()
 assert state.num_processes == 2, state.num_processes

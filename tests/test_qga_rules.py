@@ -71,7 +71,7 @@ def test_yes_no_question_does_not_depend_on_choice_order():
 
 def test_builder_copy_of_the_yes_no_test_agrees():
     """The dataset builder (standalone on the Hub) keeps its own copy of is_yes_no: both agree on a corpus."""
-    from scorers.data import builder_module
+    from scorers.ts2_dataset import builder_module
 
     corpus = [("yes", "no"), ("no", "yes"), ("Yes", "No"), (" yes", "no "), ("YES", "nO"), ("yes", "no", "maybe"),
               ("yes",), ("yes", "yes"), ("no", "no"), ("yes", "nope"), ("yeah", "no"), ("red", "blue"), ("1", "2"),
@@ -235,9 +235,9 @@ def _corrupt(line, column, value):
     (_corrupt(5, "answer", ""), r"line 5 \(SEG 1\) question 0: empty answer"),
 ])
 def test_both_readers_reject_corrupt_tables_alike(tmp_path, table, message):
-    """scorers.data.read_question_frame (the dataset's reader) and scorers.qga.questions.read_question_set (scoring's) run
+    """scorers.ts2_dataset.read_question_frame (the dataset's reader) and scorers.qga.questions.read_question_set (scoring's) run
     the same checks: the same corrupt table fails in both with the same message, naming file, line, SEG, question."""
-    from scorers.data import read_question_frame as data_read_questions
+    from scorers.ts2_dataset import read_question_frame as data_read_questions
     from scorers.qga.questions import QuestionTableError as TS2DataError
 
     path = _write(tmp_path, "dsg_questions.csv", table)
@@ -253,7 +253,7 @@ def test_both_readers_reject_corrupt_tables_alike(tmp_path, table, message):
 
 
 def test_both_readers_accept_the_same_good_table(tmp_path):
-    from scorers.data import read_question_frame as data_read_questions
+    from scorers.ts2_dataset import read_question_frame as data_read_questions
 
     path = _write(tmp_path, "dsg_questions.csv", _corrupt(2, "answer", "yes"))
     frame, qs = data_read_questions(path, "dsg"), read_question_set(path)
@@ -307,7 +307,7 @@ def _write(tmp_path, name, text):
 
 @pytest.fixture
 def small_tables(tmp_path):
-    from scorers.tables import read_metadata
+    from scorers.table_readers import read_metadata
 
     return (read_question_set(_write(tmp_path, "q.csv", QUESTIONS_CSV)),
             read_metadata(_write(tmp_path, "metadata.csv", METADATA_CSV)))

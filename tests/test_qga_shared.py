@@ -10,7 +10,7 @@ import pytest
 
 from scorers.meta import ts2_meta
 from scorers.qga.records import image_scores
-from scorers.tables import column_scores, read_metadata, read_score_table
+from scorers.table_readers import column_scores, read_metadata, read_score_table
 
 VLMS = ("llava", "mplug", "blip1")
 

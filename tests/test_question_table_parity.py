@@ -11,7 +11,7 @@ import logging
 
 import pytest
 
-from scorers.data import builder_module, read_question_frame
+from scorers.ts2_dataset import builder_module, read_question_frame
 from scorers.qga.questions import QuestionTableError, read_question_csv, read_question_set, validate_question_rows
 
 TIFA = "id,prompt,question_id,question,choices,answer\n"

@@ -6,7 +6,7 @@ import pytest
 
 from scorers.cli import main
 from scorers.meta import ts2_meta
-from scorers.tables import read_metadata
+from scorers.table_readers import read_metadata
 
 import matplotlib  # noqa: E402,F401  (the [report] extra: a test dependency, never skipped)
 

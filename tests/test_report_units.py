@@ -8,7 +8,7 @@ import pytest
 
 from scorers.report.costs import flops_from_paper, merged_flops, parse_flops, parse_flops_overrides
 from scorers.report.figures import pareto_front
-from scorers.report.tables import to_latex, to_markdown, value_columns
+from scorers.report.table_writers import to_latex, to_markdown, value_columns
 
 
 @pytest.mark.parametrize("text, value", [("604M", 6.04e8), ("224T", 2.24e14), ("1.66P", 1.66e15), ("7.01T", 7.01e12),

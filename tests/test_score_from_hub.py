@@ -128,8 +128,8 @@ def test_encoded_images_are_the_files_bytes_and_pickle(hub_fixture, monkeypatch)
     the sequence by pickling it."""
     from huggingface_hub import constants
 
-    from scorers.data import hub_segs
-    from scorers.tables import read_metadata
+    from scorers.ts2_dataset import hub_segs
+    from scorers.table_readers import read_metadata
 
     root, data, _, hub = hub_fixture
     home = root / "hf-c"

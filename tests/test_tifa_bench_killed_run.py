@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _score(data, images, out, backend):
-    from scorers.tifa_bench.data import load_tifa_v1
-    from scorers.tifa_bench.scoring import score_images
+    from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
+    from scorers.tifa_bench.image_scoring import score_images
 
     bench = load_tifa_v1(Path(data) / "tifa_v1.0_text_inputs.json", Path(data) / "tifa_v1.0_question_answers.json")
     return score_images(bench, images, out, backend=backend, scorer_options={"matcher": matcher()}, batch_size=1,

@@ -121,7 +121,7 @@ def test_load_ts2_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
     data_dir = make_data_dir(tmp_path / "data", seg_ids=[0, 1])
     env = _clean_env(HF_HOME=str(tmp_path / "hf"))
     expected = sum(1 for line in (data_dir / "metadata.csv").read_text().splitlines()[1:] if line.strip())
-    done = _run(wheel_venv, [str(wheel_venv), "-c", "import sys, scorers.data as d; "
+    done = _run(wheel_venv, [str(wheel_venv), "-c", "import sys, scorers.ts2_dataset as d; "
                              f"segs = d.load_ts2('segs', data_dir={str(data_dir)!r}); "
                              "print(len(segs), d.__file__)"], tmp_path, env)
     rows, module_file = done.stdout.split()

@@ -16,7 +16,7 @@ Everything is validated before a single row is written, and every error names th
 
 Ways in (see the dataset card):
 
-* any ``datasets`` version: ``scorers.data.load_ts2("segs", data_dir=...)`` (imports this file by path);
+* any ``datasets`` version: ``scorers.ts2_dataset.load_ts2("segs", data_dir=...)`` (imports this file by path);
 * ``datasets`` < 4, which still runs scripts: ``load_dataset("dataset_script/ts2", "segs", data_dir=...,
   trust_remote_code=True)``;
 * no script at all: ``ts2 dataset export`` writes Parquet shards + a card, loadable with ``load_dataset(OUT, "segs")``.

@@ -1,8 +1,8 @@
-"""DSG as an `evaluate` metric: a thin wrapper over ``scorers.qga.scorers.DSGScorer`` and the shared runner."""
+"""DSG as an `evaluate` metric: a thin wrapper over ``scorers.qga.question_scorers.DSGScorer`` and the shared runner."""
 import evaluate
 import scorers.evaluate_base as base
 from scorers.qga.matching import DEFAULT_SBERT
-from scorers.qga.scorers import DEFAULT_VQA_MODEL
+from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
 
 _CITATION = """\
 @inproceedings{cho2024dsg,

@@ -1,8 +1,8 @@
-"""TIFA as an `evaluate` metric: a thin wrapper over ``scorers.qga.scorers.TIFAScorer`` and the shared runner."""
+"""TIFA as an `evaluate` metric: a thin wrapper over ``scorers.qga.question_scorers.TIFAScorer`` and the shared runner."""
 import evaluate
 import scorers.evaluate_base as base
 from scorers.qga.matching import DEFAULT_SBERT
-from scorers.qga.scorers import DEFAULT_VQA_MODEL
+from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
 
 _CITATION = """\
 @inproceedings{hu2023tifa,

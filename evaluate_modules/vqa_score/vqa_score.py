@@ -1,7 +1,7 @@
 """VQAScore as an `evaluate` metric: a thin wrapper over ``scorers.qga.vqascore.VQAScorer`` and the shared runner."""
 import evaluate
 import scorers.evaluate_base as base
-from scorers.qga.scorers import DEFAULT_VQA_MODEL
+from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
 from scorers.qga.vqascore import VQASCORE_TEMPLATE
 
 _CITATION = """\

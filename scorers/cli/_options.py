@@ -15,7 +15,7 @@ from ..qga.matching import YES_RULES  # numpy only
 from ._validate import bootstrap_count, count, seconds
 from .answers import YES_RULE_HELP
 
-__all__ = ["BARE", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
+__all__ = ["BARE", "DATA_DIR_HELP", "SEGS_HELP", "VARIANT_HELP", "release_or_given", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
            "lower_is_better_columns", "model_options", "print_usage"]
 
 
@@ -123,3 +123,24 @@ def lower_is_better_columns(given: list[str], columns: list[str]) -> list[str]:
                          f"{len(columns)} ({', '.join(columns[:5])}{' ...' if len(columns) > 5 else ''}); name it: "
                          "--lower-is-better COLUMN (repeatable)")
     return [c for c in given if c != BARE] + columns
+
+
+#: --data-dir of the commands that read release tables
+DATA_DIR_HELP = ("folder laid out like the TS2 release (metadata.csv, released_scores.csv, paper_table2.csv...); "
+                 "default: $TS2_DATA, else the Hugging Face cache, downloading a missing file once (scorers.release)")
+
+#: --variant of meta and reproduce
+VARIANT_HELP = ("paper: the spec's definitions; official: the official TS2 evaluator (raw scores, all-pairs delta); "
+                "published: the code behind the paper's Table 2 (walks visit level 0 twice)")
+
+#: --segs of meta, reproduce and report
+SEGS_HELP = "SEG ids to evaluate, e.g. 0-10,20, or 'all' (default: 0-163, the paper's Table 2 set)"
+
+
+def release_or_given(given: str | None, name: str, data_dir: str | None):
+    """``given`` if the user passed a path, else the release file ``name`` (local copy, cache or one download)."""
+    if given is not None:
+        return given
+    from ..release import path
+
+    return path(name, data_dir)

@@ -67,7 +67,7 @@ def run_answers(args: argparse.Namespace) -> int:
     from ..qga.answers import answers_to_scores
     from ..qga.matching import AnswerMatcher
     from ..qga.questions import read_question_set
-    from ..tables import read_metadata
+    from ..table_readers import read_metadata
 
     if args.dsg_gating is not None and args.questions != "dsg":
         raise ValueError(f"--dsg-gating {args.dsg_gating}: only --questions dsg has parent questions")

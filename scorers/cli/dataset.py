@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..data import CONFIGS  # light: scorers.data imports datasets only when a build starts
+from ..ts2_dataset import CONFIGS  # light: scorers.ts2_dataset imports datasets only when a build starts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,4 +1,4 @@
-"""``ts2 meta`` (one score table -> rank/sep/delta) and ``ts2 reproduce`` (the paper's Table 2, ours vs published)."""
+"""``ts2 meta``: one score table -> rank/sep/delta (``ts2 reproduce`` lives in :mod:`scorers.cli.reproduce`)."""
 from __future__ import annotations
 
 import argparse
@@ -6,20 +6,9 @@ import json
 import os
 import sys
 
-from ._options import add_n_bootstrap_argument, add_orientation_arguments, lower_is_better_columns
+from ._options import (DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_n_bootstrap_argument,
+                       add_orientation_arguments, lower_is_better_columns, release_or_given)
 from ._validate import count, input_dir, input_file, seg_spec
-
-
-#: --data-dir of the commands that read release tables
-DATA_DIR_HELP = ("folder laid out like the TS2 release (metadata.csv, released_scores.csv, paper_table2.csv...); "
-                 "default: $TS2_DATA, else the Hugging Face cache, downloading a missing file once (scorers.release)")
-
-#: --variant of meta and reproduce
-VARIANT_HELP = ("paper: the spec's definitions; official: the official TS2 evaluator (raw scores, all-pairs delta); "
-                "published: the code behind the paper's Table 2 (walks visit level 0 twice)")
-
-#: --segs of meta, reproduce and report
-SEGS_HELP = "SEG ids to evaluate, e.g. 0-10,20, or 'all' (default: 0-163, the paper's Table 2 set)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,43 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="re-print a result saved with --out (and whether its inputs changed); nothing is computed")
     meta.set_defaults(handler=run_meta)
 
-    rep = subparsers.add_parser(
-        "reproduce",
-        help="the paper's Table 2 from released scores: ours vs paper",
-        description="Recompute rank/sep/delta of every published metric and compare with the paper's Table 2.",
-    )
-    rep.add_argument("--scores", type=input_file,
-                     help="per-image scores, joined with --metadata on seg_id + file_name when it has them, "
-                          "else row-aligned (default: the release's released_scores.csv, its stray "
-                          "quotes cleaned)")
-    rep.add_argument("--metadata", type=input_file, help="metadata.csv (default: the release's)")
-    rep.add_argument("--paper", type=input_file,
-                     help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
-                          "table2_full_precision.csv from the cache or one download)")
-    rep.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
-    rep.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
-    rep.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
-    rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
-    add_n_bootstrap_argument(rep)
-    rep.add_argument("--json", action="store_true",
-                     help='print one JSON object {"segs", "unit": "fraction", "rows": [...], "notes"} (fractions; '
-                          "the tables print %%)")
-    rep.add_argument("--markdown", action="store_true", help="print the Avg column as a Markdown table")
-    rep.set_defaults(handler=run_reproduce)
-
 
 #: ``ts2 meta`` shows progress (stderr) from this many score columns on; a large file's read is announced too
 PROGRESS_MIN_COLUMNS = 20
 ANNOUNCE_READ_BYTES = 50 * 1024 * 1024
-
-
-def release_or_given(given: str | None, name: str, data_dir: str | None):
-    """``given`` if the user passed a path, else the release file ``name`` (local copy, cache or one download)."""
-    if given is not None:
-        return given
-    from ..release import path
-
-    return path(name, data_dir)
 
 
 def run_meta(args: argparse.Namespace) -> int:
@@ -102,7 +58,7 @@ def run_meta(args: argparse.Namespace) -> int:
     if args.scores is None:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
     from ..table_meta import meta_from_tables
-    from ..tables import read_score_table, score_columns
+    from ..table_readers import read_score_table, score_columns
 
     if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
         raise FileNotFoundError(f"SCORES {args.scores}: no such file")
@@ -159,36 +115,3 @@ def _meta_text(evaluated, variant: str) -> str:
 
         lines.append(OFFICIAL_RAW_NOTE)
     return "\n".join(lines)
-
-
-def run_reproduce(args: argparse.Namespace) -> int:
-    from ..reproduce import release_paper_table, reproduce_table
-    from ..tables import read_paper_table
-    from ._format import format_reproduction, format_reproduction_markdown
-
-    notes = []
-    paper = None if args.paper is None else read_paper_table(args.paper)
-    if paper is None:
-        paper, _, notes = release_paper_table(args.data_dir)
-    released = args.scores is None
-    if released and not args.clean_quotes:
-        notes.append("released_scores.csv: its known stray quotes (llmscore_over, e.g. '\"3') are cleaned")
-    reproduction = reproduce_table(
-        release_or_given(args.scores, "released_scores.csv", args.data_dir),
-        release_or_given(args.metadata, "metadata.csv", args.data_dir),
-        paper,
-        seg_subset=args.segs,
-        clean_quotes=args.clean_quotes or released,
-        variant=args.variant,
-        n_bootstrap=args.n_bootstrap,
-    )
-    reproduction.notes[:0] = notes
-    if args.json:
-        print(json.dumps(reproduction.to_dict()))  # fractions, like every JSON output; unit and segs stated
-    elif args.markdown:
-        print(format_reproduction_markdown(reproduction.rows, segs=reproduction.segs))
-        for note in reproduction.notes:
-            print(f"\n{note}")
-    else:
-        print(format_reproduction(reproduction.rows, reproduction.notes, segs=reproduction.segs))
-    return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ._options import add_n_bootstrap_argument, add_orientation_arguments
 from ._validate import count, input_dir, input_file, output_dir, seg_spec
-from .meta import DATA_DIR_HELP, SEGS_HELP, release_or_given
+from ._options import DATA_DIR_HELP, SEGS_HELP, release_or_given
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,7 +70,7 @@ def run_report(args: argparse.Namespace) -> int:
         raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
-    from ..tables import read_metadata, read_paper_table, read_score_table
+    from ..table_readers import read_metadata, read_paper_table, read_score_table
 
     missing = [p for p in args.scores if not Path(p).is_file()]
     if missing:

@@ -1,7 +1,7 @@
 """``ts2 score SCORER --out scores.csv [--data-dir DIR] [--meta]``: per-image scores of TS2 (runs under accelerate).
 
 Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it, from the official Hub dataset through
-``scorers.data.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
+``scorers.ts2_dataset.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
 of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics).
 """
 from __future__ import annotations
@@ -152,7 +152,7 @@ def print_beside_leaderboard(frame, results) -> None:
     tables are not available (offline with nothing cached), never a failure of the finished run."""
     from ..release import ReleaseFileUnavailable, path
     from ..reproduce import released_reproduction
-    from ..tables import read_metadata
+    from ..table_readers import read_metadata
     from ._format import format_beside_leaderboard
 
     try:

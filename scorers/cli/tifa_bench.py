@@ -20,7 +20,7 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _bench(args: argparse.Namespace, *, require_questions: bool = True):
-    from ..tifa_bench.data import load_tifa_v1
+    from ..tifa_bench.tifa_v1_files import load_tifa_v1
 
     bench = load_tifa_v1(args.text_inputs, args.questions, offline=True if args.offline else None,
                          require_questions=require_questions)
@@ -127,7 +127,7 @@ def _stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(stats, indent=2))
         return 0
-    from ..tifa_bench.data import SOURCES
+    from ..tifa_bench.tifa_v1_files import SOURCES
 
     print(f"prompts: {stats['prompts']:,}")
     for source, n in stats["prompts_per_source"].items():
@@ -174,7 +174,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from ..runner import finish, process_state
-    from ..tifa_bench.scoring import score_images
+    from ..tifa_bench.image_scoring import score_images
     from ._options import model_options, print_usage
     from .score import parse_options
 
@@ -208,7 +208,7 @@ def _report(args: argparse.Namespace) -> int:
     try:
         import matplotlib  # noqa: F401  (the chart)
 
-        from ..tifa_bench.leaderboard import build_leaderboard, write_leaderboard
+        from ..tifa_bench.model_leaderboard import build_leaderboard, write_leaderboard
     except ImportError as error:
         from ._extras import install_hint
 

@@ -1,7 +1,7 @@
 """SEG explorer tab logic: a SEG's prompt, its error graph (matplotlib), its images by node with every metric's score.
 
 The SEG structure is ``scorers.graph.build_segs``; per-image scores are the release's columns read with
-``scorers.tables``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
+``scorers.table_readers``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from scorers.graph import SEG, build_segs
 from scorers.meta import META_METRICS
 from scorers.reproduce import Reproduction
-from scorers.tables import align_scores, column_scores
+from scorers.table_readers import align_scores, column_scores
 
 from .sources import ImageSource, Tables, placeholder_image
 

@@ -1,7 +1,7 @@
 """Reading the demo's inputs: release tables (local files or ``scorers.release``) and images (data_dir, the release's
 Hub dataset, or a placeholder).
 
-Table parsing and validation are the library's (``scorers.tables``), and so is finding the release
+Table parsing and validation are the library's (``scorers.table_readers``), and so is finding the release
 (``scorers.release``: ``$TS2_DATA``, the Hugging Face cache, one pinned and verified download); this module only
 decides which file each table comes from and turns failures into messages the UI can show.
 """
@@ -18,7 +18,7 @@ from PIL import Image, ImageDraw
 
 from scorers import release
 from scorers.reproduce import find_release_table2
-from scorers.tables import read_metadata, read_paper_table, read_score_table
+from scorers.table_readers import read_metadata, read_paper_table, read_score_table
 
 from .config import TABLE_FILES, AppConfig
 

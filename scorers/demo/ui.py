@@ -18,7 +18,7 @@ from scorers.reproduce import DELTA_SWAP_NOTE  # noqa: E402
 
 from .config import AppConfig  # noqa: E402
 from .explorer import SegExplorer  # noqa: E402
-from .leaderboard import (  # noqa: E402
+from .leaderboard_tab import (  # noqa: E402
     MAX_UPLOAD_COLUMNS,
     PARTITION_CHOICES,
     UPLOAD_FORMAT,
@@ -28,7 +28,7 @@ from .leaderboard import (  # noqa: E402
     leaderboard_frame,
     published_reproduction,
 )
-from .scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
+from .upload_scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
 from .sources import ImageSource, load_tables  # noqa: E402
 
 __all__ = ["build_app", "launch_kwargs"]
@@ -61,7 +61,7 @@ def launch_kwargs(config: AppConfig, *, port: int | None = None, local: bool = T
 class UploadedImage(gr.Image):
     """``gr.Image`` that hands the handler the uploaded file's path without opening it: gradio's own preprocessing
     decodes the whole image (a 97 KB PNG of 100 megapixels took 2 GB) and turns an unreadable file into "The upstream
-    Gradio app has raised an exception"; :func:`scorers.demo.scoring.open_upload` checks both and says what is wrong."""
+    Gradio app has raised an exception"; :func:`scorers.demo.upload_scoring.open_upload` checks both and says what is wrong."""
 
     is_template = True  # drawn by gradio's own Image front end
 

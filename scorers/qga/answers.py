@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..tables import integer_column, read_csv
+from ..table_readers import integer_column, read_csv
 from .matching import AnswerMatcher
 from .questions import QuestionSet
 from .matching import is_blank

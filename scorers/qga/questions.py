@@ -3,7 +3,7 @@
 A row: ``id`` (SEG id), ``prompt``, ``question_id`` (0..n-1 per SEG), ``question``, ``choices`` (``|``-joined, at least
 two; ``yes|no`` for binary questions), ``answer`` and, for DSG, ``parent_question_id`` (``-1`` for none, ``1-0`` for
 parents 1 and 0). This module is the library's one question-table reader and validator (:func:`read_question_csv`,
-:func:`validate_question_rows`), used by scoring and by ``scorers.data.read_question_frame``; the dataset builder
+:func:`validate_question_rows`), used by scoring and by ``scorers.ts2_dataset.read_question_frame``; the dataset builder
 (``dataset_script/ts2/ts2.py``), which runs standalone on the Hub, keeps its own copy of the same rules and messages,
 and ``tests/test_question_table_parity.py`` checks the two agree on a corpus of bad tables. Scoring adds question ids
 0..n-1 per SEG, stripped text and lookup by SEG or prompt. Every error (:class:`QuestionTableError`, a
@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 #: Columns every question table has (DSG tables add ``parent_question_id``).
 QUESTION_COLUMNS = ("id", "prompt", "question_id", "question", "choices", "answer")
 _PARENTS = re.compile(r"^(?:-1|\d+(?:-\d+)*)$")
-_INTEGER = re.compile(r"\s*-?\d+\s*")  # the integer rule of scorers.tables.integer_column (SEG ids)
+_INTEGER = re.compile(r"\s*-?\d+\s*")  # the integer rule of scorers.table_readers.integer_column (SEG ids)
 
 
 class QuestionTableError(ValueError):
@@ -368,7 +368,7 @@ def read_question_set(path: str | Path, kind: str | None = None) -> QuestionSet:
 
     ``kind`` defaults to ``"dsg"`` when the table has ``parent_question_id``, else ``"tifa"``. The file is read and
     checked by :func:`read_question_csv` + :func:`validate_question_rows`, so a table is accepted or rejected, with
-    the same message, here, by ``scorers.data.read_question_frame`` and by the dataset build (the builder's copy);
+    the same message, here, by ``scorers.ts2_dataset.read_question_frame`` and by the dataset build (the builder's copy);
     extra columns ``element``/``category`` (written by :meth:`QuestionSet.to_frame`) are kept.
     """
     path = Path(path)

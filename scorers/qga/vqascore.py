@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..checks import check_pairs
-from .scorers import resolve_backend
+from .question_scorers import resolve_backend
 
 __all__ = ["PROMPT_STYLES", "VQASCORE_TEMPLATE", "VQAScorer", "styled_backend", "vqascore_question",
            "yes_probability_from_logprobs"]

@@ -14,10 +14,10 @@ import pandas as pd
 
 from ..graph import SEG, build_segs, resolve_seg_subset
 from ..reproduce import Reproduction, reproduce_table
-from ..tables import score_columns
+from ..table_readers import score_columns
 from .costs import merged_flops
 from .figures import FORMATS, correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
-from .tables import leaderboard_frame, to_latex, to_markdown, write_tables
+from .table_writers import leaderboard_frame, to_latex, to_markdown, write_tables
 
 __all__ = ["Report", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
 
@@ -67,7 +67,7 @@ def write_report(
     """Leaderboard (``leaderboard.md/.tex/.csv``) and figures (``rank_vs_flops.png``, ``seg_histograms.png``,
     ``correlation_heatmap.png``, ``error_graph_seg<ID>.png``) for every score column, written under ``out_dir``.
 
-    ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.read_metadata`
+    ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.table_readers.read_metadata`
     frame. Orientation: :func:`scorers.orientation.resolve_orientation` (the paper table, the release's known facts:
     LLMScore is lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns). ``flops`` adds or overrides FLOPs per image.
     ``seg_subset``: ``"default"`` (SEGs 0-163), ``"all"``/None or the SEG ids (:func:`scorers.graph.resolve_seg_subset`);

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..tables import read_csv
-from .data import CATEGORIES, SOURCES
+from ..table_readers import read_csv
+from .tifa_v1_files import CATEGORIES, SOURCES
 
 __all__ = ["BenchResult", "compare_runs", "read_results", "summarize", "text_scores"]
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from .data import TIFABench
+from .tifa_v1_files import TIFABench
 
 __all__ = ["IMAGE_SUFFIXES", "BenchRun", "ByTextId", "ImageIndex", "find_images", "score_images"]
 
@@ -93,7 +93,7 @@ def _natural(name: str) -> tuple:
 
 
 class ByTextId:
-    """Runner adapter around a :class:`scorers.qga.scorers.TIFAScorer` built on ``bench.question_set()``: the runner's
+    """Runner adapter around a :class:`scorers.qga.question_scorers.TIFAScorer` built on ``bench.question_set()``: the runner's
     prompt of an item is its text id, turned here into the text's position (the question set's "SEG id").
 
     Its ``config`` (the cache fingerprint) is the scorer's without the question file's name and size: the questions

@@ -15,7 +15,7 @@ import pandas as pd
 from scorers.meta import META_METRICS
 from scorers.reproduce import Reproduction, reproduce_table
 from scorers.join import join_scores, table_keys
-from scorers.tables import CSVReadError, column_scores, read_score_table, score_columns
+from scorers.table_readers import CSVReadError, column_scores, read_score_table, score_columns
 
 from .config import AppConfig
 from .sources import Tables

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from .data import SOURCES
+from .tifa_v1_files import SOURCES
 from .results import BenchResult, compare_runs, summarize
 
 __all__ = ["Leaderboard", "build_leaderboard", "category_chart", "to_latex", "to_markdown", "write_leaderboard"]
@@ -128,7 +128,7 @@ def to_markdown(board: Leaderboard, *, digits: int = 1) -> str:
 
 def to_latex(board: Leaderboard, *, digits: int = 1, caption: str | None = None) -> str:
     """A ``table*`` with Table 4's columns (values in %, CIs in small type)."""
-    from ..report.tables import _latex_escape
+    from ..report.table_writers import _latex_escape
 
     columns = board.columns()
     wide = board.wide()
