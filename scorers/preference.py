@@ -131,7 +131,9 @@ class HPSv2Score(EmbeddingScorer):
         self.version = version
         model = open_clip_local_dir(model)
         if pretrained is None and not model.startswith(("local-dir:", "hf-hub:")):
-            pretrained = _hpsv2_checkpoint(version)
+            from .models.open_clip_weights import hpsv2_checkpoint
+
+            pretrained = hpsv2_checkpoint(HPSV2_REPO, HPSV2_CHECKPOINTS[version], HPSV2_REVISION)
         embedder = OpenClipEmbedder(model, pretrained, device=device, precision=precision)
         size = embedder.model.visual.image_size
         size = size[0] if isinstance(size, (tuple, list)) else size
@@ -146,19 +148,6 @@ class HPSv2Score(EmbeddingScorer):
     @property
     def config(self) -> dict:
         return {**super().config, "version": self.version, "preprocess": "hpsv2"}
-
-
-def _hpsv2_checkpoint(version: str) -> str:
-    """The HPSv2 checkpoint file from the Hub (or its cache): one-line error when it cannot be had."""
-    from huggingface_hub import hf_hub_download
-
-    from .models.loading import ModelLoadError
-
-    try:
-        return hf_hub_download(HPSV2_REPO, HPSV2_CHECKPOINTS[version], revision=HPSV2_REVISION)
-    except Exception as error:
-        raise ModelLoadError(f"hpsv2: cannot get {HPSV2_REPO}/{HPSV2_CHECKPOINTS[version]} ({type(error).__name__}); "
-                             "pass a local file with --pretrained PATH") from None
 
 
 class ImageRewardScore:

@@ -61,7 +61,7 @@ from gradio.events import Dependency
 class UploadedImage(gr.Image):
     """``gr.Image`` that hands the handler the uploaded file's path without opening it: gradio's own preprocessing
     decodes the whole image (a 97 KB PNG of 100 megapixels took 2 GB) and turns an unreadable file into "The upstream
-    Gradio app has raised an exception"; :func:`scorers.demo.scoring.open_upload` checks both and says what is wrong."""
+    Gradio app has raised an exception"; :func:`scorers.demo.upload_scoring.open_upload` checks both and says what is wrong."""
 
     is_template = True  # drawn by gradio's own Image front end
 

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from .loading import PROBE_TIMEOUT_S, ModelLoadError, hub_cache_dir, hub_reachable
 
-__all__ = ["builtin_weights", "random_weights_error"]
+__all__ = ["builtin_weights", "hpsv2_checkpoint", "random_weights_error"]
 
 _WEIGHT_FILES = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")
 
@@ -109,3 +109,15 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ModelLoadError(f"{label}: cannot load it ({first}); looked in the Hugging Face cache "
                              f"{hub_cache_dir()}; pass a weights file with --pretrained FILE") from None
+
+
+def hpsv2_checkpoint(repo: str, filename: str, revision: str) -> str:
+    """An HPSv2 checkpoint file (``scorers.preference.HPSv2Score``) from the Hub or its cache: one-line error when it
+    cannot be had."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return hf_hub_download(repo, filename, revision=revision)
+    except Exception as error:
+        raise ModelLoadError(f"hpsv2: cannot get {repo}/{filename} ({type(error).__name__}); "
+                             "pass a local file with --pretrained PATH") from None
