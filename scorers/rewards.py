@@ -85,14 +85,31 @@ def resize_short_crop(pixels, size: int, crop: str = "round"):
     if short != size:
         new_short, new_long = size, int(size * long / short)
         new_w, new_h = (new_short, new_long) if width <= height else (new_long, new_short)
-        pixels = F.interpolate(pixels, size=(new_h, new_w), mode="bicubic", antialias=True,
-                               align_corners=False).clamp(0, 1)
+        pixels = pil_bicubic_resize(pixels, new_h, new_w)
     height, width = pixels.shape[-2:]
     if crop == "floor":
         top, left = (height - size) // 2, (width - size) // 2
     else:
         top, left = int(round((height - size) / 2.0)), int(round((width - size) / 2.0))
     return pixels[..., top:top + size, left:left + size]
+
+
+def pil_bicubic_resize(pixels, height: int, width: int):
+    """PIL's ``Image.resize(..., BICUBIC)`` on float tensors: two separable antialiased passes, horizontal first,
+    each clamped to [0, 1] as PIL clips each pass to uint8 (one pass without the intermediate clamp differs from PIL
+    by up to 19/255 on noisy images: the bicubic overshoot PIL clips between its passes). PIL's uint8 rounding is
+    not copied (it would stop gradients): the result differs from PIL's by at most 0.5/255 (final rounding) + 0.5/255
+    x 1.25 (the intermediate rounding through the vertical kernel, whose absolute weights sum to at most 1.25 for
+    a = -0.5) = 1.125/255 per pixel."""
+    import torch.nn.functional as F
+
+    if pixels.shape[-1] != width:
+        pixels = F.interpolate(pixels, size=(pixels.shape[-2], width), mode="bicubic", antialias=True,
+                               align_corners=False).clamp(0, 1)
+    if pixels.shape[-2] != height:
+        pixels = F.interpolate(pixels, size=(height, width), mode="bicubic", antialias=True,
+                               align_corners=False).clamp(0, 1)
+    return pixels
 
 
 def hpsv2_resize_pad(pixels, size: int):
@@ -170,9 +187,19 @@ class _TensorPath:
     def _open_clip_pre(embedder):
         from .models.open_clip_embed import OpenClipEmbedder, _split_transform
 
+        from torchvision import transforms as T
+
         split = _split_transform(embedder.reference_transform)
         if split is None:
             raise ValueError("clip_score: this open_clip model's preprocessing has no tensor twin")
+        steps = [s for s in split[0] if isinstance(s, (T.Resize, T.CenterCrop))]
+        sizes = [s.size if isinstance(s.size, int) else s.size[0] if len(s.size) == 1 else None for s in steps]
+        if (len(steps) == 2 and isinstance(steps[0], T.Resize) and isinstance(steps[1], T.CenterCrop)
+                and steps[0].interpolation == T.InterpolationMode.BICUBIC and sizes[0] == sizes[1]
+                and getattr(steps[0], "max_size", None) is None and sizes[0] is not None):
+            # open_clip's usual eval transform (Resize(S) + CenterCrop(S) on PIL): PIL's two-pass resize
+            size, (mean, std) = sizes[0], split[1:]
+            return lambda x: _normalise(resize_short_crop(x, size, "round"), mean, std)
         steps = OpenClipEmbedder._tensor_steps(split)  # torchvision Resize (antialiased) / CenterCrop objects
         mean, std = split[1], split[2]
 

@@ -4,9 +4,11 @@ Expected values come from outside the code under test: each scorer's own ``score
 checked there against the official code), single rewards loaded separately, NumPy hand computations.
 
 Tolerances:
-* 1/255 per pixel between the tensor and the PIL preprocessing: PIL rounds its resized image to uint8 (0.5/255) and
-  resamples in fixed point (8-bit coefficients; at most another 0.5/255 in our measurements); torch's antialiased
-  bicubic (``antialias=True``) uses PIL's own kernel (a = -0.5), so nothing else differs.
+* 1.125/255 per pixel between the tensor and the PIL preprocessing (one uint8 step, with PIL's two roundings
+  spelled out): torch's antialiased bicubic (``antialias=True``) uses PIL's own kernel (a = -0.5) and the tensor path
+  makes PIL's two separable passes with its clip between them (``scorers.rewards.pil_bicubic_resize``); what remains
+  is PIL's uint8 rounding, 0.5/255 at the end plus 0.5/255 after the horizontal pass carried through the vertical
+  kernel (absolute weights summing to <= 1.25). Measured: 1.07/255 at most over 200 noise and smooth images.
 * 1e-5 relative (+1e-6 absolute) for the same float32 forward in another batch shape or operation order.
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ from scorers import rewards
 CLIP_FAMILY = ("pickscore", "hpsv2", "imagereward", "clip_score")
 SIZES = [(47, 61), (61, 47), (32, 32), (20, 27), (97, 131)]  # (height, width): down, up, identity, odd
 PROMPTS = ["a cat", "a dog", "a cat", "a red chair", "a cat"]  # repeated prompts on purpose
-PIXEL_TOL = 1 / 255 + 1e-6  # + float32 rounding of the /255
+PIXEL_TOL = 1.125 / 255 + 1e-6  # see the module docstring; + float32 rounding
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +104,7 @@ def test_tensor_path_reward_equals_pil_path(singles, name):
     """Two parts: (1) fed the PIL path's own crops, the tensor path gives the scorer's ``score`` to float32
     rounding -- so the models and rules are the same; (2) on raw images the rewards differ by no more than the
     first-order effect of the pixel difference (|g . d| with g the reward's gradient w.r.t. the crop, d the measured
-    pixel difference, bounded by 1/255 above), times 2 for curvature."""
+    pixel difference, bounded by 1.125/255 above), times 2 for curvature."""
     reward = singles[name]
     scorer = reward.scorers[name]
     pil, pixels = _batch(47, 61)
