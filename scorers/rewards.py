@@ -193,7 +193,9 @@ class _TensorPath:
         if split is None:
             raise ValueError("clip_score: this open_clip model's preprocessing has no tensor twin")
         steps = [s for s in split[0] if isinstance(s, (T.Resize, T.CenterCrop))]
-        sizes = [s.size if isinstance(s.size, int) else s.size[0] if len(s.size) == 1 else None for s in steps]
+        # Resize(S) / Resize([S]) resizes the short side (a 2-tuple would be an exact size); CenterCrop(S or (S, S))
+        sizes = [s.size if isinstance(s.size, int) else s.size[0] if len(s.size) == 1 or
+                 (isinstance(s, T.CenterCrop) and len(set(s.size)) == 1) else None for s in steps]
         if (len(steps) == 2 and isinstance(steps[0], T.Resize) and isinstance(steps[1], T.CenterCrop)
                 and steps[0].interpolation == T.InterpolationMode.BICUBIC and sizes[0] == sizes[1]
                 and getattr(steps[0], "max_size", None) is None and sizes[0] is not None):

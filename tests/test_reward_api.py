@@ -25,6 +25,8 @@ from PIL import Image
 from scorers import rewards
 
 CLIP_FAMILY = ("pickscore", "hpsv2", "imagereward", "clip_score")
+#: test case -> reward name (clip_score twice: the transformers backend and the open_clip one)
+CASES = {**{name: name for name in CLIP_FAMILY}, "clip_score_open_clip": "clip_score"}
 SIZES = [(47, 61), (61, 47), (32, 32), (20, 27), (97, 131)]  # (height, width): down, up, identity, odd
 PROMPTS = ["a cat", "a dog", "a cat", "a red chair", "a cat"]  # repeated prompts on purpose
 PIXEL_TOL = 1.125 / 255 + 1e-6  # see the module docstring; + float32 rounding
@@ -32,19 +34,21 @@ PIXEL_TOL = 1.125 / 255 + 1e-6  # see the module docstring; + float32 rounding
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    from tests.tiny_embed_models import build_hf_clip
+    from tests.tiny_embed_models import build_hf_clip, build_open_clip
     from tests.tiny_reward_models import tiny_reward_models
 
     root = tmp_path_factory.mktemp("reward-api")
     out = tiny_reward_models(root)
     out["clip_score"] = build_hf_clip(root / "clip_score", seed=3)
+    out["clip_score_open_clip"] = build_open_clip(root / "clip_score_oc", seed=4)
     return out
 
 
 @pytest.fixture(scope="module")
 def singles(models):
     """Each reward alone, loaded once (clip_score in its signed ``cosine`` form so gradients are never clipped)."""
-    return {name: rewards.load(name, model=models[name], device="cpu", options=_options(name)) for name in CLIP_FAMILY}
+    return {case: rewards.load(name, model=models[case], device="cpu", options=_options(name))
+            for case, name in CASES.items()}
 
 
 def _options(name):
@@ -59,37 +63,39 @@ def _batch(height, width, n=len(PROMPTS), seed=0):
 
 def _pil_pixels(scorer, image):
     """The scorer's own PIL preprocessing -> [3, S, S] in [0, 1] (un-normalised where the transform normalises)."""
-    out = scorer.image_transform(image) if scorer.name != "imagereward" else scorer.image_transform(image)
+    out = scorer.image_transform(image)
     if out.dtype == torch.uint8:
         return out.float() / 255
-    if scorer.name == "hpsv2":
-        mean, std = scorer.embedder.image_transform.mean, scorer.embedder.image_transform.std
-    else:
-        mean, std = scorer.embedder.image_mean, scorer.embedder.image_std
+    mean, std = _mean_std(scorer)
     return out * torch.tensor(std).view(-1, 1, 1) + torch.tensor(mean).view(-1, 1, 1)
+
+
+def _mean_std(scorer):
+    """Each scorer's own normalisation constants, read from its PIL pipeline's objects."""
+    from scorers.models.pixels import CLIP_MEAN, CLIP_STD
+
+    if scorer.name == "imagereward":
+        return CLIP_MEAN, CLIP_STD
+    embedder = scorer.embedder
+    if scorer.name == "hpsv2":
+        return embedder.image_transform.mean, embedder.image_transform.std
+    if embedder.family == "open_clip":
+        return embedder._mean.flatten().tolist(), embedder._std.flatten().tolist()
+    return embedder.image_mean, embedder.image_std
 
 
 def _tensor_pixels(reward, name, pixels):
     """The tensor path's preprocessing -> [B, 3, S, S] in [0, 1] (its normalisation undone)."""
-    from scorers.models.pixels import CLIP_MEAN, CLIP_STD
-
-    path = reward._paths[name]
-    out = path.preprocess(pixels).float()
-    scorer = reward.scorers[name]
-    if name == "imagereward":
-        mean, std = CLIP_MEAN, CLIP_STD
-    elif name == "hpsv2":
-        mean, std = scorer.embedder.image_transform.mean, scorer.embedder.image_transform.std
-    else:
-        mean, std = scorer.embedder.image_mean, scorer.embedder.image_std
+    out = reward._paths[name].preprocess(pixels).float()
+    mean, std = _mean_std(reward.scorers[name])
     return out * torch.tensor(std).view(-1, 1, 1) + torch.tensor(mean).view(-1, 1, 1)
 
 
 # ----------------------------------------------------------------------------- tensor path == PIL path
 
-@pytest.mark.parametrize("name", CLIP_FAMILY)
-def test_tensor_preprocessing_equals_the_pil_pipeline_within_one_uint8_step(singles, name):
-    reward = singles[name]
+@pytest.mark.parametrize("case", CASES)
+def test_tensor_preprocessing_equals_the_pil_pipeline_within_one_uint8_step(singles, case):
+    reward, name = singles[case], CASES[case]
     scorer = reward.scorers[name]
     for height, width in SIZES:
         pil, pixels = _batch(height, width, n=2)
@@ -99,13 +105,13 @@ def test_tensor_preprocessing_equals_the_pil_pipeline_within_one_uint8_step(sing
         assert float((got - expected).abs().max()) <= PIXEL_TOL, (name, height, width)
 
 
-@pytest.mark.parametrize("name", CLIP_FAMILY)
-def test_tensor_path_reward_equals_pil_path(singles, name):
+@pytest.mark.parametrize("case", CASES)
+def test_tensor_path_reward_equals_pil_path(singles, case):
     """Two parts: (1) fed the PIL path's own crops, the tensor path gives the scorer's ``score`` to float32
     rounding -- so the models and rules are the same; (2) on raw images the rewards differ by no more than the
     first-order effect of the pixel difference (|g . d| with g the reward's gradient w.r.t. the crop, d the measured
     pixel difference, bounded by 1.125/255 above), times 2 for curvature."""
-    reward = singles[name]
+    reward, name = singles[case], CASES[case]
     scorer = reward.scorers[name]
     pil, pixels = _batch(47, 61)
     expected = torch.as_tensor(scorer.score(pil, PROMPTS), dtype=torch.float32)
@@ -131,7 +137,7 @@ def test_tensor_path_reward_equals_pil_path(singles, name):
 
 def test_weighted_sum_equals_its_parts(models, singles):
     weights = {"pickscore": 1.0, "hpsv2": 0.5, "imagereward": -0.25, "clip_score": 0.2}
-    combined = rewards.load(weights, model=models, device="cpu", options={"clip_score": {"form": "cosine"}})
+    combined = rewards.load(weights, model={k: models[k] for k in weights}, device="cpu", options={"clip_score": {"form": "cosine"}})
     _, pixels = _batch(47, 61)
     parts = {name: singles[name](pixels, PROMPTS).double() for name in weights}
     expected = sum(weights[name] * parts[name] for name in weights)
@@ -189,11 +195,11 @@ def test_running_normalisation_of_one_value_only_centres():
 
 # ----------------------------------------------------------------------------- order, batches, determinism
 
-@pytest.mark.parametrize("name", CLIP_FAMILY)
-def test_a_batch_gives_one_reward_per_pair_in_order_with_repeated_prompts(singles, name):
+@pytest.mark.parametrize("case", CASES)
+def test_a_batch_gives_one_reward_per_pair_in_order_with_repeated_prompts(singles, case):
     """B images + B prompts (three of them the same) -> B rewards, each equal to that pair scored alone; reversing
     the batch reverses the rewards (ImageReward's package returned images x prompts rewards for repeated prompts)."""
-    reward = singles[name]
+    reward = singles[case]
     pil, pixels = _batch(47, 61)
     for images in (pixels, pil):
         batch = reward(images, PROMPTS)
@@ -218,9 +224,10 @@ def test_same_inputs_give_bitwise_the_same_output(models):
 
 # ----------------------------------------------------------------------------- gradients
 
-@pytest.mark.parametrize("name", CLIP_FAMILY)
-def test_differentiable_gradients_reach_the_input_pixels(models, name):
-    reward = rewards.load(name, model=models[name], device="cpu", differentiable=True, options=_options(name))
+@pytest.mark.parametrize("case", CASES)
+def test_differentiable_gradients_reach_the_input_pixels(models, case):
+    name = CASES[case]
+    reward = rewards.load(name, model=models[case], device="cpu", differentiable=True, options=_options(name))
     _, pixels = _batch(47, 61)
     pixels.requires_grad_(True)
     out = reward(pixels, PROMPTS)
