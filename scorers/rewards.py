@@ -343,7 +343,8 @@ class Reward:
                 with torch.enable_grad():
                     return path.forward(path.preprocess(images), prompts)
             with torch.inference_mode():
-                return path.forward(path.preprocess(images), prompts)
+                out = path.forward(path.preprocess(images), prompts)
+            return out.clone()  # a normal tensor: callers may modify it in place outside inference mode
         if is_tensor:
             images = _to_pil(images)
         with torch.inference_mode():

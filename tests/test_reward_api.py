@@ -219,7 +219,10 @@ def test_same_inputs_give_bitwise_the_same_output(models):
     pil, pixels = _batch(47, 61)
     assert torch.equal(reward(pixels, PROMPTS), reward(pixels.clone(), list(PROMPTS)))
     assert torch.equal(reward(pil, PROMPTS), reward(pil, PROMPTS))
-    assert not reward(pixels, PROMPTS).requires_grad
+    out = reward(pixels, PROMPTS)
+    assert not out.requires_grad and not out.is_inference()
+    assert not any(c.is_inference() for c in reward.last_info.components.values())
+    out[0] = 0.0  # callers may modify the result in place
 
 
 # ----------------------------------------------------------------------------- gradients
@@ -283,6 +286,34 @@ def test_unifiedreward_through_a_served_judge_with_the_same_interface(models):
     np.testing.assert_array_equal(reward.last_info.components["unifiedreward"].numpy(), [1, 2, 4, 3])
     hps = reward.last_info.components["hpsv2"]
     torch.testing.assert_close(out, 2.0 * torch.tensor([1.0, 2, 4, 3]) + hps)
+
+
+def test_vqa_score_through_a_served_vlm_with_the_same_interface():
+    """``vqa_score`` on a served chat VLM: P(yes) from the reply's top logprobs, one per pair, in order."""
+    from tests.loopback_chat_server import ChatServer, chat_reply, request_text
+
+    def respond(body):
+        p_yes = 0.8 if "cat" in request_text(body) else 0.3
+        top = [{"token": "Yes", "logprob": math.log(p_yes)}, {"token": "No", "logprob": math.log(1 - p_yes)}]
+        return chat_reply("Yes", top_logprobs=top)
+
+    pixels = torch.rand(3, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    with ChatServer(respond) as server:
+        reward = rewards.load("vqa_score", model="openai:tiny", options={"api_base": server.url}, device="cpu")
+        out = reward(pixels, ["a cat", "a dog", "a cat"])
+    torch.testing.assert_close(out, torch.tensor([0.8, 0.3, 0.8]), rtol=1e-6, atol=1e-7)  # hand: the scripted P(yes)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_tensors_stay_on_the_device(models, singles):
+    """A CUDA batch is preprocessed and scored on the GPU (the result lives there) and matches the CPU path to
+    float32 rounding across devices (1e-4 relative: different kernels)."""
+    _, pixels = _batch(47, 61)
+    for name in ("pickscore", "hpsv2", "imagereward"):
+        gpu = rewards.load(name, model=models[name], device="cuda")
+        out = gpu(pixels.cuda(), PROMPTS)
+        assert out.device.type == "cuda"
+        torch.testing.assert_close(out.cpu(), singles[name](pixels, PROMPTS), rtol=1e-4, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- input checks
