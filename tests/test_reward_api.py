@@ -263,6 +263,20 @@ def test_differentiable_is_refused_for_judges_and_pil_input(models):
         reward(pil, ["a cat"])
 
 
+def test_rewards_without_a_tensor_path_take_tensors_as_pil_images(tmp_path):
+    """HPSv3 (Qwen2-VL processor on the CPU): a tensor of ``uint8 / 255`` pixels scores exactly as the PIL images
+    of those pixels do through the scorer itself (the conversion rounds back to the same uint8 values)."""
+    from tests.tiny_reward_models import build_hpsv3
+
+    reward = rewards.load("hpsv3", model=build_hpsv3(tmp_path), device="cpu")
+    pil, pixels = _batch(40, 56, n=3)
+    prompts = ["a cat", "a dog", "a cat"]
+    expected = torch.as_tensor(reward.scorers["hpsv3"].score(pil, prompts), dtype=torch.float32)
+    assert torch.equal(reward(pixels, prompts), expected)
+    with pytest.raises(ValueError, match="hpsv3 has no differentiable path"):
+        rewards.load("hpsv3", differentiable=True)
+
+
 # ----------------------------------------------------------------------------- VLM judges, served
 
 def test_unifiedreward_through_a_served_judge_with_the_same_interface(models):
