@@ -73,13 +73,12 @@ def _mean(tensor) -> float:
 
 # ----------------------------------------------------------------------------- on-device preprocessing (torch ops)
 
-def resize_short_crop(pixels, size: int, crop: str = "round"):
+def resize_short_crop(pixels, size: int, crop: str = "round", crop_size: int | None = None):
     """``[B, 3, H, W]`` floats in [0, 1] -> ``[B, 3, size, size]``: bicubic antialiased resize of the short side to
     ``size`` (long side ``int(size * long / short)``), clamped to [0, 1] as PIL's uint8 output is, then the centre
     crop (``"floor"``: transformers 4.x ``CLIPImageProcessor``; ``"round"``: torchvision ``CenterCrop``) -- the
-    tensor twin of ``scorers.models.pixels.ResizeCropUint8``."""
-    import torch.nn.functional as F
-
+    tensor twin of ``scorers.models.pixels.ResizeCropUint8``. ``crop_size`` (default ``size``): the crop's side when
+    it differs from the resized short side (a CLIP processor with ``shortest_edge`` 256 and ``crop_size`` 224)."""
     height, width = pixels.shape[-2:]
     short, long = (width, height) if width <= height else (height, width)
     if short != size:
@@ -87,6 +86,7 @@ def resize_short_crop(pixels, size: int, crop: str = "round"):
         new_w, new_h = (new_short, new_long) if width <= height else (new_long, new_short)
         pixels = pil_bicubic_resize(pixels, new_h, new_w)
     height, width = pixels.shape[-2:]
+    size = int(crop_size or size)
     if crop == "floor":
         top, left = (height - size) // 2, (width - size) // 2
     else:
@@ -136,6 +136,12 @@ def _normalise(pixels, mean, std):
     return (pixels - m) / s
 
 
+def _field(value, key):
+    """``value[key]`` of a processor's size dict (or attribute of a size object), ``None`` when absent."""
+    found = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+    return None if found is None else int(found)
+
+
 def _features(output):
     """transformers 5 returns an output object from ``get_*_features``; 4.x a tensor."""
     return output if hasattr(output, "dim") else output.pooler_output
@@ -172,22 +178,23 @@ class _TensorPath:
 
             transform = embedder.image_transform
             if isinstance(transform, ResizeCropUint8):  # PickScore
-                size, crop = transform.size, transform.crop
-            else:
+                size, crop, crop_size = transform.size, transform.crop, None
+            else:  # a CLIPImageProcessor: resize the shortest edge, centre crop (other processors: no tensor path)
                 processor = transform.image_processor
-                crop_size = getattr(processor, "crop_size", None) or {}
-                size = crop_size.get("height") if isinstance(crop_size, dict) else getattr(crop_size, "height", None)
-                if size is None:
-                    raise ValueError(f"{name}: the processor has no crop_size; no tensor path")
-                size, crop = int(size), "floor"
+                short = _field(getattr(processor, "size", None), "shortest_edge")
+                crop_size = _field(getattr(processor, "crop_size", None), "height")
+                if (embedder.family != "clip" or short is None or crop_size is None
+                        or not getattr(processor, "do_center_crop", True)):
+                    raise ValueError(f"{name}: {type(processor).__name__} is not a short-side resize + centre crop")
+                size, crop = int(short), "floor"
             mean, std = embedder.image_mean, embedder.image_std
-            self._pre = lambda x: _normalise(resize_short_crop(x, size, crop), mean, std)
+            self._pre = lambda x: _normalise(resize_short_crop(x, size, crop, crop_size), mean, std)
 
     @staticmethod
     def _open_clip_pre(embedder):
-        from .models.open_clip_embed import OpenClipEmbedder, _split_transform
-
         from torchvision import transforms as T
+
+        from .models.open_clip_embed import OpenClipEmbedder, _split_transform
 
         split = _split_transform(embedder.reference_transform)
         if split is None:
@@ -202,12 +209,12 @@ class _TensorPath:
             # open_clip's usual eval transform (Resize(S) + CenterCrop(S) on PIL): PIL's two-pass resize
             size, (mean, std) = sizes[0], split[1:]
             return lambda x: _normalise(resize_short_crop(x, size, "round"), mean, std)
-        steps = OpenClipEmbedder._tensor_steps(split)  # torchvision Resize (antialiased) / CenterCrop objects
+        # other shapes: torchvision's own tensor Resize (antialiased) / CenterCrop objects, as decode="device" runs
+        # them -- one resize pass, so not PIL's numbers to 1/255 on noisy images (ValueError: no tensor path at all)
+        steps = OpenClipEmbedder._tensor_steps(split)
         mean, std = split[1], split[2]
 
         def pre(x):
-            from torchvision import transforms as T
-
             for step in steps:
                 x = step(x)
                 if isinstance(step, T.Resize):
@@ -260,7 +267,15 @@ class Reward:
         for name, scorer in self.scorers.items():
             kind = getattr(scorer, "name", None)
             if kind in DIFFERENTIABLE and hasattr(scorer, "backend" if kind == "imagereward" else "embedder"):
-                self._paths[name] = _TensorPath(scorer)
+                try:
+                    self._paths[name] = _TensorPath(scorer)
+                except ValueError as error:  # an unusual preprocessing: tensors go through PIL instead
+                    if self.differentiable:
+                        raise ValueError(f"reward: differentiable=True impossible for {name}: {error}") from None
+        if self.differentiable:
+            missing = [name for name in self.scorers if name not in self._paths]
+            if missing:
+                raise ValueError(f"reward: differentiable=True impossible for {', '.join(missing)}: no tensor path")
         if self.differentiable:
             for path in self._paths.values():
                 path.module.requires_grad_(False)

@@ -137,7 +137,8 @@ def test_tensor_path_reward_equals_pil_path(singles, case):
 
 def test_weighted_sum_equals_its_parts(models, singles):
     weights = {"pickscore": 1.0, "hpsv2": 0.5, "imagereward": -0.25, "clip_score": 0.2}
-    combined = rewards.load(weights, model={k: models[k] for k in weights}, device="cpu", options={"clip_score": {"form": "cosine"}})
+    combined = rewards.load(weights, model={k: models[k] for k in weights}, device="cpu",
+                            options={"clip_score": {"form": "cosine"}})
     _, pixels = _batch(47, 61)
     parts = {name: singles[name](pixels, PROMPTS).double() for name in weights}
     expected = sum(weights[name] * parts[name] for name in weights)
