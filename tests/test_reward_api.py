@@ -105,6 +105,26 @@ def test_tensor_preprocessing_equals_the_pil_pipeline_within_one_uint8_step(sing
         assert float((got - expected).abs().max()) <= PIXEL_TOL, (name, height, width)
 
 
+def test_clip_processor_resizing_past_its_crop(models, tmp_path):
+    """A CLIP processor with ``shortest_edge`` 40 and ``crop_size`` 32 (the 256/224 shape of many checkpoints): the
+    tensor path resizes to 40 and crops 32, as the processor does on PIL images."""
+    import shutil
+
+    from transformers import CLIPImageProcessor
+
+    folder = tmp_path / "clip40"
+    shutil.copytree(models["clip_score"], folder)
+    CLIPImageProcessor(size={"shortest_edge": 40}, crop_size={"height": 32, "width": 32}).save_pretrained(folder)
+    reward = rewards.load("clip_score", model=str(folder), device="cpu", options={"form": "cosine"})
+    scorer = reward.scorers["clip_score"]
+    for height, width in SIZES:
+        pil, pixels = _batch(height, width, n=2)
+        expected = torch.stack([_pil_pixels(scorer, im) for im in pil])
+        got = _tensor_pixels(reward, "clip_score", pixels)
+        assert got.shape == expected.shape == (2, 3, 32, 32)
+        assert float((got - expected).abs().max()) <= PIXEL_TOL, (height, width)
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_tensor_path_reward_equals_pil_path(singles, case):
     """Two parts: (1) fed the PIL path's own crops, the tensor path gives the scorer's ``score`` to float32
