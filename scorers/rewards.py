@@ -281,6 +281,9 @@ class Reward:
                 path.module.requires_grad_(False)
         self._running = {name: {"count": 0, "mean": 0.0, "m2": 0.0} for name in self.scorers}
         self.last_info: RewardOutput | None = None
+        #: the embedding scorers keep each prompt's text embedding; a training loop sees ever new prompts, so the
+        #: cache is emptied whenever it holds more than this many (the current batch's are recomputed once)
+        self.max_cached_prompts = 4096
 
     def __repr__(self) -> str:
         return (f"Reward(weights={self.weights}, differentiable={self.differentiable}, "
@@ -336,6 +339,10 @@ class Reward:
         components = {}
         for name, scorer in self.scorers.items():
             components[name] = self._component(name, scorer, images, prompts, is_tensor).to(out_device)
+        for scorer in self.scorers.values():
+            cache = getattr(scorer, "_text_cache", None)
+            if isinstance(cache, dict) and len(cache) > self.max_cached_prompts:
+                cache.clear()
         normalized = {name: self._normalise(name, value) for name, value in components.items()}
         total = None
         for name, value in normalized.items():

@@ -246,6 +246,18 @@ def test_same_inputs_give_bitwise_the_same_output(models):
     out[0] = 0.0  # callers may modify the result in place
 
 
+def test_the_prompt_cache_stays_bounded_in_a_long_loop(models):
+    reward = rewards.load("pickscore", model=models["pickscore"], device="cpu")
+    reward.max_cached_prompts = 6
+    cache = reward.scorers["pickscore"]._text_cache
+    _, pixels = _batch(32, 32, n=4)
+    first = reward(pixels, ["p0", "p1", "p2", "p3"])
+    for step in range(1, 4):
+        reward(pixels, [f"p{4 * step + i}" for i in range(4)])
+        assert len(cache) <= 6 + 4
+    assert torch.equal(reward(pixels, ["p0", "p1", "p2", "p3"]), first)  # recomputed after the clear: same numbers
+
+
 # ----------------------------------------------------------------------------- gradients
 
 @pytest.mark.parametrize("case", CASES)
