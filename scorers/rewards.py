@@ -276,7 +276,6 @@ class Reward:
             missing = [name for name in self.scorers if name not in self._paths]
             if missing:
                 raise ValueError(f"reward: differentiable=True impossible for {', '.join(missing)}: no tensor path")
-        if self.differentiable:
             for path in self._paths.values():
                 path.module.requires_grad_(False)
         self._running = {name: {"count": 0, "mean": 0.0, "m2": 0.0} for name in self.scorers}
