@@ -1,0 +1,94 @@
+"""Shared parts of the set loaders: the two row schemas, schema checks with one-line errors, pinned Hub downloads,
+provenance."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..release import ChecksumMismatch, ReleaseFileUnavailable, sha256_file
+
+RATING_COLUMNS = ("item", "system", "image", "prompt", "human")
+PAIR_COLUMNS = ("item", "prompt", "image_a", "image_b", "preference")
+PREFERENCES = ("a", "b", "tie")
+
+
+class SetFormatError(ValueError):
+    """A file does not have the layout of the set it was read as (one line: file, row or field, what was expected)."""
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hub dataset at a pinned commit. ``sha256``: its digest where it could be read (then any other
+    content is refused), else None: the digest of the file used is computed and reported in the provenance, not
+    checked. ``revision`` is a full commit hash read from the Hub (never a branch)."""
+
+    repo_id: str
+    revision: str
+    filename: str
+    licence: str
+    sha256: str | None = None
+    note: str = ""
+
+    @property
+    def url(self) -> str:
+        return f"https://huggingface.co/datasets/{self.repo_id}/resolve/{self.revision}/{self.filename}"
+
+
+def fetch_hub(file: HubFile, *, offline: bool | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
+    """``hf_hub_download`` of ``file`` at its pinned revision (honours ``HF_ENDPOINT``, ``HF_HOME``; ``offline`` =
+    cache only, default ``HF_HUB_OFFLINE``); a pinned sha256 is checked and a mismatching file deleted."""
+    from huggingface_hub import constants, hf_hub_download
+
+    offline = bool(constants.is_offline_mode()) if offline is None else bool(offline)
+    try:
+        local = Path(hf_hub_download(file.repo_id, file.filename, repo_type="dataset", revision=file.revision,
+                                     cache_dir=cache_dir, endpoint=os.environ.get("HF_ENDPOINT") or None,
+                                     local_files_only=offline))
+    except Exception as error:  # offline and not cached, HTTP errors, gated repos: all mean "not available here"
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        how = "offline (HF_HUB_OFFLINE) and not in the cache" if offline else f"could not download ({first})"
+        raise ReleaseFileUnavailable(f"{file.repo_id}/{file.filename}@{file.revision[:7]}: {how}") from None
+    if file.sha256 is not None:
+        got = sha256_file(local)
+        if got != file.sha256:
+            blob = local.resolve()
+            for stale in {local, blob}:
+                stale.unlink(missing_ok=True)
+            raise ChecksumMismatch(f"{file.filename}: sha256 {got} does not match the pinned {file.sha256}; "
+                                   "the file was refused")
+    return local
+
+
+def provenance(source: str, revision: str | None, path: Path, licence: str, *, pinned_sha256: str | None,
+               note: str = "") -> dict:
+    """``{source, revision, sha256, sha256_pinned, licence, file, note}``: ``sha256`` is the digest of the file read;
+    ``sha256_pinned`` says whether it was checked against a pinned digest."""
+    return {"source": source, "revision": revision, "sha256": sha256_file(path),
+            "sha256_pinned": pinned_sha256 is not None, "licence": licence, "file": str(path), "note": note}
+
+
+def check_columns(names, needed, where: str, what: str) -> None:
+    missing = [c for c in needed if c not in names]
+    if missing:
+        raise SetFormatError(f"{where}: not {what}: missing field(s) {missing} (has {sorted(map(str, names))})")
+
+
+def check_pairs(frame, where: str):
+    """Refuse a pair table that breaks the schema (one line naming the row)."""
+    check_columns(frame.columns, PAIR_COLUMNS, where, "a pair table")
+    bad = ~frame["preference"].isin(PREFERENCES)
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise SetFormatError(f"{where}: row {row}: preference {frame['preference'].iloc[row]!r} is not a/b/tie")
+    return frame
+
+
+def check_ratings(frame, where: str):
+    import numpy as np
+
+    check_columns(frame.columns, RATING_COLUMNS, where, "a rating table")
+    human = frame["human"].to_numpy(dtype=np.float64)
+    if np.isinf(human).any():
+        raise SetFormatError(f"{where}: row {int(np.isinf(human).nonzero()[0][0])}: human rating is infinite")
+    return frame
