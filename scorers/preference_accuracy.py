@@ -274,13 +274,25 @@ def _prepare(score_a, score_b, human, *, ties, items, metric_ties, confidence) -
 
 
 def _accuracy(p: _Prepared, idx: np.ndarray | None, confidence: float) -> PreferenceAccuracy:
-    weights = None if idx is None else _frequencies(idx, p.n_items)[:, p.unit]  # (B, pairs) per-pair weights
     if p.ties == "calibrated":
         value, eps = _calibrated(p.gap, p.human, None)
-        boot = None if weights is None else _calibrated(p.gap, p.human, weights)[0]
+        boot = None
+        if idx is not None:
+            # per-pair weights = the frequency of the pair's prompt; built a block of resamples at a time so that
+            # memory stays bounded (resamples x pairs) whatever the number of pairs
+            rows = max(1, _CHUNK // max(1, p.gap.size))
+            boot = np.concatenate([_calibrated(p.gap, p.human, _frequencies(idx[s:s + rows], p.n_items)[:, p.unit])[0]
+                                   for s in range(0, idx.shape[0], rows)])
     else:
         value, eps = _excluded(p.gap, p.human, None, p.metric_ties), None
-        boot = None if weights is None else _excluded(p.gap, p.human, weights, p.metric_ties)
+        boot = None
+        if idx is not None:
+            # the accuracy of a resample is (sum over its prompts of credit) / (its pairs): per-prompt sums suffice
+            credit = _credit(p.gap, p.human, p.metric_ties)
+            per_unit = np.bincount(p.unit, weights=credit, minlength=p.n_items)
+            pairs = np.bincount(p.unit, minlength=p.n_items).astype(np.float64)
+            boot = np.concatenate([_ratio(_frequencies(idx[s:s + 100_000], p.n_items), per_unit, pairs)
+                                   for s in range(0, idx.shape[0], 100_000)])
     value = float(value[0]) if np.ndim(value) else float(value)
     if eps is not None:
         eps = float(eps[0])
@@ -336,14 +348,25 @@ def _excluded(gap: np.ndarray, h: np.ndarray, weights: np.ndarray | None, metric
     for a metric tie (``gap == 0``)."""
     if gap.size == 0:
         return np.full(1 if weights is None else weights.shape[0], np.nan)
-    credit = (np.sign(gap) == h).astype(np.float64)
-    if metric_ties == "half":
-        credit[gap == 0] = 0.5
+    credit = _credit(gap, h, metric_ties)
     if weights is None:
         return np.array([credit.mean()])
     total = weights.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(total > 0, (weights @ credit) / total, np.nan)
+
+
+def _credit(gap: np.ndarray, h: np.ndarray, metric_ties: str) -> np.ndarray:
+    credit = (np.sign(gap) == h).astype(np.float64)
+    if metric_ties == "half":
+        credit[gap == 0] = 0.5
+    return credit
+
+
+def _ratio(freq: np.ndarray, per_unit: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    total = freq @ pairs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, (freq @ per_unit) / np.where(total > 0, total, 1), np.nan)
 
 
 def _resamples(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray | None:

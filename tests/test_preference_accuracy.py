@@ -179,3 +179,23 @@ def test_import_is_numpy_only():
             "print(sorted(m for m in ('scipy', 'pandas', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("ties", ["calibrated", "excluded"])
+def test_bootstrap_in_blocks_equals_one_block(ties, monkeypatch):
+    import scorers.preference_accuracy as PA
+
+    a, b, h, items = random_pairs(3, n=150)
+    whole = pairwise_preference_accuracy(a, b, h, ties=ties, items=items, n_bootstrap=40, seed=2)
+    monkeypatch.setattr(PA, "_CHUNK", 7)  # a few resamples per block
+    blocks = pairwise_preference_accuracy(a, b, h, ties=ties, items=items, n_bootstrap=40, seed=2)
+    np.testing.assert_array_equal(whole.bootstrap, blocks.bootstrap)
+
+
+def test_pair_table_feeds_the_accuracy(tmp_path):
+    import pandas as pd
+
+    frame = pd.DataFrame({"item": ["p1", "p1", "p2"], "preference": ["a", "tie", "b"]})
+    got = pairwise_preference_accuracy([2.0, 1.0, 0.0], [1.0, 1.0, 3.0], frame["preference"], items=frame["item"],
+                                       ties="excluded", n_bootstrap=0)
+    assert got.statistic == 1.0 and got.n_pairs == 2 and got.n_items == 2
