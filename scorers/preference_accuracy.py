@@ -16,11 +16,13 @@ Tie conventions (``ties=``):
   by sorting the gaps once and sweeping the candidates with cumulative counts (no loop over candidates).
 * ``"excluded"`` -- the common reward-model convention: pairs the humans tied are dropped (``n_pairs`` counts those
   kept, ``n_human_ties`` those dropped); a metric tie (``a == b`` exactly) counts as **wrong** by default
-  (``metric_ties="wrong"``), as in the ImageReward test code (a pair whose human ranks differ is correct only when
-  the scores differ strictly in the humans' direction) and HPSv2's ``inversion_score`` on predicted ranks (which cannot
-  tie). ``metric_ties="half"`` gives half credit instead (the expected accuracy of a random tie-break). Pick-a-Pic's
-  paper keeps human ties and fits a tie threshold on the validation set; use ``"calibrated"`` for that view (it
-  chooses epsilon on the evaluated pairs themselves, an optimistic upper bound: Deutsch et al. discuss this).
+  (``metric_ties="wrong"``). This is ImageReward's test accuracy (its ``acc``: pairs with equal human ranks are
+  skipped, and a pair is correct only when the scores differ strictly in the humans' direction), which HPSv2's
+  evaluation reuses for the ImageReward test set. ``metric_ties="half"`` gives half credit instead (the expected
+  accuracy of a random tie-break). Not covered by either: HPSv2's ``inversion_score`` on HPDv2 (``1 - discordant /
+  all pairs``, so human-tied pairs count as correct), and Pick-a-Pic's paper, which keeps human ties and predicts a
+  tie below a threshold tuned on the validation split. ``"calibrated"`` is the closest to the latter, but it
+  chooses epsilon on the evaluated pairs themselves, which is optimistic (Deutsch et al. discuss this).
 
 Rankings: :func:`pairs_from_rankings` turns ``k`` ranked images per prompt (HPDv2 test, ImageRewardDB) into their
 ``k(k-1)/2`` pairs, image ``i`` before ``j`` in list order, with a smaller rank = preferred (HPDv2's ``rank`` and
