@@ -199,3 +199,16 @@ def test_pair_table_feeds_the_accuracy(tmp_path):
     got = pairwise_preference_accuracy([2.0, 1.0, 0.0], [1.0, 1.0, 3.0], frame["preference"], items=frame["item"],
                                        ties="excluded", n_bootstrap=0)
     assert got.statistic == 1.0 and got.n_pairs == 2 and got.n_items == 2
+
+
+def test_calibrated_equals_agreement_pairwise_accuracy_on_all_pairs():
+    from scorers.agreement import pairwise_accuracy
+
+    rng = np.random.default_rng(5)
+    h = rng.integers(1, 6, 40).astype(float)  # Likert ratings: many human ties
+    m = np.round(rng.normal(size=40), 1)  # coarse metric: metric ties too
+    i, j = np.triu_indices(40, 1)
+    got = pairwise_preference_accuracy(m[i], m[j], np.sign(h[i] - h[j]).astype(int), n_bootstrap=0)
+    value, eps = pairwise_accuracy(h, m)  # the rating-set implementation (scorers.agreement._PairSet)
+    assert got.statistic == pytest.approx(value, abs=1e-12)
+    assert got.epsilon == pytest.approx(eps, abs=1e-12)
