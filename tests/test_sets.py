@@ -110,7 +110,8 @@ def test_pickapic_pairs(tmp_path):
     assert list(frame.columns[:5]) == list(PAIR_COLUMNS)
     assert frame["preference"].tolist() == ["a", "b", "tie"]  # label_0 = 1, 0, 0.5
     assert frame["image_a"].tolist() == ["img0-0", "img0-1", "img0-2"]
-    assert frame["item"].tolist() == ["100", "101", "102"] and frame["prompt"].iloc[1] == "prompt 1"
+    assert frame["item"].tolist() == ["prompt 0", "prompt 1", "prompt 2"]  # grouped by prompt
+    assert frame["ranking_id"].tolist() == [100, 101, 102]
     assert prov["sha256"] == hashlib.sha256((tmp_path / "test_unique.parquet").read_bytes()).hexdigest()
     assert prov["sha256_pinned"] is False and prov["licence"]
 

@@ -80,8 +80,9 @@ _PICKAPIC = ("caption", "image_0_uid", "image_1_uid", "label_0", "label_1")
 
 
 def read_pickapic(path: str | Path):
-    """A Pick-a-Pic (v1/v2) Parquet split as pairs; ``item`` = ``ranking_id`` when present, else the row. The image
-    columns ``jpg_0`` / ``jpg_1`` are not read."""
+    """A Pick-a-Pic (v1/v2) Parquet split as pairs; ``item`` = the caption (the pairs of one prompt form a group:
+    one pair per prompt in ``test_unique``, several in ``test``), ``ranking_id`` kept. The image columns ``jpg_0`` /
+    ``jpg_1`` are not read."""
     import pyarrow.parquet as pq
 
     path = Path(path)
@@ -94,7 +95,8 @@ def read_pickapic(path: str | Path):
         l0, l1 = r["label_0"], r["label_1"]
         if l0 is None or l1 is None or not (l0 in (0, 0.5, 1) and l0 + l1 == 1):
             raise SetFormatError(f"{path}: row {k}: label_0/label_1 = {l0!r}/{l1!r}; expected 1/0, 0/1 or 0.5/0.5")
-        rows.append({"item": str(r.get("ranking_id", k)), "prompt": r["caption"], "image_a": r["image_0_uid"],
+        rows.append({"item": r["caption"], "prompt": r["caption"], "image_a": r["image_0_uid"],
+                     "ranking_id": r.get("ranking_id", k),
                      "image_b": r["image_1_uid"], "preference": "tie" if l0 == 0.5 else ("a" if l0 == 1 else "b"),
                      **{f"model_{s}": r[f"model_{n}"] for n, s in (("0", "a"), ("1", "b")) if f"model_{n}" in r}})
     return _frame(rows, str(path))
