@@ -298,3 +298,27 @@ def test_gecko_prompts_github_pin_refuses_a_corrupted_copy(tmp_path, monkeypatch
         assert cached.with_name(cached.name + ".sha256").is_file()
     finally:
         server.stop()
+
+
+def test_shipped_pins_refuse_a_stand_in_download(tmp_path, hub_env, monkeypatch):
+    """ImageRewardDB's and EvalMuse's shipped constants carry the sha256 of the real files (their Git LFS
+    pointers): a generated stand-in served at the pinned revision is refused in one line, and nothing is kept."""
+    for spec, writer, loader in ((preferences.IMAGEREWARDDB_TEST, write_imagerewarddb, load_imagerewarddb),
+                                 (set_ratings.EVALMUSE_TRAIN, write_evalmuse, load_evalmuse)):
+        assert spec.sha256 is not None
+        repo = tmp_path / spec.repo_id.replace("/", "_")
+        repo.mkdir()
+        writer(repo / spec.filename)
+        with LoopbackHubDataset(repo, spec.repo_id, spec.revision) as hub:
+            monkeypatch.setenv("HF_ENDPOINT", hub.base)
+            with pytest.raises(ChecksumMismatch, match=spec.sha256) as err:
+                loader()
+            _one_line(err)
+        assert not [p for p in (hub_env / "hub").rglob(spec.filename) if p.exists()]
+        frame, prov = loader(repo / spec.filename)  # the same file as a local copy: read, flagged as not the pin
+        assert prov["matches_pinned"] is False and prov["sha256_pinned"] is False
+
+
+def test_hub_file_needs_a_full_commit():
+    with pytest.raises(ValueError, match="full commit hash"):
+        _common.HubFile("a/b", "main", "x.json", licence="-")

@@ -30,6 +30,14 @@ class HubFile:
     sha256: str | None = None
     note: str = ""
 
+    def __post_init__(self) -> None:
+        import re
+
+        if not re.fullmatch(r"[0-9a-f]{40}", self.revision):
+            raise ValueError(f"{self.repo_id}/{self.filename}: revision must be a full commit hash, got {self.revision!r}")
+        if self.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
+            raise ValueError(f"{self.repo_id}/{self.filename}: sha256 must be 64 lowercase hex digits")
+
     @property
     def url(self) -> str:
         return f"https://huggingface.co/datasets/{self.repo_id}/resolve/{self.revision}/{self.filename}"
@@ -61,11 +69,17 @@ def fetch_hub(file: HubFile, *, offline: bool | None = None, cache_dir: str | os
 
 
 def provenance(source: str, revision: str | None, path: Path, licence: str, *, pinned_sha256: str | None,
-               note: str = "") -> dict:
+               note: str = "", local: bool = False) -> dict:
     """``{source, revision, sha256, sha256_pinned, licence, file, note}``: ``sha256`` is the digest of the file read;
-    ``sha256_pinned`` says whether it was checked against a pinned digest."""
-    return {"source": source, "revision": revision, "sha256": sha256_file(path),
-            "sha256_pinned": pinned_sha256 is not None, "licence": licence, "file": str(path), "note": note}
+    ``sha256_pinned`` says whether a download was checked against a pinned digest. A local copy (``local=True``) is
+    not refused, but where the set has a pin ``matches_pinned`` says whether the copy is the pinned file."""
+    digest = sha256_file(path)
+    out = {"source": source, "revision": revision, "sha256": digest,
+           "sha256_pinned": pinned_sha256 is not None and not local, "licence": licence, "file": str(path),
+           "note": note}
+    if local and pinned_sha256 is not None:
+        out["matches_pinned"] = digest == pinned_sha256
+    return out
 
 
 def check_columns(names, needed, where: str, what: str) -> None:

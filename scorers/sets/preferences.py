@@ -46,10 +46,12 @@ HPDV2_TEST = HubFile(
     "ymhao/HPDv2", "74f2e7bfb11320b5e2411f8e3d05bc01e33c1e0c", "test.json", licence="Apache-2.0 (dataset card)",
     note="revision: the Hub commit 'release HPDv2' that adds test.json; sha256 not readable here (not pinned)")
 IMAGEREWARDDB_TEST = HubFile(
-    "THUDM/ImageRewardDB", "13b6e8edddb8022cfd700c4464933025d18550f3", "metadata-test.parquet",
+    "THUDM/ImageRewardDB", "c2fbd1af6ee055eb5ab14bc476eb41833bc6c6d1", "metadata-test.parquet",
     licence="Apache-2.0 (dataset card)",
-    note="revision: a Hub commit whose card documents metadata-*.parquet; the card's test size changed across "
-         "revisions (3.4K images earlier, 2.7K images / 7.23K pairs on main), so check n_pairs; sha256 not pinned")
+    sha256="318b071eb7a53565138ccc215d6cfeaf513b31ee7c03bda89efb590b2b7cd072",
+    note="revision: the Hub commit 'Upload metadata-test.parquet' (c2fbd1a, 167,776 bytes); sha256: its Git LFS "
+         "pointer (the same blob is still the file at the later revision 47c9cf8). Earlier uploads of this file "
+         "(b20b442, 4b9046c, ~197 kB) held a larger test split")
 MJBENCH_ALIGNMENT = HubFile(
     "MJ-Bench/MJ-Bench", "4b9667374c71463f63ae663ddd88373d3ffc5ba9", "data/alignment.parquet",
     licence="see the gated dataset card (accept its conditions on the Hub); not redistributed",
@@ -72,7 +74,7 @@ def _load(reader, file: HubFile, path, offline, cache_dir):
     frame = reader(local)
     source = f"hf://datasets/{file.repo_id}/{file.filename}" if path is None else str(local)
     return frame, provenance(source, file.revision if path is None else None, local, file.licence,
-                             pinned_sha256=file.sha256, note=file.note)
+                             pinned_sha256=file.sha256, note=file.note, local=path is not None)
 
 
 # ---- Pick-a-Pic v2 ----------------------------------------------------------------------------------------------

@@ -28,7 +28,10 @@ __all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "load_evalmuse", "load_gecko2k", "
 EVALMUSE_TRAIN = HubFile(
     "DY-Evalab/EvalMuse", "fd2087b4bde6486ee1358a4ee546e3ee6c1860a6", "train_list.json",
     licence="BSD-3-Clause (Hub dataset licence)",
-    note="revision: the Hub tree page of the repo (commit 'Update README.md'); sha256 not readable here (not pinned)")
+    sha256="a3ea6941fd5f727a81fc2bbdd6d2360726c6fdd3d8546213b6a43ae46a26bf86",
+    note="revision: the Hub tree at commit fd2087b ('Update README.md'), where train_list.json (44.6 MB) was last "
+         "changed by 'modify the train_list.json'; sha256: the Git LFS pointer of that version as the file page "
+         "of main shows it (commit 9015c8e, same message and size). A different file at this revision is refused")
 #: Gecko2K prompts at a commit of the official repository; digest not readable here, so trust on first use
 #: (``release.fetch`` records the first download's sha256 and refuses any other content later).
 GECKO_PROMPTS = PinnedFile(
@@ -74,7 +77,8 @@ def load_evalmuse(path: str | Path | None = None, *, offline: bool | None = None
         raise FileNotFoundError(f"{local}: no such file")
     source = f"hf://datasets/{EVALMUSE_TRAIN.repo_id}/{EVALMUSE_TRAIN.filename}" if path is None else str(local)
     return read_evalmuse(local), provenance(source, EVALMUSE_TRAIN.revision if path is None else None, local,
-                                            EVALMUSE_TRAIN.licence, pinned_sha256=None, note=EVALMUSE_TRAIN.note)
+                                            EVALMUSE_TRAIN.licence, pinned_sha256=EVALMUSE_TRAIN.sha256,
+                                            note=EVALMUSE_TRAIN.note, local=path is not None)
 
 
 def read_gecko_prompts(path: str | Path):
@@ -103,7 +107,7 @@ def load_gecko2k(ratings: str | Path | None = None, *, prompts: str | Path | Non
                                                              progress=False)
     table = read_gecko_prompts(local)
     prov = provenance(file.url if prompts is None else str(local), file.revision if prompts is None else None,
-                      local, GECKO_LICENCE, pinned_sha256=file.sha256,
+                      local, GECKO_LICENCE, pinned_sha256=file.sha256, local=prompts is not None,
                       note="prompts only at this commit; human ratings: the file given as ratings=")
     if ratings is None:
         frame = table.rename(columns={"prompt_id": "item"}).assign(system="", image="", human=np.nan)
