@@ -246,10 +246,13 @@ def test_hub_download_pinned_revision_then_offline_cache(tmp_path, hub_env, monk
     assert frame2.equals(frame)
 
 
-def test_hub_offline_without_cache_is_one_line(hub_env):
-    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:
+def test_hub_offline_without_cache_is_a_clear_error(hub_env):
+    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # unpinned: release.fetch_hub_unpinned
+        load_hpdv2(offline=True)
+    assert "ymhao/HPDv2/test.json@74f2e7b" in _one_line(err)
+    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # pinned: release.fetch's own message
         load_evalmuse(offline=True)
-    _one_line(err)
+    assert set_ratings.EVALMUSE_TRAIN.url in str(err.value)
 
 
 def test_hub_pinned_sha256_refuses_other_content(tmp_path, hub_env, monkeypatch):

@@ -2,9 +2,10 @@
 pair rows ``item, prompt, image_a, image_b, preference`` (a / b / tie).
 
 Every loader returns ``(frame, provenance)``; provenance is ``{source, revision, sha256, sha256_pinned, licence,
-file, note}``. Loaders take ``path=`` for a local copy, else download once at a pinned revision (Hub datasets through
-``huggingface_hub``; GitHub files through :func:`scorers.release.fetch`); ``offline=True`` / ``HF_HUB_OFFLINE=1``
-reads the cache only. TIFA160 and GenAI-Bench ratings live in :mod:`scorers.ratings`. Nothing here is imported by
+file, note}``. Loaders take ``path=`` for a local copy, else download once at a pinned revision through
+:mod:`scorers.release`, the one download path (:func:`~scorers.release.fetch` for files with a pinned sha256 and the
+GitHub file, :func:`~scorers.release.fetch_hub_unpinned` for Hub files whose digest could not be read);
+``offline=True`` / ``HF_HUB_OFFLINE=1`` reads the cache only. TIFA160 and GenAI-Bench ratings live in :mod:`scorers.ratings`. Nothing here is imported by
 ``scorers`` at start-up (pandas / pyarrow load on first use).
 """
 from ._common import PAIR_COLUMNS, RATING_COLUMNS, HubFile, SetFormatError

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..release import ChecksumMismatch, ReleaseFileUnavailable, sha256_file
+from ..release import sha256_file
 
 RATING_COLUMNS = ("item", "system", "image", "prompt", "human")
 PAIR_COLUMNS = ("item", "prompt", "image_a", "image_b", "preference")
@@ -44,28 +44,16 @@ class HubFile:
 
 
 def fetch_hub(file: HubFile, *, offline: bool | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
-    """``hf_hub_download`` of ``file`` at its pinned revision (honours ``HF_ENDPOINT``, ``HF_HOME``; ``offline`` =
-    cache only, default ``HF_HUB_OFFLINE``); a pinned sha256 is checked and a mismatching file deleted."""
-    from huggingface_hub import constants, hf_hub_download
+    """The local path of ``file`` at its pinned revision, through :mod:`scorers.release` (the project's one download
+    path): with a sha256, a :class:`~scorers.release.PinnedFile` for ``release.fetch`` (a mismatching download is
+    refused and deleted); without one, ``release.fetch_hub_unpinned``. ``offline`` = cache only, default
+    ``HF_HUB_OFFLINE``."""
+    from ..release import PinnedFile, fetch, fetch_hub_unpinned
 
-    offline = bool(constants.is_offline_mode()) if offline is None else bool(offline)
-    try:
-        local = Path(hf_hub_download(file.repo_id, file.filename, repo_type="dataset", revision=file.revision,
-                                     cache_dir=cache_dir, endpoint=os.environ.get("HF_ENDPOINT") or None,
-                                     local_files_only=offline))
-    except Exception as error:  # offline and not cached, HTTP errors, gated repos: all mean "not available here"
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        how = "offline (HF_HUB_OFFLINE) and not in the cache" if offline else f"could not download ({first})"
-        raise ReleaseFileUnavailable(f"{file.repo_id}/{file.filename}@{file.revision[:7]}: {how}") from None
-    if file.sha256 is not None:
-        got = sha256_file(local)
-        if got != file.sha256:
-            blob = local.resolve()
-            for stale in {local, blob}:
-                stale.unlink(missing_ok=True)
-            raise ChecksumMismatch(f"{file.filename}: sha256 {got} does not match the pinned {file.sha256}; "
-                                   "the file was refused")
-    return local
+    if file.sha256 is None:
+        return fetch_hub_unpinned(file.repo_id, file.filename, file.revision, cache_dir=cache_dir, offline=offline)
+    pinned = PinnedFile(file.url, file.sha256, f"{file.repo_id}/{file.filename}", file.revision)
+    return fetch(pinned, cache_dir=cache_dir, offline=offline, progress=False)
 
 
 def provenance(source: str, revision: str | None, path: Path, licence: str, *, pinned_sha256: str | None,
