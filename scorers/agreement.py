@@ -909,3 +909,4 @@ def _weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     below = np.cumsum(per_value, axis=1) - per_value
     ranks = below + (per_value + 1.0) / 2.0
     return ranks[:, inverse]
+from .preference_accuracy import compare_preference_accuracy, pairs_from_rankings, pairwise_preference_accuracy  # noqa: E402,F401,E501

@@ -579,3 +579,33 @@ def _local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[st
 def _warn_local_difference(where: str, got: str, pinned: str) -> None:  # once per file version
     log.warning("%s differs from the official release file (sha256 %s..., pinned %s...): results computed from it "
                 "may differ from the published ones", where, got[:12], pinned[:12])
+
+
+# --- Hub files whose sha256 could not be read --------------------------------------------------------------------
+
+
+def fetch_hub_unpinned(repo_id: str, filename: str, revision: str, *, repo_type: str = "dataset",
+                       cache_dir: str | os.PathLike | None = None, offline: bool | None = None,
+                       progress: bool = False) -> Path:
+    """A Hub file at a full commit hash whose sha256 is not known (a human-judgment set whose Git LFS digest could
+    not be read; ``scorers.sets``): downloaded once by ``hf_hub_download`` at ``revision`` (honours ``HF_ENDPOINT``,
+    ``HF_HOME``; ``offline`` = cache only, default ``HF_HUB_OFFLINE``). No digest is checked: callers report the
+    digest of what they read. A file with a known digest is a :class:`PinnedFile` for :func:`fetch` instead."""
+    if not re.fullmatch(r"[0-9a-f]{40}", revision):
+        raise ValueError(f"{repo_id}/{filename}: revision must be a full commit hash, got {revision!r}")
+    from huggingface_hub import hf_hub_download
+
+    offline = _offline() if offline is None else bool(offline)
+    prefix = {"dataset": "datasets/", "space": "spaces/", "model": ""}[repo_type]
+    url = resolved_url(PinnedFile(f"{HUB_URL}/{prefix}{repo_id}/resolve/{revision}/{filename}", "0" * 64,
+                                  filename, revision))
+    name = f"{repo_id}/{filename}@{revision[:7]}"
+    try:
+        return Path(hf_hub_download(repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
+                                    endpoint=os.environ.get("HF_ENDPOINT") or None, local_files_only=offline))
+    except Exception as error:  # offline and not cached, HTTP errors, gated repos: all mean "not available here"
+        if offline:
+            raise ReleaseFileUnavailable(f"{name}: not cached, and offline mode (offline=True or HF_HUB_OFFLINE=1) "
+                                         "forbids downloading it; run once with network access") from None
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise ReleaseFileUnavailable(f"{name}: could not download {url} ({type(error).__name__}: {first})") from None

@@ -1,0 +1,96 @@
+"""Shared parts of the set loaders: the two row schemas, schema checks with one-line errors, pinned Hub downloads,
+provenance."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..release import sha256_file
+
+RATING_COLUMNS = ("item", "system", "image", "prompt", "human")
+PAIR_COLUMNS = ("item", "prompt", "image_a", "image_b", "preference")
+PREFERENCES = ("a", "b", "tie")
+
+
+class SetFormatError(ValueError):
+    """A file does not have the layout of the set it was read as (one line: file, row or field, what was expected)."""
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hub dataset at a pinned commit. ``sha256``: its digest where it could be read (then any other
+    content is refused), else None: the digest of the file used is computed and reported in the provenance, not
+    checked. ``revision`` is a full commit hash read from the Hub (never a branch)."""
+
+    repo_id: str
+    revision: str
+    filename: str
+    licence: str
+    sha256: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        import re
+
+        if not re.fullmatch(r"[0-9a-f]{40}", self.revision):
+            raise ValueError(f"{self.repo_id}/{self.filename}: revision must be a full commit hash, got {self.revision!r}")
+        if self.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
+            raise ValueError(f"{self.repo_id}/{self.filename}: sha256 must be 64 lowercase hex digits")
+
+    @property
+    def url(self) -> str:
+        return f"https://huggingface.co/datasets/{self.repo_id}/resolve/{self.revision}/{self.filename}"
+
+
+def fetch_hub(file: HubFile, *, offline: bool | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
+    """The local path of ``file`` at its pinned revision, through :mod:`scorers.release` (the project's one download
+    path): with a sha256, a :class:`~scorers.release.PinnedFile` for ``release.fetch`` (a mismatching download is
+    refused and deleted); without one, ``release.fetch_hub_unpinned``. ``offline`` = cache only, default
+    ``HF_HUB_OFFLINE``."""
+    from ..release import PinnedFile, fetch, fetch_hub_unpinned
+
+    if file.sha256 is None:
+        return fetch_hub_unpinned(file.repo_id, file.filename, file.revision, cache_dir=cache_dir, offline=offline)
+    pinned = PinnedFile(file.url, file.sha256, f"{file.repo_id}/{file.filename}", file.revision)
+    return fetch(pinned, cache_dir=cache_dir, offline=offline, progress=False)
+
+
+def provenance(source: str, revision: str | None, path: Path, licence: str, *, pinned_sha256: str | None,
+               note: str = "", local: bool = False) -> dict:
+    """``{source, revision, sha256, sha256_pinned, licence, file, note}``: ``sha256`` is the digest of the file read;
+    ``sha256_pinned`` says whether a download was checked against a pinned digest. A local copy (``local=True``) is
+    not refused, but where the set has a pin ``matches_pinned`` says whether the copy is the pinned file."""
+    digest = sha256_file(path)
+    out = {"source": source, "revision": revision, "sha256": digest,
+           "sha256_pinned": pinned_sha256 is not None and not local, "licence": licence, "file": str(path),
+           "note": note}
+    if local and pinned_sha256 is not None:
+        out["matches_pinned"] = digest == pinned_sha256
+    return out
+
+
+def check_columns(names, needed, where: str, what: str) -> None:
+    missing = [c for c in needed if c not in names]
+    if missing:
+        raise SetFormatError(f"{where}: not {what}: missing field(s) {missing} (has {sorted(map(str, names))})")
+
+
+def check_pairs(frame, where: str):
+    """Refuse a pair table that breaks the schema (one line naming the row)."""
+    check_columns(frame.columns, PAIR_COLUMNS, where, "a pair table")
+    bad = ~frame["preference"].isin(PREFERENCES)
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise SetFormatError(f"{where}: row {row}: preference {frame['preference'].iloc[row]!r} is not a/b/tie")
+    return frame
+
+
+def check_ratings(frame, where: str):
+    import numpy as np
+
+    check_columns(frame.columns, RATING_COLUMNS, where, "a rating table")
+    human = frame["human"].to_numpy(dtype=np.float64)
+    if np.isinf(human).any():
+        raise SetFormatError(f"{where}: row {int(np.isinf(human).nonzero()[0][0])}: human rating is infinite")
+    return frame
