@@ -39,13 +39,13 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from .meta import _json_float, as_scores, paired_mean_test
+from .meta import _json_float, as_scores
+from .resampling import PairedComparison, paired_mean_test, percentile_interval, resample_indices
 
 __all__ = [
     "COEFFICIENTS",
     "GROUPINGS",
     "Agreement",
-    "AgreementComparison",
     "agreement",
     "agreement_many",
     "bootstrap_indices",
@@ -162,7 +162,7 @@ def pairwise_accuracy(
 
 def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
     """The resamples every bootstrap here uses: ``default_rng(seed).integers(0, n_units, (n_bootstrap, n_units))``."""
-    return np.random.default_rng(seed).integers(0, n_units, size=(n_bootstrap, n_units))
+    return resample_indices(n_units, n_bootstrap, seed)
 
 
 def agreement(
@@ -249,7 +249,7 @@ def inter_rater(
     first = results[0]
     ci = None
     if n_bootstrap:
-        ci = _interval(np.mean(np.vstack(boots), axis=0), confidence)
+        ci = percentile_interval(np.mean(np.vstack(boots), axis=0), confidence)
     eps = [r.epsilon for r in results if r.epsilon is not None]
     return Agreement(
         metric="inter-rater", coefficient=coefficient, grouping=grouping,
@@ -259,34 +259,6 @@ def inter_rater(
         n_nan_dropped=max(r.n_nan_dropped for r in results),
         epsilon=float(np.mean(eps)) if eps else None,
     )
-
-
-@dataclass
-class AgreementComparison:
-    """Paired comparison: does metric A agree with the humans better than metric B on the same items?"""
-
-    coefficient: str
-    grouping: str
-    value_a: float
-    value_b: float
-    difference: float
-    ci: tuple[float, float]
-    p_value: float
-    n_units: int
-    method: str
-
-    def to_dict(self) -> dict:
-        return {
-            "coefficient": self.coefficient,
-            "grouping": self.grouping,
-            "value_a": _json_float(self.value_a),
-            "value_b": _json_float(self.value_b),
-            "difference": _json_float(self.difference),
-            "ci": [_json_float(self.ci[0]), _json_float(self.ci[1])],
-            "p_value": _json_float(self.p_value),
-            "n_units": self.n_units,
-            "method": self.method,
-        }
 
 
 def compare_agreement(
@@ -301,7 +273,7 @@ def compare_agreement(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
-) -> AgreementComparison:
+) -> PairedComparison:
     """Is metric A closer to the humans than metric B? Both are evaluated on the rows where human, A and B are all
     defined.
 
@@ -320,6 +292,7 @@ def compare_agreement(
     a, b = np.where(both, np.nan, a), np.where(both, np.nan, b)
     data_a = _Prepared.build(h, a, grouping=grouping, items=items, systems=systems, name="a")
     data_b = _Prepared.build(h, b, grouping=grouping, items=items, systems=systems, name="b")
+    labels = {"coefficient": coefficient, "grouping": grouping}
     if grouping == "item":
         res_a, res_b = data_a.run(coefficient), data_b.run(coefficient)
         keys = [k for k in res_a.per_group if k in res_b.per_group]
@@ -327,9 +300,9 @@ def compare_agreement(
             raise ValueError("no prompt has a defined value for both metrics")
         diffs = np.array([res_a.per_group[k] - res_b.per_group[k] for k in keys])
         observed, ci, p_value = paired_mean_test(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        return AgreementComparison(coefficient, grouping, float(np.mean([res_a.per_group[k] for k in keys])),
-                                   float(np.mean([res_b.per_group[k] for k in keys])), observed, ci, p_value,
-                                   len(keys), "sign-flip permutation over prompts")
+        return PairedComparison(observed, p_value, ci, float(np.mean([res_a.per_group[k] for k in keys])),
+                                float(np.mean([res_b.per_group[k] for k in keys])), len(keys), "prompt",
+                                "sign-flip permutation over prompts", labels)
     res_a, boot_a = data_a.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
                                return_boot=True)
     res_b, boot_b = data_b.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
@@ -340,8 +313,9 @@ def compare_agreement(
         raise ValueError("the coefficient is undefined on every resample for at least one metric")
     far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
     p_value = min(1.0, 2.0 * (1 + far) / (1 + n_resamples))
-    return AgreementComparison(coefficient, grouping, res_a.value, res_b.value, res_a.value - res_b.value,
-                               _interval(diffs, confidence), p_value, data_a.n_units, "paired bootstrap")
+    return PairedComparison(res_a.value - res_b.value, p_value, percentile_interval(diffs, confidence), res_a.value,
+                            res_b.value, data_a.n_units, "prompt" if data_a.cluster is not None else "item",
+                            "paired bootstrap", labels)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -547,14 +521,6 @@ def _classify(left, right, group, h, m):
     return (left[tie], right[tie], group[tie], gap[tie], left[con], right[con], group[con], gap[con], left.size)
 
 
-def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
-    boot = boot[~np.isnan(boot)]
-    if boot.size == 0:
-        return float("nan"), float("nan")
-    alpha = (1.0 - confidence) / 2.0
-    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
-
-
 def _frequencies(idx: np.ndarray, n_units: int) -> np.ndarray:
     """``(B, n_units)`` counts of each unit in each resample row of ``idx``."""
     b = idx.shape[0]
@@ -619,7 +585,7 @@ class _Prepared:
         runner = {"none": self._pooled, "item": self._by_item, "system": self._by_system}[self.grouping]
         result, boot = runner(coefficient, n_bootstrap, seed)
         if n_bootstrap:
-            result.ci = _interval(boot, confidence)
+            result.ci = percentile_interval(boot, confidence)
             result.bootstrap = boot
         return (result, boot) if return_boot else result
 

@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .graph import PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, walks
+from .resampling import PairedComparison, bootstrap_mean_interval, paired_mean_test
 
 __all__ = [
     "META_METRICS",
@@ -375,32 +376,6 @@ def ts2_meta(
     )
 
 
-@dataclass
-class PairedComparison:
-    """Paired comparison of metric A vs metric B on one meta-metric over the SEGs where both are defined."""
-
-    meta_metric: str
-    partition: str
-    mean_a: float
-    mean_b: float
-    difference: float
-    ci: tuple[float, float]
-    p_value: float
-    n_segs: int
-
-    def to_dict(self) -> dict:
-        return {
-            "meta_metric": self.meta_metric,
-            "partition": self.partition,
-            "mean_a": _json_float(self.mean_a),
-            "mean_b": _json_float(self.mean_b),
-            "difference": _json_float(self.difference),
-            "ci": [_json_float(self.ci[0]), _json_float(self.ci[1])],
-            "p_value": _json_float(self.p_value),
-            "n_segs": self.n_segs,
-        }
-
-
 def compare(
     result_a: TS2Result,
     result_b: TS2Result,
@@ -413,9 +388,10 @@ def compare(
 ) -> PairedComparison:
     """Is metric A better than metric B on TS2? A paired test over SEGs.
 
-    Uses the per-SEG values of both results on the SEGs where both are defined: the difference of means, a bootstrap
-    percentile interval of it (resampling SEGs), and a two-sided sign-flip permutation p-value (``n_resamples``
-    random sign flips of the per-SEG differences, ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``).
+    Uses the per-SEG values of both results on the SEGs where both are defined: the difference of means
+    (``statistic``), a bootstrap percentile interval of it (resampling SEGs), and a two-sided sign-flip permutation
+    p-value (``n_resamples`` random sign flips of the per-SEG differences, ``(1 + #|perm| >= |obs|) / (1 +
+    n_resamples)``): :func:`scorers.resampling.paired_mean_test`.
     """
     a, b = result_a[meta_metric], result_b[meta_metric]
     if not np.array_equal(a.seg_ids, b.seg_ids):
@@ -430,38 +406,16 @@ def compare(
     diffs = a.per_seg[keep] - b.per_seg[keep]
     observed, ci, p_value = paired_mean_test(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return PairedComparison(
-        meta_metric=meta_metric,
-        partition=partition,
-        mean_a=float(a.per_seg[keep].mean()),
-        mean_b=float(b.per_seg[keep].mean()),
-        difference=observed,
-        ci=ci,
-        p_value=p_value,
-        n_segs=int(keep.sum()),
+        statistic=observed,
+        pvalue=p_value,
+        confidence_interval=ci,
+        value_a=float(a.per_seg[keep].mean()),
+        value_b=float(b.per_seg[keep].mean()),
+        n_units=int(keep.sum()),
+        unit="SEG",
+        method="sign-flip permutation over SEGs",
+        labels={"meta_metric": meta_metric, "partition": partition},
     )
-
-
-def paired_mean_test(
-    diffs: np.ndarray, *, n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
-) -> tuple[float, tuple[float, float], float]:
-    """Paired differences (A - B per unit) -> ``(mean difference, bootstrap percentile interval, p-value)``.
-
-    The interval resamples the units ``n_resamples`` times; the p-value is two-sided, from ``n_resamples`` random sign
-    flips of the differences: ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``. Shared by :func:`compare` (units = SEGs)
-    and :func:`scorers.agreement.compare_agreement` (units = prompts), and the TIFA v1.0 model comparison
-    (:func:`scorers.tifa_bench.results`, units = texts).
-    """
-    diffs = np.asarray(diffs, dtype=np.float64)
-    n = diffs.size
-    if n == 0:
-        raise ValueError("paired_mean_test needs at least one matched pair")
-    rng = np.random.default_rng(seed)
-    observed = float(diffs.mean())
-    ci = _bootstrap_interval(diffs, n_resamples, confidence, rng)
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
-    perm = (signs * diffs).mean(axis=1)
-    p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
-    return observed, ci, p_value
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -592,7 +546,7 @@ def _summarise(
         ci = {}
         for key, idx in groups.items():
             values = per_seg[idx]
-            ci[key] = _bootstrap_interval(values[~np.isnan(values)], n_bootstrap, confidence, rng)
+            ci[key] = bootstrap_mean_interval(values[~np.isnan(values)], n_bootstrap, confidence, rng)
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
@@ -605,17 +559,6 @@ def _summarise(
         ci=ci,
         n_no_pair=int((counts == 0).sum()),
     )
-
-
-def _bootstrap_interval(values: np.ndarray, n_resamples: int, confidence: float,
-                        rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile interval of the mean of ``values`` over ``n_resamples`` resamples with replacement (NaN, NaN if
-    empty): the one bootstrap behind ``MetaResult.ci`` and :func:`compare`."""
-    if values.size == 0:
-        return float("nan"), float("nan")
-    boot = values[rng.integers(0, values.size, size=(n_resamples, values.size))].mean(axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
 
 
 def _finite_std(values: np.ndarray, ddof: int = 0) -> float:
