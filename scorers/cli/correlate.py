@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 from ..agreement import COEFFICIENTS, GROUPINGS
+from ..formatting import MISSING, format_number
 from ..ratings import correlate_frame, read_ratings
 from ._format import _grid
 
@@ -76,7 +76,7 @@ def run_correlate(args: argparse.Namespace) -> int:
 
 
 def _num(value, digits: int = 3) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+    return format_number(value, digits)
 
 
 def format_agreement(rows: list[dict]) -> str:
@@ -85,7 +85,7 @@ def format_agreement(rows: list[dict]) -> str:
               "epsilon"]
     lines = [header]
     for row in rows:
-        ci = "-" if row["ci_low"] is None else f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]"
+        ci = MISSING if row["ci_low"] is None else f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]"
         lines.append([row["metric"], row["coefficient"], row["grouping"], _num(row["value"]), ci,
                       str(row["n_items"]), f"{row['n_groups']} ({row['n_groups_skipped']})",
                       _num(row["epsilon"], 4) if row["epsilon"] is not None else ""])

@@ -13,6 +13,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..agreement import COEFFICIENTS
+from ..formatting import format_number
 from ..ratings import correlate_frame
 
 __all__ = ["human_agreement_frame", "write_human_agreement"]
@@ -67,9 +68,7 @@ def human_agreement_frame(
 
 
 def _cell(value, digits: int, scale: float = 1.0) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value * scale:.{digits}f}"
+    return format_number(value, digits, scale=scale)
 
 
 def to_markdown(frame: pd.DataFrame, coefficients: Sequence[str], *, digits: int = 3) -> str:

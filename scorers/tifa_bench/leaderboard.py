@@ -13,6 +13,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..formatting import MISSING, format_number, is_missing
 from .data import SOURCES
 from .results import BenchResult, compare_runs, summarize
 
@@ -92,9 +93,9 @@ def build_leaderboard(results: Sequence[BenchResult], *, n_bootstrap: int = 1000
 
 
 def _cell(value: float, low: float, high: float, digits: int, with_ci: bool, latex: bool) -> str:
-    if value != value:
-        return "–"
-    text = f"{value:.{digits}f}"
+    if is_missing(value):
+        return MISSING
+    text = format_number(value, digits)
     if with_ci and low == low:
         interval = f"[{low:.{digits}f}, {high:.{digits}f}]"
         text += (r" {\scriptsize " + interval + "}") if latex else f" <sub>{interval}</sub>"
