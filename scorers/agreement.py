@@ -46,6 +46,7 @@ __all__ = [
     "COEFFICIENTS",
     "GROUPINGS",
     "Agreement",
+    "GroupedBootstrap",
     "agreement",
     "agreement_many",
     "bootstrap_indices",
@@ -165,6 +166,51 @@ def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
     return resample_indices(n_units, n_bootstrap, seed)
 
 
+@dataclass(frozen=True)
+class GroupedBootstrap:
+    """The settings every agreement function shares: how rows are grouped and how the interval resamples them.
+
+    ``grouping`` is ``"none"``, ``"item"`` (needs ``items``: the prompt of each image) or ``"system"`` (needs
+    ``systems``: the T2I model of each image; ``items`` optional, used as bootstrap clusters); ``n_bootstrap``,
+    ``confidence``, ``seed``: the percentile bootstrap interval (0 = none), resampling as in the module docstring.
+    Pass one as ``design=`` to :func:`agreement`, :func:`agreement_many` or :func:`inter_rater` instead of the six
+    keywords (:func:`compare_agreement` builds its own, with ``n_resamples`` as ``n_bootstrap``).
+    """
+
+    grouping: str = "none"
+    items: Sequence[object] | None = None
+    systems: Sequence[object] | None = None
+    n_bootstrap: int = 0
+    confidence: float = 0.95
+    seed: int = 0
+
+    def prepare(self, human, metric, name: str) -> "_Prepared":
+        """One metric's rows, NaN pairs dropped, with this grouping's structure."""
+        return _Prepared.build(human, metric, grouping=self.grouping, items=self.items, systems=self.systems,
+                               name=name)
+
+    def run(self, data: "_Prepared", coefficient: str, *, n_bootstrap: int | None = None, return_boot: bool = False):
+        """``coefficient`` on ``data`` with this design's interval (``n_bootstrap`` overrides the resample count)."""
+        return data.run(coefficient, n_bootstrap=self.n_bootstrap if n_bootstrap is None else n_bootstrap,
+                        confidence=self.confidence, seed=self.seed, return_boot=return_boot)
+
+
+_DEFAULT_DESIGN = GroupedBootstrap()
+
+
+def _is_default(value, default) -> bool:
+    return value is None if default is None else (not isinstance(value, (list, np.ndarray)) and value == default)
+
+
+def _design(design: GroupedBootstrap | None, **settings) -> GroupedBootstrap:
+    if design is None:
+        return GroupedBootstrap(**settings)
+    given = [k for k, v in settings.items() if not _is_default(v, getattr(_DEFAULT_DESIGN, k))]
+    if given:
+        raise ValueError(f"pass the grouping settings as design= or as keywords, not both (also got {given})")
+    return design
+
+
 def agreement(
     human: Sequence[float],
     metric: Sequence[float],
@@ -177,6 +223,7 @@ def agreement(
     confidence: float = 0.95,
     seed: int = 0,
     name: str = "metric",
+    design: GroupedBootstrap | None = None,
 ) -> Agreement:
     """Agreement of one metric's per-image scores with per-image human ratings.
 
@@ -188,10 +235,12 @@ def agreement(
         the T2I model of each image; ``items`` optional, used as bootstrap clusters).
     n_bootstrap, confidence, seed : percentile bootstrap interval (0 = none), resampling as in the module docstring.
     name : the metric's name in the result.
+    design : the six settings above as one :class:`GroupedBootstrap` (then leave them at their defaults).
     """
     _check_coefficient(coefficient)
-    data = _Prepared.build(human, metric, grouping=grouping, items=items, systems=systems, name=name)
-    return data.run(coefficient, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed)
+    design = _design(design, grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap,
+                     confidence=confidence, seed=seed)
+    return design.run(design.prepare(human, metric, name), coefficient)
 
 
 def agreement_many(
@@ -205,17 +254,20 @@ def agreement_many(
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
+    design: GroupedBootstrap | None = None,
 ) -> list[Agreement]:
     """:func:`agreement` for every metric x coefficient (metrics outer); all share the seed, hence the resamples."""
     if not metrics:
         raise ValueError("no metric columns given")
     for c in coefficients:
         _check_coefficient(c)
+    design = _design(design, grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap,
+                     confidence=confidence, seed=seed)
     out = []
     for metric_name, values in metrics.items():
-        data = _Prepared.build(human, values, grouping=grouping, items=items, systems=systems, name=metric_name)
+        data = design.prepare(human, values, metric_name)
         for c in coefficients:
-            out.append(data.run(c, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed))
+            out.append(design.run(data, c))
     return out
 
 
@@ -229,6 +281,7 @@ def inter_rater(
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
+    design: GroupedBootstrap | None = None,
 ) -> Agreement:
     """Agreement between human raters (the ceiling a metric can reach): the coefficient of every pair of raters
     (the first of a pair in the human role), averaged over pairs; the bootstrap averages the pairs on the same
@@ -236,23 +289,23 @@ def inter_rater(
     names = list(raters)
     if len(names) < 2:
         raise ValueError(f"inter-rater agreement needs at least two rater columns, got {names}")
+    design = _design(design, grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap,
+                     confidence=confidence, seed=seed)
     results = []
     boots = []
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
-            data = _Prepared.build(raters[names[a]], raters[names[b]], grouping=grouping, items=items,
-                                   systems=systems, name=f"{names[a]}~{names[b]}")
-            result, boot = data.run(coefficient, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed,
-                                    return_boot=True)
+            data = design.prepare(raters[names[a]], raters[names[b]], f"{names[a]}~{names[b]}")
+            result, boot = design.run(data, coefficient, return_boot=True)
             results.append(result)
             boots.append(boot)
     first = results[0]
     ci = None
-    if n_bootstrap:
-        ci = percentile_interval(np.mean(np.vstack(boots), axis=0), confidence)
+    if design.n_bootstrap:
+        ci = percentile_interval(np.mean(np.vstack(boots), axis=0), design.confidence)
     eps = [r.epsilon for r in results if r.epsilon is not None]
     return Agreement(
-        metric="inter-rater", coefficient=coefficient, grouping=grouping,
+        metric="inter-rater", coefficient=coefficient, grouping=design.grouping,
         value=float(np.mean([r.value for r in results])), ci=ci,
         n_items=min(r.n_items for r in results), n_groups=first.n_groups,
         n_groups_skipped=max(r.n_groups_skipped for r in results),
@@ -290,11 +343,11 @@ def compare_agreement(
     _same_length({"human": h, "metric_a": a, "metric_b": b})
     both = np.isnan(a) | np.isnan(b)
     a, b = np.where(both, np.nan, a), np.where(both, np.nan, b)
-    data_a = _Prepared.build(h, a, grouping=grouping, items=items, systems=systems, name="a")
-    data_b = _Prepared.build(h, b, grouping=grouping, items=items, systems=systems, name="b")
+    design = GroupedBootstrap(grouping, items, systems, n_resamples, confidence, seed)
+    data_a, data_b = design.prepare(h, a, "a"), design.prepare(h, b, "b")
     labels = {"coefficient": coefficient, "grouping": grouping}
     if grouping == "item":
-        res_a, res_b = data_a.run(coefficient), data_b.run(coefficient)
+        res_a, res_b = design.run(data_a, coefficient, n_bootstrap=0), design.run(data_b, coefficient, n_bootstrap=0)
         keys = [k for k in res_a.per_group if k in res_b.per_group]
         if not keys:
             raise ValueError("no prompt has a defined value for both metrics")
@@ -303,10 +356,8 @@ def compare_agreement(
         return PairedComparison(observed, p_value, ci, float(np.mean([res_a.per_group[k] for k in keys])),
                                 float(np.mean([res_b.per_group[k] for k in keys])), len(keys), "prompt",
                                 "sign-flip permutation over prompts", labels)
-    res_a, boot_a = data_a.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
-                               return_boot=True)
-    res_b, boot_b = data_b.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
-                               return_boot=True)
+    res_a, boot_a = design.run(data_a, coefficient, return_boot=True)
+    res_b, boot_b = design.run(data_b, coefficient, return_boot=True)
     diffs = boot_a - boot_b
     diffs = diffs[~np.isnan(diffs)]
     if diffs.size == 0:

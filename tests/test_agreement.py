@@ -384,3 +384,14 @@ def test_a_prompt_lost_to_nan_counts_as_skipped(coefficient):
     m = [1, 2, 3, 0.5, 0.7, 1, 2, 3]
     r = A.agreement(h, m, coefficient=coefficient, grouping="item", items=items)
     assert (r.n_groups, r.n_groups_skipped, r.n_nan_dropped) == (2, 1, 2)
+
+
+def test_grouped_bootstrap_design_equals_the_six_keywords(rated):
+    """Issue 25: the grouping settings travel as one GroupedBootstrap; same numbers as the keywords."""
+    h, m, items, _ = rated
+    design = A.GroupedBootstrap(grouping="item", items=items, n_bootstrap=100, seed=4)
+    by_keywords = A.agreement(h, m, coefficient="kendall_b", grouping="item", items=items, n_bootstrap=100, seed=4)
+    by_design = A.agreement(h, m, coefficient="kendall_b", design=design)
+    assert (by_design.value, by_design.ci) == (by_keywords.value, by_keywords.ci)
+    with pytest.raises(ValueError, match="design= or as keywords, not both"):
+        A.agreement(h, m, design=design, n_bootstrap=5)
