@@ -112,7 +112,7 @@ def main() -> None:
     torch.manual_seed(0)
     backend = "open_clip" if args.pretrained or "/" not in args.model else "auto"
     scorer = CLIPScore(args.model, args.pretrained, backend=backend, form="cosine", device=args.device,
-                       precision=args.precision)
+                       precision=args.precision, allow_random_weights=not args.pretrained)  # timing: random on purpose
     embedder = scorer.embedder
     with tempfile.TemporaryDirectory() as tmp:
         unique = make_images(Path(tmp), min(args.unique_images or args.images, args.images), args.image_size)

@@ -18,6 +18,10 @@ ratio (``speed-up N.Nx``), and checks that both ways give the same answers.
     python benchmarks/bench_vqa.py --model Salesforce/blip-vqa-base --device cuda --precision bf16
     python benchmarks/bench_vqa.py --compare prefix-cache                 # small LLaVA-shaped model, CPU
     python benchmarks/bench_vqa.py --compare prefix-cache --llava-preset 7b --device cuda --precision bf16
+    python benchmarks/bench_vqa.py --compare prefix-cache --family qwen2_vl   # small Qwen2-VL-shaped model, CPU
+
+``--family qwen2_vl`` / ``qwen2_5_vl`` (prefix-cache): a Qwen2-VL-shaped chat model from a config instead
+(``tests/tiny_qwen_models.py``; 336 x 336 images = 576 patches merged into 144 image tokens, 3-D rotary positions).
 """
 from __future__ import annotations
 
@@ -77,6 +81,20 @@ def llava_shaped(root: Path, preset: str = "small") -> Path:
                       vision_layers=vision_layers, corpus=corpus, vocab_size=1000, name=f"{preset}-llava")
 
 
+#: (LM hidden, LM layers, heads, vision hidden, vision layers) of the Qwen2-VL-shaped model (prefix-cache, CPU)
+QWEN_SMALL = (256, 4, 4, 128, 2)
+
+
+def qwen_shaped(root: Path, family: str) -> Path:
+    """A small Qwen2-VL-family chat model from a config (random weights), its tokenizer trained on the questions."""
+    from tests.tiny_qwen_models import make_qwen_chat
+
+    hidden, layers, heads, vision_hidden, vision_layers = QWEN_SMALL
+    return make_qwen_chat(root, family, hidden=hidden, layers=layers, heads=heads, vision_hidden=vision_hidden,
+                          vision_layers=vision_layers, max_pixels=336 * 336, corpus=tuple(LLAVA_QUESTIONS),
+                          vocab_size=1000, initializer_range=0.02)
+
+
 def timed(run, sync) -> tuple[list[str], float]:
     start = time.perf_counter()
     answers = run()
@@ -106,7 +124,8 @@ def compare_prefix_cache(args, model: str, images, sync) -> int:
     tokens = shared.processor(images=images[0], text=shared.prompt(LLAVA_QUESTIONS[0]))["input_ids"]
     image_tokens = sum(int(t == shared.model.config.image_token_id) for t in tokens[0])
     question_tokens = np.mean([len(shared.processor.tokenizer(q)["input_ids"]) for q in LLAVA_QUESTIONS])
-    print(f"model: {args.model or f'{args.llava_preset} LLaVA-shaped from config (random weights)'} on "
+    built = (f"{args.llava_preset} LLaVA-shaped" if args.family == "llava" else f"small {args.family}-shaped")
+    print(f"model: {args.model or f'{built} from config (random weights)'} on "
           f"{args.device} ({shared.dtype}), {len(images)} images x {len(LLAVA_QUESTIONS)} questions = {n} questions, "
           f"{image_tokens} image tokens, {question_tokens:.1f} tokens/question, {len(tokens[0])} prompt tokens, "
           f"batch {args.batch_size}, {torch_threads()} threads, {args.repeats} repeats")
@@ -160,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="shapes of the BLIP built from a config when --model is not given")
     parser.add_argument("--llava-preset", choices=sorted(LLAVA_PRESETS), default="small",
                         help="shapes of the LLaVA built from a config for --compare prefix-cache")
+    parser.add_argument("--family", choices=["llava", "qwen2_vl", "qwen2_5_vl"], default="llava",
+                        help="architecture of the model built from a config for --compare prefix-cache")
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--images", type=int, default=None, help="default 8 (batching), 4 (prefix-cache)")
     parser.add_argument("--batch-size", type=int, default=None,
@@ -183,7 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         rng = np.random.default_rng(0)
         images = [Image.fromarray(rng.integers(0, 255, (336, 336, 3), dtype=np.uint8)) for _ in range(args.images)]
         with tempfile.TemporaryDirectory() as tmp:
-            model = args.model or str(llava_shaped(Path(tmp), args.llava_preset))
+            if args.model:
+                model = args.model
+            elif args.family == "llava":
+                model = str(llava_shaped(Path(tmp), args.llava_preset))
+            else:
+                model = str(qwen_shaped(Path(tmp), args.family))
             return compare_prefix_cache(args, model, images, sync)
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(small_blip(Path(tmp), args.preset))

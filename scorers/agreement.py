@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from .meta import _json_float, as_scores
 from .pairwise import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_MAX  # noqa: F401  (re-exported)
@@ -77,6 +76,13 @@ class Agreement:
     constant input), ``n_nan_dropped`` rows dropped for a NaN, ``epsilon`` the calibrated metric tie threshold
     (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping, keyed by prompt label),
     ``bootstrap`` the resampled values behind ``ci`` (NaN where undefined on a resample).
+
+    Examples:
+        >>> result = agreement([1, 2, 3, 4], [0.1, 0.3, 0.2, 0.9], coefficient="spearman", name="clip")
+        >>> result.metric, round(result.value, 12), result.ci, result.n_items
+        ('clip', 0.8, None, 4)
+        >>> result.to_row()["ci_low"] is None
+        True
     """
 
     metric: str
@@ -119,6 +125,24 @@ def correlation(human: Sequence[float], metric: Sequence[float], coefficient: st
     """One coefficient between two arrays (NaN pairs dropped); NaN when undefined (constant input, < 2 pairs).
 
     ``pairwise_acc`` returns the tie-calibrated accuracy (see :func:`pairwise_accuracy` for its epsilon).
+
+    Raises:
+        ValueError: ``coefficient`` is not one of ``COEFFICIENTS``, the arrays differ in length, or a value is
+            non-numeric or infinite.
+
+    Examples:
+        One discordant pair (items 2 and 3) of six: Kendall's tau is (5 - 1) / 6; Spearman's rho is
+        1 - 6 * 2 / (4 * 15) = 0.8 (squared rank differences 0, 1, 1, 0):
+
+        >>> human, metric = [1, 2, 3, 4], [0.1, 0.3, 0.2, 0.9]
+        >>> round(correlation(human, metric, "kendall_b"), 6), round(correlation(human, metric, "spearman"), 6)
+        (0.666667, 0.8)
+        >>> correlation([1, 2, 3], [0.5, 0.5, 0.5])  # constant metric: undefined
+        nan
+        >>> correlation(human, metric, "tau")
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown coefficient 'tau'; expected one of pearson, spearman, kendall_b, kendall_c, pairwise_acc
     """
     _check_coefficient(coefficient)
     h, m = _clean_pair(human, metric)
@@ -137,6 +161,22 @@ def pairwise_accuracy(
     ``epsilon=None`` calibrates it (Deutsch et al., 2023): the smallest epsilon among ``0`` and the pairs'
     ``|m_i - m_j|`` that maximises the accuracy. A pair is correct when ``sign(h_i - h_j) == sign(m_i - m_j)`` with the
     metric difference counted as 0 when ``|m_i - m_j| <= epsilon``. NaN pairs are dropped; fewer than 2 items -> NaN.
+
+    Raises:
+        ValueError: ``epsilon`` negative or not finite, arrays of different lengths, or values :func:`as_scores`
+            refuses.
+
+    Examples:
+        Five of the six pairs agree in sign; the calibrated threshold stays 0:
+
+        >>> pairwise_accuracy([1, 2, 3, 4], [0.1, 0.3, 0.2, 0.9])
+        (0.8333333333333334, 0.0)
+
+        A human tie (items 0 and 1) is matched when the metric's gap is within epsilon; calibration finds 0.05:
+
+        >>> accuracy, epsilon = pairwise_accuracy([1, 1, 2], [0.1, 0.15, 0.9])
+        >>> accuracy, round(epsilon, 6)
+        (1.0, 0.05)
     """
     h, m = _clean_pair(human, metric)
     if h.size < 2:
@@ -161,7 +201,19 @@ def pairwise_accuracy(
 
 
 def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
-    """The resamples every bootstrap here uses: ``default_rng(seed).integers(0, n_units, (n_bootstrap, n_units))``."""
+    """The resamples every bootstrap here uses: ``default_rng(seed).integers(0, n_units, (n_bootstrap, n_units))``.
+
+    Raises:
+        ValueError: ``n_bootstrap`` < 0, or ``n_units`` < 1 (NumPy's message).
+
+    Examples:
+        >>> bootstrap_indices(4, 2, seed=0).shape
+        (2, 4)
+        >>> bool((bootstrap_indices(4, 2, seed=0) == bootstrap_indices(4, 2, seed=0)).all())  # the seed fixes them
+        True
+    """
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
     return resample_indices(n_units, n_bootstrap, seed)
 
 
@@ -235,6 +287,21 @@ def agreement(
     n_bootstrap, confidence, seed : percentile bootstrap interval (0 = none), resampling as in the module docstring.
     name : the metric's name in the result.
     design : the six settings above as one :class:`GroupedBootstrap` (then leave them at their defaults).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``coefficient`` or ``grouping``, ``items``/``systems`` missing for their grouping, misaligned or
+        non-numeric inputs, or nothing left to correlate.
+
+    Examples
+    --------
+    Per prompt (``grouping="item"``): prompt p is ordered like the humans (+1), prompt q backwards (-1); the average is 0:
+
+    >>> result = agreement([1, 2, 3, 1, 2, 3], [0.1, 0.2, 0.3, 0.3, 0.2, 0.1], grouping="item",
+    ...                    items=["p", "p", "p", "q", "q", "q"])
+    >>> result.value, result.per_group, result.n_groups
+    (0.0, {'p': 1.0, 'q': -1.0}, 2)
     """
     _check_coefficient(coefficient)
     design = _design(design, grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap,
@@ -255,7 +322,16 @@ def agreement_many(
     seed: int = 0,
     design: GroupedBootstrap | None = None,
 ) -> list[Agreement]:
-    """:func:`agreement` for every metric x coefficient (metrics outer); all share the seed, hence the resamples."""
+    """:func:`agreement` for every metric x coefficient (metrics outer); all share the seed, hence the resamples.
+
+    Raises:
+        ValueError: no metric columns, an unknown coefficient, or what :func:`agreement` refuses.
+
+    Examples:
+        >>> rows = agreement_many([1, 2, 3, 4], {"x": [0.1, 0.3, 0.2, 0.9], "y": [4, 3, 2, 1]}, coefficients=["spearman"])
+        >>> [(r.metric, round(r.value, 6)) for r in rows]
+        [('x', 0.8), ('y', -1.0)]
+    """
     if not metrics:
         raise ValueError("no metric columns given")
     for c in coefficients:
@@ -284,7 +360,15 @@ def inter_rater(
 ) -> Agreement:
     """Agreement between human raters (the ceiling a metric can reach): the coefficient of every pair of raters
     (the first of a pair in the human role), averaged over pairs; the bootstrap averages the pairs on the same
-    resamples. Reported with metric name ``"inter-rater"``; ``epsilon`` is the mean calibrated epsilon."""
+    resamples. Reported with metric name ``"inter-rater"``; ``epsilon`` is the mean calibrated epsilon.
+
+    Raises:
+        ValueError: fewer than two raters, or what :func:`agreement` refuses.
+
+    Examples:
+        >>> round(inter_rater({"r1": [1, 2, 3, 4], "r2": [1, 3, 2, 4]}).value, 12)  # one pair: 1 - 6 * 2 / 60
+        0.8
+    """
     names = list(raters)
     if len(names) < 2:
         raise ValueError(f"inter-rater agreement needs at least two rater columns, got {names}")
@@ -334,6 +418,18 @@ def compare_agreement(
     sign-flip permutation p-value; same helper). ``none`` / ``system``: a paired bootstrap (the same resamples for A and
     B) gives the interval of ``A - B``, and the p-value is the two-sided bootstrap p,
     ``min(1, 2 * (1 + #{d_b on the far side of 0}) / (1 + n_resamples))``.
+
+    Raises:
+        ValueError: an unknown coefficient, misaligned inputs, no prompt defined for both (``item``), or a coefficient
+            undefined on every resample.
+
+    Examples:
+        A matches the humans exactly (Spearman 1); B's ranks 1, 3, 2, 6, 4, 5 give squared rank differences
+        0, 1, 1, 4, 1, 1, so its rho is 1 - 6 * 8 / 210 = 0.7714:
+
+        >>> result = compare_agreement([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 3, 2, 6, 4, 5], n_resamples=200)
+        >>> result.value_a, round(result.value_b, 4), round(result.statistic, 4), result.n_units
+        (1.0, 0.7714, 0.2286, 6)
     """
     _check_coefficient(coefficient)
     h = as_scores(human, name="human")
@@ -411,8 +507,10 @@ def _labels(values: Sequence[object] | None, what: str, n: int) -> np.ndarray | 
 
 def _single(coefficient: str, h: np.ndarray, m: np.ndarray) -> float:
     """One correlation on one (non-constant, NaN-free) group of any size."""
+    from scipy import stats  # here, not at the top: ``import scorers.agreement`` (and ``ts2 --help``) stays light
+
     if coefficient == "pearson":
-        hc, mc = h - h.mean(), m - m.mean()
+        hc, mc = _unit(_unit(h) - _unit(h).mean()), _unit(_unit(m) - _unit(m).mean())  # no over/underflow
         return float(np.clip(hc @ mc / np.sqrt((hc @ hc) * (mc @ mc)), -1.0, 1.0))
     if coefficient == "spearman":
         return _single("pearson", stats.rankdata(h), stats.rankdata(m))
@@ -426,8 +524,9 @@ def _dense(coefficient: str, H: np.ndarray, M: np.ndarray) -> np.ndarray:
     if coefficient in ("pearson", "spearman"):
         if coefficient == "spearman":
             H, M = _dense_ranks(H), _dense_ranks(M)
-        hc = H - H.mean(axis=1, keepdims=True)
-        mc = M - M.mean(axis=1, keepdims=True)
+        H, M = _unit(H, axis=1), _unit(M, axis=1)
+        hc = _unit(H - H.mean(axis=1, keepdims=True), axis=1)
+        mc = _unit(M - M.mean(axis=1, keepdims=True), axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             value = (hc * mc).sum(axis=1) / np.sqrt((hc * hc).sum(axis=1) * (mc * mc).sum(axis=1))
         value = np.clip(value, -1.0, 1.0)
@@ -445,6 +544,14 @@ def _dense(coefficient: str, H: np.ndarray, M: np.ndarray) -> np.ndarray:
                 value = 2.0 * s / (size ** 2 * (classes - 1) / classes)
         value = np.clip(value, -1.0, 1.0)
     return np.where(constant, np.nan, value)
+
+
+def _unit(x: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """``x`` divided by its largest absolute value (per row with ``axis=1``; rows of zeros unchanged): a correlation
+    is scale-free, and products of scores like 1e200 or 1e-200 would overflow or underflow."""
+    x = np.asarray(x, dtype=np.float64)
+    top = np.abs(x).max(axis=axis, keepdims=axis is not None) if x.size else 1.0
+    return x / np.where(top > 0, top, 1.0)
 
 
 def _dense_ranks(X: np.ndarray) -> np.ndarray:
@@ -662,6 +769,8 @@ def _weighted(coefficient: str, h: np.ndarray, m: np.ndarray, w: np.ndarray) -> 
         return _weighted_pearson(h[None, :], m[None, :], w)
     if coefficient == "spearman":
         return _weighted_pearson(_weighted_ranks(h, w), _weighted_ranks(m, w), w)
+    from scipy import stats
+
     out = np.full(w.shape[0], np.nan)
     variant = coefficient[-1]
     for b in range(w.shape[0]):
@@ -672,10 +781,11 @@ def _weighted(coefficient: str, h: np.ndarray, m: np.ndarray, w: np.ndarray) -> 
 
 
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    x, y = _unit(x, axis=1), _unit(y, axis=1)  # scale-free; no over/underflow in the products below
     total = w.sum(axis=1, keepdims=True)
     mx = (w * x).sum(axis=1, keepdims=True) / total
     my = (w * y).sum(axis=1, keepdims=True) / total
-    dx, dy = x - mx, y - my
+    dx, dy = _unit(x - mx, axis=1), _unit(y - my, axis=1)
     sxx = (w * dx * dx).sum(axis=1)
     syy = (w * dy * dy).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):

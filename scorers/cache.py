@@ -8,8 +8,9 @@ Layout of a cache folder::
     lock                     advisory ``flock`` held by the run using the cache; a second run stops with a message
 
 Each line is one finished item: ``{"key": str, "score": float | null, "record": {...} | null, "error": str | null,
-"stamp": str | null}``. ``stamp`` (:func:`item_stamp`) identifies the item's input when it was scored: the image
-file's size and mtime (or a hash of an encoded image's bytes, or of an in-memory image's pixels) and a hash of the prompt. An entry whose stamp differs
+"stamp": str | null}``. ``stamp`` (:func:`item_stamp`) identifies the item's input when it was scored: a hash of the
+image file's bytes (with ``--fast-stamp`` its size and mtime; or a hash of an encoded image's bytes, or of an in-memory
+image's pixels) and a hash of the prompt. An entry whose stamp differs
 from the input's stamp now is stale and is scored again, so a changed image under the same cache is never served.
 A batch is written with one ``write`` then ``flush`` + ``os.fsync``, so a SIGKILL loses at most the batch in flight;
 a line torn by a kill mid-write is not valid JSON and is dropped on reading (and the writer starts a fresh line).
@@ -42,14 +43,26 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def item_stamp(image: Any, prompt: str) -> str:
-    """What identifies one input item in the cache: ``size-mtime_ns`` of an image file (no content read: cheap for
-    thousands of files; a rewritten file changes its mtime), a hash of an encoded image's bytes (e.g. a JPEG read from
-    a ``datasets`` Arrow table), a hash of an in-memory PIL image's mode, size and pixels, and a hash of the prompt."""
+def _file_digest(path) -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def item_stamp(image: Any, prompt: str, *, fast: bool = False) -> str:
+    """What identifies one input item in the cache: a hash of an image file's bytes (a file rewritten with the same
+    size and its mtime restored is still seen as changed; ``fast=True``, ``--fast-stamp``: its ``size-mtime_ns``
+    only, no content read), a hash of an encoded image's bytes (e.g. a JPEG read from a ``datasets`` Arrow table), a
+    hash of an in-memory PIL image's mode, size and pixels, and a hash of the prompt."""
     if isinstance(image, (str, os.PathLike)):
         try:
-            stat = os.stat(image)
-            source = f"{stat.st_size}-{stat.st_mtime_ns}"
+            if fast:
+                stat = os.stat(image)
+                source = f"{stat.st_size}-{stat.st_mtime_ns}"
+            else:
+                source = "file-" + _file_digest(image)
         except OSError:
             source = "missing"
     elif isinstance(image, (bytes, bytearray, memoryview)):
@@ -59,6 +72,14 @@ def item_stamp(image: Any, prompt: str) -> str:
     else:
         source = "obj-" + _digest(repr(image).encode())
     return f"{source}:{_digest(str(prompt).encode('utf-8'))}"
+
+
+def _raw_score(raw: bytes) -> str:
+    """The ``score`` field as written in a cache line (``1e999`` reads back as inf: show the text)."""
+    import re
+
+    found = re.search(rb'"score"\s*:\s*("(?:[^"\\]|\\.)*"|[^,}\s]+)', raw)
+    return found.group(1).decode("utf-8", "replace") if found else "?"
 
 
 def _json_default(value):
@@ -225,15 +246,23 @@ class ScoreCache:
             self._write_json(self.inputs_path, self.inputs)
 
     def entries(self) -> Iterable[dict]:
-        """Every valid line of every shard, shard by shard in file order (torn or foreign lines skipped)."""
+        """Every valid line of every shard, shard by shard in file order (torn or foreign lines skipped). A line whose
+        ``score`` is neither null nor a finite number (``"abc"``, ``NaN``, ``1e999``: the writer never writes one)
+        is a ``ValueError`` naming the file, line and key, so it never reaches a score table."""
         for shard in sorted(self.directory.glob("*.jsonl")):
             with open(shard, "rb") as handle:
-                for raw in handle:
+                for number, raw in enumerate(handle, 1):
                     try:
                         entry = json.loads(raw)
                     except ValueError:
                         continue
                     if isinstance(entry, dict) and "key" in entry:
+                        score = entry.get("score")
+                        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                                                  or not math.isfinite(score)):
+                            raise ValueError(
+                                f"cache file {shard}, line {number}: key {entry['key']!r} has score {_raw_score(raw)}, "
+                                "not a finite number or null; delete that line (or the cache folder) and rerun")
                         yield entry
 
     def load(self) -> dict[str, dict]:

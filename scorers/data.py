@@ -28,18 +28,17 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterable, Mapping
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .graph import SEG, build_segs
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = [
     "CONFIGS",
     "EncodedImages",
     "SCRIPT_ENV",
-    "TS2DataError",
     "builder_module",
     "find_builder_script",
     "hub_segs",
@@ -49,8 +48,6 @@ __all__ = [
     "seg_index",
     "seg_walks",
     "ts2_builder",
-    "read_question_csv",
-    "validate_question_rows",
 ]
 
 #: Configs of the TS2 dataset, default first.
@@ -58,9 +55,6 @@ CONFIGS = ("segs", "tifa_questions", "dsg_questions")
 #: Environment variable that points at ``ts2.py`` (or its folder) when the project checkout is not available.
 SCRIPT_ENV = "TS2_DATASET_SCRIPT"
 _MODULE_NAME = "ts2_dataset_script"  # sys.modules name of the loaded builder script (its builder's name)
-# re-exported from the script on first use (label parsing and partitions: use scorers.graph, the one implementation)
-_SCRIPT_NAMES = ("TS2DataError", "parse_parents", "read_question_csv", "validate_question_rows", "check_image",
-                 "HUB_REPO", "FEATURES")
 
 
 def find_builder_script() -> Path:
@@ -95,14 +89,11 @@ def _load_module(path: str) -> ModuleType:
 
 
 def builder_module() -> ModuleType:
-    """The builder script as a module (loaded once): ``.TS2``, ``.TS2Config``, ``.read_metadata``... live there."""
+    """The builder script as a module (loaded once; imports ``datasets``): ``.TS2``, ``.TS2Config``,
+    ``.TS2DataError`` (the error :func:`load_ts2` raises), ``.read_metadata``... live there. The library never
+    validates through it: metadata is :func:`scorers.tables.read_metadata`'s, question tables are
+    :mod:`scorers.qga.questions`' (the script keeps standalone copies of both, checked to agree in the tests)."""
     return _load_module(str(find_builder_script()))
-
-
-def __getattr__(name: str) -> Any:  # TS2DataError & co. come from the script, loaded on first use
-    if name in _SCRIPT_NAMES:
-        return getattr(builder_module(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def ts2_builder(
@@ -164,7 +155,8 @@ def load_ts2(
             ``check_images=False`` skips the full decode of each image; ``repo_id``/``revision`` pick the Hub source.
 
     Raises:
-        TS2DataError: (a ``ValueError``) a source file breaks the layout; the message names file, line, SEG, image.
+        ValueError: the builder's ``TS2DataError`` (``builder_module().TS2DataError``): a source file breaks the
+            layout; the message names file, line, SEG, image.
         FileNotFoundError: ``data_dir`` or a CSV in it is missing, or the Hub cannot be reached without ``data_dir``.
     """
     builder = ts2_builder(config, data_dir, cache_dir=cache_dir, **config_kwargs)
@@ -210,6 +202,7 @@ def hub_segs(
     columns ``seg_id, prompt, file_name, node`` (as :func:`scorers.tables.read_metadata` gives them);
     ``images`` is an :class:`EncodedImages` in the same row order.
     """
+    import numpy as np
     from huggingface_hub import constants
 
     from .models.loading import hub_reachable
@@ -243,18 +236,29 @@ def read_question_frame(
     """A TIFA (``kind="tifa"``) or DSG (``kind="dsg"``) question CSV, validated, as a frame with the dataset's
     columns (``seg_id, prompt, question_id, question, choices, answer, is_yes_no`` [+ ``parents``]) and ``line``.
 
-    Same checks as the dataset build and :func:`scorers.qga.questions.read_question_set` (one implementation, the
-    builder script's ``validate_question_rows``); ``seg_ids`` restricts the SEG ids a question may reference. For
-    scoring, read a :class:`~scorers.qga.questions.QuestionSet` with ``read_question_set`` instead.
+    Same checks as :func:`scorers.qga.questions.read_question_set` (one implementation,
+    :func:`scorers.qga.questions.validate_question_rows`; the dataset build applies the builder's copy of the same
+    rules); ``seg_ids`` restricts the SEG ids a question may reference. For scoring, read a
+    :class:`~scorers.qga.questions.QuestionSet` with ``read_question_set`` instead. Errors are
+    :class:`~scorers.qga.questions.QuestionTableError` (a ``ValueError``).
     """
+    import pandas as pd
+
+    from .qga.questions import read_question_csv, validate_question_rows
+
+    if kind not in ("tifa", "dsg"):
+        raise ValueError(f"kind must be 'tifa' or 'dsg', got {kind!r}")
     known = None if seg_ids is None else {int(s) for s in seg_ids}
-    rows = builder_module().read_questions(os.fspath(path), kind, seg_ids=known)
-    return pd.DataFrame(rows)
+    path = os.fspath(path)
+    kind, lines, records = read_question_csv(path, kind)
+    return pd.DataFrame(validate_question_rows(records, kind, source=path, line_of=lines, seg_ids=known))
 
 
 # --- SEG helpers: SEG -> nodes -> image indices, and walks ---------------------------------------------------------
 def _columns(rows: Any, names: Iterable[str]) -> dict[str, list]:
     """Plain lists of ``names`` from a datasets.Dataset (images never decoded), a DataFrame or a column mapping."""
+    import pandas as pd
+
     names = list(names)
     if hasattr(rows, "select_columns") and hasattr(rows, "column_names"):  # datasets.Dataset
         present = [n for n in names if n in rows.column_names]

@@ -39,7 +39,21 @@ HESSEL_W = 2.5
 
 
 def paired_cosine(image_embeds: np.ndarray, text_embeds: np.ndarray) -> np.ndarray:
-    """Row-wise cosine similarity of two ``(n, d)`` arrays (each row L2-normalised first)."""
+    """Row-wise cosine similarity of two ``(n, d)`` arrays (each row L2-normalised first).
+
+    Raises:
+        ValueError: the arrays are not two-dimensional or differ in shape.
+
+    Examples:
+        cos([1, 0], [1, 1]) = 1 / sqrt(2) and cos([1, 1], [1, 2]) = 3 / sqrt(10):
+
+        >>> paired_cosine([[1.0, 0.0], [1.0, 1.0]], [[1.0, 1.0], [1.0, 2.0]]).round(6)
+        array([0.707107, 0.948683])
+        >>> paired_cosine([[1.0, 0.0]], [[1.0, 0.0, 0.0]])
+        Traceback (most recent call last):
+        ...
+        ValueError: expected two (n, d) arrays of the same shape, got (1, 2) and (1, 3)
+    """
     a = np.asarray(image_embeds, dtype=np.float64)
     b = np.asarray(text_embeds, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 2:
@@ -50,7 +64,19 @@ def paired_cosine(image_embeds: np.ndarray, text_embeds: np.ndarray) -> np.ndarr
 
 
 def apply_form(cosine: np.ndarray, form: str = "paper", *, w: float = HESSEL_W) -> np.ndarray:
-    """Cosine similarities -> scores in one of :data:`FORMS` (``w`` is used by ``"hessel"`` only)."""
+    """Cosine similarities -> scores in one of :data:`FORMS` (``w`` is used by ``"hessel"`` only).
+
+    Raises:
+        ValueError: ``form`` is not one of :data:`FORMS`.
+
+    Examples:
+        >>> apply_form([-0.2, 0.3]), apply_form([-0.2, 0.3], "cosine"), apply_form([-0.2, 0.3], "hessel")
+        (array([0. , 0.3]), array([-0.2,  0.3]), array([0.  , 0.75]))
+        >>> apply_form([0.3], "logit")
+        Traceback (most recent call last):
+        ...
+        ValueError: form 'logit' is not one of ('paper', 'cosine', 'hessel', 'x100')
+    """
     cosine = np.asarray(cosine, dtype=np.float64)
     if form == "cosine":
         return cosine
@@ -65,7 +91,17 @@ def apply_form(cosine: np.ndarray, form: str = "paper", *, w: float = HESSEL_W) 
 
 
 def sigmoid_probability(cosine: np.ndarray, logit_scale: float, logit_bias: float) -> np.ndarray:
-    """SigLIP's pairwise match probability sigmoid(cos * scale + bias); ``logit_scale`` is already exponentiated."""
+    """SigLIP's pairwise match probability sigmoid(cos * scale + bias); ``logit_scale`` is already exponentiated.
+
+    Raises:
+        ValueError: ``cosine`` is not numeric (NumPy's message).
+
+    Examples:
+        sigmoid(0 * 10 - 1) = 1 / (1 + e) and sigmoid(0.1 * 10 - 1) = sigmoid(0) = 0.5:
+
+        >>> sigmoid_probability([0.0, 0.1], logit_scale=10.0, logit_bias=-1.0).round(6)
+        array([0.268941, 0.5     ])
+    """
     logits = np.asarray(cosine, dtype=np.float64) * logit_scale + logit_bias
     return 1.0 / (1.0 + np.exp(-logits))
 
@@ -102,6 +138,27 @@ class EmbeddingScorer:
 
     ``embedder`` is any object with ``encode_images(tensor)``, ``encode_texts(list[str])`` and ``image_transform``
     (``scorers.models.open_clip_embed.OpenClipEmbedder``, ``scorers.models.hf_embed.HFEmbedder``).
+
+    Raises:
+        ValueError: ``form`` is not one of :data:`FORMS` (here or in :meth:`set_form`); :meth:`score` refuses images
+            and prompts of different lengths and images it cannot read (naming the file).
+
+    Examples:
+        A stand-in embedder (no model): an image's embedding is the mean of its first two channels, a text's is
+        ``[1, len(text)]``; so the two pairs below have cosines 1 / sqrt(2) and 3 / sqrt(10):
+
+        >>> import torch
+        >>> class Toy:
+        ...     family, model_name, dtype, image_transform = "toy", "toy", torch.float32, None
+        ...     def encode_images(self, pixels):
+        ...         return pixels.mean(dim=(2, 3))[:, :2]
+        ...     def encode_texts(self, texts):
+        ...         return torch.tensor([[1.0, float(len(t))] for t in texts])
+        >>> pixels = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])[:, :, None, None]  # two 1x1 RGB images
+        >>> EmbeddingScorer(Toy(), form="cosine").score(pixels, ["a", "ab"]).round(6)
+        array([0.707107, 0.948683])
+        >>> EmbeddingScorer(Toy(), form="x100").score(pixels, ["a", "ab"]).round(4)
+        array([70.7107, 94.8683])
     """
 
     name = "embedding_score"
@@ -182,14 +239,20 @@ class CLIPScore(EmbeddingScorer):
     ``local-dir:``/``hf-hub:`` path, else transformers (``"openai/clip-vit-base-patch16"``, the official TS2 choice).
     ``device=None`` uses CUDA when available. ``decode="device"`` (open_clip only, opt-in) decodes JPEGs in batches
     on the model's device (nvJPEG on CUDA) instead of with PIL in the DataLoader workers: faster when the CPU is the
-    limit, scores differ slightly from PIL decoding (see ``scorers.models.open_clip_embed``).
+    limit, scores differ slightly from PIL decoding (see ``scorers.models.open_clip_embed``). A built-in open_clip
+    architecture without ``pretrained`` is refused (it would have random weights) unless ``allow_random_weights=True``.
+
+    Raises:
+        ValueError: an unknown ``backend``, ``decode="device"`` with the transformers backend, an open_clip
+            architecture without ``pretrained`` (unless ``allow_random_weights``), or what :class:`EmbeddingScorer`
+            refuses; loading errors name the model (see ``scorers.models.loading``).
     """
 
     name = "clip_score"
 
     def __init__(self, model: str = "openai/clip-vit-base-patch16", pretrained: str | None = None, *,
                  backend: str = "auto", form: str = "paper", w: float = HESSEL_W, device: str | None = None,
-                 precision: str = "fp32", decode: str = "pil"):
+                 precision: str = "fp32", decode: str = "pil", allow_random_weights: bool = False):
         from .models.open_clip_embed import is_open_clip_name
 
         if backend == "auto":
@@ -197,7 +260,8 @@ class CLIPScore(EmbeddingScorer):
         if backend == "open_clip":
             from .models.open_clip_embed import OpenClipEmbedder
 
-            embedder = OpenClipEmbedder(model, pretrained, device=device, precision=precision, decode=decode)
+            embedder = OpenClipEmbedder(model, pretrained, device=device, precision=precision, decode=decode,
+                                        allow_random_weights=allow_random_weights)
         elif backend == "transformers":
             from .models.hf_embed import HFEmbedder
 

@@ -48,6 +48,18 @@ def error_count(label: object, *, position: int | None = None) -> int:
     """Error count of a node label (its digits): ``"1a" -> 1``, ``"0" -> 0``, ``2 -> 2``.
 
     Raises ``ValueError`` naming the label (and ``position`` when given) if it is not digits + optional letters.
+
+    Raises:
+        ValueError: ``label`` is not digits + optional letters (a float must be a whole number); the message names the
+            label, and ``position`` when given.
+
+    Examples:
+        >>> error_count("1a"), error_count("0"), error_count(2), error_count(3.0)
+        (1, 0, 2, 3)
+        >>> error_count("a1", position=4)
+        Traceback (most recent call last):
+        ...
+        ValueError: position 4: node label 'a1' is not a TS2 node label (digits + optional letters)
     """
     text = str(label)
     if isinstance(label, float):
@@ -61,7 +73,15 @@ def error_count(label: object, *, position: int | None = None) -> int:
 
 
 def default_partition(seg_id: int) -> str:
-    """TS2's partition of a SEG id: ``< 111`` synth, ``111-135`` nat, ``>= 136`` real."""
+    """TS2's partition of a SEG id: ``< 111`` synth, ``111-135`` nat, ``>= 136`` real.
+
+    Raises:
+        ValueError: ``seg_id`` is not a number ``int()`` accepts (``TypeError`` for objects it cannot take at all).
+
+    Examples:
+        >>> [default_partition(s) for s in (0, 110, 111, 135, 136)]
+        ['synth', 'synth', 'nat', 'nat', 'real']
+    """
     seg_id = int(seg_id)
     if seg_id < 111:
         return "synth"
@@ -71,7 +91,19 @@ def default_partition(seg_id: int) -> str:
 
 
 def partition_of(seg_id: int, partitions: PartitionSpec = None) -> str:
-    """Partition name of ``seg_id`` under ``partitions`` (a mapping, a callable, or None for TS2's default)."""
+    """Partition name of ``seg_id`` under ``partitions`` (a mapping, a callable, or None for TS2's default).
+
+    Raises:
+        ValueError: ``partitions`` is a mapping without ``seg_id``.
+
+    Examples:
+        >>> partition_of(120), partition_of(7, {7: "dev"}), partition_of(7, lambda s: "odd" if s % 2 else "even")
+        ('nat', 'dev', 'odd')
+        >>> partition_of(8, {7: "dev"})
+        Traceback (most recent call last):
+        ...
+        ValueError: SEG id 8 has no entry in the partition mapping
+    """
     if partitions is None:
         return default_partition(seg_id)
     if callable(partitions):
@@ -87,6 +119,17 @@ def walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
 
     ``errors[k]`` is the error count of node ``k``. A walk picks one node per error level present, in increasing error
     order (the cartesian product over levels): two error-0 heads and two error-1 nodes give four walks.
+
+    Raises:
+        ValueError: an error count that ``int()`` refuses (``TypeError`` for objects it cannot take at all).
+
+    Examples:
+        Two heads (positions 0, 1), two error-1 nodes (2, 3) and one error-2 node (4) give 2 x 2 x 1 walks:
+
+        >>> walks([0, 0, 1, 1, 2])
+        [(0, 2, 4), (0, 3, 4), (1, 2, 4), (1, 3, 4)]
+        >>> walks([])
+        []
     """
     by_level: dict[int, list[int]] = {}
     for position, err in enumerate(errors):
@@ -103,6 +146,20 @@ def paper_era_walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
     twice when the SEG has one head, or an ordered pair of heads (``(a, a)``, ``(a, b)``, ``(b, a)``, ``(b, b)``)
     when it has several. One head ``h`` and error-1 nodes ``x``, ``y`` give ``(h, h, x)`` and ``(h, h, y)``.
     :func:`walks` is the spec's definition (one node per level, no duplicate head).
+
+    Raises:
+        ValueError: an error count that ``int()`` refuses.
+
+    Examples:
+        One head (position 0) and two error-1 nodes: the head is visited twice in each walk.
+
+        >>> paper_era_walks([0, 1, 1])
+        [(0, 0, 1), (0, 0, 2)]
+
+        Two heads (0, 1) and one error-1 node: every ordered pair of heads.
+
+        >>> paper_era_walks([0, 0, 1])
+        [(0, 0, 2), (0, 1, 2), (1, 0, 2), (1, 1, 2)]
     """
     by_level: dict[int, list[int]] = {}
     for position, err in enumerate(errors):
@@ -116,6 +173,18 @@ def node_pairs(errors: Sequence[int], *, adjacent_only: bool = False) -> list[tu
     """Pairs ``(lower, higher)`` of node positions whose error counts differ, lower-error node first.
 
     With ``adjacent_only`` only pairs whose error counts differ by exactly one (the paper's delta).
+
+    Raises:
+        ValueError: an error count that ``int()`` refuses.
+
+    Examples:
+        Error counts 0, 1, 1, 2: the two error-1 nodes (positions 1 and 2) never pair with each other, and only
+        ``adjacent_only`` drops the 0-2 pair:
+
+        >>> node_pairs([0, 1, 1, 2])
+        [(0, 1), (0, 2), (0, 3), (1, 3), (2, 3)]
+        >>> node_pairs([0, 1, 1, 2], adjacent_only=True)
+        [(0, 1), (0, 2), (1, 3), (2, 3)]
     """
     pairs = []
     for a, b in itertools.combinations(range(len(errors)), 2):
@@ -134,6 +203,17 @@ class SEG:
     """One semantic error graph: its nodes (sorted by error count, then label) and where its images are.
 
     ``members[k]`` holds the positions (into the caller's per-image arrays) of the images on node ``nodes[k]``.
+
+    Examples:
+        >>> seg = build_segs([5, 5, 5, 5], ["2", "1b", "0", "1a"])[0]
+        >>> seg.seg_id, seg.partition, seg.nodes, seg.errors, seg.heads
+        (5, 'synth', ('0', '1a', '1b', '2'), (0, 1, 1, 2), ('0',))
+        >>> [m.tolist() for m in seg.members], seg.image_positions.tolist()
+        ([[2], [3], [1], [0]], [2, 3, 1, 0])
+        >>> seg.walks()
+        [('0', '1a', '2'), ('0', '1b', '2')]
+        >>> seg.pairs(adjacent_only=True)
+        [('0', '1a'), ('0', '1b'), ('1a', '2'), ('1b', '2')]
     """
 
     seg_id: int
@@ -172,6 +252,23 @@ def build_segs(
 
     Validates as it goes: lengths must match, SEG ids must be integers, labels must parse, and (with
     ``require_head``) every SEG needs an error-0 node. Errors name the offending position and value.
+
+    Raises:
+        ValueError: ``seg_ids`` and ``nodes`` differ in length, a SEG id is not an integer, a node label does not parse,
+            or (``require_head``) a SEG has no error-0 node; the message names the position and the value.
+
+    Examples:
+        >>> segs = build_segs([120, 3, 3, 120], ["0", "0", "1", "1a"])
+        >>> [(s.seg_id, s.partition, s.nodes) for s in segs]
+        [(3, 'synth', ('0', '1')), (120, 'nat', ('0', '1a'))]
+        >>> build_segs([0, 0], ["1", "2"])
+        Traceback (most recent call last):
+        ...
+        ValueError: SEG 0 has no error-0 node (nodes: 1, 2); every SEG needs a head
+        >>> build_segs([0, "x"], ["0", "1"])
+        Traceback (most recent call last):
+        ...
+        ValueError: position 1: SEG id 'x' is not an integer
     """
     seg_list = list(seg_ids)
     node_list = list(nodes)
@@ -224,26 +321,56 @@ def _where(position: int | None) -> str:
     return "" if position is None else f"position {position}: "
 
 
+#: SEG ids one range may name at most (``--segs 0-99999999999`` ran out of memory)
+SEG_IDS_MAX = 1_000_000
+
+
 def parse_seg_range(spec: str | None) -> list[int] | None:
-    """``"0-163"`` / ``"0-10,20,30-32"`` -> list of SEG ids (None and ``""`` pass through as None)."""
+    """``"0-163"`` / ``"0-10,20,30-32"`` -> list of SEG ids (None and ``""`` pass through as None).
+
+    Raises:
+        ValueError: a part is neither an integer nor ``lo-hi``; the message names the part.
+
+    Examples:
+        >>> parse_seg_range("0-3,7")
+        [0, 1, 2, 3, 7]
+        >>> parse_seg_range("") is None
+        True
+        >>> parse_seg_range("0-x")
+        Traceback (most recent call last):
+        ...
+        ValueError: SEG range '0-x': cannot parse '0-x' (use e.g. 0-163 or 0-10,20)
+    """
     if spec is None or str(spec).strip() == "":
         return None
     ids: list[int] = []
     for part in str(spec).split(","):
         part = part.strip()
-        try:
-            if "-" in part:
-                lo, hi = part.split("-", 1)
-                ids.extend(range(int(lo), int(hi) + 1))
-            else:
-                ids.append(int(part))
-        except ValueError:
-            raise ValueError(f"SEG range {spec!r}: cannot parse {part!r} (use e.g. 0-163 or 0-10,20)") from None
+        bounds = [b.strip() for b in part.split("-", 1)]
+        # ASCII digits only: int() would take full-width "１２" and "1_000"
+        if not all(b.isascii() and b.isdigit() for b in bounds):
+            raise ValueError(f"SEG range {spec!r}: cannot parse {part!r} (use e.g. 0-163 or 0-10,20)")
+        lo, hi = int(bounds[0]), int(bounds[-1])
+        if hi < lo:
+            raise ValueError(f"SEG range {spec!r}: {part!r} ends before it starts")
+        if len(ids) + hi - lo + 1 > SEG_IDS_MAX:
+            raise ValueError(f"SEG range {spec!r} names more than {SEG_IDS_MAX:,} SEGs (TS2 has 165)")
+        ids.extend(range(lo, hi + 1))
     return ids
 
 
 def format_seg_range(seg_ids: Iterable[int]) -> str:
-    """The inverse of :func:`parse_seg_range`: ``[0, 1, 2, 5]`` -> ``"0-2,5"`` (sorted, duplicates dropped)."""
+    """The inverse of :func:`parse_seg_range`: ``[0, 1, 2, 5]`` -> ``"0-2,5"`` (sorted, duplicates dropped).
+
+    Raises:
+        ValueError: an id that ``int()`` refuses.
+
+    Examples:
+        >>> format_seg_range([5, 0, 2, 1, 2])
+        '0-2,5'
+        >>> parse_seg_range(format_seg_range(range(164))) == list(range(164))
+        True
+    """
     ids = sorted({int(s) for s in seg_ids})
     parts: list[str] = []
     start = prev = None
@@ -263,6 +390,19 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
     ``"default"``: :data:`DEFAULT_SEG_IDS` (0-163) that are present (an error if none is); ``"all"`` or None: every
     SEG (returns None); a range string (``"0-10,20"``) or an iterable of ids: exactly those (unknown ids are refused
     later, by the evaluator, with their ids named).
+
+    Raises:
+        ValueError: ``"default"`` and none of SEGs 0-163 is present, or a range string that does not parse.
+
+    Examples:
+        >>> resolve_seg_subset("all", [0, 1]) is None
+        True
+        >>> resolve_seg_subset("default", [0, 1, 164]), resolve_seg_subset("0-2", [0]), resolve_seg_subset([4], [4])
+        ([0, 1], [0, 1, 2], [4])
+        >>> resolve_seg_subset("default", [170])
+        Traceback (most recent call last):
+        ...
+        ValueError: none of the default SEGs (0-163) is in the input (it has 170); pass --segs all or a range
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
         return None

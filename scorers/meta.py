@@ -42,8 +42,9 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .graph import PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, walks
-from .resampling import PairedComparison, bootstrap_mean_interval, paired_mean_test
+from .graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
+                    walks)
+from .resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
 
 __all__ = [
     "META_METRICS",
@@ -73,6 +74,13 @@ class MetaResult:
     ``n_used``, for rank and delta among ``n_skipped``). ``counts`` the number of walks (rank) or node pairs (sep,
     delta) that entered each value; ``summary`` the means over SEGs for ``avg`` and each partition; ``ci`` optional
     bootstrap percentile intervals for the same keys.
+
+    Examples:
+        >>> rank = ts2_meta([0.9, 0.1, 0.2, 0.8], [0, 0, 1, 1], ["0", "1", "0", "1"]).rank
+        >>> rank.seg_ids.tolist(), rank.per_seg.tolist(), rank.summary, rank.n_used, rank.n_skipped
+        ([0, 1], [1.0, -1.0], {'avg': 0.0, 'synth': 0.0}, 2, 0)
+        >>> rank.to_dict()["per_seg"]
+        {0: 1.0, 1: -1.0}
     """
 
     name: str
@@ -103,7 +111,20 @@ class MetaResult:
 
 @dataclass
 class TS2Result:
-    """rank, sep and delta of one metric (each a :class:`MetaResult`)."""
+    """rank, sep and delta of one metric (each a :class:`MetaResult`).
+
+    Raises:
+        KeyError: ``result[name]`` with a name that is not ``rank``, ``sep`` or ``delta``.
+
+    Examples:
+        >>> result = ts2_meta([0.9, 0.5, 0.1], [0, 0, 0], ["0", "1", "2"])
+        >>> result["rank"] is result.rank, result.segs, result.summary()["sep"]
+        (True, '0', {'avg': 1.0, 'synth': 1.0})
+        >>> result["tau"]
+        Traceback (most recent call last):
+        ...
+        KeyError: "unknown meta-metric 'tau'; expected one of ('rank', 'sep', 'delta')"
+    """
 
     rank: MetaResult
     sep: MetaResult
@@ -132,6 +153,7 @@ class TS2Result:
         out = {name: self[name].to_dict() for name in META_METRICS}
         out["segs"] = self.segs
         out["n_segs"] = int(self.rank.seg_ids.size)
+        out["unit"] = "fraction"
         out["variant"] = self.variant
         out["higher_is_better"] = self.higher_is_better
         out["oriented"] = self.oriented
@@ -152,6 +174,24 @@ def as_scores(
     has cells like ``"3``) and infinities raise ``ValueError`` naming the position and value; ``clean_quotes=True``
     strips stray quote characters first, explicitly. ``quote_hint`` is added to the error only when a bad cell holds a
     quote character (an app can word it for its own controls; None: no hint).
+
+    Raises:
+        ValueError: a non-numeric cell (positions and values named, the first five), an infinite value, or no valid
+            score at all; ``name`` starts the message.
+
+    Examples:
+        >>> as_scores(["0.5", "", "nan", 2])
+        array([0.5, nan, nan, 2. ])
+        >>> as_scores(['"3', " 1 "], clean_quotes=True)
+        array([3., 1.])
+        >>> as_scores(["0.5", "high"], name="clip")
+        Traceback (most recent call last):
+        ...
+        ValueError: clip has 1 non-numeric value(s): position 1: 'high'
+        >>> as_scores(["", "nan"], name="clip")
+        Traceback (most recent call last):
+        ...
+        ValueError: clip has no valid score (all 2 values are NaN or empty)
     """
     raw = values if isinstance(values, np.ndarray) else list(values)
     arr = np.asarray(raw)
@@ -172,6 +212,9 @@ def as_scores(
                 text = text.strip("\"'")
             if text == "" or text.lower() == "nan":
                 out[position] = np.nan
+                continue
+            if not text.isascii() or "_" in text:  # float() would take full-width "１２" and "1_000"
+                bad.append((position, cell))
                 continue
             try:
                 out[position] = float(text)
@@ -195,8 +238,29 @@ def as_scores(
 class TS2Evaluator:
     """Reusable evaluator for a fixed set of images (``seg_ids``, ``nodes``): build once, score many metrics.
 
+    ``seg_subset``: ``"default"`` (the SEGs of :data:`scorers.graph.DEFAULT_SEG_IDS`, 0-163, present in the input: the
+    paper's Table 2 set and the CLI's default), ``"all"``/None (every SEG given), a range string or SEG ids.
+
     The SEG structure, walks and node pairs are precomputed, so evaluating the 19 released metrics costs one
     vectorised pass per SEG and metric.
+
+    Raises:
+        ValueError: at construction, what :func:`scorers.graph.build_segs` refuses (lengths, ids, labels, a SEG
+            without head), a ``seg_subset`` naming SEGs not in the input, or nothing left to evaluate.
+
+    Examples:
+        Two SEGs; metric ``a`` orders every walk perfectly, ``b`` backwards:
+
+        >>> evaluator = TS2Evaluator([0, 0, 0, 1, 1], ["0", "1", "2", "0", "1"])
+        >>> results = evaluator.evaluate_many({"a": [0.9, 0.5, 0.1, 0.8, 0.2], "b": [0.1, 0.5, 0.9, 0.2, 0.8]})
+        >>> results["a"].rank.per_seg.tolist(), results["b"].rank.per_seg.tolist()
+        ([1.0, 1.0], [-1.0, -1.0])
+        >>> evaluator.evaluate([3, 2, 1, 2, 1], higher_is_better=False).rank.summary["avg"]  # error counts: lower wins
+        -1.0
+        >>> TS2Evaluator([0, 0], ["0", "1"], seg_subset=[7])
+        Traceback (most recent call last):
+        ...
+        ValueError: seg_subset names SEG ids not present in the input: [7]
     """
 
     def __init__(
@@ -205,10 +269,12 @@ class TS2Evaluator:
         nodes: Sequence[object],
         *,
         partitions: PartitionSpec = None,
-        seg_subset: Iterable[int] | None = None,
+        seg_subset: Iterable[int] | str | None = "default",
     ):
         self.n_images = len(seg_ids)
         segs = build_segs(seg_ids, nodes, partitions=partitions)
+        if seg_subset is None or isinstance(seg_subset, str):  # "default" (0-163 present), "all"/None, "0-10,20"
+            seg_subset = resolve_seg_subset(seg_subset, [s.seg_id for s in segs])
         if seg_subset is not None:
             wanted = {int(s) for s in seg_subset}
             known = {s.seg_id for s in segs}
@@ -259,9 +325,15 @@ class TS2Evaluator:
         """rank/sep/delta of several metrics at once (``{name: per-image scores}``), one vectorised pass per SEG.
 
         ``progress(done, total)`` is called after each SEG (the CLI draws a bar with it on long work).
+
+        Raises:
+            ValueError: ``variant`` unknown, no columns, a ``higher_is_better`` mapping that misses or invents a column, a
+                column of the wrong length, or scores :func:`as_scores` refuses (also: no valid score in the evaluated SEGs).
         """
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        if n_bootstrap < 0:
+            raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
         if not columns:
             raise ValueError("no score columns given")
         names = list(columns)
@@ -294,6 +366,10 @@ class TS2Evaluator:
         n = len(self._layouts)
         out = {m: np.full((n, len(names)), np.nan) for m in META_METRICS}
         counts = {m: np.zeros((n, len(names)), dtype=np.int64) for m in META_METRICS}
+        # paper: delta of the standardised scores (dividing before the sums and means keeps scores like 1e300 or
+        # 1e-300 from overflowing or underflowing); a zero or undefined std gives NaN
+        usable_std = np.isfinite(stds) & (stds > 0)
+        delta_block = block / np.where(usable_std, stds, 1.0) if variant == "paper" else block
         for k, layout in enumerate(self._layouts):
             local = block[layout.positions]
             if variant == "published":
@@ -305,18 +381,23 @@ class TS2Evaluator:
                 if variant == "official":
                     out["delta"][k], counts["delta"][k] = layout.delta_official(local)
                 else:
-                    out["delta"][k], counts["delta"][k] = layout.delta(local, adjacent_only=True)
+                    out["delta"][k], counts["delta"][k] = layout.delta(delta_block[layout.positions],
+                                                                       adjacent_only=True)
             if progress is not None:
                 progress(k + 1, n)
-        if variant in ("paper", "published"):
+        if variant == "paper":
+            out["delta"] = np.where(usable_std, out["delta"], np.nan)
+        elif variant == "published":
             with np.errstate(divide="ignore", invalid="ignore"):
-                out["delta"] = np.where(stds > 0, out["delta"] / stds, np.nan)
+                out["delta"] = np.where(usable_std, out["delta"] / np.where(usable_std, stds, 1.0), np.nan)
 
         results = {}
+        draws: dict = {}  # bootstrap index draws shared by summaries with the same sizes (see _summarise)
         for c, name in enumerate(names):
             parts = {
                 m: _summarise(
-                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed
+                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed,
+                    draws,
                 )
                 for m in META_METRICS
             }
@@ -341,7 +422,7 @@ def ts2_meta(
     higher_is_better: bool = True,
     variant: str = "paper",
     partitions: PartitionSpec = None,
-    seg_subset: Iterable[int] | None = None,
+    seg_subset: Iterable[int] | str | None = "default",
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
@@ -358,12 +439,34 @@ def ts2_meta(
         evaluator: all-pairs raw delta, raw scores) or ``"published"`` (the code behind the paper's Table 2); see the
         module docstring.
     partitions : mapping or callable SEG id -> partition name; default TS2's synth (<111) / nat (111-135) / real.
-    seg_subset : SEG ids to evaluate (the paper's Table 2 used 0-163); the delta std is taken over these SEGs' images.
+    seg_subset : SEGs to evaluate: ``"default"`` (0-163 present in the input, the paper's Table 2 set, as the CLI),
+        ``"all"``/None (every SEG given), a range string or SEG ids; the delta std is taken over these SEGs' images.
     n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs for every summary value (0 = none).
 
     Returns
     -------
     TS2Result with ``rank``, ``sep`` and ``delta`` :class:`MetaResult` fields (fractions, not %).
+
+    Raises
+    ------
+    ValueError
+        What :class:`TS2Evaluator` refuses: misaligned inputs, SEG ids that are not integers, node labels that do not
+        parse, a SEG without an error-0 node, non-numeric or infinite scores, no valid score, an unknown ``variant``,
+        a ``seg_subset`` naming SEGs not in the input.
+
+    Examples
+    --------
+    One SEG with nodes of 0, 1 and 2 errors, one image each, scored 0.9, 0.5, 0.1: the only walk is perfectly ordered
+    (rank 1), every node pair is fully separated (sep 1), and the mean gap between adjacent levels, 0.4, over the
+    population standard deviation of the scores, sqrt(0.32 / 3) = 0.3266, gives delta 1.2247:
+
+    >>> result = ts2_meta([0.9, 0.5, 0.1], seg_ids=[0, 0, 0], nodes=["0", "1", "2"])
+    >>> result.rank.summary["avg"], result.sep.summary["avg"], round(result.delta.summary["avg"], 4)
+    (1.0, 1.0, 1.2247)
+    >>> ts2_meta([0.9, 0.5], seg_ids=[0, 0], nodes=["1", "2"])
+    Traceback (most recent call last):
+    ...
+    ValueError: SEG 0 has no error-0 node (nodes: 1, 2); every SEG needs a head
     """
     evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=seg_subset)
     return evaluator.evaluate(
@@ -392,6 +495,19 @@ def compare(
     (``statistic``), a bootstrap percentile interval of it (resampling SEGs), and a two-sided sign-flip permutation
     p-value (``n_resamples`` random sign flips of the per-SEG differences, ``(1 + #|perm| >= |obs|) / (1 +
     n_resamples)``): :func:`scorers.resampling.paired_mean_test`.
+
+    Raises:
+        ValueError: the results cover different SEGs, ``partition`` is not present, or no SEG has a value for both.
+
+    Examples:
+        Three SEGs of two nodes each: A orders all three, B only the second (per-SEG rank 1, 1, 1 vs -1, 1, -1):
+
+        >>> evaluator = TS2Evaluator([0, 0, 1, 1, 2, 2], ["0", "1"] * 3)
+        >>> a = evaluator.evaluate([0.9, 0.1, 0.8, 0.2, 0.7, 0.3])
+        >>> b = evaluator.evaluate([0.1, 0.9, 0.8, 0.2, 0.3, 0.7])
+        >>> result = compare(a, b, n_resamples=200)
+        >>> round(result.statistic, 4), result.n_units  # mean of the per-SEG differences 2, 0, 2
+        (1.3333, 3)
     """
     a, b = result_a[meta_metric], result_b[meta_metric]
     if not np.array_equal(a.seg_ids, b.seg_ids):
@@ -531,6 +647,7 @@ def _summarise(
     n_bootstrap: int,
     confidence: float,
     seed: int,
+    draws: dict | None = None,
 ) -> MetaResult:
     defined = ~np.isnan(per_seg)
     summary = {"avg": _nanmean(per_seg)}
@@ -542,11 +659,22 @@ def _summarise(
         summary[part] = _nanmean(per_seg[idx])
     ci = None
     if n_bootstrap:
-        rng = np.random.default_rng(seed)
+        kept = {key: per_seg[idx][~np.isnan(per_seg[idx])] for key, idx in groups.items()}
+        sizes = (n_bootstrap, seed) + tuple(v.size for v in kept.values())
+        if draws is None or sizes not in draws:
+            # the same draws as resampling.bootstrap_mean_interval with one generator per summary (they depend only on
+            # the sizes, so columns and meta-metrics with the same sizes share them: 19 x 3 draw a few times)
+            rng = np.random.default_rng(seed)
+            made = [resample_indices(v.size, n_bootstrap, rng) if v.size else None for v in kept.values()]
+            if draws is None:
+                draws = {}
+            draws[sizes] = made
         ci = {}
-        for key, idx in groups.items():
-            values = per_seg[idx]
-            ci[key] = bootstrap_mean_interval(values[~np.isnan(values)], n_bootstrap, confidence, rng)
+        for (key, values), idx in zip(kept.items(), draws[sizes]):
+            if idx is None:
+                ci[key] = ConfidenceInterval(float("nan"), float("nan"))
+                continue
+            ci[key] = percentile_interval(values[idx].mean(axis=1), confidence)
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
@@ -562,8 +690,15 @@ def _summarise(
 
 
 def _finite_std(values: np.ndarray, ddof: int = 0) -> float:
+    """Std (``ddof`` 0: population) of the non-NaN values, computed on values scaled to [-1, 1] (no overflow at
+    1e300, no underflow at 1e-300)."""
     values = values[~np.isnan(values)]
-    return float(np.std(values, ddof=ddof)) if values.size > ddof else float("nan")
+    if values.size <= ddof:
+        return float("nan")
+    top = float(np.abs(values).max())
+    if not 0 < top < np.inf:
+        return float(np.std(values, ddof=ddof))
+    return float(np.std(values / top, ddof=ddof) * top)
 
 
 def _nanmean(values: np.ndarray) -> float:

@@ -8,7 +8,8 @@ Canonical columns: ``item`` (the prompt id: images of one prompt form a group), 
   object keyed by image (``"<text_id>_<model>"``) whose values hold ``text_id``, ``image_path``, ``text``,
   ``human_scores`` (two 1-5 Likert ratings), ``human_avg`` and reference metric scores (``clipscore_vitb32``,
   ``tifa_mplug-large``...). 800 images = 160 prompts x 5 models. :func:`fetch_tifa160` downloads it once from a URL
-  pinned at a commit through ``scorers.release.fetch`` (cache ``$HF_HOME/ts2-evaluate/unpinned/<commit>/``;
+  pinned at a commit and checked against its sha256 through ``scorers.release.fetch`` (cache
+  ``$HF_HOME/ts2-evaluate/<sha256>/``;
   ``--offline`` / ``HF_HUB_OFFLINE=1``: cache only);
 * GenAI-Bench (Li et al., 2024), ``BaiqiL/GenAI-Bench`` on the Hub: a Parquet table with ``Index``, ``Prompt`` and a
   ``HumanRatings`` struct ``{model: [rating, ...]}`` (1-5 Likert, several raters) beside one image column per model.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ import pandas as pd
 from .agreement import COEFFICIENTS, Agreement, GroupedBootstrap, agreement_many, inter_rater
 from .meta import as_scores
 from .release import PinnedFile, fetch
+from .tables import read_csv
 
 __all__ = [
     "TIFA160",
@@ -42,13 +44,12 @@ __all__ = [
 ]
 
 
-#: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them.
-#: ``sha256`` is None because the file could not be fetched where this was written (no network): ``release.fetch``
-#: records the first download's digest beside the cached copy and checks every later read against it.
+#: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them, with the
+#: sha256 of that file (``release.fetch`` refuses any other content).
 TIFA160 = PinnedFile(
     url="https://raw.githubusercontent.com/Yushi-Hu/tifa/d20b20066a593183f3436ce5cbff33982bb8d02f/"
         "human_annotations/human_annotations_with_scores.json",
-    sha256=None,
+    sha256="1720bb802c3c0821dd56df0d8c20a1214ff5085d7e5d9236a75736b1d39b7b3c",
     filename="human_annotations_with_scores.json",
     revision="d20b20066a593183f3436ce5cbff33982bb8d02f",
 )
@@ -56,10 +57,10 @@ _TIFA_KEYS = ("text_id", "image_path", "text", "human_scores", "human_avg")
 
 
 def fetch_tifa160(*, offline: bool | None = None, cache_dir: str | Path | None = None,
-                  source: PinnedFile = TIFA160) -> Path:
+                  source: PinnedFile | None = None) -> Path:
     """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once by ``scorers.release.fetch`` (the one download
     path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``)."""
-    return fetch(source, offline=offline, cache_dir=cache_dir, progress=False)
+    return fetch(source or TIFA160, offline=offline, cache_dir=cache_dir, progress=False)
 
 
 def read_tifa_annotations(path: str | Path) -> pd.DataFrame:
@@ -153,7 +154,7 @@ def read_ratings(source: str | Path, *, offline: bool | None = None) -> pd.DataF
             return read_genai_bench(path)
         return pd.read_parquet(path)
     if suffix in (".csv", ".tsv", ".txt"):
-        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
+        return read_csv(path, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
     raise ValueError(f"{path}: unknown ratings format {suffix!r}; expected .csv, .tsv, .parquet or TIFA .json")
 
 
@@ -188,11 +189,13 @@ def correlate_frame(
     confidence: float = 0.95,
     seed: int = 0,
     lower_is_better: Sequence[str] = (),
+    higher_is_better: Mapping[str, bool] | Sequence[str] | None = None,
 ) -> CorrelationTable:
     """Agreement of every ``metrics`` column with the human rating (the mean of the ``human`` columns per row, NaN
     raters skipped), plus inter-rater agreement when several ``human`` columns are given.
 
-    ``lower_is_better`` names metric columns whose scores are negated first (error counts). Group columns are only
+    Orientation: :func:`scorers.orientation.resolve_orientation` (``lower_is_better`` / ``higher_is_better`` and the
+    release's known error-count columns); a lower-is-better column's coefficients are those of its negated scores. Group columns are only
     required by the grouping that uses them (``system`` also uses ``item_col`` as bootstrap clusters when present).
     """
     human = list(human)
@@ -202,13 +205,16 @@ def correlate_frame(
     if not metrics:
         raise ValueError("--metric: name at least one metric column")
     raters = {c: as_scores(_column(frame, c, "--human").tolist(), name=f"--human {c}") for c in human}
-    for c in lower_is_better:
-        if c not in metrics:
-            raise ValueError(f"--lower-is-better {c!r} is not one of the --metric columns {metrics}")
+    unknown = [c for c in lower_is_better if c not in metrics]
+    if unknown:
+        raise ValueError(f"--lower-is-better {unknown[0]!r} is not one of the --metric columns {metrics}")
+    from .orientation import resolve_orientation
+
+    orientation = resolve_orientation(metrics, lower_is_better=lower_is_better, higher_is_better=higher_is_better)
     values = {}
-    for c in metrics:
+    for c in metrics:  # a coefficient's orientation is its sign: the resolver's lower-is-better columns are negated
         v = as_scores(_column(frame, c, "--metric").tolist(), name=f"--metric {c}")
-        values[c] = -v if c in lower_is_better else v
+        values[c] = v if orientation[c] else -v
     items = systems = None
     if grouping == "item" or (grouping == "system" and item_col in frame.columns):
         items = _column(frame, item_col, "--item-col").tolist()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["SCORERS", "build_scorer", "get_factory"]
+__all__ = ["SCORERS", "SCORER_INFO", "ScorerInfo", "build_scorer", "format_scorer_list", "get_factory",
+           "list_scorers"]
 
 SCORERS: dict[str, str] = {
     "clip_score": "scorers.embedding:CLIPScore",
@@ -22,8 +24,70 @@ SCORERS: dict[str, str] = {
     "vqa_score": "scorers.qga.vqascore:VQAScorer",
     "viescore": "scorers.judges.viescore:VIEScorer",
     "llmscore": "scorers.judges.llmscore:LLMScorer",
+    # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from a public pipeline's
+    # pin table (pickscore, hpsv2, imagereward; not confirmed against the Hub from the offline build machine);
+    # hpsv3's and unifiedreward's are not pinned (see each evaluate module's card)
+    "pickscore": "scorers.preference:PickScore",
+    "hpsv2": "scorers.preference:HPSv2Score",
+    "imagereward": "scorers.preference:ImageRewardScore",
+    "hpsv3": "scorers.preference:HPSv3Score",
+    "unifiedreward": "scorers.judges.unifiedreward:UnifiedRewardScorer",
 }
 
+
+
+@dataclass(frozen=True)
+class ScorerInfo:
+    """What ``ts2 score NAME`` runs by default, which pip extra it needs, and the columns it writes."""
+
+    name: str
+    default_model: str
+    extra: str
+    outputs: str
+
+
+#: one entry per :data:`SCORERS` name (tests check the default models against the factories' own defaults)
+SCORER_INFO: dict[str, ScorerInfo] = {info.name: info for info in (
+    ScorerInfo("clip_score", "openai/clip-vit-base-patch16 (transformers; open_clip with --model ARCH --pretrained "
+               "TAG)", "models", "clip_score: max(cos, 0) of CLIP image/text embeddings (--form)"),
+    ScorerInfo("align_score", "kakaobrain/align-base", "models", "align_score: max(cos, 0) of ALIGN embeddings"),
+    ScorerInfo("siglip_score", "google/siglip-so400m-patch14-384", "models",
+               "siglip_score: max(cos, 0); siglip_probability: sigmoid match probability"),
+    ScorerInfo("tifa", "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)",
+               "models", "tifa: fraction of the TIFA questions answered correctly; per-question records"),
+    ScorerInfo("dsg", "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)",
+               "models", "dsg: fraction of DSG questions answered yes whose parents pass; per-question records"),
+    ScorerInfo("vqa_score", "Salesforce/blip-vqa-base (or a served VLM: --model openai:MODEL)", "models",
+               "vqa_score: P(yes) to 'Does this figure show \"PROMPT\"?'"),
+    ScorerInfo("viescore", "llava-hf/llava-1.5-7b-hf (or --model openai:MODEL)", "models",
+               "viescore: semantic-consistency rating / 10 from a VLM judge (NaN when unreadable)"),
+    ScorerInfo("llmscore", "llava-hf/llava-1.5-7b-hf captions + meta-llama/Llama-3.1-8B-Instruct judge", "models",
+               "llmscore_ec: error count (lower is better); llmscore_overall: 1-100 rating (higher is better)"),
+    ScorerInfo("pickscore", "yuvalkirstain/PickScore_v1 (processor of laion/CLIP-ViT-H-14-laion2B-s32B-b79K)", "models",
+               "pickscore: logit_scale.exp() * cos (the official raw scale)"),
+    ScorerInfo("hpsv2", "ViT-H-14 with xswu/HPSv2 HPS_v2.1_compressed.pt (--option version=v2.0)", "models",
+               "hpsv2: cosine of the HPSv2 image/text embeddings"),
+    ScorerInfo("imagereward", "THUDM/ImageReward (ImageReward.pt)", "models",
+               "imagereward: (head output - mean) / std of the official ImageReward"),
+    ScorerInfo("hpsv3", "MizzenAI/HPSv3 on Qwen/Qwen2-VL-7B-Instruct", "models",
+               "hpsv3: predicted mean mu; hpsv3_sigma: its uncertainty"),
+    ScorerInfo("unifiedreward", "CodeGoat24/UnifiedReward-2.0-qwen3vl-8b (or --model openai:MODEL)", "models",
+               "unifiedreward: Alignment rating 1-5 of the pointwise judge (NaN when unreadable)"),
+)}
+
+
+def list_scorers() -> list[ScorerInfo]:
+    """Every registered scorer, in :data:`SCORERS` order (nothing is imported)."""
+    return [SCORER_INFO[name] for name in SCORERS]
+
+
+def format_scorer_list() -> str:
+    """``ts2 score --list``: one block per scorer."""
+    lines = []
+    for info in list_scorers():
+        lines += [info.name, f"  default model: {info.default_model}", f"  needs:         pip install '.[{info.extra}]' "
+                  f"(from a clone; 'ts2-evaluate[{info.extra}]' once on PyPI)", f"  outputs:       {info.outputs}"]
+    return "\n".join(lines)
 
 def get_factory(name: str) -> Callable[..., Any]:
     """The factory registered as ``name`` (imports its module now)."""
@@ -54,8 +118,8 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
         unknown = sorted(set(kwargs) - set(valid))
         if unknown:
             raise ValueError(f"scorer {name!r} has no option {', '.join(map(repr, unknown))}; its options: "
-                             f"{', '.join(valid)} (--option KEY=VALUE; model, precision, pretrained, form and decode "
-                             "also have their own flags)")
+                             f"{', '.join(valid)} (--option KEY=VALUE; model, precision, pretrained, form, decode and "
+                             "allow_random_weights also have their own flags)")
     if data_dir is not None and "data_dir" in parameters:
         kwargs["data_dir"] = data_dir
     if model is not None and model.startswith("openai:") and "api_base" not in parameters:

@@ -28,6 +28,10 @@ Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
    file next to its destination, hashed, and moved into place only when the sha256 matches; a mismatching download
    is deleted and reported (:class:`ChecksumMismatch`).
 
+Before a download, one TCP connection to each host to be asked (or its proxy) is tried for at most
+:data:`PROBE_TIMEOUT_S` seconds; when it fails, the call fails at once with one line naming the files, the endpoint
+tried and the fix (``$TS2_DATA``, or ``ts2 release fetch`` with network), instead of half a minute of retries.
+
 ``$TS2_GITHUB_URL`` replaces ``https://raw.githubusercontent.com`` (a mirror, or a test server), as ``HF_ENDPOINT``
 does for the Hub. :class:`PinnedFile` and :func:`fetch` are generic: any other pinned table (e.g. TIFA160 ratings,
 TIFA v1.0 questions) is one ``PinnedFile`` away.
@@ -40,6 +44,7 @@ import hashlib
 import logging
 import os
 import re
+import socket
 import tempfile
 import urllib.error
 import urllib.request
@@ -47,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Iterable, Mapping
+from urllib.parse import urlsplit
 
 from .atomic import write_text_atomic
 
@@ -77,8 +83,6 @@ GITHUB_RAW = "https://raw.githubusercontent.com"
 HUB_URL = "https://huggingface.co"
 
 HUB_REPO = "saxon/T2IScoreScore"
-#: columns of released_scores.csv that are error counts (lower is better), as the release's README and Table 2 say
-RELEASED_LOWER_IS_BETTER = ("llmscore_ec", "llmscore_over")
 #: "final update" of the Hub dataset (metadata.csv + images/); the Hub repo holds no other release table.
 HUB_REVISION = "f450d74c2341a1b7b71752c57e8185f2a264f613"
 GITHUB_REPO = "michaelsaxon/T2IScoreScore"
@@ -175,9 +179,10 @@ _FILES = (
             "92c43f8193f752d4eb69670430d50ca4b67b39caddfce1de4190546fddd68130", "per_question/mplug_tifa.csv"),
     # The numbers of the paper's Table 2 at full precision: the official repository's source of its Pareto figures.
     # All 228 values (19 metrics x rank/sep/delta x Avg/Synth/Nat/Real) round to the printed Table 2 (README,
-    # "Release tables on demand"); its sha256 was not known when it was pinned, so the first download is recorded.
+    # "Release tables on demand").
     PinnedFile(f"{GITHUB_RAW}/{GITHUB_REPO}/b77c0343762e8667d00dc5786d9ad50ebab6806c/src/output/pareto_information.csv",
-               None, "table2_full_precision.csv", "b77c0343762e8667d00dc5786d9ad50ebab6806c"),
+               "0ba6f118a99014540695542bf710417fcc1e596dbe45ebab38bb9ae2a45286d8", "table2_full_precision.csv",
+               "b77c0343762e8667d00dc5786d9ad50ebab6806c"),
     PinnedFile(None, "5b042131a4acf7ee86cfe2b7c6672a78e685a31255f0d94f1489cb583b46c9b5", "paper_table2.csv",
                note="the paper's Table 2 (arXiv:2404.04251) as printed, transcribed to CSV with names, families and "
                     "FLOPs; no public file has this content, so it is only read from --data-dir/$TS2_DATA (the same "
@@ -287,6 +292,58 @@ def _mismatch(file: PinnedFile, got: str, where: str, expected: str | None = Non
     )
 
 
+#: seconds one connection attempt to a download host may take before the host counts as unreachable
+PROBE_TIMEOUT_S = 3.0
+
+
+def _probe(url: str) -> str | None:
+    """``None`` when the host of ``url`` (or the proxy set for it) accepts a TCP connection within
+    :data:`PROBE_TIMEOUT_S` seconds, else why not (no HTTP request is sent: nothing is counted or logged)."""
+    parts = urlsplit(url)
+    target = parts
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        target = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    host = target.hostname or ""
+    port = target.port or (443 if target.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+    except socket.gaierror:
+        return f"cannot resolve {host} (no network or DNS?)"
+    except ConnectionRefusedError:
+        return f"{host}:{port} refused the connection"
+    except TimeoutError:
+        return f"{host}:{port} did not answer within {PROBE_TIMEOUT_S:g} s"
+    except OSError as error:
+        return f"{host}:{port}: {error.strerror or error}"
+    return None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _unreachable_message(files: Iterable[PinnedFile], url: str, reason: str) -> str:
+    """One line: which files, the endpoint tried and why it failed, and the fix."""
+    names = ", ".join(f.filename for f in files)
+    return (f"{names}: not cached, and the download from {_origin(url)} failed ({reason}). Fix: set {DATA_ENV} to a "
+            f"folder holding the release files (or pass --data-dir), or run `ts2 release fetch --all` once with "
+            f"network access (cache: {default_cache_dir()} and the Hugging Face hub cache).")
+
+
+def _check_reachable(files: list[PinnedFile]) -> None:
+    """One probe per host that the not-yet-cached ``files`` would be downloaded from; raise on the first that fails."""
+    by_origin: dict[str, list[PinnedFile]] = {}
+    for file in files:
+        if file.url is not None and cached_path(file) is None:
+            by_origin.setdefault(_origin(resolved_url(file)), []).append(file)
+    for origin, group in by_origin.items():
+        reason = _probe(origin)
+        if reason is not None:
+            raise ReleaseFileUnavailable(_unreachable_message(group, resolved_url(group[0]), reason))
+
+
 # --- fetching one pinned file ------------------------------------------------------------------------------------
 
 
@@ -303,6 +360,10 @@ def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progr
     if file.url is None:
         raise ReleaseFileUnavailable(f"{file.filename}: no public download; {file.note}")
     offline = _offline() if offline is None else bool(offline)
+    if not offline and cached_path(file, cache_dir) is None:
+        reason = _probe(resolved_url(file))
+        if reason is not None:
+            raise ReleaseFileUnavailable(_unreachable_message([file], resolved_url(file), reason))
     if _hub_parts(file.url) is not None:
         return _fetch_hub(file, cache_dir, progress, offline)
     return _fetch_url(file, cache_dir, progress, offline)
@@ -346,8 +407,11 @@ def _hub_download(file: PinnedFile, cache_dir, progress: bool, offline: bool) ->
             repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
             endpoint=os.environ.get("HF_ENDPOINT") or None, local_files_only=offline,
         ))
-    except LocalEntryNotFoundError:
-        raise ReleaseFileUnavailable(_offline_message([file])) from None
+    except LocalEntryNotFoundError as error:
+        if offline or _offline():
+            raise ReleaseFileUnavailable(_offline_message([file])) from None
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise ReleaseFileUnavailable(_unreachable_message([file], resolved_url(file), reason)) from None
     except Exception as error:  # HTTP errors, missing repo/revision/file: all mean "not available from here"
         raise ReleaseFileUnavailable(
             f"{file.filename}: could not download {resolved_url(file)} ({type(error).__name__}: {error})"
@@ -414,7 +478,9 @@ def _download(url: str, out, name: str, progress: bool) -> str:
         raise ReleaseFileUnavailable(f"{name}: could not download {url}: HTTP {error.code} {error.reason}") from None
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
-        raise ReleaseFileUnavailable(f"{name}: could not download {url}: {reason}") from None
+        raise ReleaseFileUnavailable(f"{name}: could not download {url}: {reason}. Fix: set {DATA_ENV} to a folder "
+                                     f"holding it (or pass --data-dir), or run `ts2 release fetch` again with "
+                                     f"network access.") from None
     return digest.hexdigest()
 
 
@@ -484,6 +550,8 @@ def paths(names: Iterable[str] | None = None, data_dir: str | os.PathLike | None
         missing = [f for f in files if f.url is None or cached_path(f) is None]
         if missing:
             raise ReleaseFileUnavailable(_offline_message(missing))
+    else:
+        _check_reachable(files)
     return {f.filename: fetch(f, progress=progress) for f in files}
 
 

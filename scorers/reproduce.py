@@ -5,16 +5,16 @@ print the same numbers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .graph import resolve_seg_subset
-from .meta import META_METRICS, SUMMARY_KEYS, TS2Evaluator, TS2Result
-from .tables import align_scores, column_scores
+from .meta import META_METRICS, SUMMARY_KEYS, TS2Result
+from .orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
+from .table_meta import meta_from_tables
 
 __all__ = ["DELTA_SWAP_NOTE", "OFFICIAL_RAW_NOTE", "PARTITION_DELTA_NOTE", "Reproduction", "find_release_table2", "higher_is_better_from_paper", "release_paper_table",
            "released_reproduction",
@@ -38,6 +38,9 @@ OFFICIAL_RAW_NOTE = ("variant official: scores are used raw, as the official eva
                      "are not negated, so their rank and delta come out negative)")
 
 
+_PERCENT_KEYS = ("ours", "paper", "residual", "ci_low", "ci_high")
+
+
 @dataclass
 class Reproduction:
     """Ours vs paper: ``rows`` (one dict per column/meta-metric/partition, values in %) and the full results;
@@ -48,32 +51,29 @@ class Reproduction:
     columns: list[str]
     notes: list[str]
     segs: str = ""
+    values: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"segs": self.segs, "rows": self.rows, "notes": self.notes}
+        """``ts2 reproduce --json``: the rows in fractions (``ours``, ``paper``, ``residual``, ``ci_low``/``ci_high``
+        divided by 100; the tables print %), with ``unit`` and ``segs`` stated."""
+        rows = [{k: (v / 100.0 if k in _PERCENT_KEYS and v is not None else v) for k, v in row.items()}
+                for row in self.rows]
+        return {"segs": self.segs, "unit": "fraction", "rows": rows, "notes": self.notes}
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
 
 
 def higher_is_better_from_paper(paper: pd.DataFrame, column: str) -> bool:
-    """Orientation of a metric column from the paper table.
-
-    An explicit ``higher_is_better`` column wins; otherwise LLMScore metrics (error counts, name starting with
-    "LLMScore") are lower-is-better and everything else higher-is-better.
-    """
-    rows = paper[paper["column"] == column]
-    if rows.empty:
-        return True
-    if "higher_is_better" in paper.columns:
-        return str(rows["higher_is_better"].iloc[0]).strip().lower() in ("1", "true", "yes")
-    name = str(rows["name"].iloc[0]) if "name" in paper.columns else column
-    return not (name.lower().startswith("llmscore") or column.lower().startswith("llmscore"))
+    """Orientation of a metric column given the paper table: :func:`scorers.orientation.resolve_orientation` (the
+    table's explicit ``higher_is_better`` column wins; otherwise the release's known error-count columns, LLMScore,
+    are lower-is-better and everything else higher-is-better)."""
+    return resolve_orientation([column], paper=paper)[column]
 
 
 def reproduce_table(
-    scores: pd.DataFrame,
-    metadata: pd.DataFrame,
+    scores: pd.DataFrame | str | Path | Sequence[tuple[str, pd.DataFrame]],
+    metadata: pd.DataFrame | str | Path,
     paper: pd.DataFrame | None = None,
     *,
     columns: Iterable[str] | None = None,
@@ -84,34 +84,36 @@ def reproduce_table(
     seed: int = 0,
     on: list[str] | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
+    lower_is_better: Iterable[str] = (),
+    lacking_keys_by_position: bool = False,
 ) -> Reproduction:
     """rank/sep/delta (in %) of every metric column, next to the paper's value where the paper has one.
 
+    Scores and metadata go through :func:`scorers.table_meta.meta_from_tables` (read, join on keys, orient, evaluate).
     ``columns`` defaults to the paper's columns present in ``scores`` (or every non-key column without a paper).
     Row dicts: ``column, meta_metric, partition, ours, paper, residual`` (paper/residual None when unpublished).
-    ``higher_is_better`` overrides the orientation per column (default: from the paper table, else True).
+    Orientation: :func:`scorers.orientation.resolve_orientation` (the paper, the release's known facts,
+    ``higher_is_better`` / ``lower_is_better`` overrides).
     ``seg_subset``: ``"default"`` (SEGs 0-163, the paper's set, :data:`scorers.graph.DEFAULT_SEG_IDS`), ``"all"``/None,
     a range string or SEG ids (:func:`scorers.graph.resolve_seg_subset`); ``Reproduction.segs`` states the choice.
     """
-    aligned = align_scores(scores, metadata, on=on)
-    if columns is None:
-        if paper is not None:
-            columns = [c for c in dict.fromkeys(paper["column"]) if c in aligned.columns]
-        else:
-            from .tables import score_columns
+    if columns is None and paper is not None:
+        from .tables import score_columns
 
-            columns = score_columns(aligned)
-    columns = list(columns)
-    if not columns:
-        raise ValueError("no metric columns to evaluate (none of the paper's columns is in the scores table)")
-    values = {c: column_scores(aligned, c, clean_quotes=clean_quotes) for c in columns}
-    orient = {c: (higher_is_better_from_paper(paper, c) if paper is not None else True) for c in columns}
-    orient.update({c: bool(v) for c, v in (higher_is_better or {}).items() if c in orient})
-    seg_subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
-    evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), seg_subset=seg_subset)
-    results = evaluator.evaluate_many(
-        values, higher_is_better=orient, variant=variant, n_bootstrap=n_bootstrap, seed=seed
+        frames = [scores] if isinstance(scores, (pd.DataFrame, str, Path)) else [t for _, t in scores]
+        present = set()
+        for frame in frames:
+            present.update(score_columns(frame) if isinstance(frame, pd.DataFrame) else
+                           score_columns(pd.read_csv(frame, nrows=0)))
+        columns = [c for c in dict.fromkeys(paper["column"]) if c in present]
+        if not columns:
+            raise ValueError("no metric columns to evaluate (none of the paper's columns is in the scores table)")
+    evaluated = meta_from_tables(
+        scores, metadata, columns=columns, paper=paper, higher_is_better=higher_is_better,
+        lower_is_better=lower_is_better, seg_subset=seg_subset, variant=variant, n_bootstrap=n_bootstrap, seed=seed,
+        clean_quotes=clean_quotes, on=on, lacking_keys_by_position=lacking_keys_by_position,
     )
+    columns, results = evaluated.columns, evaluated.results
     published = {}
     if paper is not None:
         for record in paper.to_dict("records"):
@@ -147,8 +149,8 @@ def reproduce_table(
         notes.append(DELTA_SWAP_NOTE)
     if variant == "official":
         notes.append(OFFICIAL_RAW_NOTE)
-    segs = results[columns[0]].segs
-    return Reproduction(rows=rows, results=results, columns=columns, notes=notes, segs=segs)
+    return Reproduction(rows=rows, results=results, columns=columns, notes=evaluated.notes + notes,
+                        segs=evaluated.segs, values=evaluated.values)
 
 
 def released_reproduction(
@@ -164,7 +166,7 @@ def released_reproduction(
     Reads ``released_scores.csv`` and ``metadata.csv`` through :mod:`scorers.release` (``data_dir`` /
     ``$TS2_DATA``, else the cache, else one verified download) and the paper's Table 2 (:func:`release_paper_table`),
     whose values become ``paper``/``residual``; without it the release's lower-is-better columns (LLMScore) are
-    oriented by :data:`scorers.release.RELEASED_LOWER_IS_BETTER` and a note says that only our values are shown. The
+    oriented by :data:`scorers.orientation.RELEASED_LOWER_IS_BETTER` and a note says that only our values are shown. The
     release's known stray quotes are cleaned.
     """
     from .release import path
@@ -213,13 +215,13 @@ def find_release_table2(data_dir: str | None = None, *, progress: bool = True) -
 def release_paper_table(data_dir: str | None = None, *, progress: bool = True
                         ) -> tuple[pd.DataFrame | None, dict[str, bool] | None, list[str]]:
     """``(paper, higher_is_better, notes)``: :func:`find_release_table2`'s table, or, when it cannot be had,
-    ``None`` with the release's own orientation (:data:`scorers.release.RELEASED_LOWER_IS_BETTER`) and a note saying
+    ``None`` with the release's own orientation (:data:`scorers.orientation.RELEASED_LOWER_IS_BETTER`) and a note saying
     only our values can be shown."""
-    from .release import RELEASED_LOWER_IS_BETTER, ReleaseFileUnavailable
+    from .release import ReleaseFileUnavailable
 
     try:
         return find_release_table2(data_dir, progress=progress)[1], None, []
     except ReleaseFileUnavailable as error:
         note = (f"the paper's Table 2 is not available ({error}): only our values are shown; pass --paper FILE for "
                 "the residuals")
-        return None, {c: False for c in RELEASED_LOWER_IS_BETTER}, [note]
+        return None, None, [note]

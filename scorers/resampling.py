@@ -87,6 +87,18 @@ def paired_mean_test(
     flips of the differences: ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``. Shared by :func:`scorers.meta.compare`
     (units = SEGs), :func:`scorers.agreement.compare_agreement` (units = prompts) and the TIFA v1.0 model comparison
     (:func:`scorers.tifa_bench.results.compare_runs`, units = texts).
+
+    Raises:
+        ValueError: ``diffs`` is empty.
+
+    Examples:
+        >>> observed, (low, high), p_value = paired_mean_test([0.2, 0.4, 0.6], n_resamples=1000)
+        >>> round(observed, 6), low <= observed <= high, 0 < p_value <= 1
+        (0.4, True, True)
+        >>> paired_mean_test([])
+        Traceback (most recent call last):
+        ...
+        ValueError: paired_mean_test needs at least one matched pair
     """
     diffs = np.asarray(diffs, dtype=np.float64)
     n = diffs.size

@@ -37,7 +37,7 @@ raises naming the file, or (``on_error="skip"``) records the message and a NaN s
 Guarantees: the output has one entry per input item, in input order, no duplicates, whatever the number of
 processes; with a cache folder each finished batch is appended durably (``scorers.cache``), a rerun computes only
 missing items, and a SIGKILL loses at most the batch in flight. Cached entries are served only for the same scorer
-config, the same inputs (``inputs``, e.g. the data dir) and unchanged items (image file size + mtime, prompt);
+config, the same inputs (``inputs``, e.g. the data dir) and unchanged items (a hash of the image bytes, prompt);
 a changed image is scored again. One run at a time per cache folder (an advisory lock; a second run stops with a
 message). Processes started by ``accelerate launch``/``torchrun`` stop when their launcher dies (even by SIGKILL).
 """
@@ -249,6 +249,7 @@ def run(
     progress: bool = True,
     jpeg_draft: int | None = None,
     inputs: dict | None = None,
+    fast_stamp: bool = False,
 ) -> RunResult:
     """Score ``images`` against ``prompts`` with ``scorer`` over every process of the current accelerate launch.
 
@@ -257,6 +258,8 @@ def run(
     ``jpeg_draft=224`` decodes JPEGs at a reduced scale that stays >= 224 px per side (much less decoding and
     resizing work; scores change slightly, so it is off by default and part of the cache fingerprint).
     ``inputs`` (e.g. ``{"data_dir": ...}``) identifies what is scored: a cache made for other inputs is refused.
+    A cached score is served only for an unchanged item: same prompt and same image bytes (hashed), or with
+    ``fast_stamp=True`` (``--fast-stamp``) same image file size and mtime (no content read).
     Every process returns the full result.
     """
     check_run_options(batch_size=batch_size, num_workers=num_workers, on_error=on_error)
@@ -280,19 +283,20 @@ def run(
     try:
         return _run_pending(scorer, images, prompts, keys, state, cache, batch_size=batch_size,
                             num_workers=num_workers, on_error=on_error, progress=progress, jpeg_draft=jpeg_draft,
-                            loader=loader)
+                            loader=loader, fast_stamp=fast_stamp)
     finally:
         if cache is not None:
             cache.unlock()
 
 
 def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num_workers, on_error, progress,
-                 jpeg_draft, loader) -> RunResult:
+                 jpeg_draft, loader, fast_stamp=False) -> RunResult:
     """:func:`run` after its checks: lock + read the cache (main process), score what is missing, gather."""
     from torch.utils.data import DataLoader
     from tqdm.auto import tqdm
 
-    stamps = {k: item_stamp(im, p) for k, im, p in zip(keys, images, prompts)} if cache is not None else {}
+    stamps = ({k: item_stamp(im, p, fast=fast_stamp) for k, im, p in zip(keys, images, prompts)}
+              if cache is not None else {})
     finished: dict[str, dict] | str = {}
     if state.is_main_process and cache is not None:
         try:

@@ -12,10 +12,11 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .graph import error_count, parse_seg_range, partition_of
+from .graph import NODE_LABEL, error_count, parse_seg_range, partition_of
 from .meta import as_scores
 
 __all__ = [
+    "CSVReadError",
     "KEY_COLUMNS",
     "MAX_METRIC_COLUMNS",
     "METADATA_COLUMNS",
@@ -23,6 +24,7 @@ __all__ = [
     "integer_column",
     "parse_seg_range",
     "preview_names",
+    "read_csv",
     "read_metadata",
     "read_paper_table",
     "read_score_table",
@@ -42,6 +44,28 @@ KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt"
                "error_count", "partition", "is_head")
 
 
+class CSVReadError(ValueError):
+    """A CSV that cannot be decoded or parsed: the message names the file; ``detail`` is the reason alone."""
+
+    def __init__(self, path, problem: str, detail: str):
+        self.detail = detail
+        super().__init__(f"{path}: {problem} ({detail})")
+
+
+def read_csv(path: str | Path, **kwargs) -> pd.DataFrame:
+    """``pandas.read_csv`` whose decoding and parsing errors name the file (:class:`CSVReadError`, a ``ValueError``):
+    the library's reads of user tables go through it."""
+    try:
+        return pd.read_csv(path, **kwargs)
+    except UnicodeDecodeError as error:
+        raise CSVReadError(path, "not UTF-8 text", f"byte {error.object[error.start:error.start + 1]!r} at offset "
+                                                   f"{error.start}; save it as UTF-8 CSV") from None
+    except pd.errors.ParserError as error:
+        raise CSVReadError(path, "not a readable CSV file", str(error).strip().splitlines()[-1]) from None
+    except pd.errors.EmptyDataError:
+        raise CSVReadError(path, "empty file", "no header row") from None
+
+
 def read_metadata(path: str | Path) -> pd.DataFrame:
     """The release's ``metadata.csv`` with canonical columns plus ``error_count``, ``partition`` and ``line``.
 
@@ -51,7 +75,7 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     ones; SEG ids are integers (``1.0`` is refused), prompts and file names non-empty, file names unique, node labels
     parse, and every SEG has an error-0 node. ``ValueError`` names the file, CSV line, SEG and image.
     """
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    frame = read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = frame.rename(columns={k: v for k, v in METADATA_COLUMNS.items() if k in frame.columns and k != v})
     release_name = {v: k for k, v in METADATA_COLUMNS.items() if k != v}
@@ -62,28 +86,21 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
                          "file_name, image_source, rank")
     if frame.empty:
         raise ValueError(f"{path}: no rows")
-    seg_ids, errors, seen = [], [], {}
-    for k, (seg_text, prompt, file_name, node) in enumerate(
-            zip(frame["seg_id"], frame["prompt"], frame["file_name"].str.strip(), frame["node"].str.strip())):
-        where = f"{path} line {k + 2}"
-        seg_ids.append(int(integer_column(pd.Series([seg_text]), "SEG id", lambda _: where)[0]))
-        where = f"{where} (SEG {seg_ids[-1]}, {file_name or 'no file name'})"
-        if not prompt.strip():
-            raise ValueError(f"{where}: empty prompt")
-        if not file_name:
-            raise ValueError(f"{where}: empty file_name")
-        if file_name in seen:
-            raise ValueError(f"{where}: file_name {file_name!r} already used on line {seen[file_name]}")
-        seen[file_name] = k + 2
-        try:
-            errors.append(error_count(node))
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
-    frame["seg_id"] = np.asarray(seg_ids, dtype=np.int64)
-    frame["file_name"] = frame["file_name"].str.strip()
-    frame["node"] = frame["node"].str.strip()
-    frame["error_count"] = np.asarray(errors, dtype=np.int64)
-    frame["partition"] = [partition_of(s) for s in frame["seg_id"]]
+    # Whole columns are checked at once; the row-by-row rules below (the builder's, in its order) run only for the
+    # first row that breaks one, to word its message.
+    file_names, nodes = frame["file_name"].str.strip(), frame["node"].str.strip()
+    seg_ok = frame["seg_id"].str.fullmatch(_INTEGER.pattern).to_numpy(dtype=bool)
+    digits = nodes.str.extract(NODE_LABEL.pattern, expand=True)[0]
+    bad = (~seg_ok | (frame["prompt"].str.strip() == "").to_numpy() | (file_names == "").to_numpy()
+           | file_names.duplicated().to_numpy() | digits.isna().to_numpy())
+    if bad.any():
+        _metadata_row_error(path, frame, file_names, nodes, int(np.flatnonzero(bad)[0]))
+    frame["seg_id"] = frame["seg_id"].astype(np.int64)
+    frame["file_name"] = file_names
+    frame["node"] = nodes
+    frame["error_count"] = digits.astype(np.int64).to_numpy()
+    partitions = {s: partition_of(s) for s in frame["seg_id"].unique()}
+    frame["partition"] = frame["seg_id"].map(partitions)
     frame["line"] = np.arange(2, len(frame) + 2)
     heads = frame.groupby("seg_id", sort=False)["error_count"].min()
     for seg_id in heads.index[heads.to_numpy() != 0]:
@@ -94,7 +111,7 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-_INTEGER = re.compile(r"\s*-?\d+\s*")
+_INTEGER = re.compile(r"\s*-?[0-9]+\s*")  # ASCII digits only: "\d" would take full-width "１２"
 
 
 def integer_column(values: pd.Series, what: str, where: Callable[[int], str]) -> np.ndarray:
@@ -106,6 +123,26 @@ def integer_column(values: pd.Series, what: str, where: Callable[[int], str]) ->
         row = int(bad[0])
         raise ValueError(f"{where(row)}: {what} {text.iloc[row]!r} is not an integer")
     return text.astype(np.int64).to_numpy()
+
+
+def _metadata_row_error(path, frame: pd.DataFrame, file_names: pd.Series, nodes: pd.Series, k: int) -> None:
+    """Raise :func:`read_metadata`'s error for row ``k``, the first row that breaks a rule (checked in this order)."""
+    where = f"{path} line {k + 2}"
+    seg_id = int(integer_column(frame["seg_id"].iloc[k:k + 1], "SEG id", lambda _: where)[0])
+    file_name = file_names.iloc[k]
+    where = f"{where} (SEG {seg_id}, {file_name or 'no file name'})"
+    if not frame["prompt"].iloc[k].strip():
+        raise ValueError(f"{where}: empty prompt")
+    if not file_name:
+        raise ValueError(f"{where}: empty file_name")
+    earlier = np.flatnonzero((file_names.iloc[:k] == file_name).to_numpy())
+    if earlier.size:
+        raise ValueError(f"{where}: file_name {file_name!r} already used on line {int(earlier[0]) + 2}")
+    try:
+        error_count(nodes.iloc[k])
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    raise AssertionError(f"{where}: flagged but passes every rule")  # pragma: no cover - the masks match the rules
 
 
 #: Most metric columns one score table may bring without naming the wanted ones (``--column``): a file wider than
@@ -132,7 +169,7 @@ def read_score_table(
     missing from the header is an error naming the first few available ones. Without ``columns``, a table with more
     than ``max_columns`` score columns is refused before it is read.
     """
-    header = list(pd.read_csv(path, nrows=0).columns)
+    header = list(read_csv(path, nrows=0).columns)
     available = [c for c in header if c not in KEY_COLUMNS]
     if columns:
         unknown = [c for c in columns if c not in header]
@@ -145,7 +182,7 @@ def read_score_table(
             raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
                              f"at most {max_columns:,} are evaluated at once: pick some with --column")
         usecols = None
-    return pd.read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
+    return read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
 
 
 def score_columns(frame: pd.DataFrame) -> list[str]:
@@ -159,57 +196,19 @@ def align_scores(
     *,
     on: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Rows of ``scores`` in ``metadata`` order.
+    """Rows of ``scores`` in ``metadata`` order: :func:`scorers.join.join_scores` (joined on ``seg_id`` + ``file_name``
+    / ``image_id`` when the table has them, whatever its row order; only a table without keys is paired by row
+    position, and must then have the metadata's row count)."""
+    from .join import join_scores
 
-    Without ``on`` the tables must have the same number of rows (the release's ``released_scores.csv`` is
-    row-aligned with ``metadata.csv``). With ``on`` (e.g. ``["seg_id", "file_name"]``) rows are joined on those
-    columns; every metadata row must find exactly one score row.
-    """
-    if not on:
-        if len(scores) != len(metadata):
-            raise ValueError(
-                f"scores has {len(scores)} rows but metadata has {len(metadata)}; pass key columns to join on "
-                "(e.g. --on seg_id file_name)"
-            )
-        return scores.reset_index(drop=True)
-    scores = scores.rename(columns={k: v for k, v in METADATA_COLUMNS.items() if k in scores.columns and k != v})
-    for column in on:
-        for name, table in (("scores", scores), ("metadata", metadata)):
-            if column not in table.columns:
-                raise ValueError(f"join column {column!r} is missing from {name} (columns: "
-                                 f"{preview_names(table.columns)}); expected a header with {', '.join(on)} (the join "
-                                 "keys; release names id/rank also work) and numeric score columns")
-    left = metadata[list(on)].astype(str).reset_index(drop=True)
-    right = scores.copy()
-    right[list(on)] = right[list(on)].astype(str)
-    dup = right.duplicated(subset=list(on), keep=False)
-    if dup.any():
-        row = int(np.flatnonzero(dup.to_numpy())[0])
-        raise ValueError(f"scores row {row + 2}: key {tuple(right.loc[row, list(on)])} appears more than once")
-    known = pd.MultiIndex.from_frame(left)
-    extra = np.flatnonzero(~pd.MultiIndex.from_frame(right[list(on)]).isin(known))
-    if extra.size:
-        row = int(extra[0])
-        raise ValueError(
-            f"{extra.size} score row(s) match no metadata row; first: scores row {row + 2}, "
-            f"key {tuple(right.loc[row, list(on)])} (unknown SEG id or file name?)"
-        )
-    merged = left.merge(right, on=list(on), how="left", indicator=True)
-    missing = np.flatnonzero((merged["_merge"] == "left_only").to_numpy())
-    if missing.size:
-        row = int(missing[0])
-        raise ValueError(
-            f"{missing.size} metadata row(s) have no score row; first: metadata row {row + 2}, "
-            f"key {tuple(left.loc[row])}"
-        )
-    return merged.drop(columns="_merge")
+    return join_scores(scores, metadata, on=on).frame
 
 
 def read_paper_table(path: str | Path) -> pd.DataFrame:
     """The paper's Table 2 (``column, name, family, meta_metric, avg, synth, nat, real, flop_per_image``); a file in
     the official ``pareto_information.csv`` layout (``table2_full_precision.csv``) is read by
     :func:`read_table2_full_precision`."""
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     if "metric" in frame.columns and "spearman-all" in frame.columns and "column" not in frame.columns:
         return read_table2_full_precision(path)
     needed = {"column", "meta_metric", "avg", "synth", "nat", "real"}
@@ -229,21 +228,33 @@ def read_table2_full_precision(path: str | Path) -> pd.DataFrame:
     ``table2_full_precision.csv``), in :func:`read_paper_table`'s layout: one row per metric and meta-metric,
     values in % (the file holds fractions, e.g. ``spearman-all`` 0.7141387 -> rank Avg 71.41387), ``flop_per_image``
     from its ``cost`` column. ``name`` is the column name (the file has no display names)."""
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     needed = ["metric", "cost"] + [f"{prefix}-{part}" for prefix in _OFFICIAL_TABLE2_PREFIX.values()
                                    for part in _OFFICIAL_TABLE2_PARTS.values()]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing} (expected the official pareto_information.csv)")
+    values = {}
+    for prefix in _OFFICIAL_TABLE2_PREFIX.values():
+        for key in _OFFICIAL_TABLE2_PARTS.values():
+            column = f"{prefix}-{key}"
+            cells = frame[column].to_numpy(dtype=object)
+            try:  # the whole column at once; every cell must hold a number
+                parsed = as_scores(cells, name=column)
+                ok = not np.isnan(parsed).any()
+            except ValueError:
+                ok = False
+            if not ok:  # word the first bad cell's error, naming its line
+                for k, cell in enumerate(cells):
+                    as_scores(np.asarray([cell], dtype=object), name=f"{path} line {k + 2}, {column}")
+            values[column] = 100.0 * parsed
     rows = []
-    for k, record in enumerate(frame.to_dict("records")):
+    for k, (metric, cost) in enumerate(zip(frame["metric"], frame["cost"])):
         for meta_metric, prefix in _OFFICIAL_TABLE2_PREFIX.items():
-            row = {"column": str(record["metric"]).strip(), "name": str(record["metric"]).strip(), "family": "",
-                   "meta_metric": meta_metric, "flop_per_image": record["cost"]}
+            row = {"column": str(metric).strip(), "name": str(metric).strip(), "family": "",
+                   "meta_metric": meta_metric, "flop_per_image": cost}
             for part, key in _OFFICIAL_TABLE2_PARTS.items():
-                value = as_scores(np.asarray([record[f"{prefix}-{key}"]], dtype=object),
-                                  name=f"{path} line {k + 2}, {prefix}-{key}")[0]
-                row[part] = 100.0 * float(value)
+                row[part] = float(values[f"{prefix}-{key}"][k])
             rows.append(row)
     return pd.DataFrame(rows, columns=["column", "name", "family", "meta_metric", "avg", "synth", "nat", "real",
                                        "flop_per_image"])
@@ -254,7 +265,9 @@ def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = Fals
     if column not in frame.columns:
         raise ValueError(f"score column {column!r} not found; available: {preview_names(score_columns(frame))}")
     try:
-        return as_scores(frame[column].to_numpy(), name=f"column {column!r}", clean_quotes=clean_quotes)
+        cells = _text_numbers(frame[column], clean_quotes)
+        return as_scores(frame[column].to_numpy() if cells is None else cells, name=f"column {column!r}",
+                         clean_quotes=clean_quotes)
     except ValueError as error:
         hint = ""
         if "non-numeric" in str(error):
@@ -264,6 +277,22 @@ def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = Fals
                 hint = (f"; column {column!r} is not numeric: is the header right? Key columns "
                         f"({', '.join(KEY_COLUMNS)}) are not scored, every other column must hold numbers")
         raise ValueError(f"{error} (position p is CSV line p + 2){hint}") from None
+
+
+def _text_numbers(cells: pd.Series, clean_quotes: bool) -> np.ndarray | None:
+    """:func:`scorers.meta.as_scores`' reading of a column of text cells, the whole column at once: stripped (and
+    unquoted with ``clean_quotes``), empty and ``nan`` cells NaN, the rest parsed as Python's ``float`` does (NumPy's
+    text-to-float cast parses each cell the same way). None when a cell does not parse, or the column is not text:
+    :func:`~scorers.meta.as_scores` then reads it cell by cell and words the error."""
+    if cells.dtype.kind in "fiub" or cells.isna().any():
+        return None
+    text = cells.astype(str).str.strip()
+    if clean_quotes:
+        text = text.str.strip("\"'")
+    try:
+        return text.where(text != "", "nan").to_numpy(dtype=str).astype(np.float64)
+    except ValueError:
+        return None
 
 
 def iter_columns(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> list[str]:

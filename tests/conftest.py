@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -17,6 +18,23 @@ os.environ["HF_HOME"] = _CACHE
 os.environ["HF_DATASETS_CACHE"] = os.path.join(_CACHE, "datasets")
 
 SHARED_TS2 = Path(__file__).resolve().parents[1].parent / "shared" / "ts2"
+# The scripts folder of the interpreter running the tests (a venv's bin/, activated or not): tests start `ts2`,
+# `accelerate`... from here, never from PATH, so they test what this interpreter has installed.
+SCRIPTS = Path(sys.executable).parent
+
+
+def console_script(name: str) -> str:
+    """The console script ``name`` installed beside ``sys.executable`` (not looked up on PATH)."""
+    path = SCRIPTS / name
+    assert path.exists(), f"{name} is not installed beside {sys.executable} (pip install -e .)"
+    return str(path)
+
+
+def env_with_scripts(env: dict | None = None) -> dict:
+    """``env`` (default os.environ) with this interpreter's scripts folder first on PATH, for shell commands."""
+    env = dict(os.environ if env is None else env)
+    env["PATH"] = os.pathsep.join([str(SCRIPTS), env.get("PATH", "")])
+    return env
 
 
 @pytest.fixture(scope="session")

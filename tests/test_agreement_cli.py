@@ -17,6 +17,7 @@ from scipy import stats
 from scorers import ratings as R
 from scorers.release import ChecksumMismatch, PinnedFile
 from scorers.cli import main
+from tests.pin_override import pin_tifa160, tifa160_cache_path
 
 MODELS = ("mini_dalle", "stable_diffusion_v1_1", "stable_diffusion_v1_5", "stable_diffusion_v2_1", "vq_diffusion")
 ROW_KEYS = {"metric", "coefficient", "grouping", "value", "ci_low", "ci_high", "n_items", "n_groups_skipped"}
@@ -53,18 +54,16 @@ def run_cli(capsys, *argv):
     return code, out.out, out.err
 
 
-def tifa160_cache_copy(source: Path) -> tuple[Path, Path]:
-    """Put ``source`` where ``fetch_tifa160`` looks by default, as a first download leaves it: the copy at
-    ``$HF_HOME/ts2-evaluate/unpinned/<commit>/<name>`` and its digest in ``<name>.sha256`` beside it (TIFA160 has no
-    pinned sha256: trust on first use). Returns (copy, record); the caller deletes them."""
-    from huggingface_hub import constants
-
-    target = Path(constants.HF_HOME) / "ts2-evaluate" / "unpinned" / R.TIFA160.revision / R.TIFA160.filename
+def tifa160_cache_copy(source: Path) -> tuple[Path, str]:
+    """Put the stand-in ``source`` where ``fetch_tifa160`` looks once TIFA160 is pinned to the stand-in's own digest
+    (tests/pin_override.py: the real file's digest cannot be had here): ``$HF_HOME/ts2-evaluate/<digest>/<name>``, as
+    a first download leaves it. Returns (copy, digest); the caller pins the digest and deletes the copy."""
+    data = source.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    target = tifa160_cache_path(digest)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(source.read_bytes())
-    record = target.with_name(target.name + ".sha256")
-    record.write_text(hashlib.sha256(source.read_bytes()).hexdigest() + "\n")
-    return target, record
+    target.write_bytes(data)
+    return target, digest
 
 
 @pytest.fixture()
@@ -199,14 +198,17 @@ def test_offline_without_cache_and_missing_file_are_clear_errors(served, tmp_pat
         R.fetch_tifa160(offline=False, cache_dir=tmp_path / "c2", source=missing)
 
 
-def test_cli_tifa160_offline_uses_the_hf_cache(tifa_json, capsys):
-    from huggingface_hub import constants
-
+def test_cli_tifa160_offline_uses_the_hf_cache(tifa_json, capsys, monkeypatch):
     code, _, err = run_cli(capsys, "correlate", "tifa160", "--offline", "--human", "human_avg",
                            "--metric", "tifa_vilt", "--n-bootstrap", "0")
     assert code == 2 and "offline" in err and "Traceback" not in err
-    target, record = tifa160_cache_copy(tifa_json)
+    target, digest = tifa160_cache_copy(tifa_json)
     try:
+        # under the real pin the stand-in (cached at its own digest's place) is not the file: offline, a clear error
+        code, _, err = run_cli(capsys, "correlate", "tifa160", "--offline", "--human", "human_avg",
+                               "--metric", "tifa_vilt", "--n-bootstrap", "0")
+        assert code == 2 and "offline" in err and "Traceback" not in err
+        pin_tifa160(monkeypatch, digest)  # test-only: the stand-in's own digest (tests/pin_override.py)
         code, out, _ = run_cli(capsys, "correlate", "tifa160", "--offline", "--human", "human_avg",
                                "--metric", "tifa_vilt", "--coefficients", "kendall_b", "--n-bootstrap", "0", "--json")
         assert code == 0
@@ -215,7 +217,18 @@ def test_cli_tifa160_offline_uses_the_hf_cache(tifa_json, capsys):
         assert json.loads(out)["rows"][0]["value"] == pytest.approx(want, abs=1e-12)
     finally:
         target.unlink()
-        record.unlink()
+
+
+def test_tifa160_is_pinned_and_a_stand_in_is_refused(served, tmp_path):
+    """The real pin (sha256 of TIFA's file at d20b200): the loopback stand-in is refused, nothing is kept."""
+    server, _ = served
+    assert R.TIFA160.sha256 == "1720bb802c3c0821dd56df0d8c20a1214ff5085d7e5d9236a75736b1d39b7b3c"
+    assert "/d20b20066a593183f3436ce5cbff33982bb8d02f/human_annotations/" in R.TIFA160.url
+    cache = tmp_path / "hf-cache"
+    with pytest.raises(ChecksumMismatch, match="human_annotations_with_scores.json: sha256 .* pinned 1720bb80"):
+        R.fetch_tifa160(offline=False, cache_dir=cache)
+    assert server.requests == 1
+    assert not [p for p in cache.rglob("*") if p.is_file()]
 
 
 def write_genai_parquet(path: Path, n_prompts: int = 6, seed: int = 0) -> Path:

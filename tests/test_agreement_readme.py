@@ -1,9 +1,12 @@
 """The README's `ts2 correlate` section: every command block runs (offline: a generated ratings.csv, and the
-TIFA160 file generated in its real format and placed in the Hugging Face cache), and the benchmark script runs."""
+TIFA160 file generated in its real format and placed in the Hugging Face cache, pinned to its own digest for the
+test: tests/pin_override.py), and the benchmark script runs."""
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +16,8 @@ import pandas as pd
 import pytest
 
 from scorers.ratings import TIFA160
+from tests.pin_override import ENV as PIN_ENV
+from tests.conftest import env_with_scripts
 from tests.test_agreement_cli import tifa160_cache_copy, write_tifa_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,18 +49,20 @@ def test_readme_commands_run(shared_ts2, tmp_path):
         "clipscore": 0.3 + 0.01 * quality + rng.normal(0, 0.01, 200),
         "mplug_tifa": np.round(np.clip(0.6 + 0.2 * quality, 0, 1) * 4) / 4,
     }).to_csv(tmp_path / "ratings.csv", index=False)
-    cached, record = tifa160_cache_copy(write_tifa_json(tmp_path / TIFA160.filename))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    cached, digest = tifa160_cache_copy(write_tifa_json(tmp_path / TIFA160.filename))
+    env = env_with_scripts({**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+                            PIN_ENV: json.dumps({"tifa160": digest})})  # test-only pin of the stand-in (pin_override)
     try:
         for command in _commands():
             command = command.replace("../shared/ts2", str(shared_ts2))
+            assert command.startswith("ts2 "), command
+            command = f"{shlex.quote(sys.executable)} -m tests.pin_override {command[len('ts2 '):]}"
             done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
                                   timeout=600)
             assert done.returncode == 0, (command, done.stderr[-2000:])
             assert done.stdout.strip(), command
     finally:
         cached.unlink()
-        record.unlink()
     assert (tmp_path / "report" / "human_agreement.md").is_file()
 
 

@@ -42,7 +42,9 @@ def test_reproduce_json_is_one_object_within_tolerance(shared_ts2, capsys):
     )
     assert code == 0
     payload = json.loads(out)
-    rows = payload["rows"]
+    assert payload["unit"] == "fraction"  # issue 23 item 5: every JSON output in fractions (the tables print %)
+    rows = [{k: (100 * v if k in ("ours", "paper", "residual") and v is not None else v) for k, v in row.items()}
+            for row in payload["rows"]]  # back to % for the comparisons below
     assert len(rows) == 19 * 3 * 4
     assert {r["partition"] for r in rows} == {"avg", "synth", "nat", "real"}
     avg = [r for r in rows if r["partition"] == "avg"]
@@ -57,7 +59,7 @@ def test_reproduce_json_is_one_object_within_tolerance(shared_ts2, capsys):
     for row in (r for r in rows if r["column"] == "clipscore"):
         assert row["ours"] == pytest.approx(100 * ref[row["meta_metric"]]["summary"][row["partition"]], abs=1e-4), row
     clip = next(r for r in avg if r["column"] == "clipscore" and r["meta_metric"] == "rank")
-    assert clip["paper"] == 71.4  # the paper's Table 2
+    assert clip["paper"] == pytest.approx(71.4, abs=1e-9)  # the paper's Table 2 (71.4 % = 0.714 in the JSON)
 
 
 def test_llmscore_delta_swap(reproduction):
@@ -102,7 +104,7 @@ def test_meta_command_matches_the_reference_loop(shared_ts2, capsys):
     # evaluator uses raw scores, so --lower-is-better changes nothing there and the output says so
     code, out, _ = run_cli(
         capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
-        "--column", "llmscore_ec", "--lower-is-better", "--variant", "official",
+        "--column", "llmscore_ec", "--lower-is-better", "--variant", "official", "--n-bootstrap", "0",
     )
     assert code == 0
     lines = out.splitlines()
@@ -114,20 +116,23 @@ def test_meta_command_matches_the_reference_loop(shared_ts2, capsys):
             shown = row[header.index(f"{metric}:{part}")]
             assert shown == f"{100 * ref[metric]['summary'][part]:.1f}", (metric, part)
     # --lower-is-better really flips: the same column read as higher-is-better has the opposite rank sign
+    # (llmscore_ec is a known lower-is-better column of the release, so reading it the other way is asked for)
     code, out, _ = run_cli(
         capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
-        "--column", "llmscore_ec", "--variant", "official", "--json",
+        "--column", "llmscore_ec", "--variant", "official", "--json", "--higher-is-better", "llmscore_ec",
     )
     assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(ref["rank"]["summary"]["avg"])
     assert json.loads(out)["llmscore_ec"]["oriented"] is False
-    # with the default variant --lower-is-better really flips: the opposite rank sign
+    # with the default variant orientation really flips: llmscore_ec is a known lower-is-better column (read so
+    # with no flag), and --higher-is-better gives the opposite rank sign
     paper_ref = released_reference(str(shared_ts2), "llmscore_ec", higher_is_better=False)
-    code, out, _ = run_cli(
-        capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
-        "--column", "llmscore_ec", "--json",
-    )
-    assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(
-        -paper_ref["rank"]["summary"]["avg"])
+    for flags, sign in (([], 1), (["--higher-is-better", "llmscore_ec"], -1)):
+        code, out, _ = run_cli(
+            capsys, "meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
+            "--column", "llmscore_ec", "--json", "--n-bootstrap", "0", *flags,
+        )
+        assert json.loads(out)["llmscore_ec"]["rank"]["summary"]["avg"] == pytest.approx(
+            sign * paper_ref["rank"]["summary"]["avg"])
 
 
 def test_meta_segs_all_and_explicit(shared_ts2, capsys):
@@ -167,7 +172,8 @@ def test_meta_joins_on_key_columns(tmp_path, shared_ts2, capsys):
                            "--on", "seg_id", "file_name")
     assert code == 2 and "no score row" in err
     code, _, err = run_cli(capsys, "meta", str(tmp_path / "short.csv"), "--metadata", str(shared_ts2 / "metadata.csv"))
-    assert code == 2 and "2839 rows but metadata has 2840" in err
+    # without --on the table's own keys join it too (row-position pairing of a keyed file was issue 22's bug)
+    assert code == 2 and "1 metadata row(s) have no score row; first: (156, 'images/156-64.jpg')" in err
 
 
 def test_meta_errors_name_row_and_column(tmp_path, capsys):
@@ -184,11 +190,11 @@ def test_meta_errors_name_row_and_column(tmp_path, capsys):
 
 
 def test_console_script_is_installed():
-    import shutil
     import subprocess
 
-    exe = shutil.which("ts2")
-    assert exe, "the ts2 console script is not on PATH (pip install -e .)"
+    from tests.conftest import console_script
+
+    exe = console_script("ts2")  # beside sys.executable, not looked up on PATH (a venv need not be activated)
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
     assert "reproduce" in out and "meta" in out
 

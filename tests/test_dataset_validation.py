@@ -8,8 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from scorers.data import TS2DataError, builder_module, load_ts2
+from scorers.data import builder_module, load_ts2
 from tests.ts2_fixture_data import make_data_dir
+
+TS2DataError = builder_module().TS2DataError  # the builder's error (load_ts2 runs the builder)
 
 SEGS = [0, 1, 2, 3]  # 56 images; SEG 0 has DSG questions with parents 0 and 1-0
 
@@ -211,6 +213,13 @@ BAD_METADATA = {
     "bad node label": "0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1?\n",
     "no head": "0,a cat,a.jpg,x,1a\n0,a cat,b.jpg,x,2\n",
     "no rows": "",
+    # several bad rows: the first bad row decides, whichever rule it breaks (columns are checked whole, issue 25)
+    "bad label, then duplicate": "0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,x1\n0,a cat,a.jpg,x,1\n",
+    "duplicate, then bad id": "0,a cat,a.jpg,x,0\n0,a cat,a.jpg,x,1\nx,a cat,c.jpg,x,1\n",
+    "bad id and empty prompt on one row": "0,a cat,a.jpg,x,0\n0,a cat,b.jpg,x,1\n1.5,,,x,?\n",
+    "empty prompt and duplicate on one row": "0,a cat,a.jpg,x,0\n0, ,a.jpg,x,1\n",
+    "padded duplicate": "0,a cat,a.jpg,x,0\n0,a cat, a.jpg ,x,1\n",
+    "padded ids and labels pass, then no head": " 0 ,a cat,a.jpg,x, 0 \n1,a dog,c.jpg,x, 1a\n",
 }
 BAD_HEADERS = {
     "missing rank": "id,target_prompt,file_name,image_source\n0,a cat,a.jpg,x\n",

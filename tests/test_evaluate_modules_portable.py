@@ -21,8 +21,9 @@ MODEL_FREE = {"ts2_meta", "human_agreement"}  # their imports need no model extr
 
 
 def test_there_are_ten_modules():
-    assert [f.name for f in FOLDERS] == ["align_score", "clip_score", "dsg_score", "human_agreement", "llmscore",
-                                         "siglip_score", "tifa_score", "ts2_meta", "viescore", "vqa_score"]
+    assert [f.name for f in FOLDERS] == ["align_score", "clip_score", "dsg_score", "hpsv2", "hpsv3", "human_agreement",
+                                         "imagereward", "llmscore", "pickscore", "siglip_score", "tifa_score",
+                                         "ts2_meta", "unifiedreward", "viescore", "vqa_score"]
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda f: f.name)

@@ -25,6 +25,7 @@ import pytest
 from scorers.cache import ScoreCache
 from scorers.runner import score_table, write_outputs
 from tests.test_runner import Counting, clip_path, data_dir, metadata, scorer  # noqa: F401  (shared fixtures)
+from tests.conftest import console_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "embed_run_script.py"
@@ -165,7 +166,7 @@ def test_killing_the_accelerate_launcher_stops_its_ranks(scorer, metadata, data_
     ranks: list[int] = []
     env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1")
     launcher = subprocess.Popen(
-        [shutil.which("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+        [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
          "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port),
          *_script(data_dir, clip_path, out, cache, "--pause-after", 1, "--gate", gate, "--expect-processes", 2)[1:]],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)

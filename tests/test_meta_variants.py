@@ -171,7 +171,7 @@ def test_cli_reproduce_json_carries_row_notes(shared_ts2, capsys):
     assert main(args + ["--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     nat = next(r for r in rows if (r["column"], r["meta_metric"], r["partition"]) == ("clipscore", "delta", "nat"))
-    assert nat["residual"] < -40 and "not partition means" in nat["note"]
+    assert nat["residual"] < -0.40 and "not partition means" in nat["note"]  # JSON in fractions (-50 pt)
     assert main(args) == 0
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.startswith("clipscore") and " delta " in l)

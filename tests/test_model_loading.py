@@ -4,7 +4,6 @@ no traceback, no minute of retries."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import threading
@@ -14,6 +13,7 @@ import pytest
 
 from scorers.cli import main
 from tests.ts2_fixture_data import make_data_dir
+from tests.conftest import console_script
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CLIP = "openai/clip-vit-base-patch16"  # CLIPScore's default
@@ -115,7 +115,7 @@ def test_unreachable_hub_fails_after_one_probe_not_a_minute_of_retries(command, 
                 str(tmp_path), "--out", str(tmp_path / "s.csv")]
         model, option = DEFAULT_SBERT, "--sbert"
     # the timeout only guards against a hang: without the probe, transformers retries for 30-90 s, then times out
-    done = subprocess.run([shutil.which("ts2"), *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+    done = subprocess.run([console_script("ts2"), *argv], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=150)
     line = _one_error_line(done.stderr, command)
     assert done.returncode == 2
@@ -157,9 +157,9 @@ def test_unknown_option_lists_the_valid_ones_before_loading(data_dir, tmp_path, 
                  "--option", "foo=1", "--model", str(tmp_path / "never" / "loaded")])
     line = _one_error_line(capsys.readouterr().err, "score")
     assert code == 2
-    assert line == ("ts2 score: error: scorer 'clip_score' has no option 'foo'; its options: backend, decode, form, "
-                    "model, precision, pretrained, w (--option KEY=VALUE; model, precision, pretrained, form and "
-                    "decode also have their own flags)")
+    assert line == ("ts2 score: error: scorer 'clip_score' has no option 'foo'; its options: allow_random_weights, "
+                    "backend, decode, form, model, precision, pretrained, w (--option KEY=VALUE; model, precision, "
+                    "pretrained, form, decode and allow_random_weights also have their own flags)")
 
 
 @pytest.mark.parametrize("flag, value, message", [

@@ -12,7 +12,7 @@ from PIL import Image
 
 from tests import tiny_vqa_models as tiny
 
-pytest.importorskip("transformers")
+import transformers  # noqa: E402,F401  (the [models] extra: a test dependency, never skipped)
 
 # yes-probabilities: relative tolerance 1e-5, the bound for fp32. Both paths compute the same sums; only the
 # order of floating-point reductions differs (padded vs unpadded attention rows, cached vs recomputed keys), which

@@ -9,8 +9,9 @@ import pytest
 from PIL import Image
 
 from tests import tiny_vqa_models as tiny
+from tests.conftest import console_script
 
-pytest.importorskip("transformers")
+import transformers  # noqa: E402,F401  (the [models] extra: a test dependency, never skipped)
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +243,6 @@ finish()
 
 def test_tifa_under_two_accelerate_processes_equals_one(checkpoints, data_dir, minilm, tmp_path):
     import os
-    import shutil
     import socket
     import subprocess
 
@@ -262,7 +262,7 @@ def test_tifa_under_two_accelerate_processes_equals_one(checkpoints, data_dir, m
     out, cache = tmp_path / "two.csv", tmp_path / "cache"
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1", PYTHONPATH=str(root))
-    command = [shutil.which("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+    command = [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port), str(script),
                str(data_dir), str(checkpoints["blip_vqa"]), questions, minilm, str(out), str(cache)]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=300)

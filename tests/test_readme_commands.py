@@ -1,7 +1,7 @@
 """Every shell command of README.md runs, or is skipped for a stated reason (issue 13: docs drift is a bug).
 
 How the commands are found: each fenced ```bash block of README.md; lines joined at trailing backslashes; comments
-(`` # ...``) dropped; README notation for an optional argument in brackets (``[--json]``) dropped.
+(`` # ...``) dropped. No optional-argument brackets (``[--json]``): a command block is copied and pasted as is.
 
 How each command is classified: by the first rule of :data:`RULES` whose pattern matches, either ``run`` or ``skip``
 with its reason. A command that no rule matches fails :func:`test_every_readme_command_is_classified`, so a new README
@@ -11,7 +11,8 @@ How a runnable command runs, and what is substituted (the only changes made to t
 * In a fresh folder ``<tmp>/work`` with ``<tmp>/shared`` linking to the real ``../shared``, so ``../shared/ts2/...``
   means the TS2 release tables as in the README, and outputs (``--out docs/assets``, ``report/``) land in the temp
   folder, never in the repository.
-* Placeholder inputs are made there: ``metadata.csv`` (link to the release's), ``my_scores.csv`` (one ``my_metric``
+* Placeholder inputs are made there: ``metadata.csv`` (link to the release's), ``tests`` (link to this
+  checkout's, for ``tests/data/``), ``clip.csv`` (``ts2 score``'s layout, seeded random scores), ``my_scores.csv`` (one ``my_metric``
   column in metadata order, seeded random numbers), ``my_keyed_scores.csv`` (``seg_id,file_name,my_metric`` rows in
   shuffled order), ``llmscore.csv`` (an ``errors`` column: the release's ``llmscore_ec``), ``data`` and ``ts2_data``
   (a data dir for SEGs 0-9: their metadata rows, 16 px generated images and question tables;
@@ -45,8 +46,9 @@ SMALL_SEGS = 10  # data/ and raw_answers/ hold SEGs 0..SMALL_SEGS-1
 
 #: (pattern searched in the command, "run" or "skip", reason); the first match decides
 RULES: list[tuple[str, str, str]] = [
-    (r"^pip install", "skip", "installs packages (network; changes the environment)"),
-    (r"^python -m pytest", "skip", "runs this test suite itself"),
+    (r"^(\.venv/bin/)?pip install", "skip", "installs packages (network; changes the environment)"),
+    (r"^python -m venv", "skip", "makes a virtualenv (.ci/run runs the set-up lines in a fresh one)"),
+    (r"^(\.venv/bin/)?python -m pytest", "skip", "runs this test suite itself"),
     (r"^(TS2_DATA=\S+ )?ts2 demo\b", "skip", "serves until stopped; tests/test_demo_app.py (with TS2_DATA) and "
                                              "test_demo_browser.py drive the app"),
     (r"accelerate launch --num_processes 8|--num_machines 2", "skip", "needs 8 GPUs / two nodes, and " + HUB),
@@ -88,7 +90,6 @@ def readme_commands(text: str) -> list[tuple[int, str]]:
         line = text[:block.start()].count("\n") + 1
         for raw in block.group(1).replace("\\\n", " ").splitlines():
             words = shlex.split(raw, comments=True)
-            words = [w for w in words if not (w.startswith("[") and w.endswith("]"))]  # [--json]: optional
             if words:
                 commands.append((line, shlex.join(words)))
     return commands
@@ -133,6 +134,7 @@ def workdir(tmp_path_factory, shared_ts2):
     work = root / "work"
     work.mkdir()
     (work / "metadata.csv").symlink_to(shared_ts2 / "metadata.csv")
+    (work / "tests").symlink_to(ROOT / "tests", target_is_directory=True)  # the worked example's tests/data files
     make_data_dir(work / "data", seg_ids=list(range(SMALL_SEGS)))
     (work / "ts2_data").symlink_to(work / "data", target_is_directory=True)
     (work / "raw_answers").mkdir()
@@ -145,6 +147,8 @@ def workdir(tmp_path_factory, shared_ts2):
     rng = np.random.default_rng(0)
     values = rng.random(len(metadata))
     pd.DataFrame({"my_metric": values}).to_csv(work / "my_scores.csv", index=False)
+    pd.DataFrame({"seg_id": metadata["id"], "file_name": metadata["file_name"], "node": metadata["rank"],
+                  "clip_score": values}).to_csv(work / "clip.csv", index=False)  # what `ts2 score --out clip.csv` writes
     keyed = pd.DataFrame({"seg_id": metadata["id"], "file_name": metadata["file_name"], "my_metric": values})
     keyed.iloc[rng.permutation(len(keyed))].to_csv(work / "my_keyed_scores.csv", index=False)
     released = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str)
@@ -182,3 +186,24 @@ def test_readme_block_runs(workdir, line):
                               text=True, timeout=600)
         assert done.returncode == 0, (f"README.md block at line {line}: {command}\n{done.stdout[-2000:]}\n"
                                       f"{done.stderr[-3000:]}")
+
+
+def test_no_optional_argument_brackets_in_command_blocks():
+    """`[--json]` in a command block is a copy-paste trap (issue 23): the shell passes it on as an argument."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for block in re.finditer(r"```(?:bash|sh|shell|console)\n(.*?)```", text, re.S):
+        for raw in block.group(1).replace("\\\n", " ").splitlines():
+            words = shlex.split(raw, comments=True)
+            assert not [w for w in words if w.startswith("[") and w.endswith("]")], raw
+
+
+def test_setup_lines_are_what_ci_runs():
+    """README's set-up block, line by line, is what .ci/run runs (a fresh venv, no activation)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = text.split("## Set up\n", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    readme = [shlex.join(shlex.split(line, comments=True)) for line in setup.splitlines() if line.strip()]
+    ci = [shlex.join(shlex.split(line, comments=True)) for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.startswith(("python -m venv", ".venv/"))]
+    ci = [line.replace(" -q -e ", " -e ").replace("--clear ", "") for line in ci]  # quiet + a fresh venv in CI
+    position = [ci.index(line) for line in readme]
+    assert position == sorted(position), (readme, ci)

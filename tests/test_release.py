@@ -104,8 +104,12 @@ def test_registry_covers_every_release_file_with_its_sha256(shared_ts2):
     assert set(RELEASE_FILES) - {"table2_full_precision.csv"} == on_disk
     for name, file in RELEASE_FILES.items():
         assert file.filename == name
-        if name == "table2_full_precision.csv":  # not in ../shared/ts2; its digest is recorded at the first download
-            assert file.sha256 is None and file.url.endswith("/src/output/pareto_information.csv")
+        if name == "table2_full_precision.csv":  # not in ../shared/ts2: the official file's copy is in ../published
+            assert file.url.endswith("/b77c0343762e8667d00dc5786d9ad50ebab6806c/src/output/pareto_information.csv")
+            published = shared_ts2.parent / "published" / name
+            if published.is_file():
+                assert file.sha256 == _sha256(published)
+            assert file.sha256 == "0ba6f118a99014540695542bf710417fcc1e596dbe45ebab38bb9ae2a45286d8"
             continue
         assert file.sha256 == _sha256(shared_ts2 / name), name
 
@@ -376,7 +380,8 @@ def test_local_copy_missing_files_are_named_together(tmp_path):
 
 def test_cli_list_then_fetch_all(sources, fresh_cache, capsys):
     assert main(["release", "list"]) == 0
-    lines = capsys.readouterr().out.splitlines()[1:]
+    header, *lines = capsys.readouterr().out.splitlines()[1:]
+    assert header.split() == ["name", "status", "sha256", "source"]
     assert [line.split()[0] for line in lines] == list(RELEASE_FILES)
     assert all(line.split()[1] == "missing" for line in lines)
     assert lines[0].split()[2] == RELEASE_FILES["metadata.csv"].sha256
@@ -387,8 +392,32 @@ def test_cli_list_then_fetch_all(sources, fresh_cache, capsys):
     assert out[-1].startswith("paper_table2.csv\tnot fetched: no public download")
 
     assert main(["release", "list"]) == 0
-    status = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]}
+    status = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.splitlines()[2:]}
     assert status == {name: ("cached" if name in DOWNLOADABLE else "missing") for name in RELEASE_FILES}
+
+
+def test_cli_list_shows_unpinned_not_none(tmp_path, monkeypatch, capsys):
+    """A file whose digest could not be read (trust on first use) shows 'unpinned' in the sha256 column, never None;
+    every release file of the real table is pinned."""
+    from types import MappingProxyType
+
+    assert all(f.sha256 is not None for f in RELEASE_FILES.values())
+    tofu = PinnedFile("https://example.org/owner/repo/abc123/extra.csv", None, "extra.csv", "abc123")
+    monkeypatch.setattr(release, "RELEASE_FILES", MappingProxyType({**RELEASE_FILES, "extra.csv": tofu}))
+    monkeypatch.delenv(release.DATA_ENV, raising=False)
+    assert main(["release", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert rows["extra.csv"][1:4] == ["missing", "unpinned", "https://example.org/owner/repo/abc123/extra.csv"]
+    # the columns line up under the header: every sha256 cell starts where the header's "sha256" does
+    header = out.splitlines()[1]
+    for line in out.splitlines()[2:]:
+        assert line[header.index("sha256"):].split()[0] in {"unpinned", *(f.sha256 for f in RELEASE_FILES.values())}
+    (tmp_path / "extra.csv").write_text("a\n")
+    assert main(["release", "list", "--data-dir", str(tmp_path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("extra.csv"))
+    assert "local (unpinned)" in line and "unpinned" in line.split("local (unpinned)")[1]
 
 
 def test_cli_list_checks_a_local_copy(tmp_path, shared_ts2, capsys):

@@ -14,7 +14,12 @@ from tests.test_release import fresh_cache, sources  # noqa: F401  (fixtures: lo
 
 
 def _rows(out: str) -> dict:
-    return {(r["column"], r["meta_metric"], r["partition"]): r for r in json.loads(out)["rows"]}
+    """The JSON rows, back in % for the comparisons (issue 23 item 5: the JSON holds fractions, ``"unit"`` says so)."""
+    payload = json.loads(out)
+    assert payload["unit"] == "fraction"
+    percent = ("ours", "paper", "residual", "ci_low", "ci_high")
+    return {(r["column"], r["meta_metric"], r["partition"]):
+            {k: (100 * v if k in percent and v is not None else v) for k, v in r.items()} for r in payload["rows"]}
 
 
 def test_reproduce_without_paths_reads_ts2_data(shared_ts2, monkeypatch, capsys):
@@ -35,8 +40,9 @@ def test_reproduce_without_paths_reads_ts2_data(shared_ts2, monkeypatch, capsys)
 
 def test_reproduce_without_paths_downloads_once_then_makes_no_request(sources, fresh_cache, shared_ts2,  # noqa: F811
                                                                        capsys):
-    """Table 2 with residuals and no path argument: the paper's numbers come from table2_full_precision.csv (served by
-    the loopback stand-in in the official file's layout, written from the shared transcription of Table 2)."""
+    """Table 2 with residuals and no path argument: the paper's numbers come from table2_full_precision.csv (the
+    official file, ../shared/published's copy, served by the loopback stand-in, checked against its pinned
+    sha256)."""
     assert main(["reproduce"]) == 0
     out = capsys.readouterr().out
     assert "only our values are shown" not in out
@@ -46,14 +52,16 @@ def test_reproduce_without_paths_downloads_once_then_makes_no_request(sources, f
     assert main(["reproduce", "--json"]) == 0
     rows = _rows(capsys.readouterr().out)
     assert sources.count() == first  # second run: 0 HTTP requests
-    paper = pd.read_csv(shared_ts2 / "paper_table2.csv").set_index(["column", "meta_metric"])
+    # the official file read as plain CSV (fractions): e.g. CLIPScore spearman-all 0.7141387, printed 71.4 in the paper
+    official = pd.read_csv(shared_ts2.parent / "published" / "table2_full_precision.csv").set_index("metric")
     for column, lower in (("clipscore", False), ("llmscore_ec", True)):  # llmscore_ec: lower is better
         reference = released_reference(str(shared_ts2), column, higher_is_better=not lower)
         for meta_metric in ("rank", "sep", "delta"):
             row = rows[column, meta_metric, "avg"]
-            published = paper.loc[(column, meta_metric), "avg"]  # e.g. CLIPScore rank 71.4, as printed in the paper
-            # 1e-9: the stand-in stores published / 100 as a float, read back x 100
-            assert row["paper"] == pytest.approx(published, abs=1e-9)
+            prefix = {"rank": "spearman", "sep": "ks", "delta": "delta"}[meta_metric]
+            published = 100 * official.loc[column, f"{prefix}-all"]
+            # 5e-5 (in %): the JSON rows carry values rounded to 4 decimals
+            assert row["paper"] == pytest.approx(published, abs=5e-5)
             # 5e-5 (in %): the JSON rows carry values rounded to 4 decimals
             assert row["ours"] == pytest.approx(100 * reference[meta_metric]["summary"]["avg"], abs=5e-5)
             assert row["residual"] == pytest.approx(row["ours"] - published, abs=1e-4)

@@ -8,7 +8,7 @@ from scorers.cli import main
 from scorers.meta import ts2_meta
 from scorers.tables import read_metadata
 
-pytest.importorskip("matplotlib")
+import matplotlib  # noqa: E402,F401  (the [report] extra: a test dependency, never skipped)
 
 
 def test_keyed_and_row_aligned_tables_mix(shared_ts2, tmp_path, capsys):

@@ -23,6 +23,7 @@ from scorers.runner import run, score_table, write_outputs
 from scorers.tables import read_metadata
 from tests.tiny_embed_models import tiny_models
 from tests.ts2_fixture_data import make_data_dir
+from tests.conftest import console_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "embed_run_script.py"
@@ -200,9 +201,9 @@ def test_two_accelerate_processes_equal_one(data_dir, reference, clip_path, tmp_
     out, cache = tmp_path / "scores.csv", tmp_path / "cache"
     env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1")
     # `accelerate launch --cpu --num_processes 2` silently runs ONE process; this form really starts two (gloo).
-    command = [shutil.which("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+    command = [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
-               shutil.which("ts2"), "score", "clip_score", "--data-dir", str(data_dir), "--out", str(out),
+               console_script("ts2"), "score", "clip_score", "--data-dir", str(data_dir), "--out", str(out),
                "--model", clip_path, "--form", "cosine", "--batch-size", "4", "--num-workers", "0",
                "--cache-dir", str(cache), "--no-progress"]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

@@ -21,6 +21,7 @@ import pytest
 from scorers.release import HUB_REPO, HUB_REVISION
 from tests.loopback_hub import LoopbackHubDataset
 from tests.reference_meta import released_reference
+from tests.conftest import console_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SEGS = [0, 1, 2]
@@ -176,7 +177,6 @@ def test_unreachable_hub_with_nothing_cached_is_one_clear_error(hub_fixture):
 def test_two_accelerate_processes_from_the_hub_equal_one(hub_fixture):
     """Under `accelerate launch` (2 CPU processes, gloo) the main process downloads and prepares the dataset first,
     then both score disjoint halves; the rows equal the one-process data_dir run's."""
-    import shutil
     import socket
 
     root, data, clip, hub = hub_fixture
@@ -188,7 +188,7 @@ def test_two_accelerate_processes_from_the_hub_equal_one(hub_fixture):
     single = _score([*common, "--data-dir", str(data), "--out", "single.csv"], env, root)
     assert single.returncode == 0, single.stderr
     cache = root / "two.csv.cache"
-    command = [shutil.which("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+    command = [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port),
                "-m", "scorers.cli", "score", *common, "--out", "two.csv", "--batch-size", "4"]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=300)

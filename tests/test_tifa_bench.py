@@ -213,14 +213,21 @@ def test_report_files(bench, tmp_path):
 def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
     """Without paths the loader fetches both files with the real ``scorers.release.fetch`` from their pinned commit
     (here a loopback server standing in for raw GitHub via TS2_GITHUB_URL): offline and not cached is a clear error
-    with no request; one download each, digests recorded (sha256=None: trust on first use); then cache only."""
+    with no request; one download each; the text inputs are checked against their pin (for the stand-in, its own
+    digest: tests/pin_override.py), the question file's digest is recorded (sha256=None: trust on first use); then
+    cache only. Under the real pin the stand-in text inputs are refused."""
     import hashlib
 
     from huggingface_hub import constants
 
-    from scorers.release import ReleaseFileUnavailable
+    from scorers.release import ChecksumMismatch, ReleaseFileUnavailable
     from scorers.tifa_bench import data
+    from tests.pin_override import pin_tifa_v1
     from tests.test_agreement_cli import _Server
+
+    assert data.FILES["text_inputs"] == ("tifa_v1.0_text_inputs.json",
+                                         "650281d508b056ac9782bc84d5493626424ee851a8778af90b9db554cfbc1a0f")
+    assert data.FILES["question_answers"][1] is None  # its digest could not be read: trust on first use
 
     root = tmp_path / "served"
     folder = root / "Yushi-Hu" / "tifa" / data.REVISION / "tifa_v1.0"  # the path of the real raw GitHub URLs
@@ -236,17 +243,25 @@ def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
         with pytest.raises(ReleaseFileUnavailable, match=offline_error):
             load_tifa_v1(offline=True)
         assert server.requests == 0
+        texts, qas = files
+        with pytest.raises(ChecksumMismatch, match=r"tifa_v1\.0_text_inputs\.json: sha256 .* pinned 650281d5"):
+            load_tifa_v1(offline=False)  # the real pin: the stand-in is not TIFA's file
+        assert server.requests == 1
+        assert not [p for p in (home / "ts2-evaluate").rglob("*") if p.is_file()]  # the refused file is not kept
+        texts_digest = hashlib.sha256(texts.read_bytes()).hexdigest()
+        pin_tifa_v1(monkeypatch, "text_inputs", texts_digest)  # test-only: the stand-in's own digest
         bench = load_tifa_v1(offline=False)
         assert len(bench.texts) == 5 and len(bench.questions) == 10
-        assert server.requests == 2
-        cached = home / "ts2-evaluate" / "unpinned" / data.REVISION
-        for file in files:
-            assert (cached / file.name).read_bytes() == file.read_bytes()
-            assert (cached / (file.name + ".sha256")).read_text().strip() == hashlib.sha256(
-                file.read_bytes()).hexdigest()
+        assert server.requests == 3
+        pinned = home / "ts2-evaluate" / texts_digest / texts.name  # release.fetch's layout for pinned files
+        assert pinned.read_bytes() == texts.read_bytes()
+        assert not pinned.with_name(texts.name + ".sha256").exists()  # pinned: nothing recorded
+        unpinned = home / "ts2-evaluate" / "unpinned" / data.REVISION
+        assert (unpinned / qas.name).read_bytes() == qas.read_bytes()
+        assert (unpinned / (qas.name + ".sha256")).read_text().strip() == hashlib.sha256(qas.read_bytes()).hexdigest()
         assert len(load_tifa_v1(offline=True).questions) == 10
         assert len(load_tifa_v1().questions) == 10  # offline=None: HF_HUB_OFFLINE=1 (conftest), the cache serves
-        assert server.requests == 2
+        assert server.requests == 3
     finally:
         server.stop()
     with pytest.raises(ValueError, match="unknown TIFA v1.0 file"):

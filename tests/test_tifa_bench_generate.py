@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -13,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("diffusers")
+import diffusers  # noqa: E402,F401  (the [generate] extra: a test dependency, never skipped)
 
 from scorers.tifa_bench.generate import generate_images, image_seed, load_pipeline  # noqa: E402
 from tests.test_tifa_bench_fixtures import TEXTS, write_tifa_files  # noqa: E402
+from tests.conftest import console_script  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = [t["id"] for t in TEXTS]
@@ -117,9 +117,9 @@ def test_cli_generate_two_processes_equal_one(pipeline_dir, pipeline, tmp_path):
     env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1")
     out = tmp_path / "gen"
     # `accelerate launch --cpu --num_processes 2` silently runs ONE process; this form really starts two (gloo)
-    command = [shutil.which("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+    command = [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
-               shutil.which("ts2"), "tifa-bench", "generate", "--text-inputs", str(texts), "--pipeline",
+               console_script("ts2"), "tifa-bench", "generate", "--text-inputs", str(texts), "--pipeline",
                str(pipeline_dir), "--out", str(out), "--seed", "3", "--batch-size", "2", "--steps", "2",
                "--guidance-scale", "3.0", "--height", "32", "--width", "32", "--no-progress"]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)

@@ -1,9 +1,12 @@
 """Wheel smoke test (issue 14, item 5): build a wheel from the checkout, install it into a fresh venv, and run it from a
 folder outside the source tree with no source on the path.
 
-The venv uses ``--system-site-packages`` so torch, datasets, evaluate... need no download; the wheel goes into the
+The venv sees the site-packages of the interpreter running the tests (a ``.pth`` file listing them, so torch,
+datasets, evaluate... need no download). Not ``--system-site-packages``: that shows the *base* interpreter's
+site-packages, which lack the dependencies when the tests run in a virtualenv. Plain paths in a ``.pth`` are not
+scanned for further ``.pth`` files, so an editable install of a checkout there stays invisible. The wheel goes into the
 venv itself (``--no-deps``), and every step checks that ``scorers`` is the venv's copy, not the source tree nor the
-editable install of another checkout that the system site-packages may hold. A loopback HTTP server stands in for the
+editable install of another checkout. A loopback HTTP server stands in for the
 Hub and GitHub (tests/test_release.py's ``sources``).
 """
 from __future__ import annotations
@@ -32,7 +35,8 @@ SOURCES = ["pyproject.toml", "setup.py", "README.md", "ts2_evaluate.py", "scorer
 
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory) -> Path:
-    """A venv (system site-packages visible) with the checkout's wheel installed; returns its python."""
+    """A venv (the running interpreter's site-packages visible) with the checkout's wheel installed; returns its
+    python."""
     work = tmp_path_factory.mktemp("wheel")
     src = work / "src"
     src.mkdir()
@@ -46,11 +50,24 @@ def wheel_venv(tmp_path_factory) -> Path:
                     str(work / "dist"), str(src)], env=env, check=True, capture_output=True, timeout=300)
     wheels = list((work / "dist").glob("ts2_evaluate-*.whl"))
     assert [w.name for w in wheels] == [f"ts2_evaluate-{__version__}-py3-none-any.whl"]
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(work / "venv")
+    venv.EnvBuilder(with_pip=True).create(work / "venv")
     python = work / "venv" / "bin" / "python"
+    own_site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              env=env, check=True, capture_output=True, text=True).stdout.strip()
+    (Path(own_site) / "_running_interpreter_site.pth").write_text("\n".join(running_site_packages()) + "\n")
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
                     str(wheels[0])], env=env, check=True, capture_output=True, timeout=300)
     return python
+
+
+def running_site_packages() -> list[str]:
+    """The site-packages folders of the interpreter running the tests (a venv's own, and the base's when it was made
+    with --system-site-packages), in its sys.path order."""
+    import site
+
+    found = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    found += [p for p in site.getsitepackages() if p not in found and Path(p).is_dir()]
+    return found
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
@@ -155,7 +172,7 @@ def test_demo_help_from_the_wheel(wheel_venv, tmp_path):
 
 def test_demo_serves_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
     """``ts2 demo`` starts from the installed wheel (the app is ``scorers.demo``) and answers on loopback."""
-    pytest.importorskip("gradio", reason="gradio is not installed")
+    import gradio  # noqa: F401  (the [demo] extra: a test dependency, never skipped)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -258,8 +258,10 @@ def validate_question_rows(records, kind: str, *, source: str, line_of=None, seg
                            ) -> list[dict]:
     """Check question rows (dicts with the CSV's columns, from a file or built in memory) and return them parsed.
 
-    The one implementation of TS2's question-table rules, used by :func:`read_questions` (the dataset build,
-    ``scorers.data.read_questions``) and by ``scorers.qga.questions`` (TIFA/DSG scoring, ``ts2 answers-to-scores``):
+    TS2's question-table rules for the dataset build (:func:`read_questions`). The ``scorers`` library validates
+    question tables with its own copy (``scorers.qga.questions.validate_question_rows``), since this file runs
+    standalone; ``tests/test_question_table_parity.py`` checks both accept and reject the same tables with the same
+    messages:
 
     * ``id`` (SEG) and ``question_id`` are integers, ``question_id >= 0`` and unique within its SEG; with ``seg_ids``,
       every SEG id must be one of them;

@@ -17,7 +17,9 @@ _CITATION = """\
 _DESCRIPTION = """\
 DSG: ask a VQA model each of the prompt's Davidsonian-scene-graph yes/no questions about the image; a question passes
 when its answer reads as yes (`yes_rule`: "word" (default) = the first standalone yes/no word, "release" = the TS2
-release's substring rule, "tifa" = exact choice else SBERT) and all its parent questions pass (recursively); the
+release's substring rule, "tifa" = exact choice else SBERT) and its parent questions pass (`dsg_gating`:
+"ancestors" (default) = every ancestor, recursively, as TS2's code and release; "parents" = direct parents only, as
+the official DSG code); the
 score is the fraction of questions that pass (`accumulate="dsg"`, which reproduces the TS2 release's DSG scores) or the plain fraction
 answered yes (`accumulate="tifa"`, the DSG paper's no-dependency variant). The config name is the VQA checkpoint
 (default Salesforce/blip-vqa-base). Questions come from a TS2-layout DSG table (`questions=` at load time, with
@@ -50,7 +52,7 @@ class DsgScore(base.ScorerMetric):
     default_model = DEFAULT_VQA_MODEL
     options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "yes_rule": "word", "device": None,
                "precision": None,
-               "accumulate": "dsg",
+               "accumulate": "dsg", "dsg_gating": "ancestors",
                # served models (config name openai:MODEL): the chat-completions server and client limits
                "api_base": None, "max_concurrency": None, "timeout": None, "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION

@@ -30,13 +30,16 @@ Args:
     nodes (`list` of `str`): the node label of each image (`0`, `0b`, `1a`, `2`, ...).
     higher_is_better (`bool`, defaults to True): False for error-count metrics such as LLMScore.
     variant (`str`, defaults to the config name: "paper", "official" or "published"): which definition.
-    seg_subset (`list` of `int`, optional): SEG ids to evaluate (the paper's Table 2 used 0-163).
+    seg_subset (`list` of `int` or `str`, defaults to "default"): SEGs to evaluate: "default" = SEGs 0-163 present in
+        the input (the paper's Table 2 set, as `ts2 meta` and the Python API), "all" = every SEG given, a range
+        string ("0-10,20") or SEG ids.
     n_bootstrap (`int`, defaults to 0): bootstrap resamples over SEGs for 95% confidence intervals.
     seed (`int`, defaults to 0): bootstrap seed.
 Returns:
     rank, sep, delta (`float`): averages over all evaluated SEGs (fractions).
     partitions (`dict`): {"synth"|"nat"|"real": {"rank", "sep", "delta"}}.
-    segs (`str`): the evaluated SEG ids as a range, e.g. "0-163" (all SEGs given, or seg_subset).
+    segs (`str`): the evaluated SEG ids as a range, e.g. "0-163" (seg_subset's choice among the SEGs given).
+    unit (`str`): "fraction" (every value; the paper prints %).
     n_segs_used (`dict`): SEGs with a defined value per meta-metric; n_segs_skipped likewise (a SEG with no
         computable node pair has sep 0, counted as used; its rank/delta are NaN, counted as skipped).
     per_seg (`dict`): {meta-metric: {seg_id: value}}.
@@ -70,7 +73,7 @@ class Ts2Meta(evaluate.Metric):
             reference_urls=["https://github.com/michaelsaxon/T2IScoreScore", "https://arxiv.org/abs/2404.04251"],
         )
 
-    def _compute(self, scores, seg_ids, nodes, higher_is_better=True, variant=None, seg_subset=None,
+    def _compute(self, scores, seg_ids, nodes, higher_is_better=True, variant=None, seg_subset="default",
                  n_bootstrap=0, seed=0):
         variant = variant or (self.config_name if self.config_name in ("official", "published") else "paper")
         result = ts2_meta(
@@ -82,6 +85,7 @@ class Ts2Meta(evaluate.Metric):
         partitions = [p for p in result.rank.summary if p != "avg"]
         out["partitions"] = {p: {name: result[name].summary[p] for name in names} for p in partitions}
         out["segs"] = result.segs
+        out["unit"] = "fraction"
         out["n_segs_used"] = {name: result[name].n_used for name in names}
         out["n_segs_skipped"] = {name: result[name].n_skipped for name in names}
         out["per_seg"] = {name: result[name].to_dict()["per_seg"] for name in names}

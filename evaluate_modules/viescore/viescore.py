@@ -2,7 +2,6 @@
 import evaluate
 import scorers.evaluate_base as base
 from scorers.judges.viescore import DEFAULT_VIESCORE_MODEL
-from scorers.judges.viescore import VIESCORE_PROMPT
 from scorers.judges.viescore import VIEScorer
 
 _CITATION = """\
@@ -15,10 +14,13 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-VIEScore (semantic consistency): a VLM rates from 0 to 10 how well the image follows the prompt and explains why;
-the score is the rating / 10, NaN when the reply holds no readable rating. The config name is the VLM: a local
-instruction-following chat VLM (default llava-hf/llava-1.5-7b-hf) or "openai:MODEL" for a model served behind an
-OpenAI-compatible API (vLLM, SGLang, OpenAI; pass api_base=...).
+VIEScore: a VLM rates from 0 to 10 how well the image follows the prompt (SC, semantic consistency) and explains why.
+output="sc" (default, what TS2 ran and released): the score is SC / 10. output="overall" (the paper's score): a
+second prompt rates perceptual quality, PQ = min(naturalness, artifacts), and the score is sqrt(SC x PQ) / 10, with
+`viescore_sc` and `viescore_pq` beside it. NaN when a needed reply holds no readable rating. prompt="paper" (default)
+or "detailed" picks the SC wording (see the card). The config name is the VLM: a local instruction-following chat
+VLM (default llava-hf/llava-1.5-7b-hf) or "openai:MODEL" for a model served behind an OpenAI-compatible API (vLLM,
+SGLang, OpenAI; pass api_base=...).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -27,8 +29,10 @@ Args:
     prompts (`list` of `str`): one non-empty prompt per image.
     batch_size (`int`, defaults to 8): images per scorer call.
 Returns:
-    scores (`list` of `float`): SC / 10 per image, in [0, 1] (NaN for an unreadable reply).
+    scores (`list` of `float`): SC / 10 per image, or with output="overall" sqrt(SC x PQ) / 10, in [0, 1] (NaN for
+        an unreadable reply).
     mean (`float`): their mean over readable replies.
+    viescore_sc, viescore_pq (`list` of `float`, output="overall" only): SC / 10 and PQ / 10 (None when unreadable).
 Examples:
     >>> viescore = evaluate.load("evaluate_modules/viescore", config_name="openai:Qwen/Qwen2-VL-7B-Instruct",
     ...                          api_base="http://localhost:8000/v1")
@@ -44,7 +48,8 @@ class Viescore(base.ScorerMetric):
 
     default_model = DEFAULT_VIESCORE_MODEL
     options = {"vqa_backend": "chat_vlm", "device": None, "precision": None, "max_new_tokens": 256,
-               "template": VIESCORE_PROMPT, "api_base": None, "max_concurrency": None, "timeout": None,
+               "output": "sc", "prompt": "paper",
+               "template": None, "pq_template": None, "api_base": None, "max_concurrency": None, "timeout": None,
                "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2312.14867", "https://github.com/TIGER-AI-Lab/VIEScore")

@@ -43,6 +43,7 @@ class VqaScore(base.ScorerMetric):
 
     default_model = DEFAULT_VQA_MODEL
     options = {"vqa_backend": "auto", "device": None, "precision": None, "template": VQASCORE_TEMPLATE,
+               "prompt_style": "short_answer",
                # served models (config name openai:MODEL): the chat-completions server and client limits
                "api_base": None, "max_concurrency": None, "timeout": None, "max_retries": None}
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION

@@ -14,31 +14,64 @@ __all__ = ["DefaultsHelpFormatter", "Parser", "build_parser", "main"]
 
 
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Every option's help ends with its default, except where there is nothing to show: flags (``store_true``),
-    options without a default (their help says what happens instead) and empty repeatable lists."""
+    """Every option's help ends with its default (0 included), except where there is nothing to show: flags
+    (``store_true``/``store_false``), options without a default (their help says what happens instead), empty
+    repeatable lists, and help that already states its default in its own words."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if action.default in (None, False, [], argparse.SUPPRESS) or "%(default)" in text:
-            return text
+        if action.default is None or action.default is False or action.default == [] \
+                or action.default == argparse.SUPPRESS or "default" in text.lower():
+            return text  # nothing to show, or the help states its default in its own words: once is enough
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._StoreConstAction)):
+            return text  # a flag: its help says what it does
         if not action.option_strings and action.nargs not in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
             return text
         return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
 
 
+class UsageError(SystemExit):
+    """A bad command line (``Parser.error``): :func:`main` prints its one line and returns 2."""
+
+    def __init__(self, line: str):
+        super().__init__(2)
+        self.line = line
+
+
 class Parser(argparse.ArgumentParser):
-    """The ``ts2`` parser class: sub-commands (``add_subparsers`` makes parsers of this class) show defaults too."""
+    """The ``ts2`` parser class: sub-commands (``add_subparsers`` makes parsers of this class) show defaults too.
+    A bad argument is one line naming it (``ts2 meta: error: argument --n-bootstrap: ...``), no usage block."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def error(self, message: str):
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+#: the top-level help's epilog: the usual order of the commands
+WORKFLOW = """workflow (judge your metric with TS2):
+  1. ts2 score clip_score --out my.csv    score the 2,840 TS2 images (or bring my.csv: seg_id,file_name,node,SCORE)
+  2. ts2 meta my.csv                      rank / sep / delta of your scores, per partition (release metadata.csv)
+  3. ts2 report my.csv --metadata metadata.csv --out report/
+                                          the paper's table and figures, your metric among the published ones
+  ts2 reproduce: the paper's Table 2 from the release; ts2 score --list: the scorers; ts2 COMMAND --help: options"""
+
+
+class _TopFormatter(argparse.RawDescriptionHelpFormatter, DefaultsHelpFormatter):
+    """The top-level help keeps the workflow's line breaks."""
+
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = Parser(
         prog="ts2",
         description="T2IScoreScore (TS2): score text-to-image faithfulness metrics against semantic error graphs.",
+        epilog=WORKFLOW, formatter_class=_TopFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"ts2-evaluate {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -71,12 +104,22 @@ def _redacting_excepthook(secrets: list[str]):
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        print(error.line, file=sys.stderr)
+        return 2
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given (saved results record it)
     secrets = _secrets(args)
     if secrets:  # an unexpected traceback must not print a key either
         sys.excepthook = _redacting_excepthook(secrets)
     try:
-        return int(args.handler(args) or 0)
+        try:
+            return int(args.handler(args) or 0)
+        except ModuleNotFoundError as missing:  # an optional dependency: name the extra that installs it
+            from ._extras import missing_extra_error
+
+            raise (missing_extra_error(missing) or missing) from None
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         if secrets or "bearer" in str(message).lower():
@@ -84,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
 
             message = redact(message, secrets)
         print(f"ts2 {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except (PermissionError, IsADirectoryError, NotADirectoryError) as error:  # e.g. an output path not writable
+        print(f"ts2 {args.command}: error: {error.filename}: {error.strerror}", file=sys.stderr)
         return 2
 
 

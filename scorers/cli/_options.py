@@ -1,4 +1,6 @@
-"""The model options that every scoring command takes (``ts2 score``, ``ts2 tifa-bench score``), defined once:
+"""Options shared by several commands, declared once so that each flag means one thing everywhere.
+
+The model options that every scoring command takes (``ts2 score``, ``ts2 tifa-bench score``), defined once:
 served models (``--api-base``, ``--api-key-env``, ``--max-concurrency``, ``--timeout``, ``--max-retries``, prices) and
 the answer-matching options of question-based scorers (``--sbert``, ``--yes-rule``); plus the one usage summary both
 print. Imports stay light: ``ts2 --help`` loads no model library.
@@ -10,9 +12,11 @@ import inspect
 import sys
 
 from ..qga.matching import YES_RULES  # numpy only
+from ._validate import bootstrap_count, count, seconds
 from .answers import YES_RULE_HELP
 
-__all__ = ["add_model_options", "model_options", "print_usage"]
+__all__ = ["BARE", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
+           "lower_is_better_columns", "model_options", "print_usage"]
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -27,10 +31,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                                            "(default: $OPENAI_BASE_URL, then OpenAI's)")
     served.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key "
                                                              "(default OPENAI_API_KEY; never written anywhere)")
-    served.add_argument("--max-concurrency", type=int, help="requests in flight at most (default 8)")
-    served.add_argument("--timeout", type=float, help="total seconds per request attempt, connecting and reading the "
+    served.add_argument("--max-concurrency", type=count(1, 4096), help="requests in flight at most (default 8)")
+    served.add_argument("--timeout", type=seconds, help="total seconds per request attempt, connecting and reading the "
                                                       "whole reply included (default 60)")
-    served.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/dropped connections (default 5)")
+    served.add_argument("--max-retries", type=count(0, 100), help="retries on 429/5xx/timeouts/dropped connections (default 5)")
     served.add_argument("--price-per-1k", type=float, metavar="PRICE",
                         help="price per 1,000 prompt tokens: report the cost (completion tokens too, unless "
                              "--price-per-1k-output is given)")
@@ -78,3 +82,44 @@ def print_usage(records, args: argparse.Namespace, from_cache=None) -> None:
     usage = usage_summary(records, args.price_per_1k, args.price_per_1k_output, from_cache=from_cache)
     if usage is not None:
         print(format_usage(usage), file=sys.stderr)
+
+
+#: ``--n-bootstrap`` default of every command (meta, reproduce, report, correlate, tifa-bench report): 95% percentile
+#: intervals are part of an honest number, and resampling 164 SEGs 1,000 times is cheap (a fraction of a second for
+#: the release's 19 metrics); ``--n-bootstrap 0`` turns them off.
+N_BOOTSTRAP = 1000
+
+
+def add_n_bootstrap_argument(parser: argparse.ArgumentParser, over: str = "SEGs") -> None:
+    """``--n-bootstrap N`` with the one default, :data:`N_BOOTSTRAP`."""
+    parser.add_argument("--n-bootstrap", type=bootstrap_count, default=N_BOOTSTRAP,
+                        help=f"bootstrap resamples over {over} for 95%% intervals (0: none)")
+
+
+#: what a bare ``--lower-is-better`` (no column named) stores: the one score column of the table
+BARE = "\0single column"
+
+
+def add_orientation_arguments(parser: argparse.ArgumentParser, *, bare: bool = False) -> None:
+    """``--lower-is-better COLUMN`` / ``--higher-is-better COLUMN`` (repeatable) of meta, report and correlate: the
+    user's side of :func:`scorers.orientation.resolve_orientation`. ``bare``: ``--lower-is-better`` alone means the
+    table's single score column."""
+    extra = {"nargs": "?", "const": BARE} if bare else {}
+    parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN", **extra,
+                        help="a score column whose lower scores are better, e.g. error counts (repeatable"
+                             + ("; alone: the table's single score column" if bare else "")
+                             + "); the release's llmscore_ec and llmscore_over are known to be")
+    parser.add_argument("--higher-is-better", action="append", default=[], metavar="COLUMN",
+                        help="a score column whose higher scores are better, overriding a known lower-is-better "
+                             "column of the same name (repeatable)")
+
+
+def lower_is_better_columns(given: list[str], columns: list[str]) -> list[str]:
+    """``--lower-is-better`` values with a bare flag replaced by the single score column (an error with several)."""
+    if BARE not in given:
+        return list(given)
+    if len(columns) != 1:
+        raise ValueError(f"--lower-is-better without a column name needs a single score column, and there are "
+                         f"{len(columns)} ({', '.join(columns[:5])}{' ...' if len(columns) > 5 else ''}); name it: "
+                         "--lower-is-better COLUMN (repeatable)")
+    return [c for c in given if c != BARE] + columns

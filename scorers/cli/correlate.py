@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..agreement import COEFFICIENTS, GROUPINGS
+from ..agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
 from ..formatting import MISSING, format_number
-from ..ratings import correlate_frame, read_ratings
 from ._format import _grid
+from ._validate import bootstrap_count, confidence, count
+from ._options import add_n_bootstrap_argument, add_orientation_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,11 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--system-col", default="system", metavar="COL", help="T2I model column (default: system)")
     parser.add_argument("--coefficients", default=",".join(COEFFICIENTS),
                         help=f"comma-separated subset of {','.join(COEFFICIENTS)} (default: all)")
-    parser.add_argument("--lower-is-better", action="append", default=[], metavar="COL",
-                        help="a metric column whose lower scores are better (negated first; repeatable)")
-    parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs (0: none)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
+    add_orientation_arguments(parser)
+    add_n_bootstrap_argument(parser, over="rows (or groups)")
+    parser.add_argument("--confidence", type=confidence, default=0.95, help="CI level (default 0.95)")
+    parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--offline", action="store_true", help="use the Hugging Face cache only (tifa160)")
     parser.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
     parser.set_defaults(handler=run_correlate)
@@ -46,6 +46,8 @@ def _split(values: list[str]) -> list[str]:
 
 
 def run_correlate(args: argparse.Namespace) -> int:
+    from ..ratings import correlate_frame, read_ratings
+
     coefficients = _split([args.coefficients])
     unknown = [c for c in coefficients if c not in COEFFICIENTS]
     if unknown or not coefficients:
@@ -65,6 +67,7 @@ def run_correlate(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         seed=args.seed,
         lower_is_better=_split(args.lower_is_better),
+        higher_is_better=_split(args.higher_is_better),
     )
     if args.json:
         print(json.dumps(table.to_dict()))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from ._validate import number, port
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     demo = subparsers.add_parser(
@@ -23,14 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--metadata", help="metadata.csv (default: the data dir's, beside its released_scores.csv, "
                                           "else the release's)")
     demo.add_argument("--paper", help="paper_table2.csv (metric names and families)")
-    demo.add_argument("--port", type=int, default=7860, help="port to listen on")
+    demo.add_argument("--port", type=port, default=7860, help="port to listen on")
     demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (127.0.0.1: this machine only)")
     demo.add_argument("--clip-model", help="CLIP checkpoint for CLIPScore: local dir or Hub id "
                                            "(default openai/clip-vit-base-patch16)")
     demo.add_argument("--vlm", help="VQA model for TIFA/DSG (when the installed scorers provide them)")
     demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
-    demo.add_argument("--max-upload-mb", type=float, default=10.0, help="upload size limit in MB")
+    demo.add_argument("--max-upload-mb", type=number(0, 10_000), default=10.0, help="upload size limit in MB")
     demo.add_argument("--share", action="store_true",
                       help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
                            "network, and anyone with the link can use the demo)")
@@ -43,11 +45,29 @@ def _load_demo():
         from scorers import demo
         from scorers.demo import ui  # noqa: F401  (imports gradio)
     except ImportError as error:
-        raise FileNotFoundError(f"{error}; install the demo extra: pip install 'ts2-evaluate[demo]'") from None
+        from ._extras import install_hint
+
+        raise FileNotFoundError(f"{error}; " + install_hint("demo")) from None
     return demo
 
 
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port another program listens on, naming ``--port`` (gradio's own message names an environment
+    variable), before the app and its tables load."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gradio's own probe
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            other = port + 1 if port < 65535 else 7860
+            raise ValueError(f"--port {port}: cannot listen on {host}:{port} ({error.strerror or error}; another "
+                             f"program may be using it); pass another port, e.g. --port {other}") from None
+
+
 def run_demo(args: argparse.Namespace) -> int:
+    check_port_free(args.host, args.port)
     space = _load_demo()
     settings = {"max_upload_mb": args.max_upload_mb}
     if args.clip_model:

@@ -6,12 +6,8 @@ import json
 import os
 import sys
 
-from ..meta import TS2Evaluator
-from ..reproduce import reproduce_table
-from ..graph import resolve_seg_subset
-from ..tables import align_scores, column_scores, iter_columns, read_metadata, read_paper_table
-from ..tables import read_score_table
-from ._format import format_meta_table, format_reproduction, format_reproduction_markdown
+from ._options import add_n_bootstrap_argument, add_orientation_arguments, lower_is_better_columns
+from ._validate import count, input_dir, input_file, seg_spec
 
 
 #: --data-dir of the commands that read release tables
@@ -32,19 +28,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rank/sep/delta of per-image scores",
         description="TS2 meta-metrics of one or more score columns of a per-image scores CSV.",
     )
-    meta.add_argument("scores", help="per-image scores CSV (rows aligned with --metadata, or joined with --on)")
-    meta.add_argument("--metadata", help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
-                                         "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
-    meta.add_argument("--data-dir", help=DATA_DIR_HELP)
+    meta.add_argument("scores", nargs="?", type=input_file,
+                      help="per-image scores CSV: joined with --metadata on seg_id + file_name (or image_id) when it "
+                           "has them, in any row order; a table without keys is paired by row position (the output "
+                           "says so)")
+    meta.add_argument("--metadata", type=input_file,
+                      help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
+                           "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
+    meta.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     meta.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
-    meta.add_argument("--lower-is-better", action="store_true", help="scores are error counts (LLMScore style)")
+    add_orientation_arguments(meta, bare=True)
     meta.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
-    meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
-    meta.add_argument("--segs", default="default", help=SEGS_HELP)
-    meta.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
-    meta.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
+    meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name "
+                                                             "(default: the table's own keys)")
+    meta.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    add_n_bootstrap_argument(meta)
+    meta.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
     meta.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    meta.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, SEG set, seed, "
+                                                          "package version, inputs' sha256, scorer config")
+    meta.add_argument("--from", dest="from_result", metavar="RESULT_JSON",
+                      help="re-print a result saved with --out (and whether its inputs changed); nothing is computed")
     meta.set_defaults(handler=run_meta)
 
     rep = subparsers.add_parser(
@@ -52,17 +57,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the paper's Table 2 from released scores: ours vs paper",
         description="Recompute rank/sep/delta of every published metric and compare with the paper's Table 2.",
     )
-    rep.add_argument("--scores", help="per-image scores row-aligned with --metadata (default: the release's "
-                                      "released_scores.csv, its stray quotes cleaned)")
-    rep.add_argument("--metadata", help="metadata.csv (default: the release's)")
-    rep.add_argument("--paper", help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
-                                     "table2_full_precision.csv from the cache or one download)")
-    rep.add_argument("--data-dir", help=DATA_DIR_HELP)
-    rep.add_argument("--segs", default="default", help=SEGS_HELP)
+    rep.add_argument("--scores", type=input_file,
+                     help="per-image scores, joined with --metadata on seg_id + file_name when it has them, "
+                          "else row-aligned (default: the release's released_scores.csv, its stray "
+                          "quotes cleaned)")
+    rep.add_argument("--metadata", type=input_file, help="metadata.csv (default: the release's)")
+    rep.add_argument("--paper", type=input_file,
+                     help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
+                          "table2_full_precision.csv from the cache or one download)")
+    rep.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
+    rep.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
     rep.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
-    rep.add_argument("--n-bootstrap", type=int, default=0, help="bootstrap resamples over SEGs for CIs (0: none)")
-    rep.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
+    add_n_bootstrap_argument(rep)
+    rep.add_argument("--json", action="store_true",
+                     help='print one JSON object {"segs", "unit": "fraction", "rows": [...], "notes"} (fractions; '
+                          "the tables print %%)")
     rep.add_argument("--markdown", action="store_true", help="print the Avg column as a Markdown table")
     rep.set_defaults(handler=run_reproduce)
 
@@ -82,63 +92,99 @@ def release_or_given(given: str | None, name: str, data_dir: str | None):
 
 
 def run_meta(args: argparse.Namespace) -> int:
-    metadata = read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir))
+    if args.from_result is not None:
+        from ._saved import load_result, reprint
+
+        if args.scores is not None:
+            raise ValueError("--from re-prints a saved result: give it alone, without SCORES")
+        print(reprint(load_result(args.from_result)))
+        return 0
+    if args.scores is None:
+        raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
+    from ..table_meta import meta_from_tables
+    from ..tables import read_score_table, score_columns
+
+    if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
+        raise FileNotFoundError(f"SCORES {args.scores}: no such file")
+    metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
-    scores = align_scores(read_score_table(args.scores, args.column), metadata, on=args.on)
-    columns = iter_columns(scores, args.column)
-    values = {c: column_scores(scores, c, clean_quotes=args.clean_quotes) for c in columns}
-    evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(),
-                             seg_subset=resolve_seg_subset(args.segs, metadata["seg_id"]))
+    table = read_score_table(args.scores, args.column)
+    columns = list(args.column) if args.column else score_columns(table)
     bar = None
-    if len(columns) >= PROGRESS_MIN_COLUMNS:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(evaluator.segs), unit="SEG", file=sys.stderr,
-                   desc=f"ts2 meta: {len(columns)} column(s)")
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, unit="SEG", file=sys.stderr, desc=f"ts2 meta: {len(columns)} column(s)")
+        bar.update(1)
+
     try:
-        results = evaluator.evaluate_many(
-            values, higher_is_better=not args.lower_is_better, variant=args.variant,
-            n_bootstrap=args.n_bootstrap, seed=args.seed,
-            progress=None if bar is None else (lambda done, total: bar.update(1)),
+        evaluated = meta_from_tables(
+            [(args.scores, table)], metadata, columns=args.column,
+            lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
+            higher_is_better=args.higher_is_better, seg_subset=args.segs, variant=args.variant,
+            n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes, on=args.on,
+            progress=progress if len(columns) >= PROGRESS_MIN_COLUMNS else None,
         )
     finally:
         if bar is not None:
             bar.close()
     if args.json:
-        print(json.dumps({name: result.to_dict() for name, result in results.items()}))
+        print(json.dumps(evaluated.to_dict()))  # "pairing" and "notes" per column say how rows were matched
     else:
-        print(format_meta_table(results))
-        if args.variant == "official":
-            from ..reproduce import OFFICIAL_RAW_NOTE
+        print(_meta_text(evaluated, args.variant))
+    if args.out:
+        from ._saved import command_line, save_result
 
-            print(OFFICIAL_RAW_NOTE)
+        saved = save_result(args.out, command=command_line(args.argv), results=evaluated.to_dict(),  # = --json
+                            table=_meta_text(evaluated, args.variant),
+                            segs=next(iter(evaluated.results.values())).rank.seg_ids, seed=args.seed,
+                            n_bootstrap=args.n_bootstrap, variant=args.variant,
+                            inputs={"scores": args.scores, "metadata": metadata})
+        print(f"saved {saved} (re-print: ts2 meta --from {saved})", file=sys.stderr)
     return 0
 
 
-def run_reproduce(args: argparse.Namespace) -> int:
-    from ..reproduce import release_paper_table
+def _meta_text(evaluated, variant: str) -> str:
+    """What ``ts2 meta`` prints (and ``--out`` keeps): the table, its unit, and the notes."""
+    from ._format import format_meta_table
 
-    notes, orientation = [], None
+    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
+    lines += [f"note: {note}" for note in evaluated.notes]
+    if variant == "official":
+        from ..reproduce import OFFICIAL_RAW_NOTE
+
+        lines.append(OFFICIAL_RAW_NOTE)
+    return "\n".join(lines)
+
+
+def run_reproduce(args: argparse.Namespace) -> int:
+    from ..reproduce import release_paper_table, reproduce_table
+    from ..tables import read_paper_table
+    from ._format import format_reproduction, format_reproduction_markdown
+
+    notes = []
     paper = None if args.paper is None else read_paper_table(args.paper)
     if paper is None:
-        paper, orientation, notes = release_paper_table(args.data_dir)
+        paper, _, notes = release_paper_table(args.data_dir)
     released = args.scores is None
     if released and not args.clean_quotes:
         notes.append("released_scores.csv: its known stray quotes (llmscore_over, e.g. '\"3') are cleaned")
     reproduction = reproduce_table(
-        read_score_table(release_or_given(args.scores, "released_scores.csv", args.data_dir)),
-        read_metadata(release_or_given(args.metadata, "metadata.csv", args.data_dir)),
+        release_or_given(args.scores, "released_scores.csv", args.data_dir),
+        release_or_given(args.metadata, "metadata.csv", args.data_dir),
         paper,
         seg_subset=args.segs,
         clean_quotes=args.clean_quotes or released,
         variant=args.variant,
         n_bootstrap=args.n_bootstrap,
-        higher_is_better=orientation,
     )
     reproduction.notes[:0] = notes
     if args.json:
-        print(json.dumps({"segs": reproduction.segs, "rows": reproduction.rows, "notes": reproduction.notes}))
+        print(json.dumps(reproduction.to_dict()))  # fractions, like every JSON output; unit and segs stated
     elif args.markdown:
         print(format_reproduction_markdown(reproduction.rows, segs=reproduction.segs))
         for note in reproduction.notes:

@@ -12,8 +12,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     listing = actions.add_parser(
         "list", help="each release file: name, status, sha256, source URL",
-        description="One line per release file: its local name, where it is now (cached / missing / local ok / local "
-        "differs), its pinned sha256 and its source URL at a pinned revision. Makes no request.",
+        description="A header line, then one line per release file: its local name, where it is now (cached / "
+        "missing / local ok / local differs), its pinned sha256 ('unpinned' when its digest could not be read: the "
+        "first download's digest is recorded and checked on every later read) and its source URL at a pinned "
+        "revision. Makes no request.",
     )
     listing.add_argument("--data-dir", help=data_dir_help)
     listing.set_defaults(handler=_list)
@@ -38,20 +40,28 @@ def _status(file, folder) -> str:
         local = folder / file.filename
         if not local.is_file():
             return "local missing"
+        if file.sha256 is None:  # nothing pinned to compare with
+            return "local (unpinned)"
         return "local ok" if sha256_file(local) == file.sha256 else "local differs"
     return "cached" if cached_path(file) is not None else "missing"
+
+
+#: ``ts2 release list`` column headers
+LIST_HEADER = ("name", "status", "sha256", "source")
 
 
 def _list(args: argparse.Namespace) -> int:
     from ..release import RELEASE_FILES, local_data_dir, resolved_url
 
     folder = local_data_dir(args.data_dir)
-    rows = [(name, _status(f, folder), f.sha256, resolved_url(f) or f"(no public download: {f.note})")
-            for name, f in RELEASE_FILES.items()]
-    widths = [max(len(r[i]) for r in rows) for i in range(2)]
+    # a file whose digest could not be read shows "unpinned" (its first download's digest is recorded, then checked)
+    rows = [LIST_HEADER] + [(name, _status(f, folder), f.sha256 or "unpinned",
+                             resolved_url(f) or f"(no public download: {f.note})")
+                            for name, f in RELEASE_FILES.items()]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
     print(f"source: {folder if folder is not None else 'cache (download on demand)'}")
     for name, status, sha, url in rows:
-        print(f"{name:<{widths[0]}}  {status:<{widths[1]}}  {sha}  {url}")
+        print(f"{name:<{widths[0]}}  {status:<{widths[1]}}  {sha:<{widths[2]}}  {url}")
     return 0
 
 

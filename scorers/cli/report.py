@@ -2,39 +2,52 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
-from ..tables import read_metadata, read_paper_table, read_score_table
-from .meta import SEGS_HELP
+from ._options import add_n_bootstrap_argument, add_orientation_arguments
+from ._validate import count, input_dir, input_file, output_dir, seg_spec
+from .meta import DATA_DIR_HELP, SEGS_HELP, release_or_given
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "report",
-        help="leaderboard tables (md/tex/csv) and figures (png) from per-image scores",
+        help="leaderboard tables (md/tex/csv) and figures (png/pdf/svg) from per-image scores",
         description="Write a Table-2-style leaderboard (rank/sep/delta x Avg/Synth/Nat/Real, best in bold, bootstrap "
                     "intervals) as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, "
                     "per-SEG histograms, metric-by-metric correlation heatmap and one SEG's error graph.",
     )
-    parser.add_argument("scores", nargs="+", help="per-image scores CSV(s); columns of several files are combined")
-    parser.add_argument("--metadata", required=True, help="TS2 metadata.csv (id, target_prompt, file_name, rank...)")
-    parser.add_argument("--paper", help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
-    parser.add_argument("--out", required=True, help="output directory (created if missing)")
+    parser.add_argument("scores", nargs="+", type=input_file,
+                        help="per-image scores CSV(s); columns of several files are combined")
+    parser.add_argument("--metadata", type=input_file,
+                        help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
+                             "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
+    parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
+    parser.add_argument("--paper", type=input_file,
+                        help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
+    parser.add_argument("--out", required=True, type=output_dir, help="output directory (created if missing)")
     parser.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
-    parser.add_argument("--segs", default="default", help=SEGS_HELP)
+    parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
     parser.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
-    parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN",
-                        help="a column not in --paper whose lower scores are better (repeatable)")
+    add_orientation_arguments(parser)
     parser.add_argument("--flops", action="append", default=[], metavar="COLUMN=VALUE",
                         help="FLOPs per image of a column for the cost figure, e.g. mymetric=1.2T (repeatable)")
     parser.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
-    parser.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples over SEGs (0: no CIs)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap resampling")
+    add_n_bootstrap_argument(parser)
+    parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--seg", type=int, help="SEG id drawn in the error-graph figure (default: a mid-sized SEG)")
     parser.add_argument("--graph-column", action="append", metavar="COLUMN",
                         help="metric drawn in the error-graph figure (repeatable; default: 2 best + 2 worst)")
-    parser.add_argument("--digits", type=int, default=1, help="decimals in the Markdown/LaTeX tables")
+    parser.add_argument("--digits", type=count(0, 12), default=1, help="decimals in the Markdown/LaTeX tables")
+    parser.add_argument("--format", default="png", metavar="FORMATS",
+                        help="figure file formats, comma-separated from png,pdf,svg (pdf/svg: vector, for papers)")
+    parser.add_argument("--highlight", action="append", metavar="COLUMN",
+                        help="your own metric, drawn apart and marked 'yours' in every figure (repeatable; default: "
+                             "with --paper, the columns it does not list)")
+    parser.add_argument("--family", action="append", default=[], metavar="COLUMN=FAMILY",
+                        help="family of a column not in --paper, e.g. my_metric=embedding (repeatable)")
     human = parser.add_argument_group("human agreement (optional; see ts2 correlate)")
     human.add_argument("--ratings", metavar="RATINGS",
                        help="human ratings of the same metrics (CSV/Parquet/TIFA JSON/'tifa160'): adds "
@@ -52,10 +65,18 @@ def run_report(args: argparse.Namespace) -> int:
         from ..report import write_report
         from ..report.costs import parse_flops_overrides
     except ImportError as error:  # matplotlib is the [report] extra
-        raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
+        from ._extras import install_hint
+
+        raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
-    metadata = read_metadata(args.metadata)
+    from ..tables import read_metadata, read_paper_table, read_score_table
+
+    missing = [p for p in args.scores if not Path(p).is_file()]
+    if missing:
+        raise ValueError(f"scores {missing[0]}: no such file")
+    metadata_path = release_or_given(args.metadata, "metadata.csv", args.data_dir)
+    metadata = read_metadata(metadata_path)
     tables = [(path, read_score_table(path)) for path in args.scores]
     report = write_report(
         tables,
@@ -66,6 +87,7 @@ def run_report(args: argparse.Namespace) -> int:
         seg_subset=args.segs,
         clean_quotes=args.clean_quotes,
         lower_is_better=args.lower_is_better,
+        higher_is_better=args.higher_is_better,
         variant=args.variant,
         n_bootstrap=args.n_bootstrap,
         seed=args.seed,
@@ -74,6 +96,9 @@ def run_report(args: argparse.Namespace) -> int:
         seg_id=args.seg,
         graph_columns=args.graph_column,
         digits=args.digits,
+        formats=args.format,
+        highlight=args.highlight,
+        families=_families(args.family),
     )
     if args.ratings:
         from ..ratings import read_ratings
@@ -86,9 +111,30 @@ def run_report(args: argparse.Namespace) -> int:
         )
         report.paths.update(paths)
         report.notes.extend(notes)
+    from ._saved import command_line, save_result
+
+    board = report.board
+    report.paths["result"] = save_result(  # the numbers + how they were made (ts2 meta --from re-prints it)
+        Path(args.out) / "result.json", command=command_line(getattr(args, "argv", None)),
+        results={"leaderboard": json.loads(board.to_json(orient="records"))},
+        table=Path(report.paths["markdown"]).read_text(encoding="utf-8") if "markdown" in report.paths else "",
+        segs=report.reproduction.segs, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=args.variant,
+        inputs={**{f"scores[{i}]": p for i, p in enumerate(args.scores)}, "metadata": metadata_path,
+                **({"paper": args.paper} if args.paper else {}), **({"ratings": args.ratings} if args.ratings else {})})
     print(f"{len(report.board)} metric(s), SEGs {report.reproduction.segs} -> {args.out}")
     for kind, path in report.paths.items():
         print(f"  {kind:20s} {path}")
     for note in report.notes:
         print(note)
     return 0
+
+
+def _families(specs: list[str]) -> dict[str, str]:
+    """``["my_metric=embedding"]`` -> ``{"my_metric": "embedding"}``."""
+    out = {}
+    for spec in specs:
+        column, sep, family = spec.partition("=")
+        if not sep or not column.strip() or not family.strip():
+            raise ValueError(f"--family {spec!r}: expected COLUMN=FAMILY, e.g. my_metric=embedding")
+        out[column.strip()] = family.strip()
+    return out

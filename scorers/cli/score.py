@@ -11,6 +11,8 @@ import json
 import sys
 
 from ._options import add_model_options, model_options, print_usage
+from ._validate import count, input_dir, output_file
+from .answers import DSG_GATING_HELP, GATING
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,21 +24,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "`accelerate launch $(which ts2) score ...`; resumable: finished batches are cached in "
                     "<out>.cache/ and skipped by a rerun.",
     )
-    parser.add_argument("scorer", help="registered scorer name (see scorers.registry.SCORERS)")
-    parser.add_argument("--data-dir", help="local folder with metadata.csv and images/ (default: the official Hub "
-                                           "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
-                                           "downloaded once into the Hugging Face cache)")
-    parser.add_argument("--out", required=True, help="output CSV: seg_id,file_name,node,<score column>[,...]")
+    parser.add_argument("--list", action=_ListScorers, help="list the scorers (default model, extra to install, "
+                                                             "output columns) and exit")
+    parser.add_argument("scorer", help="registered scorer name (ts2 score --list)")
+    parser.add_argument("--data-dir", type=input_dir,
+                        help="local folder with metadata.csv and images/ (default: the official Hub "
+                             "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
+                             "downloaded once into the Hugging Face cache)")
+    parser.add_argument("--out", required=True, type=output_file,
+                        help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
     parser.add_argument("--pretrained", help="open_clip pretrained tag or file (CLIPScore on open_clip)")
+    parser.add_argument("--allow-random-weights", action="store_true",
+                        help="clip_score on open_clip: accept an architecture name without --pretrained (random "
+                             "weights: for timing only, the scores mean nothing)")
     parser.add_argument("--form", choices=["paper", "cosine", "hessel", "x100"],
                         help="embedding score form (default paper: max(cos, 0))")
+    parser.add_argument("--dsg-gating", choices=GATING, help=DSG_GATING_HELP)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scorer argument (repeatable; VALUE parsed as JSON when it can be)")
-    parser.add_argument("--batch-size", type=int, default=32,
+    parser.add_argument("--batch-size", type=count(1), default=32,
                         help="images per model call (TIFA/DSG: all questions of these images go through batched "
                              "forwards); lower it when memory runs out")
-    parser.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes for decoding")
+    parser.add_argument("--num-workers", type=count(0, 256), default=2, help="DataLoader worker processes for decoding")
     parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
                         help="model weights' dtype (default: the scorer's; fp32 for embedding scorers)")
     parser.add_argument("--jpeg-draft", type=int, metavar="PX",
@@ -58,6 +68,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_score)
 
 
+class _ListScorers(argparse.Action):
+    """``ts2 score --list``: print :func:`scorers.registry.format_scorer_list` and exit (like ``--help``)."""
+
+    def __init__(self, option_strings, dest, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..registry import format_scorer_list
+
+        print(format_scorer_list())
+        parser.exit()
+
+
 def parse_options(pairs: list[str]) -> dict:
     """``["k=v", ...]`` -> ``{k: v}`` with JSON values where they parse (``3``, ``true``, ``[1, 2]``), else strings."""
     options = {}
@@ -77,6 +100,14 @@ def run_score(args: argparse.Namespace) -> int:
 
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode,
                **model_options(args, args.scorer), **parse_options(args.option)}
+    if args.allow_random_weights:
+        options["allow_random_weights"] = True
+    if args.dsg_gating is not None:
+        from ..registry import get_factory
+
+        if getattr(get_factory(args.scorer), "rule", None) != "dsg":
+            raise ValueError(f"--dsg-gating: scorer {args.scorer!r} has no parent questions (dsg has)")
+        options["dsg_gating"] = args.dsg_gating
     frame, result = score_data_dir(
         args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
         scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
@@ -99,19 +130,20 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 def print_meta(frame, result) -> None:
-    """``--meta``: rank/sep/delta of the new score columns, then beside the published leaderboard rows."""
-    from ..graph import resolve_seg_subset
-    from ..meta import ts2_meta
+    """``--meta``: rank/sep/delta of the new score columns, then beside the published leaderboard rows.
+
+    The scored images are the metadata (joined on ``seg_id`` + ``file_name`` by :func:`scorers.table_meta.meta_from_tables`),
+    the default SEG set (0-163) is stated, and orientation comes from the scorer's own facts
+    (``higher_is_better``) through :func:`scorers.orientation.resolve_orientation`."""
+    from ..table_meta import meta_from_tables
     from ._format import format_meta_table
 
-    seg_ids, nodes = frame["seg_id"].to_numpy(), frame["node"].to_numpy()
-    segs = resolve_seg_subset("default", seg_ids)  # the one default SEG set (0-163) that the table states
-    orientation = result.extra.get("higher_is_better", {})
-    results = {(c if orientation.get(c, True) else f"{c} (lower is better)"):
-               ts2_meta(frame[c].to_numpy(dtype=float), seg_ids, nodes, seg_subset=segs,
-                        higher_is_better=orientation.get(c, True))
-               for c in result.extra["score_columns"]}
+    columns = list(result.extra["score_columns"])
+    evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], frame[["seg_id", "file_name", "node"]],
+                                 columns=columns, higher_is_better=result.extra.get("higher_is_better", {}))
+    results = {(c if evaluated.orientation[c] else f"{c} (lower is better)"): evaluated.results[c] for c in columns}
     print(format_meta_table(results))
+    print("values in %")
     print_beside_leaderboard(frame, results)
 
 

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from ._validate import bootstrap_count, count, output_dir
+
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("TIFA v1.0 files (default: the pinned release files, downloaded once)")
@@ -87,14 +89,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "OUT/run.json.")
     _data_options(score)
     score.add_argument("--images", required=True, help="folder of <text_id>.png or <text_id>/<k>.png")
-    score.add_argument("--out", required=True, help="output folder")
+    score.add_argument("--out", required=True, type=output_dir, help="output folder")
     score.add_argument("--name", help="model name in reports (default: the --out folder's name)")
     score.add_argument("--model", help="VQA checkpoint (default Salesforce/blip-vqa-base) or openai:MODEL (served), "
                                        "as `ts2 score tifa`")
     score.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                        help="scorer option as in `ts2 score` (vqa_backend=..., matcher options...)")
-    score.add_argument("--batch-size", type=int, default=8, help="images per batch (all their questions go along)")
-    score.add_argument("--num-workers", type=int, default=2, help="DataLoader worker processes decoding images")
+    score.add_argument("--batch-size", type=count(1), default=8, help="images per batch (all their questions go along)")
+    score.add_argument("--num-workers", type=count(0, 256), default=2,
+                       help="DataLoader worker processes decoding images")
     score.add_argument("--precision", choices=["fp32", "bf16", "fp16"], help="model precision (default: the scorer's)")
     score.add_argument("--cache-dir", help="crash-safe cache folder (default OUT/cache)")
     score.add_argument("--on-error", choices=["raise", "skip"], default="raise",
@@ -108,10 +111,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report = actions.add_parser(
         "report", help="TIFA Table 4 (md/tex/csv), per-category chart and paired comparisons of several models")
     report.add_argument("results", nargs="+", help="output folders of `ts2 tifa-bench score` (one per model)")
-    report.add_argument("--out", required=True, help="report folder")
-    report.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples over texts (0: no CIs)")
-    report.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap and the paired test")
-    report.add_argument("--digits", type=int, default=1, help="decimals in the tables")
+    report.add_argument("--out", required=True, type=output_dir, help="report folder")
+    report.add_argument("--n-bootstrap", type=bootstrap_count, default=1000,
+                        help="bootstrap resamples over texts (0: no CIs)")
+    report.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap and the paired test")
+    report.add_argument("--digits", type=count(0, 12), default=1, help="decimals in the tables")
     report.set_defaults(handler=_report)
 
 
@@ -206,7 +210,9 @@ def _report(args: argparse.Namespace) -> int:
 
         from ..tifa_bench.leaderboard import build_leaderboard, write_leaderboard
     except ImportError as error:
-        raise ValueError(f"{error}; install the report extra: pip install 'ts2-evaluate[report]'") from None
+        from ._extras import install_hint
+
+        raise ValueError(f"{error}; " + install_hint("report")) from None
     from ..tifa_bench.results import read_results
 
     board = build_leaderboard([read_results(p) for p in args.results], n_bootstrap=args.n_bootstrap, seed=args.seed)

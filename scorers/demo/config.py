@@ -63,10 +63,11 @@ class AppConfig:
         data_dir and the release's own metadata, whose ``file_name`` s are that dataset's paths."""
         return self.data_dir is None and self.metadata is None
 
-    def describe(self, loaded: Mapping[str, Path] | None = None) -> str:
+    def describe(self, loaded: Mapping[str, Path] | None = None, images: str | None = None) -> str:
         """One Markdown line per source, shown in the app so users see which data they are looking at.
 
-        ``loaded``: the table files actually read (``Tables.paths``), shown instead of where they were looked for.
+        ``loaded``: the table files actually read (``Tables.paths``), shown instead of where they were looked for;
+        ``images``: where images actually come from (``ImageSource.describe()``: says so when the Hub failed).
         """
         loaded = loaded or {}
         from_release = f"TS2 release (${release.DATA_ENV}, the Hugging Face cache or a pinned download)"
@@ -74,7 +75,7 @@ class AppConfig:
         scores = loaded.get("scores") or self.scores_csv or f"{from_release}: not available"
         paper = loaded.get("paper") or self.paper_table or "not available"
         hub = f"Hub dataset {release.HUB_REPO} at {release.HUB_REVISION[:12]}"
-        images = self.data_dir or (hub if self.hub_images else "placeholders")
+        images = images or self.data_dir or (hub if self.hub_images else "placeholders")
         return "\n".join(
             [
                 f"- metadata: `{metadata}`",

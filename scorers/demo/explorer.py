@@ -128,16 +128,24 @@ class SegExplorer:
                 records.append(record)
         return pd.DataFrame(records)
 
+    def gallery_label(self, metric: str | None) -> str:
+        """The gallery's label: what each caption holds."""
+        score = f" · {metric} score" if metric in self.values else ""
+        return f"Images by node (caption: node · image source{score})"
+
     def gallery(self, seg_id: int, metric: str | None) -> list[tuple[object, str]]:
-        """``(image, caption)`` per image in node order; a placeholder tile where the image file is unavailable."""
+        """``(image, caption)`` per image in node order; a placeholder tile where the image file is unavailable.
+
+        Captions are short enough for a tile (``1a · SD2.1 · 0.812``: node, image source, the metric's score); the
+        metric's name is in the gallery's label (:meth:`gallery_label`)."""
         seg = self.seg(seg_id)
         items = []
         for k, members in enumerate(seg.members):
             for position in members:
                 row = self.metadata.iloc[int(position)]
-                caption = f"node {seg.nodes[k]} · {row.get('image_source', '')}"
+                caption = f"{seg.nodes[k]} · {row.get('image_source', '')}"
                 if metric in self.values:
-                    caption += f" · {metric} {self._format(metric, int(position))}"
+                    caption += f" · {self._format(metric, int(position))}"
                 image = self.images.get(row["file_name"]) if "file_name" in row else None
                 items.append((image if image is not None else placeholder_image(f"node {seg.nodes[k]}"), caption))
         return items

@@ -14,7 +14,8 @@ import pandas as pd
 
 from scorers.meta import META_METRICS
 from scorers.reproduce import Reproduction, reproduce_table
-from scorers.tables import column_scores, read_score_table, score_columns
+from scorers.join import join_scores, table_keys
+from scorers.tables import CSVReadError, column_scores, read_score_table, score_columns
 
 from .config import AppConfig
 from .sources import Tables
@@ -32,7 +33,10 @@ __all__ = [
 ]
 
 PARTITION_CHOICES = ("avg", "synth", "nat", "real")
-LEADERBOARD_COLUMNS = ["#", "metric", "column", "family", "rank", "sep", "delta"]
+LEADERBOARD_COLUMNS = ["#", "metric", "column", "family", "rank", "sep", "delta", "rank 95% CI", "sep 95% CI",
+                       "delta 95% CI"]
+#: bootstrap resamples over SEGs for the leaderboard's intervals (the CLI's default; seed 0 as in ts2 report)
+N_BOOTSTRAP = 1000
 YOURS = "★ "
 MAX_UPLOAD_COLUMNS = 5
 
@@ -57,17 +61,6 @@ class UploadedMetric:
     rows: list[dict]
 
 
-def _orientation_table(columns: list[str], lower_is_better: bool | None = None) -> pd.DataFrame:
-    """A minimal paper-style table so ``reproduce_table`` orients columns without a published paper table.
-
-    ``lower_is_better=None`` keeps the library's rule (LLMScore columns are lower-is-better).
-    """
-    frame = pd.DataFrame({"column": columns, "name": columns, "meta_metric": "", "family": ""})
-    if lower_is_better is not None:
-        frame["higher_is_better"] = not lower_is_better
-    return frame
-
-
 def _seg_subset(config: AppConfig, metadata: pd.DataFrame) -> list[int]:
     present = set(int(s) for s in metadata["seg_id"])
     return [s for s in config.seg_range if s in present]
@@ -77,20 +70,26 @@ def published_reproduction(tables: Tables, config: AppConfig) -> Reproduction:
     """rank/sep/delta of every released metric (the paper's columns when its table is loaded)."""
     if tables.metadata is None or tables.scores is None:
         raise ValueError("the release tables are not available: " + "; ".join(tables.problems))
-    paper = tables.paper
-    if paper is None:
-        paper = _orientation_table(score_columns(tables.scores))
     return reproduce_table(
         tables.scores,
         tables.metadata,
-        paper,
+        tables.paper,  # None: orientation from the release's known facts (scorers.orientation)
         seg_subset=_seg_subset(config, tables.metadata),
         clean_quotes=True,  # the release's llmscore_over has cells like "3
+        n_bootstrap=N_BOOTSTRAP,
     )
 
 
 def _summary(rows: list[dict], column: str, partition: str) -> dict[str, float | None]:
-    return {r["meta_metric"]: r["ours"] for r in rows if r["column"] == column and r["partition"] == partition}
+    """``{rank: 71.4, ..., "rank 95% CI": "68.2-74.3", ...}``: values and their bootstrap intervals over SEGs (%)."""
+    out: dict = {}
+    for r in rows:
+        if r["column"] == column and r["partition"] == partition:
+            out[r["meta_metric"]] = r["ours"]
+            low, high = r.get("ci_low"), r.get("ci_high")
+            if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
+                out[f"{r['meta_metric']} 95% CI"] = f"{low:.1f}–{high:.1f}"
+    return out
 
 
 def leaderboard_frame(
@@ -101,7 +100,8 @@ def leaderboard_frame(
     partition: str = "avg",
     sort_by: str = "rank",
 ) -> pd.DataFrame:
-    """One row per metric (published + uploaded), values in % rounded to 0.1, best first by ``sort_by``."""
+    """One row per metric (published + uploaded), values in % rounded to 0.1, best first by ``sort_by``; the
+    ``<meta> 95% CI`` columns hold the bootstrap percentile interval over SEGs (``"-"`` where none)."""
     if partition not in PARTITION_CHOICES:
         raise ValueError(f"partition must be one of {PARTITION_CHOICES}, got {partition!r}")
     if sort_by not in META_METRICS:
@@ -123,6 +123,8 @@ def leaderboard_frame(
     for meta in META_METRICS:
         frame[meta] = [None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 1)
                        for v in frame[meta]]
+    for meta in META_METRICS:
+        frame[f"{meta} 95% CI"] = frame[f"{meta} 95% CI"].fillna("-")
     frame = frame.sort_values(sort_by, ascending=False, na_position="last", kind="stable").reset_index(drop=True)
     frame.insert(0, "#", range(1, len(frame) + 1))
     return frame
@@ -131,26 +133,6 @@ def leaderboard_frame(
 def is_uploaded(frame: pd.DataFrame) -> pd.Series:
     """Rows of the user's own metrics (marked with a star)."""
     return frame["metric"].astype(str).str.startswith(YOURS)
-
-
-def _seg_column(frame: pd.DataFrame) -> str | None:
-    return "seg_id" if "seg_id" in frame.columns else ("id" if "id" in frame.columns else None)
-
-
-def _check_seg_ids(frame: pd.DataFrame, column: str, metadata: pd.DataFrame) -> None:
-    ids = pd.to_numeric(frame[column].str.strip(), errors="coerce")
-    bad = ids.isna() | (ids % 1 != 0)
-    if bad.any():
-        row = int(bad.to_numpy().nonzero()[0][0])
-        raise ValueError(f"line {row + 2}: SEG id {frame[column].iloc[row]!r} is not an integer")
-    known = set(int(s) for s in metadata["seg_id"])
-    unknown = sorted({int(s) for s in ids} - known)
-    if unknown:
-        row = int((~ids.isin(known)).to_numpy().nonzero()[0][0])
-        raise ValueError(
-            f"unknown SEG id(s) {unknown[:10]}{' ...' if len(unknown) > 10 else ''} (first on line {row + 2}); "
-            f"this release has SEG ids {min(known)}-{max(known)}"
-        )
 
 
 def _human(size: int) -> str:
@@ -171,6 +153,8 @@ def read_upload(
         frame = read_score_table(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise ValueError(f"not a readable CSV file: {str(error).strip().splitlines()[0]}") from None
+    except CSVReadError as error:  # the upload's temporary path is not the user's business
+        raise ValueError(f"not a readable CSV file: {error.detail}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.empty:
         raise ValueError("the CSV has a header but no rows")
@@ -183,28 +167,13 @@ def read_upload(
         raise ValueError(f"{len(columns)} score columns {columns}; at most {MAX_UPLOAD_COLUMNS} per upload")
     for column in columns:
         column_scores(frame, column)  # non-numeric cells -> ValueError naming the CSV line
-    seg = _seg_column(frame)
-    if seg is not None:
-        _check_seg_ids(frame, seg, metadata)
-    if seg is not None and "file_name" in frame.columns:
-        return frame, ["seg_id", "file_name"], columns
-    if "file_name" in frame.columns:
-        raise ValueError("a file_name column needs a seg_id column next to it (rows are joined on seg_id + file_name)")
-    if len(frame) != len(metadata):
+    if table_keys(frame)[0] is None and len(frame) != len(metadata):
         raise ValueError(
             f"the CSV has {len(frame)} rows but the release has {len(metadata)} images; add seg_id,file_name columns "
             "to join, or give one row per image in metadata order"
         )
-    if seg is not None:
-        ours = pd.to_numeric(frame[seg].str.strip()).astype(int).to_numpy()
-        mismatch = (ours != metadata["seg_id"].to_numpy()).nonzero()[0]
-        if mismatch.size:
-            row = int(mismatch[0])
-            raise ValueError(
-                f"line {row + 2}: SEG id {ours[row]} but metadata row {row + 2} is SEG {metadata['seg_id'].iloc[row]}; "
-                "rows must follow metadata order (or add a file_name column to join)"
-            )
-    return frame, None, columns
+    joined = join_scores(frame, metadata)  # the one join: keys, duplicates, unknown SEGs/files, row order
+    return frame, None if joined.keys is None else list(joined.keys), columns
 
 
 def evaluate_upload(
@@ -222,10 +191,12 @@ def evaluate_upload(
     reproduction = reproduce_table(
         frame,
         tables.metadata,
-        _orientation_table(columns, lower_is_better),
+        None,
         columns=columns,
+        lower_is_better=columns if lower_is_better else (),
         seg_subset=_seg_subset(config, tables.metadata),
         on=on,
+        n_bootstrap=N_BOOTSTRAP,
     )
     metrics = []
     for column in columns:

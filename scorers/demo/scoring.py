@@ -7,8 +7,10 @@ which ones the demo offers, builds each at most once, and reports progress and f
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -22,6 +24,9 @@ __all__ = ["ImageScore", "LazyScorer", "ScorerSpec", "score_image", "scorer_spec
 log = logging.getLogger(__name__)
 
 MAX_PROMPT_CHARS = 1000
+#: largest upload decoded, in pixels (25 MP, e.g. 5000 x 5000; generated images are <= 4 MP): far below PIL's
+#: decompression-bomb limit (~89 MP warns, ~179 MP refuses), as a 97 KB PNG can hold 100 MP (~3 GB decoded)
+MAX_IMAGE_PIXELS = 25_000_000
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,7 @@ class ScorerSpec:
     build: Callable[[], Any]
     model: str
     unavailable: str | None = None
+    option: str = "--model"  # the demo's flag that sets this model (the library's errors name the CLI's --model)
 
 
 class LazyScorer:
@@ -68,7 +74,7 @@ class LazyScorer:
                     self._scorer = self.spec.build()
                 except Exception as error:  # any loading failure becomes a status message, not a crash
                     log.exception("loading %s failed", self.spec.name)
-                    self._error = f"{type(error).__name__}: {error}"
+                    self._error = re.sub(r"--model\b", self.spec.option, f"{type(error).__name__}: {error}")
                 self.load_seconds = time.perf_counter() - start
         if self._scorer is None:
             raise RuntimeError(self.status())
@@ -139,12 +145,13 @@ def _qga_builder(name: str, kind: str, config: AppConfig) -> Callable[[], Any]:
 def scorer_specs(config: AppConfig) -> dict[str, ScorerSpec]:
     """The dropdown's scorers, CLIPScore first (the default)."""
     specs = {"CLIPScore": ScorerSpec("CLIPScore", _builder("clip_score", model=config.clip_model),
-                                     config.clip_model, _registered("clip_score"))}
+                                     config.clip_model, _registered("clip_score"), option="--clip-model")}
     for label, prefix in (("TIFA", "tifa"), ("DSG", "dsg")):
         name = _registry_name(prefix)
         model = f"{config.vlm} + questions from {config.qg_model or 'the data_dir tables'}" if config.vlm else "-"
         specs[label] = ScorerSpec(label, _qga_builder(name, prefix, config), model,
-                                  _qga_unavailable(name, prefix, config))
+                                  _qga_unavailable(name, prefix, config),
+                                  option="--model" if config.qg_model else "--vlm")  # two models: keep the name
     return specs
 
 
@@ -177,7 +184,7 @@ def score_image(scorer: Any, image, prompt: str) -> ImageScore:
         raise ValueError("enter the prompt the image was generated from")
     if len(prompt) > MAX_PROMPT_CHARS:
         raise ValueError(f"the prompt has {len(prompt)} characters; at most {MAX_PROMPT_CHARS}")
-    image = image.convert("RGB")
+    image = open_upload(image)
     records = None
     if hasattr(scorer, "cosine") and hasattr(scorer, "form"):  # embedding scorer: one forward gives both numbers
         from scorers.embedding import HESSEL_W, apply_form
@@ -193,6 +200,34 @@ def score_image(scorer: Any, image, prompt: str) -> ImageScore:
     if values.size != 1:
         raise ValueError(f"the scorer returned {values.size} values for one image")
     return ImageScore(float(values[0]), _answers_table(records[0] if records else None))
+
+
+def open_upload(image) -> Any:
+    """An uploaded image (a file path, as the demo's image input passes it, or a PIL image) as RGB, refusing with a
+    ``ValueError`` a file PIL cannot read and an image above :data:`MAX_IMAGE_PIXELS` (checked from the header,
+    before any pixel is decoded)."""
+    from PIL import Image, UnidentifiedImageError
+
+    if isinstance(image, Image.Image):
+        _check_pixels(image.size)
+        return image.convert("RGB")
+    try:
+        with warnings.catch_warnings():  # the pixel cap below is far stricter than PIL's bomb warning
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            handle = Image.open(image)
+        with handle:
+            _check_pixels(handle.size)
+            return handle.convert("RGB")
+    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError) as error:
+        raise ValueError(f"cannot read the upload as an image ({type(error).__name__}: {error}); upload a PNG, "
+                         "JPEG or WebP file") from None
+
+
+def _check_pixels(size) -> None:
+    width, height = size
+    if width * height > MAX_IMAGE_PIXELS:
+        raise ValueError(f"the image is {width} x {height} px ({width * height / 1e6:.0f} megapixels); at most "
+                         f"{MAX_IMAGE_PIXELS / 1e6:.0f} megapixels are scored: downscale it first")
 
 
 def _answers_table(record: Any) -> pd.DataFrame | None:

@@ -125,6 +125,8 @@ class ImageSource:
     def __init__(self, config: AppConfig):
         self.data_dir = config.data_dir
         self.use_hub = config.hub_images
+        self.hub_error: str | None = None  # why the Hub was given up (offline, unreachable...)
+        self.missing: set[str] = set()  # file names asked for and not found in data_dir
         self._get = lru_cache(maxsize=512)(self._load)
 
     @property
@@ -134,18 +136,48 @@ class ImageSource:
     def get(self, file_name: str) -> Image.Image | None:
         return self._get(str(file_name))
 
+    def describe(self) -> str:
+        """Where images come from now, for the "Data sources" panel (the Hub only while it has not failed)."""
+        if self.data_dir is not None:
+            return str(self.data_dir)
+        hub = f"Hub dataset {release.HUB_REPO} at {release.HUB_REVISION[:12]}"
+        if self.use_hub:
+            return hub
+        if self.hub_error:
+            return f"placeholders: the {hub} could not be reached ({self.hub_error})"
+        return "placeholders (no --data-dir; the metadata is not the release's, so the Hub dataset does not apply)"
+
+    def note(self) -> str | None:
+        """Why grey placeholders are shown and what to do, or None when every image asked for so far was found."""
+        fix = ("start the demo with `ts2 demo --data-dir DIR`, where DIR holds the release's `images/` folder "
+               "(`DIR/images/000-00.jpg`...)")
+        if self.data_dir is not None:
+            if not self.missing:
+                return None
+            return (f"*{len(self.missing)} image file(s) are not in `{self.data_dir}` (e.g. `{min(self.missing)}`): "
+                    "grey placeholders are shown for them. Put the release's `images/` folder in that directory.*")
+        if self.use_hub:
+            return None
+        if self.hub_error:
+            return (f"*Images are not shown (grey placeholders): they come from the Hub dataset {release.HUB_REPO}, "
+                    f"which could not be reached ({self.hub_error}). Connect to the network and reload, or {fix}.*")
+        return f"*Images are not configured (grey placeholders are shown): {fix}.*"
+
     def _load(self, file_name: str) -> Image.Image | None:
         path = None
         if self.data_dir is not None:
             candidate = (self.data_dir / file_name).resolve()
             if self.data_dir.resolve() in candidate.parents and candidate.is_file():
                 path = candidate
+            else:
+                self.missing.add(file_name)
         elif self.use_hub and ".." not in PurePosixPath(file_name).parts:
             try:
                 path = _hub_image(file_name)
             except FileNotFoundError as error:
                 log.warning("images from the Hub disabled: %s", error)
                 self.use_hub = False
+                self.hub_error = str(error).rpartition("(")[2].rstrip(")") or "download failed"
                 path = None
         if path is None:
             return None

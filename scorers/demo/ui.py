@@ -14,6 +14,7 @@ import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from scorers.meta import META_METRICS  # noqa: E402
+from scorers.reproduce import DELTA_SWAP_NOTE  # noqa: E402
 
 from ..formatting import MISSING, format_number  # noqa: E402
 from .config import AppConfig  # noqa: E402
@@ -56,6 +57,19 @@ def launch_kwargs(config: AppConfig, *, port: int | None = None, local: bool = T
     if port is not None:
         kwargs["server_port"] = int(port)
     return kwargs
+
+
+class UploadedImage(gr.Image):
+    """``gr.Image`` that hands the handler the uploaded file's path without opening it: gradio's own preprocessing
+    decodes the whole image (a 97 KB PNG of 100 megapixels took 2 GB) and turns an unreadable file into "The upstream
+    Gradio app has raised an exception"; :func:`scorers.demo.scoring.open_upload` checks both and says what is wrong."""
+
+    is_template = True  # drawn by gradio's own Image front end
+
+    def preprocess(self, payload):
+        if payload is not None and payload.path and not (payload.url or "").startswith("data:"):
+            return str(payload.path)
+        return super().preprocess(payload)
 
 
 def _error(message: str) -> str:
@@ -118,8 +132,10 @@ def build_app(config: AppConfig) -> gr.Blocks:
                         label=f"{len(published.columns)} published metrics, SEGs "
                               f"{config.seg_subset[0]}-{config.seg_subset[1] - 1}", max_height=1100,
                     )
-                    if published.notes:
-                        gr.Markdown("\n\n".join(f"*{n}*" for n in published.notes))
+                    # the delta-swap note is about residuals against the paper, which this table does not show
+                    notes = [n for n in published.notes if n != DELTA_SWAP_NOTE]
+                    if notes:
+                        gr.Markdown("\n\n".join(f"*{n}*" for n in notes), elem_id="leaderboard-notes")
                     gr.Markdown("### Add your metric")
                     with gr.Row():
                         with gr.Column(scale=2):
@@ -177,17 +193,17 @@ def build_app(config: AppConfig) -> gr.Blocks:
                     metric_choices = explorer.columns
                     default_metric = "clipscore" if "clipscore" in metric_choices else (
                         metric_choices[0] if metric_choices else None)
-                    if not images.available:
-                        gr.Markdown("*Images are not configured (`ts2 demo --data-dir DIR`): grey placeholders are "
-                                    "shown instead.*")
                     with gr.Row():
                         seg_pick = gr.Dropdown(choices, value=first, label="SEG", elem_id="seg-pick", scale=3)
                         metric_pick = gr.Dropdown(metric_choices, value=default_metric, label="Metric", scale=1)
                     seg_summary = gr.Markdown(explorer.summary_markdown(first, default_metric), elem_id="seg-summary")
                     seg_plot = gr.Plot(explorer.figure(first), label="Error graph")
                     first_items = explorer.gallery(first, default_metric)
-                    seg_gallery = gr.Gallery(first_items, label="Images by node", columns=GALLERY_COLUMNS,
-                                             height=gallery_height(len(first_items)), elem_id="seg-gallery")
+                    # why tiles are grey placeholders and what to do (offline Hub, no --data-dir, missing files)
+                    images_note = gr.Markdown(images.note() or "", elem_id="images-note")
+                    seg_gallery = gr.Gallery(first_items, label=explorer.gallery_label(default_metric),
+                                             columns=GALLERY_COLUMNS, height=gallery_height(len(first_items)),
+                                             elem_id="seg-gallery")
                     seg_table = gr.Dataframe(explorer.image_table(first), interactive=False,
                                              label="Every metric's score per image", elem_id="seg-table")
 
@@ -195,15 +211,17 @@ def build_app(config: AppConfig) -> gr.Blocks:
                         try:
                             items = explorer.gallery(seg_id, metric)
                             return (explorer.summary_markdown(seg_id, metric), explorer.figure(seg_id),
-                                    gr.update(value=items, height=gallery_height(len(items))),
-                                    explorer.image_table(seg_id))
+                                    gr.update(value=items, height=gallery_height(len(items)),
+                                              label=explorer.gallery_label(metric)),
+                                    explorer.image_table(seg_id), images.note() or "")
                         except ValueError as error:
-                            return _error(str(error)), gr.update(), gr.update(), gr.update()
+                            return _error(str(error)), gr.update(), gr.update(), gr.update(), gr.update()
                         except Exception as error:
-                            return _unexpected(error), gr.update(), gr.update(), gr.update()
+                            return _unexpected(error), gr.update(), gr.update(), gr.update(), gr.update()
 
                     for trigger in (seg_pick.change, metric_pick.change):
-                        trigger(on_seg, [seg_pick, metric_pick], [seg_summary, seg_plot, seg_gallery, seg_table])
+                        trigger(on_seg, [seg_pick, metric_pick],
+                                [seg_summary, seg_plot, seg_gallery, seg_table, images_note])
 
             # ---------------------------------------------------------------------------------- score your image
             with gr.Tab("Score your image", id="score-tab"):
@@ -213,8 +231,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
                 )
                 with gr.Row():
                     with gr.Column():
-                        image_in = gr.Image(type="pil", label="Image", elem_id="score-image", height=320,
-                                            sources=["upload", "clipboard"])
+                        image_in = UploadedImage(type="filepath", image_mode=None, label="Image",
+                                                 elem_id="score-image", height=320, sources=["upload", "clipboard"])
                         prompt_in = gr.Textbox(label="Prompt", lines=2, elem_id="score-prompt",
                                                max_length=1000)
                         scorer_pick = gr.Dropdown(list(specs), value="CLIPScore", label="Scorer",
@@ -270,7 +288,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
                                    [model_status, score_out, score_detail, answers_out, score_button])
 
         with gr.Accordion("Data sources", open=False):
-            gr.Markdown(config.describe(tables.paths))
+            # where images come from *now* (read at each page load: the Hub may have failed since start-up)
+            gr.Markdown(lambda: config.describe(tables.paths, images=images.describe()), elem_id="data-sources")
     return demo
 
 

@@ -9,6 +9,11 @@ descriptions (:data:`GLOBAL_PROMPT`, :data:`LOCAL_PROMPT`) and the judge instruc
 wording of the paper's, asking for JSON; :func:`parse_llmscore` also reads the paper's bare ``X1\\nX2\\nZ1\\nZ2`` lines
 and labelled prose. A missing field is NaN (with a reason), never 0.
 
+Two differences from the official pipeline: it first has an LLM merge the global and dense descriptions into one
+paragraph (``llm_descriptor/visual_descriptor.py``), which the judge then reads; here the judge reads the two
+descriptions separately, with no merging step. Its instruction asks for an error count on a 0-9 scale; ours sets no
+cap (the TS2 release's ``llmscore_ec`` has 105 of 2,840 values above 9, up to 36).
+
 Scores: ``llmscore_ec`` = error count, **lower is better** (as the TS2 release's ``llmscore_ec``), the scorer's main
 column; ``llmscore_overall`` = the 1-100 rating, higher is better (named apart from the release's ``llmscore_over``,
 which is on another scale and lower-is-better in TS2's table). Both stages are cached per request by the runner, so

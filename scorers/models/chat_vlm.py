@@ -5,9 +5,9 @@ rendered with the checkpoint's chat template; a batch is left-padded, so greedy 
 
 Prefix cache (``prefix_cache=True``, the default): for the architectures in :data:`SHARED_PREFIX_MODEL_TYPES`, the
 system text + image tokens are prefilled once per image and every question on it continues from that KV cache
-(``vqa_base.SharedPrefix``). Other architectures run each whole prompt (the plain path): their prefill is not a
-plain 1-D-position continuation we have verified (e.g. Qwen2-VL's 3-D rotary positions and ``rope_deltas`` are
-computed inside the model's own prefill from the image grid).
+(``vqa_base.SharedPrefix``). For Qwen2-VL / Qwen2.5-VL the prefix is prefilled with its 3-D multimodal rotary
+positions (``get_rope_index``) and each question continues at its whole prompt's positions (``rope_deltas``). Other
+architectures run each whole prompt (the plain path): their prefill is not a continuation we have verified.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ __all__ = ["CONCISE_SYSTEM_PROMPT", "SHARED_PREFIX_MODEL_TYPES", "ChatVLM"]
 
 #: ``config.model_type`` of the architectures whose image prefix is shared across questions (tested on tiny models:
 #: image features enter only at the image placeholder tokens, and the LLM takes 1-D positions from the attention mask)
-SHARED_PREFIX_MODEL_TYPES = frozenset({"llava"})
+SHARED_PREFIX_MODEL_TYPES = frozenset({"llava", "qwen2_vl", "qwen2_5_vl"})
 
 CONCISE_SYSTEM_PROMPT = ("You answer questions about an image. Reply with a short answer only: yes or no for yes/no "
                          "questions, otherwise a single word or short phrase.")

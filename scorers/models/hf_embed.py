@@ -40,7 +40,9 @@ class HFEmbedder:
     learned temperature and bias as floats, for the sigmoid-probability rule.
     """
 
-    def __init__(self, model: str, *, device: str | torch.device | None = None, precision: str = "fp32"):
+    def __init__(self, model: str, *, device: str | torch.device | None = None, precision: str = "fp32",
+                 processor: str | None = None, revision: str | None = None,
+                 processor_revision: str | None = None):
         from transformers import AutoModel, AutoProcessor
 
         from .loading import model_source
@@ -49,14 +51,23 @@ class HFEmbedder:
         self.dtype = dtype_of(precision)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         with model_source(model) as source:
-            self.model = AutoModel.from_pretrained(source).eval().to(self.device, self.dtype)
-            processor = AutoProcessor.from_pretrained(source)
+            pin = {"revision": revision} if revision and source == model else {}  # a Hub id: its pinned commit
+            self.model = AutoModel.from_pretrained(source, **pin).eval().to(self.device, self.dtype)
+            if processor is None:  # the checkpoint's own; PickScore takes another repo's (``processor=``)
+                processor = AutoProcessor.from_pretrained(source)
+        if isinstance(processor, str):
+            with model_source(processor, option="--option processor=",
+                              files=("preprocessor_config.json",)) as source:
+                pin = {"revision": processor_revision} if processor_revision and source == processor else {}
+                processor = AutoProcessor.from_pretrained(source, **pin)
         self.family = self.model.config.model_type
         if self.family not in _TEXT_INPUTS:
             raise ValueError(f"{model}: model type {self.family!r} is not a supported dual encoder "
                              f"({sorted(_TEXT_INPUTS)})")
         self.tokenizer = processor.tokenizer
         self.image_transform = HFImageTransform(processor.image_processor)
+        self.image_mean = tuple(getattr(processor.image_processor, "image_mean", None) or ())
+        self.image_std = tuple(getattr(processor.image_processor, "image_std", None) or ())
         self._padding, self._text_keys = _TEXT_INPUTS[self.family]
         text_config = self.model.config.text_config
         self._max_length = min(int(text_config.max_position_embeddings),
@@ -77,8 +88,11 @@ class HFEmbedder:
 
     @torch.inference_mode()
     def encode_images(self, pixel_values: torch.Tensor) -> torch.Tensor:
-        """``(n, 3, H, W)`` processed images -> ``(n, d)`` float32 embeddings."""
-        pixel_values = pixel_values.to(self.device, self.dtype, non_blocking=True)
+        """``(n, 3, H, W)`` processed images -> ``(n, d)`` float32 embeddings. uint8 crops (a scorer's own PIL-stage
+        transform, e.g. ``pixels.ResizeCropUint8``) get the processor's ``/255`` + mean/std here, in float32."""
+        from .pixels import normalise
+
+        pixel_values = normalise(pixel_values, self.image_mean, self.image_std, device=self.device, dtype=self.dtype)
         return self.model.get_image_features(pixel_values=pixel_values).pooler_output.float()
 
     @torch.inference_mode()

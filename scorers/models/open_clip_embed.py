@@ -113,7 +113,7 @@ class EncodedImageLoader:
             return self.uint8_transform(image.convert("RGB"))
 
 
-def _create(model: str, pretrained: str | None):
+def _create(model: str, pretrained: str | None, allow_random_weights: bool = False):
     """``open_clip.create_model_and_transforms`` with ``scorers.models.loading``'s checks and one-line errors: a
     ``local-dir:`` folder must exist, an ``hf-hub:`` repo loads from its cached snapshot when the Hub cannot be
     reached, and a missing tag, file or download is a :class:`~scorers.models.loading.ModelLoadError`."""
@@ -130,6 +130,11 @@ def _create(model: str, pretrained: str | None):
         with model_source(repo, files=("open_clip_config.json",)) as source:
             name = model if source == repo else f"local-dir:{source}"
             return open_clip.create_model_and_transforms(name, pretrained=pretrained)
+    if model.replace("/", "-") in open_clip.list_models():  # a built-in architecture: no silent random weights, no minute of retries
+        from .open_clip_weights import builtin_weights
+
+        with builtin_weights(model, pretrained, allow_random_weights=allow_random_weights) as weights:
+            return open_clip.create_model_and_transforms(model, pretrained=weights)
     with model_source(label, resolve=False, errors=(RuntimeError,)):
         return open_clip.create_model_and_transforms(model, pretrained=pretrained)
 
@@ -140,14 +145,15 @@ class OpenClipEmbedder:
     ``image_transform`` is open_clip's eval preprocessing up to the uint8 crop (picklable, runs in DataLoader
     workers); ``reference_transform`` is open_clip's full float transform (``encode_images`` accepts both outputs).
     ``decode="device"`` adds ``image_loader`` (workers read bytes) and ``decode_images`` (batched JPEG decode +
-    resize + crop on ``device``); see the module docstring. ``pretrained=None`` with a built-in name gives random
-    weights (used by the benchmark).
+    resize + crop on ``device``); see the module docstring. ``pretrained=None`` with a built-in name is an error
+    naming ``--pretrained`` unless ``allow_random_weights=True`` (the benchmark times random weights on purpose).
     """
 
     family = "open_clip"
 
     def __init__(self, model: str = "ViT-B-32", pretrained: str | None = "openai", *,
-                 device: str | torch.device | None = None, precision: str = "fp32", decode: str = "pil"):
+                 device: str | torch.device | None = None, precision: str = "fp32", decode: str = "pil",
+                 allow_random_weights: bool = False):
         import open_clip
 
         if decode not in DECODES:
@@ -156,7 +162,7 @@ class OpenClipEmbedder:
         self.model_name, self.pretrained, self.decode = model, pretrained, decode
         self.dtype = dtype_of(precision)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.model, _, self.reference_transform = _create(model, pretrained)
+        self.model, _, self.reference_transform = _create(model, pretrained, allow_random_weights)
         self.model = self.model.eval().to(self.device, self.dtype)
         self.tokenizer = open_clip.get_tokenizer(model)
         split = _split_transform(self.reference_transform)

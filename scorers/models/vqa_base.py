@@ -116,14 +116,41 @@ class SharedPrefix:
         model = backend.model
         inputs = backend._inputs(images, first_questions)
         extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
-        if not set(extra) <= {"pixel_values", "image_sizes"}:
+        #: Qwen2-VL family: 3-D multimodal rotary positions (``get_rope_index``) and per-row ``rope_deltas``
+        self.mrope = "image_grid_thw" in extra and hasattr(getattr(model, "model", None), "get_rope_index")
+        allowed = {"pixel_values", "image_sizes"} | ({"image_grid_thw", "mm_token_type_ids"} if self.mrope else set())
+        if not set(extra) <= allowed:
             raise _NoSharedPrefix(f"processor inputs {sorted(extra)}")
         self.prefixes = [backend._split_prompt(ids[m.bool()])[0]
                          for ids, m in zip(inputs["input_ids"], inputs["attention_mask"])]
         self.ids, self.mask = _left_pad(self.prefixes, backend.processor.tokenizer.pad_token_id)
-        out = model(input_ids=self.ids, attention_mask=self.mask, position_ids=_position_ids(self.mask),
-                    use_cache=True, logits_to_keep=1, **extra)
+        self.deltas = None
+        if self.mrope:
+            # the prefix's own token types (image tokens 1, text 0): the processor's are for the whole prompts
+            types = (self.ids == model.config.image_token_id).to(extra["mm_token_type_ids"].dtype)
+            positions, self.deltas = model.model.get_rope_index(self.ids, types, image_grid_thw=extra["image_grid_thw"],
+                                                                attention_mask=self.mask)
+            extra["mm_token_type_ids"] = types
+        else:
+            positions = _position_ids(self.mask)
+        out = model(input_ids=self.ids, attention_mask=self.mask, position_ids=positions, use_cache=True,
+                    logits_to_keep=1, **extra)
         self.cache = out.past_key_values
+
+    def positions(self, rows: Sequence[int], mask: torch.Tensor) -> torch.Tensor:
+        """Position ids of ``[prefix][pads][suffix...]`` rows with attention ``mask``: unmasked tokens counted, and for
+        the Qwen2-VL family shifted by each row's ``rope_delta`` (the prefix's largest 3-D position + 1 - its length),
+        so a question continues exactly where its whole unpadded prompt would (same in the 3 rotary sections)."""
+        positions = _position_ids(mask)
+        if self.deltas is None:
+            return positions
+        delta = self.deltas[torch.as_tensor(rows, device=self.deltas.device)].to(positions.device)
+        return (positions + delta).unsqueeze(0).expand(3, -1, -1)
+
+    def before_generate(self, rows: Sequence[int]) -> None:
+        """Qwen2-VL family: ``generate`` continues a cache with ``rope_deltas`` stored on the model; set this batch's."""
+        if self.deltas is not None:
+            self.backend.model.model.rope_deltas = self.deltas[torch.as_tensor(rows, device=self.deltas.device)]
 
     def batch(self, rows: Sequence[int], inputs: dict):
         """Full ids, mask and a KV cache for questions whose image is ``rows[i]``: ``[prefix][pads][suffix]``.
@@ -156,9 +183,9 @@ class PromptedVQA:
     (processor inputs of one batch).
 
     **Prefix cache** (default on): items are grouped by image (identity) into windows of at most ``batch_size``
-    images. Families whose prompt is ``[text + image tokens][question text]`` (LLaVA, LLaVA-architecture chat VLMs)
-    run the vision tower, projector and LLM prefill of that prefix once per image and continue every question from
-    a copy of its KV cache (:class:`SharedPrefix`); others may override :meth:`_answer_window` /
+    images. Families whose prompt is ``[text + image tokens][question text]`` (LLaVA, LLaVA-architecture chat VLMs,
+    Qwen2-VL / Qwen2.5-VL with their 3-D rotary positions) run the vision tower, projector and LLM prefill of that
+    prefix once per image and continue every question from a copy of its KV cache (:class:`SharedPrefix`); others may override :meth:`_answer_window` /
     :meth:`_probability_window` (InstructBLIP: vision tower once per image). ``prefix_cache=False`` is the plain
     path: every question runs its whole prompt. Both give the same greedy answers (tests/test_prefix_cache.py).
     """
@@ -239,28 +266,31 @@ class PromptedVQA:
         return out
 
     def _prefix_batches(self, images: Sequence, questions: Sequence[str], rows: Sequence[int]):
-        """Per ``batch_size`` questions of one window: (prefix length, ids, mask, KV cache) behind the window's
-        :class:`SharedPrefix` (each image's prefix prefilled once)."""
+        """Per ``batch_size`` questions of one window: (prefix length, ids, mask, KV cache, the window's
+        :class:`SharedPrefix`, the batch's rows in it); each image's prefix is prefilled once."""
         first = {row: i for i, row in reversed(list(enumerate(rows)))}
         prefix = SharedPrefix(self, images, [questions[first[r]] for r in range(len(images))])
         for part in chunks(len(questions), self.batch_size):
             part_rows = [rows[i] for i in part]
             inputs = self._inputs([images[r] for r in part_rows], [questions[i] for i in part])
-            yield (prefix.ids.shape[1], *prefix.batch(part_rows, inputs))
+            yield (prefix.ids.shape[1], *prefix.batch(part_rows, inputs), prefix, part_rows)
 
     def _answer_window(self, images: Sequence, questions: Sequence[str], rows: Sequence[int]) -> list[str]:
         """Answers for one window: ``batch_size`` questions per ``generate`` continuing from their images' prefixes."""
-        return [answer for _, ids, mask, cache in self._prefix_batches(images, questions, rows)
-                for answer in self._generate({"input_ids": ids, "attention_mask": mask, "past_key_values": cache})]
+        out = []
+        for _, ids, mask, cache, prefix, part_rows in self._prefix_batches(images, questions, rows):
+            prefix.before_generate(part_rows)
+            out.extend(self._generate({"input_ids": ids, "attention_mask": mask, "past_key_values": cache}))
+        return out
 
     def _probability_window(self, images: Sequence, questions: Sequence[str], rows: Sequence[int],
                             answer_ids: torch.Tensor) -> list[float]:
         """P(answer) for one window, continuing each question from its image's prefix cache."""
         out = []
-        for start, ids, mask, cache in self._prefix_batches(images, questions, rows):
+        for start, ids, mask, cache, prefix, part_rows in self._prefix_batches(images, questions, rows):
             full = self._with_answer({"input_ids": ids, "attention_mask": mask}, answer_ids)
             logits = self.model(input_ids=full["input_ids"][:, start:], attention_mask=full["attention_mask"],
-                                position_ids=_position_ids(full["attention_mask"])[:, start:],
+                                position_ids=prefix.positions(part_rows, full["attention_mask"])[..., start:],
                                 past_key_values=cache).logits
             out.extend(answer_log_probability(logits, answer_ids).exp().cpu().tolist())
         return out

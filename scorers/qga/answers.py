@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..tables import integer_column
+from ..tables import integer_column, read_csv
 from .matching import AnswerMatcher
 from .questions import QuestionSet
 from .matching import is_blank
+from .dsg import check_gating
 from .records import build_records, check_on_blank, image_scores
 
 __all__ = ["RAW_COLUMNS", "AnswerScores", "answers_to_scores", "assign_images", "read_raw_answers"]
@@ -56,10 +57,10 @@ def read_raw_answers(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"answers file {path} does not exist")
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", errors="replace") as handle:  # a decoding error is named by read_csv
         first = handle.readline().strip().lstrip("\ufeff")
     has_header = first.split(",")[0].strip().lower() == "id"
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, header=0 if has_header else None)
+    frame = read_csv(path, dtype=str, keep_default_na=False, header=0 if has_header else None)
     if has_header:
         missing = [c for c in RAW_COLUMNS if c not in frame.columns]
         if missing:
@@ -87,6 +88,7 @@ def assign_images(raw: pd.DataFrame, questions: QuestionSet, metadata: pd.DataFr
     seg = raw["id"].to_numpy()
     qid = raw["question_id"].to_numpy()
     lines = raw["line"].to_numpy()
+    image = raw["image"].astype(str).str.strip().to_numpy()
     if len(raw) == 0:
         raise ValueError(f"{source}: no answers")
     starts = np.flatnonzero(qid == 0)
@@ -104,6 +106,9 @@ def assign_images(raw: pd.DataFrame, questions: QuestionSet, metadata: pd.DataFr
             if seg[r] != seg[a]:
                 raise ValueError(f"{source}: line {lines[r]}: SEG {seg[r]} inside the answers of an image of SEG "
                                  f"{seg[a]} (each image's rows start at question 0)")
+            if image[r] != image[a]:  # every row names its image, not only the first
+                raise ValueError(f"{source}: line {lines[r]}: image {image[r]!r} inside the answers of image "
+                                 f"{image[a]!r} (line {lines[a]}; each image's rows start at question 0)")
             if qid[r] != r - a:
                 raise ValueError(f"{source}: line {lines[r]}: question_id {qid[r]} where {r - a} was expected "
                                  f"(rows of one image are consecutive, starting at question 0)")
@@ -156,11 +161,15 @@ def answers_to_scores(
     score_name: str | None = None,
     on_blank: str = "wrong",
     allow_partial: bool = False,
+    dsg_gating: str = "ancestors",
 ) -> AnswerScores:
     """Records and per-image scores for an answers CSV (rule: DSG for DSG questions, else TIFA).
 
-    ``on_blank`` and ``allow_partial``: see the module docstring. The yes/no rule is the matcher's ``yes_rule``."""
+    ``on_blank`` and ``allow_partial``: see the module docstring. The yes/no rule is the matcher's ``yes_rule``.
+    ``dsg_gating`` (DSG questions): ``"ancestors"`` (TS2's rule) or ``"parents"`` (the official DSG code's), see
+    :mod:`scorers.qga.dsg`."""
     check_on_blank(on_blank)
+    check_gating(dsg_gating)
     raw = read_raw_answers(path)
     if on_blank == "error":
         blank = np.flatnonzero([is_blank(a) for a in raw["vqa_answer"]])
@@ -179,10 +188,11 @@ def answers_to_scores(
     for a, b in zip(bounds[:-1], bounds[1:]):
         per_item_q.append(questions.for_seg(int(raw["id"].iloc[a])))
         per_item_a.append(list(answers[a:b]))
-    records = build_records(per_item_q, per_item_a, matcher or AnswerMatcher(), rule=rule, on_blank="wrong")
+    records = build_records(per_item_q, per_item_a, matcher or AnswerMatcher(), rule=rule, on_blank="wrong",
+                            dsg_gating=dsg_gating)
     records.insert(1, "line", raw["line"].to_numpy())
     records.insert(3, "image", raw["image"].to_numpy())
-    scores = image_scores(records, n_items, rule=rule, accumulate=accumulate)
+    scores = image_scores(records, n_items, rule=rule, accumulate=accumulate, dsg_gating=dsg_gating)
     name = score_name or rule
     if metadata is None:
         table = pd.DataFrame({"seg_id": raw["id"].to_numpy()[starts], "image": raw["image"].to_numpy()[starts],

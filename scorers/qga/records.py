@@ -2,8 +2,8 @@
 
 One table shape serves every path (a VLM run here, answers converted from elsewhere), so "which question failed"
 reads the same everywhere: one row per (image, question) with columns ``item, seg_id, question_id, question, choices,
-expected, parents, answer, chosen, correct, blank`` (+ ``passed`` for DSG, whether the question and all its ancestors
-passed).
+expected, parents, answer, chosen, correct, blank`` (+ ``passed`` for DSG, whether the question and its ancestors, or
+its direct parents with ``dsg_gating="parents"``, passed; see :mod:`scorers.qga.dsg`).
 
 Blank answers (empty, or only an end token such as ``</s>``: the model said nothing) follow one policy, ``on_blank``:
 ``"wrong"`` (default) keeps them as answers that match no choice and are never correct, flagged ``blank`` in the
@@ -40,6 +40,7 @@ def build_records(
     *,
     rule: str = "tifa",
     on_blank: str = "wrong",
+    dsg_gating: str = "ancestors",
 ) -> pd.DataFrame:
     """Records for items ``0..n-1``: ``questions[i]`` asked of item i, ``answers[i]`` its free-form answers
     (``on_blank``: see the module docstring)."""
@@ -78,7 +79,8 @@ def build_records(
     if rule == "dsg":
         passed = np.zeros(len(records), dtype=bool)
         for item, index in records.groupby("item", sort=False).indices.items():
-            passed[index] = dsg_passed(records["correct"].to_numpy()[index], _local_parents(records, item, index))
+            passed[index] = dsg_passed(records["correct"].to_numpy()[index], _local_parents(records, item, index),
+                                       dsg_gating)
         records["passed"] = passed
     return records
 
@@ -98,8 +100,10 @@ def _local_parents(records: pd.DataFrame, item, index: np.ndarray) -> list[list[
     return out
 
 
-def image_scores(records: pd.DataFrame, n_items: int, *, rule: str = "tifa", accumulate: str = "dsg") -> np.ndarray:
-    """Per-item scores (NaN for an item without records): TIFA's fraction correct or DSG's dependency-aware score."""
+def image_scores(records: pd.DataFrame, n_items: int, *, rule: str = "tifa", accumulate: str = "dsg",
+                 dsg_gating: str = "ancestors") -> np.ndarray:
+    """Per-item scores (NaN for an item without records): TIFA's fraction correct or DSG's dependency-aware score
+    (``dsg_gating``: see :mod:`scorers.qga.dsg`)."""
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     scores = np.full(n_items, np.nan)
@@ -108,5 +112,6 @@ def image_scores(records: pd.DataFrame, n_items: int, *, rule: str = "tifa", acc
         if rule == "tifa":
             scores[int(item)] = tifa_score(correct[index])
         else:
-            scores[int(item)] = dsg_score(correct[index], _local_parents(records, item, index), accumulate)
+            scores[int(item)] = dsg_score(correct[index], _local_parents(records, item, index), accumulate,
+                                             dsg_gating)
     return scores

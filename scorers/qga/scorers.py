@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..checks import check_pairs
-from .dsg import ACCUMULATE
+from .dsg import ACCUMULATE, check_gating
 from .matching import DEFAULT_SBERT, AnswerMatcher, check_yes_rule
 from .questions import QuestionSet, read_question_set
 from .records import build_records, image_scores
@@ -49,7 +49,7 @@ class QuestionScorer:
                  model: str | None = None, vqa_backend: str = "auto", device: Any = None, precision: str | None = None,
                  batch_size: int | None = None, sbert: str = DEFAULT_SBERT, matcher: AnswerMatcher | None = None,
                  accumulate: str = "dsg", yes_rule: str | None = None, name: str | None = None,
-                 data_dir: str | Path | None = None):
+                 data_dir: str | Path | None = None, dsg_gating: str | None = None):
         if questions is None and data_dir is not None:
             questions = Path(data_dir) / self.default_questions
         if questions is None:
@@ -60,6 +60,10 @@ class QuestionScorer:
         if accumulate not in ACCUMULATE:
             raise ValueError(f"accumulate must be one of {ACCUMULATE}, got {accumulate!r}")
         self.accumulate = accumulate
+        # dsg_gating (DSG only): "ancestors" (default, TS2) or "parents" (official DSG code); see scorers.qga.dsg
+        if dsg_gating is not None and self.rule != "dsg":
+            raise ValueError(f"dsg_gating={dsg_gating!r}: only the DSG scorer has parent questions")
+        self.dsg_gating = check_gating(dsg_gating or "ancestors") if self.rule == "dsg" else None
         # yes_rule (default "word"; see scorers.qga.matching) goes to the matcher; a given matcher keeps its own
         if matcher is not None and yes_rule is not None and matcher.yes_rule != check_yes_rule(yes_rule):
             raise ValueError(f"yes_rule={yes_rule!r} but the given matcher uses yes_rule={matcher.yes_rule!r}")
@@ -76,6 +80,8 @@ class QuestionScorer:
                        "n_questions": len(self.questions), "sbert": self.matcher.model_name,
                        "yes_rule": self.matcher.yes_rule,
                        "accumulate": accumulate if self.rule == "dsg" else None}
+        if self.rule == "dsg" and self.dsg_gating != "ancestors":  # the default keeps earlier caches' fingerprint
+            self.config["dsg_gating"] = self.dsg_gating
 
     def score_with_records(self, images: Sequence, prompts: Sequence[str],
                            seg_ids: Sequence[int] | None = None) -> tuple[np.ndarray, list[dict]]:
@@ -88,8 +94,9 @@ class QuestionScorer:
         for qs in question_lists:
             answers.append(flat_answers[start:start + len(qs)])
             start += len(qs)
-        records = build_records(question_lists, answers, self.matcher, rule=self.rule)
-        scores = image_scores(records, len(prompts), rule=self.rule, accumulate=self.accumulate)
+        gating = self.dsg_gating or "ancestors"
+        records = build_records(question_lists, answers, self.matcher, rule=self.rule, dsg_gating=gating)
+        scores = image_scores(records, len(prompts), rule=self.rule, accumulate=self.accumulate, dsg_gating=gating)
         return scores, self.item_records(records, len(prompts))
 
     def score(self, images: Sequence, prompts: Sequence[str], seg_ids: Sequence[int] | None = None) -> np.ndarray:
@@ -121,7 +128,8 @@ class TIFAScorer(QuestionScorer):
 
 
 class DSGScorer(QuestionScorer):
-    """DSG (Cho et al., ICLR 2024): fraction of questions answered yes whose parents all pass (``accumulate``)."""
+    """DSG (Cho et al., ICLR 2024): fraction of questions answered yes whose parents all pass (``accumulate``;
+    ``dsg_gating``: all ancestors, TS2's rule and the default, or direct parents, the official DSG code's)."""
 
     rule = "dsg"
     default_questions = "dsg_questions.csv"

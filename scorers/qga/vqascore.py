@@ -5,10 +5,26 @@ answer token's ``top_logprobs`` (``first_token_logprobs(images, questions)``: se
 :func:`yes_probability_from_logprobs`, defined here once; the local backends' ``yes_probability(images, questions)``
 teacher-force the whole answer word (the same number when it is one token).
 
+``prompt_style`` says how the question reaches a chat model:
+
+* ``"short_answer"`` (default): as every VQA question of this toolkit (TIFA and DSG too): LLaVA-1.5 gets its
+  short-answer suffix (``Answer the question using a single word or phrase.``, the format it was trained on for short
+  answers) and no system message; other chat VLMs, local or served, get a short-answer system prompt
+  (``scorers.models.chat_vlm.CONCISE_SYSTEM_PROMPT``).
+* ``"t2v_metrics"``: as the VQAScore reference code (``linzhiqiu/t2v_metrics``) sends it: LLaVA-1.5 gets LLaVA's
+  Vicuna system message and no suffix (``scorers.models.llava.T2V_METRICS_PROMPT``); other chat VLMs get no system
+  prompt. For comparing with published VQAScore numbers. It changes the prompt only: t2v_metrics also pads LLaVA's
+  images to a square (the ``llava-hf`` processor crops the centre) and scores LLaVA's answer as ``Yes</s>`` (the
+  geometric mean of both tokens' probabilities; here the probability of ``Yes``). BLIP VQA and InstructBLIP have
+  no chat prompt, so the style does not apply to them (an error says so).
+
+The backend passed in is not changed: the scorer works on a shallow copy with the style set (same weights).
+
 Reference: Lin et al., "Evaluating Text-to-Visual Generation with Image-to-Text Generation", ECCV 2024.
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Sequence
 
@@ -17,9 +33,12 @@ import numpy as np
 from ..checks import check_pairs
 from .scorers import resolve_backend
 
-__all__ = ["VQASCORE_TEMPLATE", "VQAScorer", "vqascore_question", "yes_probability_from_logprobs"]
+__all__ = ["PROMPT_STYLES", "VQASCORE_TEMPLATE", "VQAScorer", "styled_backend", "vqascore_question",
+           "yes_probability_from_logprobs"]
 
 VQASCORE_TEMPLATE = 'Does this figure show "{prompt}"? Please answer yes or no.'
+#: ``prompt_style=`` values (see the module docstring); the first is the default
+PROMPT_STYLES = ("short_answer", "t2v_metrics")
 
 
 def vqascore_question(prompt: str, template: str = VQASCORE_TEMPLATE) -> str:
@@ -39,20 +58,45 @@ def yes_probability_from_logprobs(top_logprobs: Sequence[dict], yes_word: str = 
     return min(1.0, max(0.0, mass))
 
 
+def styled_backend(backend: Any, prompt_style: str) -> Any:
+    """``backend`` itself for the default style; for ``"t2v_metrics"`` a shallow copy (same model) that renders the
+    t2v_metrics prompt: LLaVA's (backends with a ``prompt_style``), else no system prompt (backends with a
+    ``system_prompt``: local chat VLMs, served models)."""
+    if prompt_style not in PROMPT_STYLES:
+        raise ValueError(f"prompt_style must be one of {PROMPT_STYLES}, got {prompt_style!r}")
+    if prompt_style == "short_answer":
+        return backend
+    styled = copy.copy(backend)
+    if hasattr(backend, "prompt_style"):
+        styled.prompt_style = prompt_style
+    elif hasattr(backend, "system_prompt"):
+        styled.system_prompt = None
+    else:
+        raise ValueError(f"prompt_style={prompt_style!r}: {type(backend).__name__} has no chat prompt to style (it "
+                         "applies to LLaVA and chat VLMs, local or served)")
+    return styled
+
+
 class VQAScorer:
     """Runner scorer: ``score(images, prompts)`` -> P("Yes") per image."""
 
     def __init__(self, *, backend: Any = None, model: str | None = None, vqa_backend: str = "auto",
                  device: Any = None, precision: str | None = None, batch_size: int | None = None,
-                 template: str = VQASCORE_TEMPLATE, name: str = "vqa_score"):
-        self.backend = resolve_backend(backend, model, device, precision, batch_size, vqa_backend)
+                 template: str = VQASCORE_TEMPLATE, name: str = "vqa_score", prompt_style: str = "short_answer"):
+        if prompt_style not in PROMPT_STYLES:
+            raise ValueError(f"prompt_style must be one of {PROMPT_STYLES}, got {prompt_style!r}")
+        self.backend = styled_backend(resolve_backend(backend, model, device, precision, batch_size, vqa_backend),
+                                      prompt_style)
         if not hasattr(self.backend, "yes_probability") and not hasattr(self.backend, "first_token_logprobs"):
             raise ValueError(f"VQA backend {type(self.backend).__name__} has no yes_probability(images, questions) "
                              "and no first_token_logprobs(images, questions)")
         self.template = template
         self.name = name
+        self.prompt_style = prompt_style
         self.config = {"scorer": name, "backend": type(self.backend).__name__,
                        "model": getattr(self.backend, "name", model), "template": template}
+        if prompt_style != "short_answer":  # the default keeps earlier caches' fingerprint
+            self.config["prompt_style"] = prompt_style
 
     def score(self, images: Sequence, prompts: Sequence[str]) -> np.ndarray:
         check_pairs(images, prompts)

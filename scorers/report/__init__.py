@@ -14,12 +14,12 @@ import pandas as pd
 
 from ..graph import SEG, build_segs, resolve_seg_subset
 from ..reproduce import Reproduction, reproduce_table
-from ..tables import METADATA_COLUMNS, align_scores, column_scores, score_columns
+from ..tables import score_columns
 from .costs import merged_flops
-from .figures import correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
+from .figures import FORMATS, correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
 from .tables import leaderboard_frame, to_latex, to_markdown, write_tables
 
-__all__ = ["Report", "combine_scores", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
+__all__ = ["Report", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
 
 
 @dataclass
@@ -30,45 +30,6 @@ class Report:
     board: pd.DataFrame
     paths: dict[str, Path]
     notes: list[str] = field(default_factory=list)
-
-
-def combine_scores(
-    tables: Sequence[tuple[str, pd.DataFrame]],
-    metadata: pd.DataFrame,
-    *,
-    on: Sequence[str] | None = None,
-    notes: list[str] | None = None,
-) -> pd.DataFrame:
-    """Score columns of several tables (``[(source name, frame), ...]``) side by side, in metadata row order.
-
-    Each table is aligned with :func:`scorers.tables.align_scores`: joined on the ``on`` keys when it has them all,
-    else row-aligned with the metadata (so keyed and row-aligned files mix, e.g. your ``seg_id,file_name,...`` file
-    with the release's row-aligned ``released_scores.csv``; a note saying so is appended to ``notes``). A column name
-    used by two tables is an error naming both sources (rename one column rather than silently keeping either).
-    """
-    if not tables:
-        raise ValueError("no score tables given")
-    combined: dict[str, pd.Series] = {}
-    origin: dict[str, str] = {}
-    for source, frame in tables:
-        names = {METADATA_COLUMNS.get(c, c) for c in frame.columns}
-        lacking = [k for k in on or () if k not in names]
-        try:
-            aligned = align_scores(frame, metadata, on=list(on) if on and not lacking else None)
-        except ValueError as error:
-            reason = f" (it has no {lacking[0]!r} column to join on)" if lacking else ""
-            raise ValueError(f"{source}: {error}{reason}") from None
-        if lacking and notes is not None:
-            notes.append(f"{source}: no {', '.join(map(repr, lacking))} column; its rows are taken in metadata order")
-        columns = score_columns(aligned)
-        if not columns:
-            raise ValueError(f"{source}: no score columns (all columns are image keys: {list(aligned.columns)})")
-        for column in columns:
-            if column in combined:
-                raise ValueError(f"score column {column!r} appears in both {origin[column]} and {source}; rename one")
-            combined[column] = aligned[column].reset_index(drop=True)
-            origin[column] = source
-    return pd.DataFrame(combined)
 
 
 def default_seg(segs: Sequence[SEG]) -> SEG:
@@ -90,6 +51,7 @@ def write_report(
     seg_subset: Iterable[int] | str | None = "default",
     clean_quotes: bool = False,
     lower_is_better: Iterable[str] = (),
+    higher_is_better: Iterable[str] | Mapping[str, bool] | None = None,
     variant: str = "paper",
     n_bootstrap: int = 1000,
     seed: int = 0,
@@ -98,49 +60,57 @@ def write_report(
     seg_id: int | None = None,
     graph_columns: Sequence[str] | None = None,
     digits: int = 1,
+    formats: Sequence[str] = ("png",),
+    highlight: Iterable[str] | None = None,
+    families: Mapping[str, str] | None = None,
 ) -> Report:
     """Leaderboard (``leaderboard.md/.tex/.csv``) and figures (``rank_vs_flops.png``, ``seg_histograms.png``,
     ``correlation_heatmap.png``, ``error_graph_seg<ID>.png``) for every score column, written under ``out_dir``.
 
     ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.read_metadata`
-    frame. Orientation comes from the paper table (LLMScore is lower-is-better); ``lower_is_better`` names further
-    columns (not in the paper) whose scores are negated before evaluation. ``flops`` adds or overrides FLOPs per image.
+    frame. Orientation: :func:`scorers.orientation.resolve_orientation` (the paper table, the release's known facts:
+    LLMScore is lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns). ``flops`` adds or overrides FLOPs per image.
     ``seg_subset``: ``"default"`` (SEGs 0-163), ``"all"``/None or the SEG ids (:func:`scorers.graph.resolve_seg_subset`);
     the tables state it. ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
-    two best and two worst by rank Avg).
+    two best and two worst by rank Avg, plus up to two highlighted metrics). ``formats``: any of ``png, pdf, svg``
+    (each figure written once per format). ``highlight``: the user's own columns, drawn apart and marked "yours" in
+    every figure (default: with ``paper``, the columns it does not list). ``families`` names their family.
     """
+    formats = _check_formats(formats)
     seg_subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
-    combine_notes: list[str] = []
-    combined = combine_scores(tables, metadata, on=on, notes=combine_notes)
-    wanted = _ordered_columns(combined, paper, columns)
-    raw = {c: column_scores(combined, c, clean_quotes=clean_quotes) for c in wanted}
-    evaluated = pd.DataFrame(raw)
-    for column in lower_is_better:
-        if column not in raw:
-            raise ValueError(f"--lower-is-better {column!r}: no such score column; available: {wanted}")
-        if paper is not None and column in set(paper["column"]):
-            raise ValueError(f"--lower-is-better {column!r}: its orientation comes from the paper table already")
-        evaluated[column] = -raw[column]
-    reproduction = reproduce_table(evaluated, metadata, paper, columns=wanted, seg_subset=seg_subset,
-                                   variant=variant, n_bootstrap=n_bootstrap, seed=seed)
-    for column in lower_is_better:
-        reproduction.results[column].higher_is_better = False
+    reproduction = reproduce_table(tables, metadata, paper, columns=_ordered_columns(tables, paper, columns),
+                                   seg_subset=seg_subset, clean_quotes=clean_quotes, variant=variant,
+                                   n_bootstrap=n_bootstrap, seed=seed, on=on, lower_is_better=lower_is_better,
+                                   higher_is_better=higher_is_better, lacking_keys_by_position=True)
+    wanted, raw = reproduction.columns, reproduction.values
+    notes = list(reproduction.notes)
     board = leaderboard_frame(reproduction, paper)
+    for column, family in (families or {}).items():
+        if column not in raw:
+            raise ValueError(f"--family {column!r}: no such score column; available: {wanted}")
+        board.loc[board["column"] == column, "family"] = family
+    if highlight is None:
+        highlight = [c for c in wanted if c not in set(paper["column"])] if paper is not None else []
+    highlight = list(highlight)
+    unknown = [c for c in highlight if c not in raw]
+    if unknown:
+        raise ValueError(f"--highlight {unknown[0]!r}: no such score column; available: {wanted}")
+    style = dict(highlight=highlight, formats=formats)
     out_dir = Path(out_dir)
     paths = dict(write_tables(board, out_dir, digits=digits))
-    notes = combine_notes + list(reproduction.notes)
     names = dict(zip(board["column"], board["name"]))
 
     cost = merged_flops(paper, flops)
-    paths["rank_vs_flops"], skipped = rank_vs_cost(board, cost, out_dir / "rank_vs_flops.png")
+    paths["rank_vs_flops"], skipped = rank_vs_cost(board, cost, out_dir / "rank_vs_flops.png", **style)
     if skipped:
         notes.append(f"rank_vs_flops.png leaves out {len(skipped)} metric(s) without a FLOPs cost: "
                      f"{', '.join(skipped)} (pass --flops COLUMN=VALUE, e.g. {skipped[0]}=1.2T)")
-    paths["seg_histograms"] = seg_histograms(reproduction.results, out_dir / "seg_histograms.png", names=names)
+    paths["seg_histograms"] = seg_histograms(reproduction.results, out_dir / "seg_histograms.png", names=names,
+                                             **style)
     if len(wanted) >= 2:
         paths["correlation_heatmap"], _ = correlation_heatmap(reproduction.results, out_dir / "correlation_heatmap.png",
-                                                              names=names)
+                                                              names=names, **style)
     else:
         notes.append("correlation_heatmap.png needs at least two metric columns; skipped")
 
@@ -149,35 +119,56 @@ def write_report(
         keep = {int(s) for s in seg_subset}
         segs = [s for s in segs if s.seg_id in keep]
     seg = default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)
-    chosen = list(graph_columns) if graph_columns else _contrast_columns(board)
+    chosen = list(graph_columns) if graph_columns else _contrast_columns(board, highlight)
     unknown = [c for c in chosen if c not in raw]
     if unknown:
         raise ValueError(f"graph column(s) {unknown} not found; available: {wanted}")
     prompt = str(metadata["prompt"].iloc[int(seg.members[0][0])]) if "prompt" in metadata.columns else None
     paths["error_graph"] = error_graph(seg, {c: raw[c] for c in chosen}, out_dir / f"error_graph_seg{seg.seg_id}.png",
-                                       names=names, results=reproduction.results, prompt=prompt)
+                                       names=names, results=reproduction.results, prompt=prompt, **style)
+    for kind in ("rank_vs_flops", "seg_histograms", "correlation_heatmap", "error_graph"):
+        if kind in paths:
+            for fmt in formats[1:]:
+                paths[f"{kind} ({fmt})"] = paths[kind].with_suffix(f".{fmt}")
     return Report(reproduction=reproduction, board=board, paths=paths, notes=notes)
 
 
-def _ordered_columns(combined: pd.DataFrame, paper: pd.DataFrame | None, columns: Iterable[str] | None) -> list[str]:
+def _ordered_columns(tables: Sequence[tuple[str, pd.DataFrame]], paper: pd.DataFrame | None,
+                     columns: Iterable[str] | None) -> list[str] | None:
     """Requested columns, else every score column: the paper's in Table 2 order first, then the rest as given."""
-    available = list(combined.columns)
     if columns:
-        wanted = list(columns)
-        unknown = [c for c in wanted if c not in available]
-        if unknown:
-            raise ValueError(f"score column(s) {unknown} not found; available: {available}")
-        return wanted
+        return list(columns)
+    available = [c for _, frame in tables for c in score_columns(frame)]
     order = [c for c in dict.fromkeys(paper["column"]) if c in available] if paper is not None else []
-    return order + [c for c in available if c not in order]
+    return order + [c for c in available if c not in order] or None
 
 
-def _contrast_columns(board: pd.DataFrame, k: int = 2) -> list[str]:
-    """Up to ``2k`` columns: the ``k`` best and ``k`` worst by rank Avg (all of them when there are few)."""
+def _contrast_columns(board: pd.DataFrame, highlight: Sequence[str] = (), k: int = 2) -> list[str]:
+    """Up to ``2k`` columns in rank-Avg order: the ``k`` best and ``k`` worst (all of them when there are few); up to
+    two ``highlight`` columns (the user's) are always among them, in place of the innermost best/worst."""
     ranked = board.sort_values("rank_avg", ascending=False, na_position="last")["column"].tolist()
     if len(ranked) <= 2 * k:
         return ranked
-    return ranked[:k] + ranked[-k:]
+    default = ranked[:k] + ranked[-k:]
+    missing = [c for c in highlight if c in ranked and c not in default]
+    if not missing:
+        return default
+    mine = ([c for c in highlight if c in default] + missing)[:2]
+    rest = [c for c in ranked if c not in mine]
+    n = 2 * k - len(mine)
+    keep = set(mine) | set(rest[: (n + 1) // 2]) | set(rest[len(rest) - n // 2:])
+    return [c for c in ranked if c in keep]
+
+
+def _check_formats(formats: Sequence[str] | str) -> tuple[str, ...]:
+    """``"png,pdf"`` or ``["png", "pdf"]`` -> ``("png", "pdf")``; an unknown format is an error naming the choices."""
+    if isinstance(formats, str):
+        formats = formats.split(",")
+    out = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in formats if f.strip()))
+    unknown = [f for f in out if f not in FORMATS]
+    if unknown or not out:
+        raise ValueError(f"--format {','.join(formats)!r}: expected a comma-separated list of {', '.join(FORMATS)}")
+    return out
 
 
 def _find_seg(segs: Sequence[SEG], seg_id: int) -> SEG:

@@ -41,10 +41,10 @@ def human_agreement_frame(
     if not shared:
         raise ValueError(f"--ratings: none of the report's metric columns ({', '.join(board['column'])}) is a column "
                          f"of the ratings file ({', '.join(map(str, ratings.columns))})")
-    lower = [c for c, up in zip(board["column"], board["higher_is_better"]) if c in shared and not bool(up)]
+    orientation = {c: bool(up) for c, up in zip(board["column"], board["higher_is_better"]) if c in shared}
     table = correlate_frame(ratings, human=human, metrics=shared, coefficients=coefficients, grouping=grouping,
                             item_col=item_col, system_col=system_col, n_bootstrap=n_bootstrap, seed=seed,
-                            lower_is_better=lower)
+                            higher_is_better=orientation)
     names = dict(zip(board["column"], board["name"]))
     records: dict[str, dict] = {}
     for result in table.inter_rater + table.rows:

@@ -12,8 +12,8 @@ The two public files of the TIFA repository (``Yushi-Hu/tifa``, folder ``tifa_v1
 Pass local paths, or leave them out to download the files pinned in :data:`FILES` once into the Hugging Face cache
 (:func:`pinned_path`, through ``scorers.release.fetch``: the one place that downloads release files).
 
-A text's questions get ids 0..n-1 in file order. Question rows are checked by the TS2 question-table rules
-(``scorers.qga.questions.questions_from_records``: non-blank question and answer, two or more distinct choices...);
+A text's questions get ids 0..n-1 in file order. Question rows are checked by the question content rules of TS2's
+tables (``scorers.qga.questions.check_question``: non-blank question and answer, two or more distinct choices...);
 an answer outside its choices is kept and logged, as for TS2. Every error names the file, the entry and the text id.
 """
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,11 +36,11 @@ logger = logging.getLogger(__name__)
 #: for this module; both files were released together on 2023-03-22 and live in the same folder).
 REVISION = "5abab2dc3df7a9fa75db88083c20d6feae243512"
 _RAW = "https://raw.githubusercontent.com/Yushi-Hu/tifa/{revision}/tifa_v1.0/{name}"
-#: name -> (file name, sha256). ``None`` = not known when this was written: trust on first use (``scorers.release``
-#: records the first download's digest beside the cached copy, checks every later read against it, and logs the
-#: digest with a warning: paste it here).
+#: name -> (file name, sha256). The text inputs' digest is the same at :data:`REVISION` and at the repository's head.
+#: ``None`` = the digest could not be read: trust on first use (``scorers.release`` records the first download's digest
+#: beside the cached copy, checks every later read against it, and logs the digest with a warning: paste it here).
 FILES: dict[str, tuple[str, str | None]] = {
-    "text_inputs": ("tifa_v1.0_text_inputs.json", None),
+    "text_inputs": ("tifa_v1.0_text_inputs.json", "650281d508b056ac9782bc84d5493626424ee851a8778af90b9db554cfbc1a0f"),
     "question_answers": ("tifa_v1.0_question_answers.json", None),
 }
 #: Display names of the sources, in TIFA's Table 4 order.
@@ -61,8 +60,9 @@ def pinned_path(name: str, *, offline: bool | None = None) -> Path:
     """The local copy of pinned file ``name`` (``"text_inputs"`` / ``"question_answers"``), downloaded once.
 
     Goes through ``scorers.release.fetch`` (download into the HF cache, sha256 check, reuse; a clear error when
-    offline and not cached; ``offline=None`` follows ``HF_HUB_OFFLINE``). With ``sha256=None`` the first download's
-    digest is recorded and every later read is checked against it.
+    offline and not cached; ``offline=None`` follows ``HF_HUB_OFFLINE``). A file pinned in :data:`FILES` must have
+    that digest; for one with ``None`` the first download's digest is recorded and every later read is checked
+    against it.
     """
     from ..release import PinnedFile, fetch  # the release module owns every download
 
@@ -154,21 +154,20 @@ def read_question_answers(path: str | Path, texts: pd.DataFrame | None = None) -
 
 
 def _validate(frame: pd.DataFrame, source: str) -> None:
-    """The TS2 question-table rules, applied through ``questions_from_records`` (one implementation); text ids
-    stand in for SEG ids there, so messages are rewritten to name the text id."""
-    from ..data import TS2DataError
-    from ..qga.questions import questions_from_records
+    """The question content rules of TS2's tables (:func:`scorers.qga.questions.check_question`: non-blank question
+    and answer, two or more distinct choices), each error labelled the TIFA way: file, entry (the JSON list index,
+    row k of ``frame``), text id and question id. An answer outside its choices is kept and logged."""
+    from ..qga.questions import check_question
 
-    codes = {t: i for i, t in enumerate(dict.fromkeys(frame["text_id"]))}
-    records = [{"id": codes[r["text_id"]], "question_id": r["question_id"], "question": r["question"],
-                "choices": "|".join(r["choices"]), "answer": r["answer"]} for r in frame.to_dict("records")]
-    try:
-        questions_from_records(records, kind="tifa", source=source, line_of=lambda k: k)
-    except TS2DataError as error:
-        names = list(codes)
-        message = str(error).replace(" line ", " entry ")
-        message = re.sub(r"\(SEG (\d+)\)", lambda m: f"(id {names[int(m.group(1))]!r})", message)
-        raise ValueError(message) from None
+    off_choice = []
+    for k, (text_id, question_id, question, choices, answer) in enumerate(zip(
+            frame["text_id"], frame["question_id"], frame["question"], frame["choices"], frame["answer"])):
+        where = f"{source} entry {k} (id {text_id!r}) question {question_id}"
+        if not check_question(question, "|".join(choices), answer, where=where)[1]:
+            off_choice.append(f"entry {k} ({text_id} q{question_id}: {answer!r})")
+    if off_choice:
+        logger.warning("%s: %d answer(s) are not among their choices (kept as released): %s", source,
+                       len(off_choice), "; ".join(off_choice[:10]) + (" ..." if len(off_choice) > 10 else ""))
 
 
 @dataclass

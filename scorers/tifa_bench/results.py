@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..resampling import PairedComparison, bootstrap_ratio_interval, paired_mean_test
+from ..tables import read_csv
 from .data import CATEGORIES, SOURCES
 
 __all__ = ["BenchResult", "compare_runs", "read_results", "summarize", "text_scores"]
@@ -39,7 +40,7 @@ class BenchResult:
 
     @property
     def complete(self) -> bool:
-        return bool(self.info.get("complete", True))
+        return self.info.get("complete", True) is True  # read_results has checked it is a JSON boolean
 
 
 def read_results(path: str | Path, name: str | None = None) -> BenchResult:
@@ -48,7 +49,7 @@ def read_results(path: str | Path, name: str | None = None) -> BenchResult:
     table = path / "questions.csv" if path.is_dir() else path
     if not table.is_file():
         raise FileNotFoundError(f"{table} does not exist (expected the output folder of `ts2 tifa-bench score`)")
-    questions = pd.read_csv(table, dtype={"text_id": str, "image": str}, keep_default_na=False)
+    questions = read_csv(table, dtype={"text_id": str, "image": str}, keep_default_na=False)
     missing = [c for c in QUESTION_COLUMNS if c not in questions.columns]
     if missing:
         raise ValueError(f"{table}: missing column(s) {missing}; expected {list(QUESTION_COLUMNS)}")
@@ -58,9 +59,41 @@ def read_results(path: str | Path, name: str | None = None) -> BenchResult:
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(f"{table} line {row + 2}: correct={questions['correct'].iloc[row]!r} is not true/false")
     questions["correct"] = correct.isin(["true", "1"])
+    _refuse_duplicate_questions(questions, table)
     info_path = table.with_name("run.json")
-    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
+    info = _read_run_info(info_path) if info_path.is_file() else {}
     return BenchResult(name or info.get("name") or (path.name if path.is_dir() else path.stem), questions, info)
+
+
+def _read_run_info(path: Path) -> dict:
+    """``run.json``: a JSON object whose ``complete``, when present, is ``true`` or ``false`` (the string
+    ``"false"`` is refused, not read as a complete run)."""
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(info, dict):
+        found = "null" if info is None else type(info).__name__
+        raise ValueError(f"{path}: expected a JSON object {{...}}, got {found}")
+    if "complete" in info and not isinstance(info["complete"], bool):
+        raise ValueError(f"{path}: \"complete\" must be true or false, got {json.dumps(info['complete'])}")
+    return info
+def _refuse_duplicate_questions(questions: pd.DataFrame, table: Path) -> None:
+    """One row per (text, image, question): a repeated key would count one answer several times (three extra copies
+    of one correct row moved Overall from 37.5 to 45.0), so it is an error naming the first few and their lines."""
+    keys = ["text_id", "image", "question_id"]
+    repeated = questions.duplicated(subset=keys, keep=False).to_numpy()
+    if not repeated.any():
+        return
+    rows = np.flatnonzero(repeated)
+    groups: dict[tuple, list[int]] = {}
+    for row in rows:
+        groups.setdefault(tuple(str(questions[k].iloc[row]) for k in keys), []).append(int(row) + 2)
+    shown = "; ".join(f"(text_id={t!r}, image={i!r}, question_id={q!r}) on lines {', '.join(map(str, lines[:4]))}"
+                      f"{' ...' if len(lines) > 4 else ''}" for (t, i, q), lines in list(groups.items())[:3])
+    more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+    raise ValueError(f"{table}: {len(groups)} duplicate (text_id, image, question_id) key(s): {shown}{more}; each "
+                     "question of each image needs exactly one row")
 
 
 def text_scores(questions: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,212 @@
+"""Reward scorers: batched images/s vs the official one image per call (same run, tiny models), and FLOPs per image of
+the real architectures (counted on the meta device: no weights, no memory).
+
+    python benchmarks/bench_rewards.py                  # speed on tiny random-weight models (CPU), then FLOPs
+    python benchmarks/bench_rewards.py --only flops     # FLOPs only
+    python benchmarks/bench_rewards.py --only speed --images 64 --batch-size 32
+
+Speed: each scorer scores the same PIL images (64 x 48 px, 4 distinct prompts) twice in one process, once in batches
+of ``--batch-size`` (each distinct prompt encoded once) and once one (image, prompt) per call with the prompt encoded
+again each time (the official packages' ``score(prompt, image)`` style); it prints both rates, the ratio, and the
+largest score difference between the two paths.
+
+FLOPs (``torch.utils.flop_counter.FlopCounterMode``; 2 per multiply-add; matmuls, convolutions and attention) per
+(image, prompt) pair with the prompt at the TS2 mean length padded as each official pipeline pads it, for: CLIP
+ViT-B/16 (``openai/clip-vit-base-patch16``, to set beside the TS2 paper's Table 2 column), PickScore's CLIP-H/14,
+HPSv2's open_clip ViT-H-14, ImageReward (BLIP ViT-L/16 at 224 px + BERT-base with cross-attention, 35 tokens), HPSv3
+(Qwen2-VL-7B at 448 x 448 px: see :func:`hpsv3_flops` for how its vision tower is counted and its text length).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PROMPTS = ["A Christmas tree with lights and teddy bear", "A group of planes near a large wall of windows.",
+           "a red bicycle leaning against a brick wall", "two cats sleeping on a blue sofa"]
+
+
+def images(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return [Image.fromarray(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)) for _ in range(n)]
+
+
+def one_per_call(scorer, pictures, prompts):
+    """The official style: one (image, prompt) per call, the prompt encoded again each time."""
+    out = []
+    for image, prompt in zip(pictures, prompts):
+        cache = getattr(scorer, "_text_cache", None)
+        if cache is not None:
+            cache.clear()
+        out.append(scorer.score([image], [prompt])[0])
+    return np.array(out)
+
+
+def batched(scorer, pictures, prompts, batch_size):
+    return np.concatenate([scorer.score(pictures[i:i + batch_size], prompts[i:i + batch_size])
+                           for i in range(0, len(pictures), batch_size)])
+
+
+def speed(args) -> None:
+    from scorers.registry import build_scorer
+    from tests.tiny_reward_models import tiny_reward_models
+
+    torch.set_num_threads(args.threads)
+    root = tempfile.mkdtemp(prefix="bench-rewards-")
+    models = tiny_reward_models(root, hpsv3="hpsv3" in args.scorers)
+    pictures = images(args.images)
+    prompts = [PROMPTS[i % len(PROMPTS)] for i in range(args.images)]
+    print(f"speed: {args.images} images (64x48), {len(PROMPTS)} prompts, batch {args.batch_size}, "
+          f"{args.threads} thread(s), tiny random-weight models")
+    for name in args.scorers.split(","):
+        scorer = build_scorer(name, model=models[name], device="cpu")
+        one_per_call(scorer, pictures[:2], prompts[:2])  # warm-up
+        start = time.perf_counter()
+        single = one_per_call(scorer, pictures, prompts)
+        t_single = time.perf_counter() - start
+        getattr(scorer, "_text_cache", {}).clear()
+        start = time.perf_counter()
+        many = batched(scorer, pictures, prompts, args.batch_size)
+        t_batched = time.perf_counter() - start
+        print(f"  {name:12s} one per call {args.images / t_single:8.1f} img/s   batched {args.images / t_batched:8.1f} "
+              f"img/s   speed-up {t_single / t_batched:4.1f}x   max |diff| {np.max(np.abs(single - many)):.1e}")
+
+
+def count_flops(fn) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with counter, torch.no_grad():
+        fn()
+    return counter.get_total_flops()
+
+
+def _human(flops: float) -> str:
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6)):
+        if flops >= scale:
+            return f"{flops / scale:.1f}{unit}"
+    return f"{flops:.0f}"
+
+
+def flops() -> None:
+    from transformers import CLIPConfig, CLIPModel
+
+    meta = torch.device("meta")
+    rows = []
+
+    def hf_clip(name, vision, text, projection, size, tokens):
+        with meta:
+            model = CLIPModel(CLIPConfig(vision_config=vision, text_config=text, projection_dim=projection)).eval()
+        pixels = torch.empty(1, 3, size, size, device=meta)
+        ids = torch.zeros(1, tokens, dtype=torch.long, device=meta)
+        image = count_flops(lambda: model.get_image_features(pixel_values=pixels))
+        text_f = count_flops(lambda: model.get_text_features(input_ids=ids))
+        rows.append((name, image, text_f))
+
+    # openai/clip-vit-base-patch16 (the official TS2 CLIPScore) and CLIP-H/14 (PickScore_v1 = laion CLIP-ViT-H-14
+    # fine-tuned); prompt padded to the longest of the batch: 14 tokens, about a TS2 prompt with BOS/EOS
+    hf_clip("CLIP ViT-B/16 (clip_score)", dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                                               num_attention_heads=12, patch_size=16, image_size=224),
+            dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=8), 512, 224, 14)
+    hf_clip("PickScore (CLIP ViT-H/14)", dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32,
+                                              num_attention_heads=16, patch_size=14, image_size=224),
+            dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16), 1024, 224, 14)
+
+    import open_clip
+
+    with meta:
+        model = open_clip.create_model("ViT-H-14", device=meta).eval()
+    pixels = torch.empty(1, 3, 224, 224, device=meta)
+    ids = torch.zeros(1, 77, dtype=torch.long, device=meta)  # open_clip pads every prompt to 77
+    rows.append(("HPSv2 (open_clip ViT-H-14)", count_flops(lambda: model.encode_image(pixels)),
+                 count_flops(lambda: model.encode_text(ids))))
+
+    from scorers.models.imagereward import ImageRewardModel, official_configs
+
+    vision, text = official_configs()
+    with meta:
+        reward = ImageRewardModel(vision, text).eval()
+    pixels = torch.empty(1, 3, 224, 224, device=meta)
+    ids = torch.zeros(1, 35, dtype=torch.long, device=meta)
+    tokens = (224 // 16) ** 2 + 1
+    image_embeds = torch.empty(1, tokens, vision["hidden_size"], device=meta)
+    features = torch.empty(1, text["hidden_size"], device=meta)
+    image = count_flops(lambda: reward.vision_model(pixel_values=pixels))
+    # the text side without masks (building a padding mask reads values, which meta tensors do not have; the
+    # all-ones image mask and the padding mask change no FLOP count)
+    text_f = count_flops(lambda: reward.text_encoder(input_ids=ids, encoder_hidden_states=image_embeds,
+                                                     is_decoder=False))
+    text_f += count_flops(lambda: reward.mlp(features))
+    rows.append(("ImageReward (BLIP ViT-L + BERT)", image, text_f))
+
+    rows.append(hpsv3_flops())
+
+    print("FLOPs per (image, prompt) pair, real architectures on the meta device (image tower + text side):")
+    for name, image, text_f in rows:
+        print(f"  {name:34s} image {_human(image):>7s}   text {_human(text_f):>7s}   total {_human(image + text_f):>7s}")
+
+
+#: HPSv3's language-model sequence: 256 image tokens (448 x 448 px) + the instruction, prompt and chat template.
+#: The text length is an estimate (the instruction has 378 words, about 1.3 Qwen2 tokens per word, plus the chat
+#: template and a TS2 prompt): the Qwen2 tokenizer is a Hub download this machine cannot make
+HPSV3_TEXT_TOKENS = 520
+
+
+def hpsv3_flops():
+    """Qwen2-VL-7B + head: the vision tower counted on the CPU at depth 1 and 2 (full width, 1024 patches of a
+    448 x 448 image) and extrapolated to its 32 identical blocks (its rotary and sequence bookkeeping read grid values,
+    which the meta device does not have); the language model on the meta device."""
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VisionTransformerPretrainedModel
+
+    vision = dict(embed_dim=1280, hidden_size=3584, num_heads=16, mlp_ratio=4, patch_size=14, spatial_merge_size=2,
+                  temporal_patch_size=2, in_chans=3)
+
+    def tower(depth):
+        config = Qwen2VLConfig(vision_config=dict(vision, depth=depth)).vision_config
+        model = Qwen2VisionTransformerPretrainedModel._from_config(config).eval()
+        return count_flops(lambda: model(torch.zeros(1024, 3 * 2 * 14 * 14), grid_thw=torch.tensor([[1, 32, 32]])))
+
+    one, two = tower(1), tower(2)
+    image = one + 31 * (two - one)
+    config = Qwen2VLConfig(
+        text_config=dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                         num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
+                         rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}),
+        vision_config=dict(vision, depth=1))
+    with torch.device("meta"):
+        model = Qwen2VLForConditionalGeneration(config).eval()
+        head = torch.nn.Sequential(torch.nn.Linear(3584, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 16),
+                                   torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    embeds = torch.empty(1, 256 + HPSV3_TEXT_TOKENS, 3584, device="meta")
+    text = count_flops(lambda: model.model.language_model(inputs_embeds=embeds))
+    text += count_flops(lambda: head(torch.empty(1, 3584, device="meta")))
+    return (f"HPSv3 (Qwen2-VL-7B, {256 + HPSV3_TEXT_TOKENS} LM tokens)", image, text)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", choices=["speed", "flops"])
+    parser.add_argument("--images", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--scorers", default="pickscore,hpsv2,imagereward,hpsv3")
+    args = parser.parse_args(argv)
+    if args.only != "flops":
+        speed(args)
+    if args.only != "speed":
+        flops()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

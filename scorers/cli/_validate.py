@@ -1,0 +1,173 @@
+"""Argument checks shared by every ``ts2`` command: argparse ``type=`` functions.
+
+Each refuses a bad value at parse time, before any scoring, download or model load, with argparse's one error line
+naming the argument (``ts2 meta: error: argument --n-bootstrap: must be an integer from 0 to 100,000, got '-5'``) and
+exit status 2. Numbers are parsed strictly: ASCII digits only, so full-width ``"１２"`` and ``"1_000"`` are refused
+(Python's ``int``/``float`` accept both).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+
+__all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
+           "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
+           "seg_spec"]
+
+#: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
+BOOTSTRAP_MAX = 100_000
+#: seconds at most for a timeout (one day); ``inf`` overflowed in the HTTP client
+TIMEOUT_MAX = 86_400.0
+PORT_MAX = 65_535
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_int(text: object) -> int | None:
+    """``text`` as an int when it is plain ASCII digits with an optional sign, else None (``"１２"``, ``"1_000"``,
+    ``"1.5"``, ``"inf"`` -> None)."""
+    text = str(text).strip()
+    return int(text) if _INT.fullmatch(text) else None
+
+
+def parse_float(text: object) -> float | None:
+    """``text`` as a finite float when it is a plain ASCII decimal number, else None (``nan``, ``inf``,
+    ``"1_000"``, full-width digits -> None)."""
+    text = str(text).strip()
+    if not _FLOAT.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def count(low: int, high: int | None = None):
+    """A ``type=`` for an integer in ``[low, high]``."""
+    span = f"from {low:,} to {high:,}" if high is not None else f">= {low:,}"
+
+    def check(text: str) -> int:
+        value = parse_int(text)
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be an integer {span}, got {text!r}")
+        return value
+
+    check.__name__ = "integer"  # argparse names the type in some messages
+    return check
+
+
+#: ``--n-bootstrap``: 0 (no intervals) to :data:`BOOTSTRAP_MAX`
+bootstrap_count = count(0, BOOTSTRAP_MAX)
+
+
+def number(low: float, high: float):
+    """A ``type=`` for a finite number ``> low`` and ``<= high``."""
+
+    def check(text: str) -> float:
+        value = parse_float(text)
+        if value is None or not low < value <= high:
+            raise argparse.ArgumentTypeError(f"must be a number > {low:g} and <= {high:,g}, got {text!r}")
+        return value
+
+    check.__name__ = "number"
+    return check
+
+
+def seconds(text: str) -> float:
+    """``--timeout``: a finite number of seconds, > 0 and <= :data:`TIMEOUT_MAX`."""
+    value = parse_float(text)
+    if value is None or not 0 < value <= TIMEOUT_MAX:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0 and <= {TIMEOUT_MAX:,.0f}, got {text!r}")
+    return value
+
+
+def confidence(text: str) -> float:
+    """``--confidence``: a level strictly between 0 and 1."""
+    value = parse_float(text)
+    if value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (e.g. 0.95), got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    """``--port``: 1 to 65535."""
+    value = parse_int(text)
+    if value is None or not 1 <= value <= PORT_MAX:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to {PORT_MAX}, got {text!r}")
+    return value
+
+
+def seg_spec(text: str) -> str:
+    """``--segs``: ``default``, ``all`` or a SEG range (``0-163``, ``0-10,20``), checked now (its size included);
+    returned as given."""
+    from ..graph import parse_seg_range
+
+    if text.strip().lower() not in ("default", "all"):
+        try:
+            parse_seg_range(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def input_file(text: str) -> str:
+    """An existing, readable file (not a folder)."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
+    if not os.access(path, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not readable (permission denied)")
+    return text
+
+
+def input_dir(text: str) -> str:
+    """An existing folder."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+    return text
+
+
+def _writable_folder(folder: Path, text: str) -> None:
+    """The nearest existing ancestor of ``folder`` must be a folder where this process can create a file."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {existing} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"{text}: cannot write in {existing} ({error.strerror or error})") from None
+
+
+def output_file(text: str) -> str:
+    """A file this command can write: not a folder, its folder (or nearest existing ancestor) writable; an
+    existing file must be writable too."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; give a file name, e.g. {path / 'scores.csv'}")
+    _writable_folder(path.parent if str(path.parent) else Path("."), text)
+    if path.exists():
+        try:
+            open(path, "ab").close()  # no write: checks the permission, leaves content and mtime
+        except OSError as error:
+            raise argparse.ArgumentTypeError(f"{text}: cannot write it ({error.strerror or error})") from None
+    return text
+
+
+def output_dir(text: str) -> str:
+    """A folder this command can write into (created later if missing): not an existing file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; give a folder")
+    _writable_folder(path, text)
+    return text

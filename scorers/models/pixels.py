@@ -1,0 +1,96 @@
+"""Image preprocessing of the reward models, as their official code does it (picklable: runs in DataLoader workers).
+
+* :class:`ResizeCropUint8` -- PIL resize of the short side (bicubic) + centre crop, handed over as a **uint8**
+  ``(3, S, S)`` tensor; the ``/255`` and mean/std normalisation happen on the model's device (:func:`normalise`).
+  ``crop="floor"`` is transformers 4.x ``CLIPImageProcessor``'s crop offset (``(h - S) // 2``: PickScore's processor),
+  ``crop="round"`` torchvision ``CenterCrop``'s (``round((h - S) / 2)``: ImageReward's ``_transform``). Both resize the
+  long side to ``int(S * long / short)``, as both official pipelines do.
+* :class:`HPSv2Transform` -- HPSv2's ``preprocess_val`` (its open_clip fork, ``light_augmentation=True``): ``ToTensor``
+  first, then a bicubic resize *of the float tensor* so the longer side is ``S`` (torchvision's tensor resize,
+  antialiased), zero padding to ``S x S`` centred, then the mean/std normalisation. Returns float ``(3, S, S)``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+__all__ = ["CLIP_MEAN", "CLIP_STD", "HPSv2Transform", "ResizeCropUint8", "normalise"]
+
+#: OpenAI CLIP's normalisation constants (PickScore's, HPSv2's and ImageReward's preprocessing all use them)
+CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
+CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
+
+CROPS = ("floor", "round")
+
+
+def _rgb(image):
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+class ResizeCropUint8:
+    """PIL image -> uint8 ``(3, size, size)``: bicubic resize of the short side to ``size``, centre crop."""
+
+    def __init__(self, size: int, crop: str = "round"):
+        if crop not in CROPS:
+            raise ValueError(f"crop {crop!r} is not one of {CROPS}")
+        self.size, self.crop = int(size), crop
+
+    def __call__(self, image) -> torch.Tensor:
+        import numpy as np
+        from PIL import Image
+
+        image = _rgb(image)
+        width, height = image.size
+        short, long = (width, height) if width <= height else (height, width)
+        if short != self.size:
+            new_short, new_long = self.size, int(self.size * long / short)
+            new_w, new_h = (new_short, new_long) if width <= height else (new_long, new_short)
+            image = image.resize((new_w, new_h), resample=Image.BICUBIC)
+        array = np.asarray(image, dtype=np.uint8)
+        height, width = array.shape[:2]
+        if self.crop == "floor":
+            top, left = (height - self.size) // 2, (width - self.size) // 2
+        else:
+            top, left = int(round((height - self.size) / 2.0)), int(round((width - self.size) / 2.0))
+        array = array[top:top + self.size, left:left + self.size]
+        return torch.from_numpy(array.copy()).permute(2, 0, 1).contiguous()
+
+    def __repr__(self) -> str:
+        return f"ResizeCropUint8(size={self.size}, crop={self.crop!r})"
+
+
+class HPSv2Transform:
+    """HPSv2's evaluation preprocessing (see module docstring): PIL image -> normalised float ``(3, size, size)``."""
+
+    def __init__(self, size: int = 224, mean: Sequence[float] = CLIP_MEAN, std: Sequence[float] = CLIP_STD):
+        self.size, self.mean, self.std = int(size), tuple(mean), tuple(std)
+
+    def __call__(self, image) -> torch.Tensor:
+        import numpy as np
+        from torchvision.transforms import InterpolationMode
+        from torchvision.transforms import functional as F
+
+        pixels = torch.from_numpy(np.asarray(_rgb(image), dtype=np.uint8).copy()).permute(2, 0, 1).float().div(255)
+        height, width = pixels.shape[1:]
+        scale = self.size / float(max(height, width))
+        if scale != 1.0 or height != width:
+            new_size = [round(height * scale), round(width * scale)]
+            if scale != 1.0:
+                pixels = F.resize(pixels, new_size, InterpolationMode.BICUBIC, antialias=True)
+            pad_h, pad_w = self.size - new_size[0], self.size - new_size[1]
+            pixels = F.pad(pixels, [pad_w // 2, pad_h // 2, pad_w - pad_w // 2, pad_h - pad_h // 2], fill=0)
+        return F.normalize(pixels, self.mean, self.std)
+
+    def __repr__(self) -> str:
+        return f"HPSv2Transform(size={self.size})"
+
+
+def normalise(pixels: torch.Tensor, mean: Sequence[float], std: Sequence[float], *, device, dtype) -> torch.Tensor:
+    """uint8 ``(n, 3, H, W)`` -> ``((x / 255) - mean) / std`` in float32 on ``device``, then cast to ``dtype``; float
+    input is taken as already normalised and only moved."""
+    if pixels.dtype != torch.uint8:
+        return pixels.to(device, dtype, non_blocking=True)
+    m = torch.tensor(mean, dtype=torch.float32, device=device).view(-1, 1, 1)
+    s = torch.tensor(std, dtype=torch.float32, device=device).view(-1, 1, 1)
+    return pixels.to(device, non_blocking=True).float().div_(255).sub_(m).div_(s).to(dtype)
