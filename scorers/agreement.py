@@ -38,13 +38,18 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .meta import _json_float, as_scores, paired_mean_test
+from .meta import _json_float, as_scores
+from .pairwise import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_MAX  # noqa: F401  (re-exported)
+from .pairwise import PairSet as _PairSet
+from .pairwise import check_pair_work as _check_pair_work
+from .pairwise import dense_pairwise as _dense_pairwise
+from .resampling import PairedComparison, paired_mean_test, percentile_interval, resample_indices
 
 __all__ = [
     "COEFFICIENTS",
     "GROUPINGS",
     "Agreement",
-    "AgreementComparison",
+    "GroupedBootstrap",
     "agreement",
     "agreement_many",
     "bootstrap_indices",
@@ -59,11 +64,6 @@ CORRELATIONS = COEFFICIENTS[:4]
 GROUPINGS = ("none", "item", "system")
 #: groups up to this size use the dense (groups x size x size) kernels; bigger ones go one by one through scipy
 DENSE_MAX = 64
-#: largest pooled item count for pairwise_acc (all n(n-1)/2 pair gaps are held in memory)
-POOLED_PAIRS_MAX_ITEMS = 10_000
-#: bootstrap of pairwise_acc touches resamples x pairs weights; beyond this the call is refused, not left to run
-PAIR_WORK_MAX = 20_000_000_000
-_CHUNK = 20_000_000  # elements per (resamples x pairs) block
 
 
 @dataclass
@@ -214,7 +214,52 @@ def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
     """
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
-    return np.random.default_rng(seed).integers(0, n_units, size=(n_bootstrap, n_units))
+    return resample_indices(n_units, n_bootstrap, seed)
+
+
+@dataclass(frozen=True)
+class GroupedBootstrap:
+    """The settings every agreement function shares: how rows are grouped and how the interval resamples them.
+
+    ``grouping`` is ``"none"``, ``"item"`` (needs ``items``: the prompt of each image) or ``"system"`` (needs
+    ``systems``: the T2I model of each image; ``items`` optional, used as bootstrap clusters); ``n_bootstrap``,
+    ``confidence``, ``seed``: the percentile bootstrap interval (0 = none), resampling as in the module docstring.
+    Pass one as ``design=`` to :func:`agreement`, :func:`agreement_many` or :func:`inter_rater` instead of the six
+    keywords (:func:`compare_agreement` builds its own, with ``n_resamples`` as ``n_bootstrap``).
+    """
+
+    grouping: str = "none"
+    items: Sequence[object] | None = None
+    systems: Sequence[object] | None = None
+    n_bootstrap: int = 0
+    confidence: float = 0.95
+    seed: int = 0
+
+    def prepare(self, human, metric, name: str) -> "_Prepared":
+        """One metric's rows, NaN pairs dropped, with this grouping's structure."""
+        return _Prepared.build(human, metric, grouping=self.grouping, items=self.items, systems=self.systems,
+                               name=name)
+
+    def run(self, data: "_Prepared", coefficient: str, *, n_bootstrap: int | None = None, return_boot: bool = False):
+        """``coefficient`` on ``data`` with this design's interval (``n_bootstrap`` overrides the resample count)."""
+        return data.run(coefficient, n_bootstrap=self.n_bootstrap if n_bootstrap is None else n_bootstrap,
+                        confidence=self.confidence, seed=self.seed, return_boot=return_boot)
+
+
+_DEFAULT_DESIGN = GroupedBootstrap()
+
+
+def _is_default(value, default) -> bool:
+    return value is None if default is None else (not isinstance(value, (list, np.ndarray)) and value == default)
+
+
+def _design(design: GroupedBootstrap | None, **settings) -> GroupedBootstrap:
+    if design is None:
+        return GroupedBootstrap(**settings)
+    given = [k for k, v in settings.items() if not _is_default(v, getattr(_DEFAULT_DESIGN, k))]
+    if given:
+        raise ValueError(f"pass the grouping settings as design= or as keywords, not both (also got {given})")
+    return design
 
 
 def agreement(
@@ -229,6 +274,7 @@ def agreement(
     confidence: float = 0.95,
     seed: int = 0,
     name: str = "metric",
+    design: GroupedBootstrap | None = None,
 ) -> Agreement:
     """Agreement of one metric's per-image scores with per-image human ratings.
 
@@ -240,6 +286,7 @@ def agreement(
         the T2I model of each image; ``items`` optional, used as bootstrap clusters).
     n_bootstrap, confidence, seed : percentile bootstrap interval (0 = none), resampling as in the module docstring.
     name : the metric's name in the result.
+    design : the six settings above as one :class:`GroupedBootstrap` (then leave them at their defaults).
 
     Raises
     ------
@@ -257,8 +304,9 @@ def agreement(
     (0.0, {'p': 1.0, 'q': -1.0}, 2)
     """
     _check_coefficient(coefficient)
-    data = _Prepared.build(human, metric, grouping=grouping, items=items, systems=systems, name=name)
-    return data.run(coefficient, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed)
+    design = _design(design, grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap,
+                     confidence=confidence, seed=seed)
+    return design.run(design.prepare(human, metric, name), coefficient)
 
 
 def agreement_many(
@@ -272,6 +320,7 @@ def agreement_many(
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
+    design: GroupedBootstrap | None = None,
 ) -> list[Agreement]:
     """:func:`agreement` for every metric x coefficient (metrics outer); all share the seed, hence the resamples.
 
@@ -287,11 +336,13 @@ def agreement_many(
         raise ValueError("no metric columns given")
     for c in coefficients:
         _check_coefficient(c)
+    design = _design(design, grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap,
+                     confidence=confidence, seed=seed)
     out = []
     for metric_name, values in metrics.items():
-        data = _Prepared.build(human, values, grouping=grouping, items=items, systems=systems, name=metric_name)
+        data = design.prepare(human, values, metric_name)
         for c in coefficients:
-            out.append(data.run(c, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed))
+            out.append(design.run(data, c))
     return out
 
 
@@ -305,6 +356,7 @@ def inter_rater(
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
+    design: GroupedBootstrap | None = None,
 ) -> Agreement:
     """Agreement between human raters (the ceiling a metric can reach): the coefficient of every pair of raters
     (the first of a pair in the human role), averaged over pairs; the bootstrap averages the pairs on the same
@@ -320,57 +372,29 @@ def inter_rater(
     names = list(raters)
     if len(names) < 2:
         raise ValueError(f"inter-rater agreement needs at least two rater columns, got {names}")
+    design = _design(design, grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap,
+                     confidence=confidence, seed=seed)
     results = []
     boots = []
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
-            data = _Prepared.build(raters[names[a]], raters[names[b]], grouping=grouping, items=items,
-                                   systems=systems, name=f"{names[a]}~{names[b]}")
-            result, boot = data.run(coefficient, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed,
-                                    return_boot=True)
+            data = design.prepare(raters[names[a]], raters[names[b]], f"{names[a]}~{names[b]}")
+            result, boot = design.run(data, coefficient, return_boot=True)
             results.append(result)
             boots.append(boot)
     first = results[0]
     ci = None
-    if n_bootstrap:
-        ci = _interval(np.mean(np.vstack(boots), axis=0), confidence)
+    if design.n_bootstrap:
+        ci = percentile_interval(np.mean(np.vstack(boots), axis=0), design.confidence)
     eps = [r.epsilon for r in results if r.epsilon is not None]
     return Agreement(
-        metric="inter-rater", coefficient=coefficient, grouping=grouping,
+        metric="inter-rater", coefficient=coefficient, grouping=design.grouping,
         value=float(np.mean([r.value for r in results])), ci=ci,
         n_items=min(r.n_items for r in results), n_groups=first.n_groups,
         n_groups_skipped=max(r.n_groups_skipped for r in results),
         n_nan_dropped=max(r.n_nan_dropped for r in results),
         epsilon=float(np.mean(eps)) if eps else None,
     )
-
-
-@dataclass
-class AgreementComparison:
-    """Paired comparison: does metric A agree with the humans better than metric B on the same items?"""
-
-    coefficient: str
-    grouping: str
-    value_a: float
-    value_b: float
-    difference: float
-    ci: tuple[float, float]
-    p_value: float
-    n_units: int
-    method: str
-
-    def to_dict(self) -> dict:
-        return {
-            "coefficient": self.coefficient,
-            "grouping": self.grouping,
-            "value_a": _json_float(self.value_a),
-            "value_b": _json_float(self.value_b),
-            "difference": _json_float(self.difference),
-            "ci": [_json_float(self.ci[0]), _json_float(self.ci[1])],
-            "p_value": _json_float(self.p_value),
-            "n_units": self.n_units,
-            "method": self.method,
-        }
 
 
 def compare_agreement(
@@ -385,7 +409,7 @@ def compare_agreement(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
-) -> AgreementComparison:
+) -> PairedComparison:
     """Is metric A closer to the humans than metric B? Both are evaluated on the rows where human, A and B are all
     defined.
 
@@ -404,7 +428,7 @@ def compare_agreement(
         0, 1, 1, 4, 1, 1, so its rho is 1 - 6 * 8 / 210 = 0.7714:
 
         >>> result = compare_agreement([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 3, 2, 6, 4, 5], n_resamples=200)
-        >>> result.value_a, round(result.value_b, 4), round(result.difference, 4), result.n_units
+        >>> result.value_a, round(result.value_b, 4), round(result.statistic, 4), result.n_units
         (1.0, 0.7714, 0.2286, 6)
     """
     _check_coefficient(coefficient)
@@ -414,30 +438,30 @@ def compare_agreement(
     _same_length({"human": h, "metric_a": a, "metric_b": b})
     both = np.isnan(a) | np.isnan(b)
     a, b = np.where(both, np.nan, a), np.where(both, np.nan, b)
-    data_a = _Prepared.build(h, a, grouping=grouping, items=items, systems=systems, name="a")
-    data_b = _Prepared.build(h, b, grouping=grouping, items=items, systems=systems, name="b")
+    design = GroupedBootstrap(grouping, items, systems, n_resamples, confidence, seed)
+    data_a, data_b = design.prepare(h, a, "a"), design.prepare(h, b, "b")
+    labels = {"coefficient": coefficient, "grouping": grouping}
     if grouping == "item":
-        res_a, res_b = data_a.run(coefficient), data_b.run(coefficient)
+        res_a, res_b = design.run(data_a, coefficient, n_bootstrap=0), design.run(data_b, coefficient, n_bootstrap=0)
         keys = [k for k in res_a.per_group if k in res_b.per_group]
         if not keys:
             raise ValueError("no prompt has a defined value for both metrics")
         diffs = np.array([res_a.per_group[k] - res_b.per_group[k] for k in keys])
         observed, ci, p_value = paired_mean_test(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        return AgreementComparison(coefficient, grouping, float(np.mean([res_a.per_group[k] for k in keys])),
-                                   float(np.mean([res_b.per_group[k] for k in keys])), observed, ci, p_value,
-                                   len(keys), "sign-flip permutation over prompts")
-    res_a, boot_a = data_a.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
-                               return_boot=True)
-    res_b, boot_b = data_b.run(coefficient, n_bootstrap=n_resamples, confidence=confidence, seed=seed,
-                               return_boot=True)
+        return PairedComparison(observed, p_value, ci, float(np.mean([res_a.per_group[k] for k in keys])),
+                                float(np.mean([res_b.per_group[k] for k in keys])), len(keys), "prompt",
+                                "sign-flip permutation over prompts", labels)
+    res_a, boot_a = design.run(data_a, coefficient, return_boot=True)
+    res_b, boot_b = design.run(data_b, coefficient, return_boot=True)
     diffs = boot_a - boot_b
     diffs = diffs[~np.isnan(diffs)]
     if diffs.size == 0:
         raise ValueError("the coefficient is undefined on every resample for at least one metric")
     far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
     p_value = min(1.0, 2.0 * (1 + far) / (1 + n_resamples))
-    return AgreementComparison(coefficient, grouping, res_a.value, res_b.value, res_a.value - res_b.value,
-                               _interval(diffs, confidence), p_value, data_a.n_units, "paired bootstrap")
+    return PairedComparison(res_a.value - res_b.value, p_value, percentile_interval(diffs, confidence), res_a.value,
+                            res_b.value, data_a.n_units, "prompt" if data_a.cluster is not None else "item",
+                            "paired bootstrap", labels)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -542,126 +566,6 @@ def _distinct(X: np.ndarray) -> np.ndarray:
     return 1 + (np.diff(s, axis=1) != 0).sum(axis=1)
 
 
-def _dense_pairwise(H: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Tie-calibrated pairwise accuracy of every row of two small ``(rows, size)`` arrays, each row calibrated on its
-    own: ``(accuracy, epsilon)``."""
-    i, j = np.triu_indices(H.shape[1], 1)
-    dh = np.sign(H[:, j] - H[:, i])
-    diff = M[:, j] - M[:, i]
-    gap = np.abs(diff)
-    concordant = dh * np.sign(diff) > 0
-    tie = dh == 0
-    candidates = np.concatenate([np.zeros((H.shape[0], 1)), gap], axis=1)  # (rows, K)
-    within = gap[:, None, :] <= candidates[:, :, None]  # (rows, K, P)
-    correct = np.where(within, tie[:, None, :], concordant[:, None, :]).sum(axis=2)
-    best = correct.max(axis=1)
-    eps = np.where(correct == best[:, None], candidates, np.inf).min(axis=1)
-    return best / i.size, eps
-
-
-class _PairSet:
-    """The item pairs a tie-calibrated accuracy is taken over, sorted once by metric gap, so that any weighting of them
-    (a bootstrap resample) is calibrated by cumulative sums instead of a new sort.
-
-    ``tie_*``: pairs tied by the humans (correct when the metric ties them: gap <= epsilon); ``con_*``: pairs ordered
-    the same way by both (correct while gap > epsilon). Pairs ordered oppositely are never correct.
-    """
-
-    def __init__(self, left, right, group, h, m):
-        self._set(*_classify(left, right, group, h, m))
-
-    def _set(self, tie_left, tie_right, tie_group, tie_gap, con_left, con_right, con_group, con_gap, n_pairs):
-        order_t = np.argsort(tie_gap, kind="stable")
-        order_c = np.argsort(con_gap, kind="stable")
-        self.tie_gap, self.con_gap = tie_gap[order_t], con_gap[order_c]
-        self.tie_left, self.tie_right, self.tie_group = tie_left[order_t], tie_right[order_t], tie_group[order_t]
-        self.con_left, self.con_right, self.con_group = con_left[order_c], con_right[order_c], con_group[order_c]
-        self.candidates = np.unique(np.concatenate([[0.0], self.tie_gap]))
-        self.n_tie_within = np.searchsorted(self.tie_gap, self.candidates, side="right")
-        self.n_con_within = np.searchsorted(self.con_gap, self.candidates, side="right")
-        self.n_pairs = int(n_pairs)
-
-    @classmethod
-    def pooled(cls, h: np.ndarray, m: np.ndarray) -> "_PairSet":
-        """All ``i < j`` pairs of ``n`` pooled items, enumerated in blocks of rows so that only the human-tied and
-        concordant pairs are kept (32-bit indices): GenAI-Bench's 9,600 images fit in a few hundred MB."""
-        n = h.size
-        if n > POOLED_PAIRS_MAX_ITEMS:
-            raise ValueError(f"pairwise_acc over {n} pooled items would hold {n * (n - 1) // 2:,} pairs; use "
-                             f"grouping 'item' (--group-by item) or at most {POOLED_PAIRS_MAX_ITEMS} items")
-        parts = []
-        block = max(1, 4_000_000 // max(1, n))
-        for start in range(0, n - 1, block):
-            rows = np.arange(start, min(start + block, n - 1), dtype=np.int32)
-            left = np.repeat(rows, n - 1 - rows)
-            offsets = np.arange(left.size, dtype=np.int64) - np.repeat(np.cumsum(n - 1 - rows) - (n - 1 - rows),
-                                                                        n - 1 - rows)
-            right = (left + 1 + offsets).astype(np.int32)
-            parts.append(_classify(left, right, np.zeros(left.size, dtype=np.int32), h, m))
-        self = cls.__new__(cls)
-        self._set(*(np.concatenate([p[k] for p in parts]) for k in range(8)), n * (n - 1) // 2)
-        return self
-
-    def calibrate(self, weights: np.ndarray, *, per_group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Best accuracy and its epsilon for every row of ``weights``.
-
-        Pooled (``per_group`` None): ``weights`` are per-item frequencies ``(B, n)``; a pair counts ``w_i * w_j`` times
-        and the ``C(w_i, 2)`` copies of an item paired with itself are ties on both sides (always correct), as in the
-        explicitly resampled list. Grouped: ``weights`` are per-group frequencies ``(B, G)`` and ``per_group`` the
-        pair count of each group; the value is the weighted mean over groups of each group's accuracy.
-        """
-        if per_group is None and weights.shape[0] == 1 and np.all(weights == 1):
-            # the full data: integer pair counts, no per-pair weights needed
-            score = self.n_tie_within + (self.con_gap.size - self.n_con_within)
-            best = int(score.argmax())
-            return np.array([score[best] / self.n_pairs]), np.array([self.candidates[best]])
-        values, eps = [], []
-        rows = max(1, _CHUNK // max(1, self.n_pairs))
-        for start in range(0, weights.shape[0], rows):
-            w = weights[start:start + rows].astype(np.float64)
-            if per_group is None:
-                wt = w[:, self.tie_left] * w[:, self.tie_right]
-                wc = w[:, self.con_left] * w[:, self.con_right]
-                total = w.sum(axis=1)
-                base = (w * (w - 1) / 2).sum(axis=1)
-                norm = total * (total - 1) / 2
-            else:
-                scale = w / per_group[None, :]
-                wt = scale[:, self.tie_group]
-                wc = scale[:, self.con_group]
-                base = np.zeros(w.shape[0])
-                norm = w.sum(axis=1)
-            cum_t = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(wt, axis=1)], axis=1)
-            cum_c = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(wc, axis=1)], axis=1)
-            score = base[:, None] + cum_t[:, self.n_tie_within] + (cum_c[:, -1:] - cum_c[:, self.n_con_within])
-            best = score.argmax(axis=1)
-            rows_at = np.arange(w.shape[0])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                values.append(score[rows_at, best] / norm)
-            eps.append(self.candidates[best])
-        return np.concatenate(values), np.concatenate(eps)
-
-
-def _classify(left, right, group, h, m):
-    """Split pairs into human-tied ones and concordant ones (metric gap > 0 in the humans' direction); discordant
-    pairs are never correct and are dropped. Returns tie (left, right, group, gap), con (left, right, group, gap),
-    and the number of pairs given."""
-    dh = h[right] - h[left]
-    dm = m[right] - m[left]
-    tie = dh == 0
-    con = (dh * dm) > 0
-    gap = np.abs(dm)
-    return (left[tie], right[tie], group[tie], gap[tie], left[con], right[con], group[con], gap[con], left.size)
-
-
-def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
-    boot = boot[~np.isnan(boot)]
-    if boot.size == 0:
-        return float("nan"), float("nan")
-    alpha = (1.0 - confidence) / 2.0
-    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
-
-
 def _frequencies(idx: np.ndarray, n_units: int) -> np.ndarray:
     """``(B, n_units)`` counts of each unit in each resample row of ``idx``."""
     b = idx.shape[0]
@@ -726,7 +630,7 @@ class _Prepared:
         runner = {"none": self._pooled, "item": self._by_item, "system": self._by_system}[self.grouping]
         result, boot = runner(coefficient, n_bootstrap, seed)
         if n_bootstrap:
-            result.ci = _interval(boot, confidence)
+            result.ci = percentile_interval(boot, confidence)
             result.bootstrap = boot
         return (result, boot) if return_boot else result
 
@@ -856,12 +760,6 @@ class _Prepared:
             else:
                 out[ok] = _dense(coefficient, H[ok], M[ok])
         return out, (eps if coefficient == "pairwise_acc" else None)
-
-
-def _check_pair_work(n_pairs: int, n_bootstrap: int) -> None:
-    if n_pairs * n_bootstrap > PAIR_WORK_MAX:
-        raise ValueError(f"pairwise_acc bootstrap over {n_pairs:,} pairs x {n_bootstrap} resamples is too much work; "
-                         "use fewer resamples (--n-bootstrap) or grouping 'item'")
 
 
 def _weighted(coefficient: str, h: np.ndarray, m: np.ndarray, w: np.ndarray) -> np.ndarray:

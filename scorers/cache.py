@@ -26,6 +26,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from .atomic import write_text_atomic
+
 __all__ = ["CacheBusyError", "RequestCache", "ScoreCache", "ShardWriter", "item_stamp", "jsonable", "release_locks",
            "request_key"]
 
@@ -209,9 +211,7 @@ class ScoreCache:
 
     @staticmethod
     def _write_json(path: Path, value: dict) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(value, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(value, sort_keys=True))
 
     def prepare(self) -> None:
         """Create the folder, fingerprint and inputs files, or check existing ones (call on one process only)."""

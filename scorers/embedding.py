@@ -23,6 +23,7 @@ from .checks import check_pairs
 
 __all__ = [
     "FORMS",
+    "HESSEL_W",
     "ALIGNScore",
     "CLIPScore",
     "EmbeddingScorer",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 FORMS = ("paper", "cosine", "hessel", "x100")
+#: Hessel et al.'s CLIPScore weight w in ``w * max(cos, 0)`` (form ``"hessel"``): the one place 2.5 is written
+HESSEL_W = 2.5
 
 
 def paired_cosine(image_embeds: np.ndarray, text_embeds: np.ndarray) -> np.ndarray:
@@ -60,7 +63,7 @@ def paired_cosine(image_embeds: np.ndarray, text_embeds: np.ndarray) -> np.ndarr
     return np.einsum("nd,nd->n", a, b)
 
 
-def apply_form(cosine: np.ndarray, form: str = "paper", *, w: float = 2.5) -> np.ndarray:
+def apply_form(cosine: np.ndarray, form: str = "paper", *, w: float = HESSEL_W) -> np.ndarray:
     """Cosine similarities -> scores in one of :data:`FORMS` (``w`` is used by ``"hessel"`` only).
 
     Raises:
@@ -160,7 +163,7 @@ class EmbeddingScorer:
 
     name = "embedding_score"
 
-    def __init__(self, embedder, *, form: str = "paper", w: float = 2.5):
+    def __init__(self, embedder, *, form: str = "paper", w: float = HESSEL_W):
         self.embedder = embedder
         self.set_form(form, w)
         self.image_transform = embedder.image_transform
@@ -169,7 +172,7 @@ class EmbeddingScorer:
             self.image_loader = loader
         self._text_cache: dict[str, Any] = {}
 
-    def set_form(self, form: str = "paper", w: float = 2.5) -> None:
+    def set_form(self, form: str = "paper", w: float = HESSEL_W) -> None:
         """Choose the score form (the embeddings, and the prompt cache, do not depend on it)."""
         if form not in FORMS:
             raise ValueError(f"form {form!r} is not one of {FORMS}")
@@ -248,7 +251,7 @@ class CLIPScore(EmbeddingScorer):
     name = "clip_score"
 
     def __init__(self, model: str = "openai/clip-vit-base-patch16", pretrained: str | None = None, *,
-                 backend: str = "auto", form: str = "paper", w: float = 2.5, device: str | None = None,
+                 backend: str = "auto", form: str = "paper", w: float = HESSEL_W, device: str | None = None,
                  precision: str = "fp32", decode: str = "pil", allow_random_weights: bool = False):
         from .models.open_clip_embed import is_open_clip_name
 
@@ -276,7 +279,7 @@ class ALIGNScore(EmbeddingScorer):
 
     name = "align_score"
 
-    def __init__(self, model: str = "kakaobrain/align-base", *, form: str = "paper", w: float = 2.5,
+    def __init__(self, model: str = "kakaobrain/align-base", *, form: str = "paper", w: float = HESSEL_W,
                  device: str | None = None, precision: str = "fp32"):
         from .models.hf_embed import HFEmbedder
 
@@ -292,7 +295,7 @@ class SigLIPScore(EmbeddingScorer):
 
     name = "siglip_score"
 
-    def __init__(self, model: str = "google/siglip-so400m-patch14-384", *, form: str = "paper", w: float = 2.5,
+    def __init__(self, model: str = "google/siglip-so400m-patch14-384", *, form: str = "paper", w: float = HESSEL_W,
                  device: str | None = None, precision: str = "fp32"):
         from .models.hf_embed import HFEmbedder
 

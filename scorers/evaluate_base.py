@@ -13,9 +13,8 @@ from typing import Any, Sequence
 
 import datasets
 import evaluate
-import numpy as np
 
-from .runner import run, score_pairs
+from .runner import pairs_output, run, score_pairs
 
 __all__ = ["ScorerMetric"]
 
@@ -95,8 +94,7 @@ class ScorerMetric(evaluate.Metric):
         return score_pairs(self.scorer, images, prompts, batch_size=batch_size)
 
     def score_with_records(self, images: Sequence[Any], prompts: Sequence[str], *, batch_size: int) -> dict:
-        """:meth:`score` plus ``records``: the scorer's full per-image records (e.g. per-question answers)."""
+        """:meth:`score` (scalar record fields as lists, e.g. ``failed_questions``) plus ``records``: the scorer's full
+        per-image records (e.g. per-question answers)."""
         result = run(self.scorer, images, prompts, batch_size=batch_size, num_workers=0, progress=False)
-        finite = result.scores[~np.isnan(result.scores)]
-        return {"scores": result.scores.tolist(), "mean": float(finite.mean()) if finite.size else float("nan"),
-                "records": result.records}
+        return {**pairs_output(result), "records": result.records}

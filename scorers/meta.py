@@ -44,6 +44,7 @@ import numpy as np
 
 from .graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
                     walks)
+from .resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
 
 __all__ = [
     "META_METRICS",
@@ -478,32 +479,6 @@ def ts2_meta(
     )
 
 
-@dataclass
-class PairedComparison:
-    """Paired comparison of metric A vs metric B on one meta-metric over the SEGs where both are defined."""
-
-    meta_metric: str
-    partition: str
-    mean_a: float
-    mean_b: float
-    difference: float
-    ci: tuple[float, float]
-    p_value: float
-    n_segs: int
-
-    def to_dict(self) -> dict:
-        return {
-            "meta_metric": self.meta_metric,
-            "partition": self.partition,
-            "mean_a": _json_float(self.mean_a),
-            "mean_b": _json_float(self.mean_b),
-            "difference": _json_float(self.difference),
-            "ci": [_json_float(self.ci[0]), _json_float(self.ci[1])],
-            "p_value": _json_float(self.p_value),
-            "n_segs": self.n_segs,
-        }
-
-
 def compare(
     result_a: TS2Result,
     result_b: TS2Result,
@@ -516,9 +491,10 @@ def compare(
 ) -> PairedComparison:
     """Is metric A better than metric B on TS2? A paired test over SEGs.
 
-    Uses the per-SEG values of both results on the SEGs where both are defined: the difference of means, a bootstrap
-    percentile interval of it (resampling SEGs), and a two-sided sign-flip permutation p-value (``n_resamples``
-    random sign flips of the per-SEG differences, ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``).
+    Uses the per-SEG values of both results on the SEGs where both are defined: the difference of means
+    (``statistic``), a bootstrap percentile interval of it (resampling SEGs), and a two-sided sign-flip permutation
+    p-value (``n_resamples`` random sign flips of the per-SEG differences, ``(1 + #|perm| >= |obs|) / (1 +
+    n_resamples)``): :func:`scorers.resampling.paired_mean_test`.
 
     Raises:
         ValueError: the results cover different SEGs, ``partition`` is not present, or no SEG has a value for both.
@@ -530,7 +506,7 @@ def compare(
         >>> a = evaluator.evaluate([0.9, 0.1, 0.8, 0.2, 0.7, 0.3])
         >>> b = evaluator.evaluate([0.1, 0.9, 0.8, 0.2, 0.3, 0.7])
         >>> result = compare(a, b, n_resamples=200)
-        >>> round(result.difference, 4), result.n_segs  # mean of the per-SEG differences 2, 0, 2
+        >>> round(result.statistic, 4), result.n_units  # mean of the per-SEG differences 2, 0, 2
         (1.3333, 3)
     """
     a, b = result_a[meta_metric], result_b[meta_metric]
@@ -546,50 +522,16 @@ def compare(
     diffs = a.per_seg[keep] - b.per_seg[keep]
     observed, ci, p_value = paired_mean_test(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return PairedComparison(
-        meta_metric=meta_metric,
-        partition=partition,
-        mean_a=float(a.per_seg[keep].mean()),
-        mean_b=float(b.per_seg[keep].mean()),
-        difference=observed,
-        ci=ci,
-        p_value=p_value,
-        n_segs=int(keep.sum()),
+        statistic=observed,
+        pvalue=p_value,
+        confidence_interval=ci,
+        value_a=float(a.per_seg[keep].mean()),
+        value_b=float(b.per_seg[keep].mean()),
+        n_units=int(keep.sum()),
+        unit="SEG",
+        method="sign-flip permutation over SEGs",
+        labels={"meta_metric": meta_metric, "partition": partition},
     )
-
-
-def paired_mean_test(
-    diffs: np.ndarray, *, n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
-) -> tuple[float, tuple[float, float], float]:
-    """Paired differences (A - B per unit) -> ``(mean difference, bootstrap percentile interval, p-value)``.
-
-    The interval resamples the units ``n_resamples`` times; the p-value is two-sided, from ``n_resamples`` random sign
-    flips of the differences: ``(1 + #|perm| >= |obs|) / (1 + n_resamples)``. Shared by :func:`compare` (units = SEGs)
-    and :func:`scorers.agreement.compare_agreement` (units = prompts), and the TIFA v1.0 model comparison
-    (:func:`scorers.tifa_bench.results`, units = texts).
-
-    Raises:
-        ValueError: ``diffs`` is empty.
-
-    Examples:
-        >>> observed, (low, high), p_value = paired_mean_test([0.2, 0.4, 0.6], n_resamples=1000)
-        >>> round(observed, 6), low <= observed <= high, 0 < p_value <= 1
-        (0.4, True, True)
-        >>> paired_mean_test([])
-        Traceback (most recent call last):
-        ...
-        ValueError: paired_mean_test needs at least one matched pair
-    """
-    diffs = np.asarray(diffs, dtype=np.float64)
-    n = diffs.size
-    if n == 0:
-        raise ValueError("paired_mean_test needs at least one matched pair")
-    rng = np.random.default_rng(seed)
-    observed = float(diffs.mean())
-    ci = _bootstrap_interval(diffs, n_resamples, confidence, rng)
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n))
-    perm = (signs * diffs).mean(axis=1)
-    p_value = float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - 1e-15)) / (1 + n_resamples))
-    return observed, ci, p_value
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -720,21 +662,19 @@ def _summarise(
         kept = {key: per_seg[idx][~np.isnan(per_seg[idx])] for key, idx in groups.items()}
         sizes = (n_bootstrap, seed) + tuple(v.size for v in kept.values())
         if draws is None or sizes not in draws:
-            # the same draws as _bootstrap_interval with one generator per summary (they depend only on the sizes, so
-            # columns and meta-metrics with the same sizes share them: 19 metrics x 3 meta-metrics draw a few times)
+            # the same draws as resampling.bootstrap_mean_interval with one generator per summary (they depend only on
+            # the sizes, so columns and meta-metrics with the same sizes share them: 19 x 3 draw a few times)
             rng = np.random.default_rng(seed)
-            made = [rng.integers(0, v.size, size=(n_bootstrap, v.size)) if v.size else None for v in kept.values()]
+            made = [resample_indices(v.size, n_bootstrap, rng) if v.size else None for v in kept.values()]
             if draws is None:
                 draws = {}
             draws[sizes] = made
-        alpha = (1.0 - confidence) / 2.0
         ci = {}
         for (key, values), idx in zip(kept.items(), draws[sizes]):
             if idx is None:
-                ci[key] = (float("nan"), float("nan"))
+                ci[key] = ConfidenceInterval(float("nan"), float("nan"))
                 continue
-            low, high = np.quantile(values[idx].mean(axis=1), [alpha, 1.0 - alpha])
-            ci[key] = (float(low), float(high))
+            ci[key] = percentile_interval(values[idx].mean(axis=1), confidence)
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
@@ -747,17 +687,6 @@ def _summarise(
         ci=ci,
         n_no_pair=int((counts == 0).sum()),
     )
-
-
-def _bootstrap_interval(values: np.ndarray, n_resamples: int, confidence: float,
-                        rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile interval of the mean of ``values`` over ``n_resamples`` resamples with replacement (NaN, NaN if
-    empty): the one bootstrap behind ``MetaResult.ci`` and :func:`compare`."""
-    if values.size == 0:
-        return float("nan"), float("nan")
-    boot = values[rng.integers(0, values.size, size=(n_resamples, values.size))].mean(axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
 
 
 def _finite_std(values: np.ndarray, ddof: int = 0) -> float:

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .checks import check_pairs
-from .embedding import EmbeddingScorer, _open_image, paired_cosine
+from .embedding import HESSEL_W, EmbeddingScorer, _open_image, paired_cosine
 
 __all__ = ["HPSV2_CHECKPOINTS", "HPSv2Score", "HPSv3Score", "ImageRewardScore", "PickScore", "scaled_cosine",
            "standardise"]
@@ -84,7 +84,7 @@ class PickScore(EmbeddingScorer):
         embedder.image_transform = ResizeCropUint8(size, crop="floor")
         super().__init__(embedder, form="cosine")
 
-    def set_form(self, form: str = "cosine", w: float = 2.5) -> None:
+    def set_form(self, form: str = "cosine", w: float = HESSEL_W) -> None:
         if form != "cosine":
             raise ValueError("pickscore has one form: exp(logit_scale) * cos")
         super().set_form(form, w)
@@ -140,7 +140,7 @@ class HPSv2Score(EmbeddingScorer):
         embedder.image_transform = HPSv2Transform(int(size))
         super().__init__(embedder, form="cosine")
 
-    def set_form(self, form: str = "cosine", w: float = 2.5) -> None:
+    def set_form(self, form: str = "cosine", w: float = HESSEL_W) -> None:
         if form != "cosine":
             raise ValueError("hpsv2 has one form: the cosine (x 100 on the HPSv2 leaderboards)")
         super().set_form(form, w)

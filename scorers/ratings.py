@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .agreement import COEFFICIENTS, Agreement, agreement_many, inter_rater
+from .agreement import COEFFICIENTS, Agreement, GroupedBootstrap, agreement_many, inter_rater
 from .meta import as_scores
 from .release import PinnedFile, fetch
 from .table_readers import read_csv
@@ -223,12 +223,11 @@ def correlate_frame(
     stacked = np.vstack(list(raters.values()))
     with np.errstate(invalid="ignore"), _quiet():
         mean_rating = np.nanmean(stacked, axis=0)
-    kwargs = dict(grouping=grouping, items=items, systems=systems, n_bootstrap=n_bootstrap, confidence=confidence,
-                  seed=seed)
-    rows = agreement_many(mean_rating, values, coefficients=coefficients, **kwargs)
+    design = GroupedBootstrap(grouping, items, systems, n_bootstrap, confidence, seed)
+    rows = agreement_many(mean_rating, values, coefficients=coefficients, design=design)
     table = CorrelationTable(rows=rows)
     if len(human) > 1:
-        table.inter_rater = [inter_rater(raters, coefficient=c, **kwargs) for c in coefficients]
+        table.inter_rater = [inter_rater(raters, coefficient=c, design=design) for c in coefficients]
         table.notes.append(f"human = mean of {len(human)} raters ({', '.join(human)}); inter-rater rows are the "
                            "mean coefficient over rater pairs")
     dropped = {r.metric: r.n_nan_dropped for r in rows if r.n_nan_dropped}

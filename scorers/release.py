@@ -54,6 +54,8 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 from urllib.parse import urlsplit
 
+from .atomic import write_text_atomic
+
 __all__ = [
     "ChecksumMismatch",
     "DATA_ENV",
@@ -454,10 +456,7 @@ def _fetch_url(file: PinnedFile, cache_dir, progress: bool, offline: bool) -> Pa
 
 
 def _write_record(target: Path, digest: str) -> None:
-    handle = tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=".part-", suffix=".sha256", delete=False)
-    with handle:
-        handle.write(digest + "\n")
-    os.replace(handle.name, _record_of(target))
+    write_text_atomic(_record_of(target), digest + "\n")
 
 
 def _download(url: str, out, name: str, progress: bool) -> str:

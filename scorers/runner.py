@@ -56,11 +56,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .atomic import atomic_path
 from .cache import ScoreCache, item_stamp, jsonable, release_locks
 from .checks import check_pairs
 
-__all__ = ["RunResult", "check_run_options", "finish", "process_state", "run", "score_data_dir", "score_pairs", "score_table",
-           "write_outputs"]
+__all__ = ["RunResult", "check_run_options", "finish", "pairs_output", "process_state", "record_columns", "run",
+           "score_data_dir", "score_pairs", "score_table", "write_outputs"]
 
 ON_ERROR = ("raise", "skip")
 
@@ -403,11 +404,7 @@ def score_table(
     result = run(scorer, images, list(metadata["prompt"]), keys, **run_kwargs)
     frame = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
                           "node": metadata["node"].to_numpy(), scorer.name: result.scores})
-    scalar_columns: dict[str, list] = {}
-    for i, record in enumerate(result.records):
-        for name, value in (record or {}).items():
-            if isinstance(value, (int, float, str, bool)) or value is None:
-                scalar_columns.setdefault(name, [None] * len(frame))[i] = value
+    scalar_columns = record_columns(result.records)
     for name, values in scalar_columns.items():
         frame[name] = values
     numeric = [n for n, v in scalar_columns.items()
@@ -425,9 +422,8 @@ def write_outputs(frame, result: RunResult, out: str | Path) -> list[Path]:
     lists/dicts; returns the paths written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    frame.drop(columns=["error"], errors="ignore").to_csv(tmp, index=False)
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:
+        frame.drop(columns=["error"], errors="ignore").to_csv(tmp, index=False)
     written = [out]
     errors_path = out.with_name(out.stem + ".errors.csv")
     failed = frame.loc[frame["error"] != ""] if "error" in frame.columns else frame.iloc[:0]
@@ -532,18 +528,30 @@ def finish() -> None:
         state.destroy_process_group()
 
 
-def score_pairs(scorer, images: Sequence[Any], prompts: Sequence[str], **run_kwargs) -> dict:
-    """In-memory scoring for the ``evaluate`` modules: ``{"scores": [...], "mean": float, <record column>: [...]}``.
+def record_columns(records: Sequence[dict | None]) -> dict[str, list]:
+    """The one rule that turns per-item records into columns (``score_table``'s CSV columns and the ``evaluate``
+    modules' lists): every top-level field whose value is a scalar (number, string, bool or None) becomes a column with
+    one entry per item (None where an item lacks it); lists and dicts stay in the records."""
+    columns: dict[str, list] = {}
+    for i, record in enumerate(records):
+        for name, value in (record or {}).items():
+            if isinstance(value, (int, float, str, bool)) or value is None:
+                columns.setdefault(name, [None] * len(records))[i] = value
+    return columns
 
-    ``mean`` ignores NaN (skipped items); scalar record fields (e.g. ``siglip_probability``) come as lists.
-    """
-    run_kwargs.setdefault("num_workers", 0)
-    run_kwargs.setdefault("progress", False)
-    result = run(scorer, images, prompts, **run_kwargs)
+
+def pairs_output(result: RunResult) -> dict:
+    """``{"scores": [...], "mean": float, <record column>: [...]}`` of a run: ``mean`` ignores NaN (skipped items);
+    the record columns are :func:`record_columns` (e.g. ``siglip_probability``, ``failed_questions``)."""
     finite = result.scores[~np.isnan(result.scores)]
     out = {"scores": result.scores.tolist(), "mean": float(finite.mean()) if finite.size else float("nan")}
-    for i, record in enumerate(result.records):
-        for name, value in (record or {}).items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                out.setdefault(name, [None] * len(result.keys))[i] = value
+    for name, values in record_columns(result.records).items():
+        out.setdefault(name, values)
     return out
+
+
+def score_pairs(scorer, images: Sequence[Any], prompts: Sequence[str], **run_kwargs) -> dict:
+    """In-memory scoring for the ``evaluate`` modules: :func:`pairs_output` of :func:`run` (no workers, no bar)."""
+    run_kwargs.setdefault("num_workers", 0)
+    run_kwargs.setdefault("progress", False)
+    return pairs_output(run(scorer, images, prompts, **run_kwargs))

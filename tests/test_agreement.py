@@ -312,7 +312,7 @@ def test_compare_by_prompt_uses_the_meta_paired_test(rated):
     keys = sorted(set(ra.per_group) & set(rb.per_group))
     diffs = np.array([ra.per_group[k] - rb.per_group[k] for k in keys])
     observed, ci, p = paired_mean_test(diffs, n_resamples=500)
-    assert (out.difference, out.ci, out.p_value, out.n_units) == (pytest.approx(observed), ci, p, len(keys))
+    assert (out.statistic, out.confidence_interval, out.pvalue, out.n_units) == (pytest.approx(observed), ci, p, len(keys))
 
 
 def test_compare_pooled_is_a_paired_bootstrap(rated):
@@ -321,13 +321,13 @@ def test_compare_pooled_is_a_paired_bootstrap(rated):
     ra = A.agreement(h, m, coefficient="pearson", n_bootstrap=200, seed=3)
     rb = A.agreement(h, m[::-1].copy(), coefficient="pearson", n_bootstrap=200, seed=3)
     d = ra.bootstrap - rb.bootstrap
-    assert out.difference == pytest.approx(ra.value - rb.value)
-    assert out.ci == (pytest.approx(np.quantile(d, 0.025)), pytest.approx(np.quantile(d, 0.975)))
+    assert out.statistic == pytest.approx(ra.value - rb.value)
+    assert out.confidence_interval == (pytest.approx(np.quantile(d, 0.025)), pytest.approx(np.quantile(d, 0.975)))
     far = min((d <= 0).sum(), (d >= 0).sum())
-    assert out.p_value == pytest.approx(min(1.0, 2 * (1 + far) / 201))
+    assert out.pvalue == pytest.approx(min(1.0, 2 * (1 + far) / 201))
     # identical metrics: difference 0, p = 1
     same = A.compare_agreement(h, m, m, coefficient="kendall_b", n_resamples=50)
-    assert same.difference == 0 and same.p_value == 1.0
+    assert same.statistic == 0 and same.pvalue == 1.0
 
 
 def test_inter_rater_averages_rater_pairs():
@@ -384,3 +384,14 @@ def test_a_prompt_lost_to_nan_counts_as_skipped(coefficient):
     m = [1, 2, 3, 0.5, 0.7, 1, 2, 3]
     r = A.agreement(h, m, coefficient=coefficient, grouping="item", items=items)
     assert (r.n_groups, r.n_groups_skipped, r.n_nan_dropped) == (2, 1, 2)
+
+
+def test_grouped_bootstrap_design_equals_the_six_keywords(rated):
+    """Issue 25: the grouping settings travel as one GroupedBootstrap; same numbers as the keywords."""
+    h, m, items, _ = rated
+    design = A.GroupedBootstrap(grouping="item", items=items, n_bootstrap=100, seed=4)
+    by_keywords = A.agreement(h, m, coefficient="kendall_b", grouping="item", items=items, n_bootstrap=100, seed=4)
+    by_design = A.agreement(h, m, coefficient="kendall_b", design=design)
+    assert (by_design.value, by_design.ci) == (by_keywords.value, by_keywords.ci)
+    with pytest.raises(ValueError, match="design= or as keywords, not both"):
+        A.agreement(h, m, design=design, n_bootstrap=5)

@@ -233,10 +233,10 @@ def test_paired_comparison():
     _, _, bad = _synthetic(noise=2.0, seed=2)
     rg, rb = ts2_meta(good, seg_ids, nodes), ts2_meta(bad, seg_ids, nodes)
     better = compare(rg, rb, meta_metric="rank", n_resamples=2000)
-    assert better.difference > 0.3 and better.p_value < 0.01 and better.ci[0] > 0
+    assert better.statistic > 0.3 and better.pvalue < 0.01 and better.confidence_interval.low > 0
     same = compare(rg, rg, meta_metric="sep", n_resamples=500)
-    assert same.difference == 0 and same.p_value == 1.0
-    assert better.n_segs == 40
+    assert same.statistic == 0 and same.pvalue == 1.0
+    assert better.n_units == 40
 
 
 # --- sep when missing scores empty a whole error level (issue 12, item 1) -----------------------------------------

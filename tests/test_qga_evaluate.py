@@ -43,6 +43,8 @@ def test_question_modules_equal_library(setup, module, rule):
     assert out["mean"] == pytest.approx(float(np.mean(expected)))
     assert [r["questions"] for r in out["records"]] == [r["questions"] for r in records]
     assert len(out["records"][0]["questions"]) == (4 if rule == "dsg" else 5)
+    # the scalar record field is a column too, by the same rule as score_table's CSV (issue 25: it was dropped)
+    assert out["failed_questions"] == [r["failed_questions"] for r in records]
 
 
 def test_vqa_score_module_equals_library(setup):

@@ -429,3 +429,19 @@ def test_release_locks_frees_the_cache_even_while_a_forked_child_shares_the_lock
         for child in children:
             os.kill(child, signal.SIGKILL)
             os.waitpid(child, 0)
+
+
+def test_record_columns_one_rule_for_csv_and_evaluate():
+    """Issue 25: score_table kept str/bool/None fields, score_pairs numbers only, so failed_questions was lost."""
+    from scorers.runner import RunResult, pairs_output, record_columns
+
+    records = [{"failed_questions": "1|2", "p": 0.5, "ok": True, "questions": [{"q": 1}]}, None,
+               {"failed_questions": "", "p": None}]
+    expected = {"failed_questions": ["1|2", None, ""], "p": [0.5, None, None], "ok": [True, None, None]}
+    assert record_columns(records) == expected
+    result = RunResult(keys=["a", "b", "c"], scores=np.array([1.0, np.nan, 0.0]), records=records,
+                       errors=[None, "bad", None])
+    out = pairs_output(result)
+    scores = out.pop("scores")
+    assert scores[0::2] == [1.0, 0.0] and math.isnan(scores[1])
+    assert out == {"mean": 0.5, **expected}  # mean over the two scored items: (1 + 0) / 2

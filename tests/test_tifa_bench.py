@@ -185,10 +185,10 @@ def test_two_models_compared_with_ci(bench, tmp_path):
     a, b = read_results(tmp_path / "A"), read_results(tmp_path / "B")
     cmp = compare_runs(a, b, n_resamples=2000)
     # by hand: B is right everywhere (1.0 per text); A - B per text = -1/3, -1/4, -1/2, -1/2
-    assert cmp["mean_b"] == 1.0 and cmp["difference"] == pytest.approx(-(1 / 3 + 1 / 4 + 1 / 2 + 1 / 2) / 4)
-    assert -0.5 <= cmp["ci_low"] <= cmp["difference"] <= cmp["ci_high"] <= -0.25  # every resample mean is in there
+    assert cmp.value_b == 1.0 and cmp.statistic == pytest.approx(-(1 / 3 + 1 / 4 + 1 / 2 + 1 / 2) / 4)
+    assert -0.5 <= cmp.confidence_interval.low <= cmp.statistic <= cmp.confidence_interval.high <= -0.25  # every resample mean is in there
     # 4 paired texts, all differences negative: only 2 of the 16 sign patterns reach |mean| -> p about 1/8
-    assert cmp["p_value"] == pytest.approx(0.125, abs=0.03) and cmp["texts"] == 4
+    assert cmp.pvalue == pytest.approx(0.125, abs=0.03) and cmp.n_units == 4
 
 
 def test_report_files(bench, tmp_path):

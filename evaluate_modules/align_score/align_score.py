@@ -1,7 +1,7 @@
 """ALIGNScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.ALIGNScore`` and the shared runner."""
 import evaluate
 import scorers.evaluate_base as base
-from scorers.embedding import ALIGNScore
+from scorers.embedding import ALIGNScore, HESSEL_W
 
 _CITATION = """\
 @inproceedings{jia2021align,
@@ -46,7 +46,7 @@ class AlignScore(base.ScorerMetric):
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2102.05918", "https://huggingface.co/kakaobrain/align-base")
     default_batch_size = 32
-    compute_options = {"form": "paper", "w": 2.5}
+    compute_options = {"form": "paper", "w": HESSEL_W}
 
     def build_scorer(self, model, **options):
         return ALIGNScore(model, **options)

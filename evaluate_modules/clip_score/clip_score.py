@@ -1,7 +1,7 @@
 """CLIPScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.CLIPScore`` and the shared runner."""
 import evaluate
 import scorers.evaluate_base as base
-from scorers.embedding import CLIPScore
+from scorers.embedding import CLIPScore, HESSEL_W
 
 _CITATION = """\
 @inproceedings{hessel2021clipscore,
@@ -53,7 +53,7 @@ class ClipScore(base.ScorerMetric):
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2104.08718", "https://github.com/mlfoundations/open_clip")
     default_batch_size = 32
-    compute_options = {"form": "paper", "w": 2.5}
+    compute_options = {"form": "paper", "w": HESSEL_W}
 
     def build_scorer(self, model, **options):
         return CLIPScore(model, **options)

@@ -34,13 +34,14 @@ Args:
 Returns:
     scores (`list` of `float`): DSG score per image.
     mean (`float`): their mean.
+    failed_questions (`list` of `str`): per image, the `|`-joined ids of the questions it failed (as the CSV column).
     records (`list` of `dict`): per image, `failed_questions` (did not pass, including
         children of failed parents) and `questions` (question, answer, chosen, correct, parents, passed).
 Examples:
     >>> dsg = evaluate.load("evaluate_modules/dsg_score", questions="dsg_questions.csv")
     >>> out = dsg.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
     >>> sorted(out)
-    ['mean', 'records', 'scores']
+    ['failed_questions', 'mean', 'records', 'scores']
 """
 
 

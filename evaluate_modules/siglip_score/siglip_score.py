@@ -1,7 +1,7 @@
 """SigLIP score as an `evaluate` metric: a thin wrapper over ``scorers.embedding.SigLIPScore`` and the shared runner."""
 import evaluate
 import scorers.evaluate_base as base
-from scorers.embedding import SigLIPScore
+from scorers.embedding import HESSEL_W, SigLIPScore
 
 _CITATION = """\
 @inproceedings{zhai2023siglip,
@@ -46,7 +46,7 @@ class SiglipScore(base.ScorerMetric):
     description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
     reference_urls = ("https://arxiv.org/abs/2303.15343", "https://huggingface.co/google/siglip-so400m-patch14-384")
     default_batch_size = 32
-    compute_options = {"form": "paper", "w": 2.5}
+    compute_options = {"form": "paper", "w": HESSEL_W}
 
     def build_scorer(self, model, **options):
         return SigLIPScore(model, **options)

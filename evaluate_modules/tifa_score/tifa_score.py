@@ -31,13 +31,14 @@ Args:
 Returns:
     scores (`list` of `float`): fraction of questions answered correctly, per image.
     mean (`float`): their mean.
+    failed_questions (`list` of `str`): per image, the `|`-joined ids of the questions it failed (as the CSV column).
     records (`list` of `dict`): per image, `failed_questions` and `questions`
         (question, expected, answer, chosen, correct for each question).
 Examples:
     >>> tifa = evaluate.load("evaluate_modules/tifa_score", questions="tifa_questions.csv")
     >>> out = tifa.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
     >>> sorted(out)
-    ['mean', 'records', 'scores']
+    ['failed_questions', 'mean', 'records', 'scores']
 """
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from ..formatting import format_number
 from ..meta import META_METRICS, SUMMARY_KEYS, TS2Result
 
 __all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct"]
@@ -11,15 +12,11 @@ __all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproductio
 
 def pct(value: float | None, digits: int = 1) -> str:
     """A fraction as a percentage string; blank-safe for None/NaN."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{100.0 * value:.{digits}f}"
+    return format_number(value, digits, scale=100.0)
 
 
 def _num(value: float | None, digits: int = 1, signed: bool = False) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return format_number(value, digits, signed=signed)
 
 
 def format_meta_table(results: Mapping[str, TS2Result]) -> str:

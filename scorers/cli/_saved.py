@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
+from ..atomic import write_text_atomic
+
 __all__ = ["FORMAT", "load_result", "reprint", "save_result"]
 
 FORMAT = "ts2-evaluate result/1"
@@ -53,10 +55,7 @@ def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table
     }
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
-    return out
+    return write_text_atomic(out, json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
 
 
 def command_line(argv: list[str] | None = None) -> str:

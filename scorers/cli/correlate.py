@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 from ..agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
+from ..formatting import MISSING, format_number
 from ._format import _grid
 from ._validate import bootstrap_count, confidence, count
 from ._options import add_n_bootstrap_argument, add_orientation_arguments
@@ -79,7 +79,7 @@ def run_correlate(args: argparse.Namespace) -> int:
 
 
 def _num(value, digits: int = 3) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+    return format_number(value, digits)
 
 
 def format_agreement(rows: list[dict]) -> str:
@@ -88,7 +88,7 @@ def format_agreement(rows: list[dict]) -> str:
               "epsilon"]
     lines = [header]
     for row in rows:
-        ci = "-" if row["ci_low"] is None else f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]"
+        ci = MISSING if row["ci_low"] is None else f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]"
         lines.append([row["metric"], row["coefficient"], row["grouping"], _num(row["value"]), ci,
                       str(row["n_items"]), f"{row['n_groups']} ({row['n_groups_skipped']})",
                       _num(row["epsilon"], 4) if row["epsilon"] is not None else ""])

@@ -5,7 +5,6 @@ The SEG structure is ``scorers.graph.build_segs``; per-image scores are the rele
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ from scorers.meta import META_METRICS
 from scorers.reproduce import Reproduction
 from scorers.table_readers import align_scores, column_scores
 
+from ..formatting import format_number
 from .sources import ImageSource, Tables, placeholder_image
 
 __all__ = ["SegExplorer"]
@@ -73,7 +73,7 @@ class SegExplorer:
                 part = result[meta]
                 hit = np.flatnonzero(part.seg_ids == seg.seg_id)
                 value = part.per_seg[hit[0]] if hit.size else float("nan")
-                cells.append(f"{meta} **{'-' if math.isnan(value) else f'{100 * value:.1f}'}**")
+                cells.append(f"{meta} **{format_number(value, 1, scale=100)}**")
             note = "" if np.any(result.rank.seg_ids == seg.seg_id) else " (SEG outside the leaderboard's subset)"
             lines.append(f"`{metric}` on this SEG: " + " · ".join(cells) + note)
         return "\n\n".join(lines)
@@ -113,7 +113,7 @@ class SegExplorer:
 
     def _format(self, column: str, position: int) -> str:
         value = self.values[column][position]
-        return "-" if math.isnan(value) else f"{value:.3g}"
+        return format_number(value, 3, spec="g")
 
     def image_table(self, seg_id: int) -> pd.DataFrame:
         """One row per image (node order): node, error count, file, source, then every released metric's score."""

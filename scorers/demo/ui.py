@@ -16,6 +16,7 @@ import pandas as pd  # noqa: E402
 from scorers.meta import META_METRICS  # noqa: E402
 from scorers.reproduce import DELTA_SWAP_NOTE  # noqa: E402
 
+from ..formatting import MISSING, format_number  # noqa: E402
 from .config import AppConfig  # noqa: E402
 from .explorer import SegExplorer  # noqa: E402
 from .leaderboard_tab import (  # noqa: E402
@@ -301,5 +302,5 @@ def gallery_height(n_images: int, columns: int | None = None) -> int:
 def _value(metric: UploadedMetric, meta: str, partition: str) -> str:
     for row in metric.rows:
         if row["meta_metric"] == meta and row["partition"] == partition:
-            return "-" if row["ours"] is None else f"{row['ours']:.1f}"
-    return "-"
+            return format_number(row["ours"], 1)
+    return MISSING

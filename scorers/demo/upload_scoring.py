@@ -187,10 +187,10 @@ def score_image(scorer: Any, image, prompt: str) -> ImageScore:
     image = open_upload(image)
     records = None
     if hasattr(scorer, "cosine") and hasattr(scorer, "form"):  # embedding scorer: one forward gives both numbers
-        from scorers.embedding import apply_form
+        from scorers.embedding import HESSEL_W, apply_form
 
         cosine = float(np.asarray(scorer.cosine([image], [prompt]), dtype=np.float64).reshape(-1)[0])
-        score = float(apply_form(np.array([cosine]), scorer.form, w=getattr(scorer, "w", 2.5))[0])
+        score = float(apply_form(np.array([cosine]), scorer.form, w=getattr(scorer, "w", HESSEL_W))[0])
         return ImageScore(score, None, cosine, scorer.form)
     if hasattr(scorer, "score_with_records"):
         values, records = scorer.score_with_records([image], [prompt])

@@ -84,13 +84,11 @@ class AnswerMatcher:
 
     @property
     def encoder(self):
+        """The SBERT encoder (loaded on first use by :func:`scorers.models.sbert.load_sbert`)."""
         if self._encoder is None:
-            from sentence_transformers import SentenceTransformer
+            from ..models.sbert import load_sbert
 
-            from ..models.loading import model_source
-
-            with model_source(self.model_name, option="--sbert", files=("modules.json", "config.json")) as source:
-                self._encoder = SentenceTransformer(source, device=self.device)
+            self._encoder = load_sbert(self.model_name, device=self.device)
         return self._encoder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

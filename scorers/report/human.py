@@ -13,6 +13,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..agreement import COEFFICIENTS
+from ..formatting import format_number
 from ..ratings import correlate_frame
 
 __all__ = ["human_agreement_frame", "write_human_agreement"]
@@ -67,9 +68,7 @@ def human_agreement_frame(
 
 
 def _cell(value, digits: int, scale: float = 1.0) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value * scale:.{digits}f}"
+    return format_number(value, digits, scale=scale)
 
 
 def to_markdown(frame: pd.DataFrame, coefficients: Sequence[str], *, digits: int = 3) -> str:
@@ -95,18 +94,14 @@ def write_human_agreement(
     ratings: pd.DataFrame,
     out_dir: str | Path,
     *,
-    human: Sequence[str],
-    grouping: str = "none",
-    coefficients: Sequence[str] = COEFFICIENTS,
-    item_col: str = "item",
-    system_col: str = "system",
-    n_bootstrap: int = 1000,
-    seed: int = 0,
     digits: int = 3,
+    **options,
 ) -> tuple[dict[str, Path], list[str]]:
-    """``human_agreement.md`` and ``human_agreement.csv`` (full precision) under ``out_dir``."""
-    frame, notes = human_agreement_frame(board, ratings, human=human, grouping=grouping, coefficients=coefficients,
-                                         item_col=item_col, system_col=system_col, n_bootstrap=n_bootstrap, seed=seed)
+    """``human_agreement.md`` and ``human_agreement.csv`` (full precision) under ``out_dir``; ``options`` are
+    :func:`human_agreement_frame`'s (``human``, ``grouping``, ``coefficients``, ``item_col``, ``system_col``,
+    ``n_bootstrap``, ``seed``), passed on unchanged."""
+    frame, notes = human_agreement_frame(board, ratings, **options)
+    coefficients = options.get("coefficients", COEFFICIENTS)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"human_agreement_md": out_dir / "human_agreement.md",

@@ -12,6 +12,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from ..formatting import format_number
 from ..meta import META_METRICS, SUMMARY_KEYS
 from ..reproduce import Reproduction
 
@@ -171,8 +172,7 @@ def _rounded(value: object, digits: int) -> float | None:
 
 
 def _fmt(value: object, digits: int) -> str:
-    rounded = _rounded(value, digits)
-    return "–" if rounded is None else f"{rounded:.{digits}f}"
+    return format_number(_rounded(value, digits), digits)
 
 
 def _latex_escape(text: object) -> str:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
+from ..atomic import atomic_path, write_text_atomic
 
 __all__ = ["generate_images", "image_path", "image_seed", "load_pipeline"]
 
@@ -63,9 +64,7 @@ def _check_settings(out_dir: Path, settings: dict) -> None:
                              "use another --out or delete the folder")
     else:
         out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name("generation.json.tmp")
-        tmp.write_text(json.dumps(settings, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(settings, indent=2, sort_keys=True))
 
 
 def generate_images(
@@ -140,9 +139,8 @@ def generate_images(
             for (text_id, _, k), image in zip(batch, images):
                 path = image_path(out_dir, text_id, k, images_per_prompt)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f".{path.stem}.tmp.png")
-                image.save(tmp)
-                os.replace(tmp, path)
+                with atomic_path(path) as tmp:
+                    image.save(tmp)
                 generated += 1
             bar.update(len(batch))
     finally:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..atomic import atomic_path, write_text_atomic
 from .tifa_v1_files import TIFABench
 
 __all__ = ["IMAGE_SUFFIXES", "BenchRun", "ByTextId", "ImageIndex", "find_images", "score_images"]
@@ -228,10 +228,7 @@ def write_run(run: BenchRun, out_dir: str | Path) -> dict[str, Path]:
     paths = {"questions": out_dir / "questions.csv", "images": out_dir / "images.csv",
              "missing": out_dir / "missing.csv", "run": out_dir / "run.json"}
     for key in ("questions", "images", "missing"):
-        tmp = paths[key].with_name(paths[key].name + ".tmp")
-        getattr(run, key).to_csv(tmp, index=False)
-        os.replace(tmp, paths[key])
-    tmp = paths["run"].with_name("run.json.tmp")
-    tmp.write_text(json.dumps(run.info, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, paths["run"])
+        with atomic_path(paths[key]) as tmp:
+            getattr(run, key).to_csv(tmp, index=False)
+    write_text_atomic(paths["run"], json.dumps(run.info, indent=2, default=str))
     return paths

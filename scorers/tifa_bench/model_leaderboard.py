@@ -13,6 +13,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..formatting import MISSING, format_number, is_missing
 from .tifa_v1_files import SOURCES
 from .results import BenchResult, compare_runs, summarize
 
@@ -75,8 +76,9 @@ def build_leaderboard(results: Sequence[BenchResult], *, n_bootstrap: int = 1000
     summaries = {r.name: summarize(r, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed) for r in results}
     pairs = [compare_runs(a, b, n_resamples=max(n_bootstrap, 1000), confidence=confidence, seed=seed)
              for a, b in itertools.combinations(results, 2)]
-    comparisons = pd.DataFrame(pairs, columns=["a", "b", "mean_a", "mean_b", "difference", "ci_low", "ci_high",
-                                               "p_value", "texts", "only_a", "only_b"])
+    comparisons = pd.DataFrame([p.to_dict() for p in pairs],
+                               columns=["a", "b", "value_a", "value_b", "statistic", "ci_low", "ci_high", "pvalue",
+                                        "n_units", "only_a", "only_b"])
     notes = []
     for r in results:
         info = r.info
@@ -84,16 +86,16 @@ def build_leaderboard(results: Sequence[BenchResult], *, n_bootstrap: int = 1000
             notes.append(f"{r.name}: incomplete, {info.get('texts_scored')} of {info.get('texts')} text inputs scored "
                          f"({info.get('texts_missing_image', 0)} without an image, "
                          f"{info.get('images_skipped', 0)} images skipped); see its missing.csv")
-    for row in pairs:
-        if row["only_a"] or row["only_b"]:
-            notes.append(f"{row['a']} vs {row['b']}: compared on the {row['texts']} texts both scored")
+    for pair in pairs:
+        if pair.labels["only_a"] or pair.labels["only_b"]:
+            notes.append(f"{pair.labels['a']} vs {pair.labels['b']}: compared on the {pair.n_units} texts both scored")
     return Leaderboard(summaries, comparisons, notes)
 
 
 def _cell(value: float, low: float, high: float, digits: int, with_ci: bool, latex: bool) -> str:
-    if value != value:
-        return "–"
-    text = f"{value:.{digits}f}"
+    if is_missing(value):
+        return MISSING
+    text = format_number(value, digits)
     if with_ci and low == low:
         interval = f"[{low:.{digits}f}, {high:.{digits}f}]"
         text += (r" {\scriptsize " + interval + "}") if latex else f" <sub>{interval}</sub>"
@@ -116,9 +118,9 @@ def to_markdown(board: Leaderboard, *, digits: int = 1) -> str:
     if len(board.comparisons):
         lines += ["", "| A | B | TIFA A | TIFA B | A − B [95% CI] | p | texts |", "|:---|:---|---:|---:|---:|---:|---:|"]
         for _, c in board.comparisons.iterrows():
-            lines.append(f"| {c['a']} | {c['b']} | {100 * c['mean_a']:.{digits}f} | {100 * c['mean_b']:.{digits}f} | "
-                         f"{100 * c['difference']:+.{digits}f} [{100 * c['ci_low']:+.{digits}f}, "
-                         f"{100 * c['ci_high']:+.{digits}f}] | {c['p_value']:.3g} | {c['texts']} |")
+            lines.append(f"| {c['a']} | {c['b']} | {100 * c['value_a']:.{digits}f} | {100 * c['value_b']:.{digits}f} | "
+                         f"{100 * c['statistic']:+.{digits}f} [{100 * c['ci_low']:+.{digits}f}, "
+                         f"{100 * c['ci_high']:+.{digits}f}] | {c['pvalue']:.3g} | {c['n_units']} |")
         lines.append("")
         lines.append("Paired over text inputs: bootstrap interval of the mean difference of overall TIFA scores and a "
                      "two-sided sign-flip permutation p-value.")

@@ -6,9 +6,10 @@ questions answered correctly; a text's score is the mean over its images (one im
 **overall** score is the mean over texts and a **source**'s score the mean over that source's texts; a
 **category**'s accuracy is the fraction of all questions of that category answered correctly (question-weighted).
 
-Confidence intervals resample **texts** (prompts): ``scipy.stats.bootstrap`` (percentile) of the ratio
+Confidence intervals resample **texts** (prompts): :func:`scorers.resampling.bootstrap_ratio_interval` (percentile;
+the same numbers as ``scipy.stats.bootstrap(paired=True, method="percentile")``) of the ratio
 ``sum(correct) / sum(questions)`` per category, or of the mean text score, with the texts' numbers paired. The
-paired model comparison is :func:`scorers.meta.paired_mean_test` (bootstrap CI of the mean difference + sign-flip
+paired model comparison is :func:`scorers.resampling.paired_mean_test` (bootstrap CI of the mean difference + sign-flip
 p-value) on the texts both models scored: the same test ``ts2 meta`` uses for two metrics over SEGs.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..resampling import PairedComparison, bootstrap_ratio_interval, paired_mean_test
 from ..table_readers import read_csv
 from .tifa_v1_files import CATEGORIES, SOURCES
 
@@ -107,16 +109,7 @@ def text_scores(questions: pd.DataFrame) -> pd.DataFrame:
 def _ratio_ci(numerators: np.ndarray, denominators: np.ndarray, n_bootstrap: int, confidence: float,
               seed: int) -> tuple[float, float]:
     """Percentile bootstrap interval of ``sum(num) / sum(den)`` resampling units (texts) with their pairs."""
-    if n_bootstrap <= 0 or numerators.size < 2:
-        return float("nan"), float("nan")
-    from scipy.stats import bootstrap
-
-    def statistic(num, den, axis=-1):
-        return num.sum(axis=axis) / den.sum(axis=axis)
-
-    out = bootstrap((numerators, denominators), statistic, paired=True, vectorized=True, n_resamples=n_bootstrap,
-                    confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))
-    return float(out.confidence_interval.low), float(out.confidence_interval.high)
+    return bootstrap_ratio_interval(numerators, denominators, n_bootstrap, confidence, seed)
 
 
 def summarize(result: BenchResult, *, n_bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0
@@ -153,17 +146,16 @@ def _order(keys, order) -> list[str]:
 
 
 def compare_runs(a: BenchResult, b: BenchResult, *, n_resamples: int = 10_000, confidence: float = 0.95,
-                 seed: int = 0) -> dict:
-    """Paired comparison of model A vs model B on the texts both scored: ``mean_a, mean_b, difference`` (A - B,
-    overall TIFA score as a fraction), its bootstrap ``ci``, the sign-flip ``p_value`` and ``texts`` (how many)."""
-    from ..meta import paired_mean_test
-
+                 seed: int = 0) -> PairedComparison:
+    """Paired comparison of model A vs model B on the texts both scored: ``value_a, value_b`` (overall TIFA scores as
+    fractions), ``statistic`` (A - B), its bootstrap ``confidence_interval``, the sign-flip ``pvalue`` and ``n_units``
+    (texts); ``labels`` holds the run names ``a, b`` and ``only_a, only_b`` (texts scored by one run only)."""
     ta, tb = text_scores(a.questions).set_index("text_id"), text_scores(b.questions).set_index("text_id")
     common = [t for t in ta.index if t in tb.index]
     if not common:
         raise ValueError(f"{a.name} and {b.name} share no scored text id; compare runs on the same prompts")
     va, vb = ta.loc[common, "score"].to_numpy(float), tb.loc[common, "score"].to_numpy(float)
     difference, ci, p_value = paired_mean_test(va - vb, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return {"a": a.name, "b": b.name, "mean_a": float(va.mean()), "mean_b": float(vb.mean()),
-            "difference": difference, "ci_low": ci[0], "ci_high": ci[1], "p_value": p_value, "texts": len(common),
-            "only_a": len(ta) - len(common), "only_b": len(tb) - len(common)}
+    return PairedComparison(difference, p_value, ci, float(va.mean()), float(vb.mean()), len(common), "text",
+                            "sign-flip permutation over texts",
+                            {"a": a.name, "b": b.name, "only_a": len(ta) - len(common), "only_b": len(tb) - len(common)})

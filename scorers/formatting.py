@@ -1,0 +1,29 @@
+"""Number formatting for every printed table (terminal, Markdown, LaTeX, the demo): one missing-value glyph and one
+NaN-safe formatter, so a missing number looks the same everywhere.
+
+>>> format_number(0.1234, 3), format_number(float("nan")), format_number(None), format_number(0.5, 1, scale=100)
+('0.123', '-', '-', '50.0')
+>>> format_number(0.25, 2, signed=True), format_number(1234.5, 3, spec="g")
+('+0.25', '1.23e+03')
+"""
+from __future__ import annotations
+
+import numbers
+
+__all__ = ["MISSING", "format_number", "is_missing"]
+
+#: what a missing (None / NaN) number prints as, in every table
+MISSING = "-"
+
+
+def is_missing(value: object) -> bool:
+    """None or NaN (Python, NumPy or any real number type)."""
+    return value is None or (isinstance(value, numbers.Real) and value != value)
+
+
+def format_number(value: object, digits: int = 1, *, scale: float = 1.0, signed: bool = False, spec: str = "f") -> str:
+    """``value * scale`` with ``digits`` (``spec`` ``"f"``: decimals, ``"g"``: significant digits), a leading sign
+    when ``signed``; :data:`MISSING` for None / NaN."""
+    if is_missing(value):
+        return MISSING
+    return f"{value * scale:{'+' if signed else ''}.{digits}{spec}}"
