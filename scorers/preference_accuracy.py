@@ -39,10 +39,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .resampling import ConfidenceInterval, PairedComparison, percentile_interval, resample_indices
+
 __all__ = [
     "TIE_CONVENTIONS",
     "PreferenceAccuracy",
-    "PreferenceComparison",
     "compare_preference_accuracy",
     "human_preferences",
     "pairs_from_rankings",
@@ -86,31 +87,6 @@ class PreferenceAccuracy:
             "n_pairs": self.n_pairs, "n_human_ties": self.n_human_ties, "n_nan_dropped": self.n_nan_dropped,
             "n_items": self.n_items, "confidence": self.confidence,
             "confidence_interval": None if ci is None else [_json(ci[0]), _json(ci[1])],
-        }
-
-
-@dataclass
-class PreferenceComparison:
-    """Metric 1 vs metric 2 on the same pairs: ``statistic`` = accuracy 1 - accuracy 2, its paired bootstrap
-    ``confidence_interval`` (the same prompt resamples for both; epsilon re-calibrated per metric and resample) and a
-    two-sided bootstrap ``pvalue`` = ``min(1, 2 * (1 + #{d on the far side of 0}) / (1 + n_bootstrap))``, as
-    :func:`scorers.agreement.compare_agreement` uses for ungrouped coefficients."""
-
-    statistic: float
-    pvalue: float
-    confidence_interval: tuple[float, float]
-    accuracy_1: PreferenceAccuracy
-    accuracy_2: PreferenceAccuracy
-    n_bootstrap: int
-    confidence: float = 0.95
-    method: str = "paired bootstrap over prompts"
-
-    def to_dict(self) -> dict:
-        return {
-            "statistic": _json(self.statistic), "pvalue": _json(self.pvalue),
-            "confidence_interval": [_json(self.confidence_interval[0]), _json(self.confidence_interval[1])],
-            "accuracy_1": self.accuracy_1.to_dict(), "accuracy_2": self.accuracy_2.to_dict(),
-            "n_bootstrap": self.n_bootstrap, "confidence": self.confidence, "method": self.method,
         }
 
 
@@ -203,11 +179,15 @@ def compare_preference_accuracy(
     confidence: float = 0.95,
     seed: int = 0,
     metric_ties: str = "wrong",
-) -> PreferenceComparison:
+) -> PairedComparison:
     """Is metric 1 more often right than metric 2 on the same pairs? ``metric_k = (score_a, score_b)``.
 
     Pairs where either metric has a NaN are dropped for both. The same prompt resamples serve both metrics (a
-    paired bootstrap); see :class:`PreferenceComparison` for the interval and p-value.
+    paired bootstrap; epsilon re-calibrated per metric and resample). Returns the toolkit's one
+    :class:`scorers.resampling.PairedComparison`: ``statistic`` = accuracy 1 - accuracy 2, its bootstrap percentile
+    ``confidence_interval``, and the two-sided bootstrap ``pvalue`` = ``min(1, 2 * (1 + #{d on the far side of 0}) /
+    (1 + n_bootstrap))``, as :func:`scorers.agreement.compare_agreement` uses for ungrouped coefficients;
+    ``value_a`` / ``value_b`` the two accuracies, ``labels`` the tie convention and each metric's epsilon.
     """
     if n_bootstrap < 1:
         raise ValueError(f"n_bootstrap must be >= 1 for a paired comparison, got {n_bootstrap}")
@@ -226,8 +206,15 @@ def compare_preference_accuracy(
         raise ValueError("the accuracy is undefined on every resample (no pairs)")
     far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
     pvalue = min(1.0, 2.0 * (1 + far) / (1 + n_bootstrap))
-    return PreferenceComparison(r1.statistic - r2.statistic, pvalue, _interval(diffs, confidence), r1, r2,
-                                n_bootstrap, confidence)
+    labels = {"ties": ties, "metric_ties": metric_ties}
+    if ties == "calibrated":
+        labels.update(epsilon_1=r1.epsilon, epsilon_2=r2.epsilon)
+    return PairedComparison(
+        statistic=r1.statistic - r2.statistic, pvalue=pvalue,
+        confidence_interval=_interval(diffs, confidence), value_a=r1.statistic,
+        value_b=r2.statistic, n_units=p1.n_items, unit="prompt" if items is not None else "pair",
+        method=f"paired bootstrap over {'prompts' if items is not None else 'pairs'} ({n_bootstrap} resamples)",
+        labels=labels)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -376,7 +363,7 @@ def _resamples(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray | None:
         raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}")
     if n_bootstrap == 0 or n_units == 0:
         return None
-    return np.random.default_rng(seed).integers(0, n_units, size=(int(n_bootstrap), n_units))
+    return resample_indices(n_units, int(n_bootstrap), seed)
 
 
 def _frequencies(idx: np.ndarray, n_units: int) -> np.ndarray:
@@ -385,12 +372,8 @@ def _frequencies(idx: np.ndarray, n_units: int) -> np.ndarray:
     return np.bincount(flat, minlength=b * n_units).reshape(b, n_units).astype(np.float64)
 
 
-def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
-    boot = boot[~np.isnan(boot)]
-    if boot.size == 0:
-        return float("nan"), float("nan")
-    alpha = (1.0 - confidence) / 2.0
-    return float(np.quantile(boot, alpha)), float(np.quantile(boot, 1.0 - alpha))
+def _interval(boot: np.ndarray, confidence: float) -> ConfidenceInterval:
+    return percentile_interval(boot, confidence)
 
 
 def _floats(values, name: str) -> np.ndarray:
