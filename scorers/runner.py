@@ -44,7 +44,6 @@ message). Processes started by ``accelerate launch``/``torchrun`` stop when thei
 from __future__ import annotations
 
 import io
-import json
 import os
 import signal
 import sys
@@ -56,12 +55,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .atomic import atomic_path
 from .cache import ScoreCache, item_stamp, jsonable, release_locks
 from .checks import check_pairs
 
-__all__ = ["RunResult", "check_run_options", "finish", "pairs_output", "process_state", "record_columns", "run",
-           "score_data_dir", "score_pairs", "score_table", "write_outputs"]
+__all__ = ["RunResult", "broadcast", "check_run_options", "finish", "pairs_output", "process_state", "record_columns",
+           "run", "score_pairs"]
 
 ON_ERROR = ("raise", "skip")
 
@@ -182,7 +180,7 @@ class _SingleProcess:
         pass
 
 
-def _broadcast(state, payload):
+def broadcast(state, payload):
     """Main process's ``payload`` on every process (identity when single-process)."""
     if state.num_processes == 1:
         return payload
@@ -305,7 +303,7 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
             finished = cache.finished(stamps)
         except ValueError as error:
             finished = str(error)
-    finished = _broadcast(state, finished)
+    finished = broadcast(state, finished)
     if isinstance(finished, str):
         raise ValueError(finished)
 
@@ -371,153 +369,6 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
     return RunResult(keys=keys, scores=scores, records=[e.get("record") for e in ordered],
                      errors=[e.get("error") for e in ordered], computed=sum(1 for e in new if not e.get("error")),
                      batches=batches, from_cache=[k in finished for k in keys])
-
-
-def score_table(
-    scorer,
-    metadata,
-    data_dir: str | Path | None = None,
-    *,
-    images: Sequence[Any] | None = None,
-    **run_kwargs,
-):
-    """Score every row of a canonical metadata frame (``scorers.table_readers.read_metadata``): its images are the files
-    ``data_dir / file_name``, or ``images`` (one per row, e.g. :func:`scorers.ts2_dataset.hub_segs`' encoded images). Returns
-    ``(frame, result)``: ``frame`` has ``seg_id, file_name, node, <scorer.name>``, the scalar record fields as
-    columns, and ``error`` when any item was skipped; one row per metadata row, in order.
-    """
-    import pandas as pd
-
-    if (data_dir is None) == (images is None):
-        raise ValueError("score_table needs exactly one of data_dir (image files) and images (one per metadata row)")
-    if images is None:
-        data_dir = Path(data_dir)
-        images = [str(data_dir / name) for name in metadata["file_name"]]
-        if run_kwargs.get("on_error", "raise") == "raise":
-            for row, path in enumerate(images):
-                if not os.path.isfile(path):
-                    raise FileNotFoundError(f"metadata row {row + 2}: image file {path} does not exist")
-        run_kwargs.setdefault("inputs", {"data_dir": str(data_dir.resolve())})
-    elif len(images) != len(metadata):
-        raise ValueError(f"got {len(images)} images for {len(metadata)} metadata rows; expected one per row")
-    keys = [f"{seg}:{name}" for seg, name in zip(metadata["seg_id"], metadata["file_name"])]
-    result = run(scorer, images, list(metadata["prompt"]), keys, **run_kwargs)
-    frame = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
-                          "node": metadata["node"].to_numpy(), scorer.name: result.scores})
-    scalar_columns = record_columns(result.records)
-    for name, values in scalar_columns.items():
-        frame[name] = values
-    numeric = [n for n, v in scalar_columns.items()
-               if all(x is None or (isinstance(x, (int, float)) and not isinstance(x, bool)) for x in v)]
-    result.extra["score_columns"] = [scorer.name] + numeric
-    result.extra["higher_is_better"] = dict(getattr(scorer, "higher_is_better", {}))
-    if any(result.errors):
-        frame["error"] = [e or "" for e in result.errors]
-    return frame, result
-
-
-def write_outputs(frame, result: RunResult, out: str | Path) -> list[Path]:
-    """Write the score CSV, ``<out stem>.errors.csv`` for skipped images (their scores are empty in the CSV; an
-    earlier run's list is removed when nothing is skipped now) and ``<out stem>.records.jsonl`` when records hold
-    lists/dicts; returns the paths written."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out) as tmp:
-        frame.drop(columns=["error"], errors="ignore").to_csv(tmp, index=False)
-    written = [out]
-    errors_path = out.with_name(out.stem + ".errors.csv")
-    failed = frame.loc[frame["error"] != ""] if "error" in frame.columns else frame.iloc[:0]
-    if len(failed):
-        failed[["seg_id", "file_name", "node", "error"]].to_csv(errors_path, index=False)
-        written.append(errors_path)
-    elif errors_path.exists():  # an earlier run's list: every image in it is scored now
-        errors_path.unlink()
-    nested = any(isinstance(v, (list, dict)) for r in result.records if r for v in r.values())
-    if nested:
-        path = out.with_name(out.stem + ".records.jsonl")
-        with open(path, "w", encoding="utf-8") as handle:
-            for key, record in zip(result.keys, result.records):
-                handle.write(json.dumps({"key": key, "record": record}, ensure_ascii=False) + "\n")
-        written.append(path)
-    return written
-
-
-def score_data_dir(
-    scorer_name: str,
-    data_dir: str | Path | None,
-    out: str | Path | None = None,
-    *,
-    model: str | None = None,
-    precision: str | None = None,
-    cache_dir: str | Path | None = None,
-    scorer_options: dict | None = None,
-    hub_revision: str | None = None,
-    **run_kwargs,
-):
-    """``ts2 score``: score TS2 with a registered scorer: a TS2-layout ``data_dir`` (``metadata.csv`` + ``images/``),
-    or, with ``data_dir=None``, the Hub dataset through :func:`scorers.ts2_dataset.hub_segs` (downloaded once, cached;
-    ``hub_revision`` defaults to the pinned commit). The output CSV is the same either way.
-
-    The scorer is built on this process's device; the cache defaults to ``<out>.cache/``. The main process writes
-    ``out``. Returns ``(frame, result)`` on every process. Question-based scorers read their question table from
-    ``data_dir``, or, for the Hub, from the TS2 release (:mod:`scorers.release`) unless ``questions`` is given.
-    """
-    from .registry import build_scorer
-    from .table_readers import read_metadata
-
-    options = dict(scorer_options or {})
-    if data_dir is not None:
-        data_dir = Path(data_dir)
-        metadata_path = data_dir / "metadata.csv"
-        if not metadata_path.is_file():
-            raise FileNotFoundError(f"{metadata_path} does not exist (expected a TS2 data_dir: metadata.csv + images/)")
-    check_run_options(**run_kwargs)
-    state = process_state()
-    if data_dir is not None:
-        metadata, images = read_metadata(metadata_path), None
-    else:
-        from .ts2_dataset import hub_segs
-        from .release import HUB_REPO, HUB_REVISION
-
-        _hub_questions(state, scorer_name, options)
-        metadata, images = _main_first(state, lambda: hub_segs(hub_revision))
-        run_kwargs.setdefault("inputs", {"hub_dataset": f"{HUB_REPO}@{hub_revision or HUB_REVISION}"})
-    scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision,
-                          data_dir=None if data_dir is None else str(data_dir), **options)
-    if cache_dir is None and out is not None:
-        cache_dir = Path(out).with_name(Path(out).name + ".cache")
-    frame, result = score_table(scorer, metadata, data_dir, images=images, cache_dir=cache_dir, **run_kwargs)
-    if out is not None and state.is_main_process:
-        write_outputs(frame, result, out)
-    return frame, result
-
-
-def _main_first(state, load):
-    """``load()`` on the main process first (it downloads and builds caches), then on the others (they read the
-    caches). A failure on the main process is raised on every process, so no rank waits forever at a barrier."""
-    failure, value = None, None
-    if state.is_main_process:
-        try:
-            value = load()
-        except (OSError, ValueError) as error:
-            failure = error
-    message = _broadcast(state, None if failure is None else f"{type(failure).__name__}: {failure}")
-    if failure is not None:
-        raise failure
-    if message is not None:  # another rank: the main process's failure, as one line
-        raise FileNotFoundError(f"main process: {message}")
-    return value if state.is_main_process else load()
-
-
-def _hub_questions(state, scorer_name: str, options: dict) -> None:
-    """Question-based scorers (``default_questions``) scoring the Hub dataset read the release's question table."""
-    from .registry import get_factory
-
-    default_questions = getattr(get_factory(scorer_name), "default_questions", None)
-    if default_questions and options.get("questions") is None:
-        from .release import path as release_path
-
-        options["questions"] = str(_main_first(state, lambda: release_path(default_questions)))
 
 
 def finish() -> None:

@@ -60,7 +60,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from scorers.registry import build_scorer
-    from scorers.runner import finish, process_state, score_table, write_outputs
+    from scorers.runner import finish, process_state
+    from scorers.ts2_scoring import score_table, write_outputs
     from scorers.table_readers import read_metadata
 
     state = process_state()

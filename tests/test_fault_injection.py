@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 from scorers.cache import ScoreCache
-from scorers.runner import score_table, write_outputs
+from scorers.ts2_scoring import score_table, write_outputs
 from tests.test_runner import Counting, clip_path, data_dir, metadata, scorer  # noqa: F401  (shared fixtures)
 from tests.conftest import console_script
 

@@ -92,7 +92,7 @@ def minilm():
 @pytest.mark.parametrize("kind", ["blip_vqa", "instructblip", "llava"])
 @pytest.mark.parametrize("scorer", ["tifa", "dsg", "vqa_score"])
 def test_end_to_end_through_runner(checkpoints, data_dir, minilm, tmp_path, kind, scorer):
-    from scorers.runner import score_data_dir
+    from scorers.ts2_scoring import score_data_dir
     from scorers.table_readers import read_metadata
 
     options = {"vqa_backend": kind, "batch_size": 16}
@@ -166,7 +166,7 @@ class ScriptedBackend:
 def test_dsg_rule_through_runner_hand_computed(data_dir, tmp_path):
     """SEG 1's DSG questions with a scripted backend: hand-computed scores, both accumulation switches."""
     from scorers.qga.questions import read_question_set
-    from scorers.runner import score_data_dir
+    from scorers.ts2_scoring import score_data_dir
 
     questions = read_question_set(data_dir / "dsg_questions.csv")
     qs = questions.for_seg(1)
@@ -227,7 +227,8 @@ def test_cli_score_yes_rule_reaches_the_scorer(data_dir, tmp_path, monkeypatch, 
 LAUNCH_SCRIPT = '''
 import sys
 from scorers.registry import build_scorer
-from scorers.runner import finish, process_state, score_table, write_outputs
+from scorers.runner import finish, process_state
+from scorers.ts2_scoring import score_table, write_outputs
 from scorers.table_readers import read_metadata
 data_dir, model, questions, sbert, out, cache = sys.argv[1:7]
 state = process_state()
@@ -248,7 +249,7 @@ def test_tifa_under_two_accelerate_processes_equals_one(checkpoints, data_dir, m
 
     import pandas as pd
 
-    from scorers.runner import score_data_dir
+    from scorers.ts2_scoring import score_data_dir
 
     questions = str(data_dir / "tifa_questions.csv")
     reference, _ = score_data_dir("tifa", data_dir, tmp_path / "one.csv", model=str(checkpoints["blip_vqa"]),

@@ -19,7 +19,8 @@ import pytest
 
 from scorers.cache import ScoreCache
 from scorers.embedding import CLIPScore
-from scorers.runner import run, score_table, write_outputs
+from scorers.runner import run
+from scorers.ts2_scoring import score_table, write_outputs
 from scorers.table_readers import read_metadata
 from tests.tiny_embed_models import tiny_models
 from tests.ts2_fixture_data import make_data_dir

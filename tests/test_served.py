@@ -427,7 +427,7 @@ def test_served_model_is_the_text_lm_of_question_generation():
 
 
 def test_dsg_through_the_registry_with_a_served_backend(data_dir, minilm, tmp_path):
-    from scorers.runner import score_data_dir
+    from scorers.ts2_scoring import score_data_dir
 
     with ChatServer(lambda body: chat_reply("yes")) as server:
         frame, result = score_data_dir("dsg", data_dir, tmp_path / "dsg.csv", model="openai:tiny",

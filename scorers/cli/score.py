@@ -96,7 +96,8 @@ def parse_options(pairs: list[str]) -> dict:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from ..runner import finish, process_state, score_data_dir
+    from ..runner import finish, process_state
+    from ..ts2_scoring import score_data_dir
 
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode,
                **model_options(args, args.scorer), **parse_options(args.option)}
