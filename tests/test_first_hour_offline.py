@@ -76,7 +76,7 @@ def test_meta_names_a_missing_scores_file_before_any_network(no_network, tmp_pat
     monkeypatch.setattr(release, "_probe", no_probe)
     code, err, _ = _timed(["meta", str(tmp_path / "nonexist.csv")], capsys)
     assert code == 2
-    assert err.strip() == f"ts2 meta: error: SCORES {tmp_path / 'nonexist.csv'}: no such file"
+    assert err.strip() == f"ts2 meta: error: argument SCORES: {tmp_path / 'nonexist.csv'}: no such file"
 
 
 def test_demo_tables_fail_fast_with_the_same_line(no_network):

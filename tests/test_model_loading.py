@@ -163,8 +163,8 @@ def test_unknown_option_lists_the_valid_ones_before_loading(data_dir, tmp_path, 
 
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--batch-size", "0", "batch size must be an integer >= 1 (--batch-size), got 0"),
-    ("--num-workers", "-1", "num_workers must be an integer >= 0 (--num-workers), got -1"),
+    ("--batch-size", "0", "argument --batch-size: must be an integer >= 1, got '0'"),  # refused while parsing
+    ("--num-workers", "-1", "argument --num-workers: must be an integer from 0 to 256, got '-1'"),
 ])
 def test_bad_run_options_are_refused_before_loading_the_model(flag, value, message, data_dir, tmp_path, capsys):
     code = main(["score", "clip_score", "--data-dir", str(data_dir), "--out", str(tmp_path / "s.csv"),

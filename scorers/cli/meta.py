@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rank/sep/delta of per-image scores",
         description="TS2 meta-metrics of one or more score columns of a per-image scores CSV.",
     )
-    meta.add_argument("scores", nargs="?", type=input_file,
+    meta.add_argument("scores", nargs="?", type=input_file, metavar="SCORES",
                       help="per-image scores CSV: joined with --metadata on seg_id + file_name (or image_id) when it "
                            "has them, in any row order; a table without keys is paired by row position (the output "
                            "says so)")
