@@ -431,6 +431,7 @@ def card_figure(card: dict, path: Path) -> Path | None:
     if not panels:
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    fig.suptitle(f"{card['metric']} vs {card['baseline']}: {card['verdict']}", fontsize=9)
     for ax, (set_name, section) in zip(axes[0], panels):
         dots = []  # (label, value, low, high, colour)
         if set_name == "ts2":
@@ -442,7 +443,7 @@ def card_figure(card: dict, path: Path) -> Path | None:
                 bci = (bm["ci"].get("rank") or {}).get("avg") if bm["ci"].get("rank") else None
                 dots.append((card["baseline"], bm["summary"]["rank"]["avg"], *(bci or (None, None)), "C1"))
             for col, value in sorted(((section.get("published") or {}).get("rank_avg") or {}).items(),
-                                     key=lambda kv: kv[1] if kv[1] is not None else -9):
+                                     key=lambda kv: -kv[1] if kv[1] is not None else 9):
                 if value is not None and col not in (card["metric"], card["baseline"]):
                     dots.append((col, value, None, None, "0.6"))
             ax.set_xlabel("rank (avg over SEGs)")
@@ -461,6 +462,7 @@ def card_figure(card: dict, path: Path) -> Path | None:
                 ax.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", color=colour, capsize=3)
             else:
                 ax.plot(value, y, "o", color=colour, markersize=4)
+        ax.set_ylim(-0.7, len(dots) - 0.3)
         ax.set_yticks(range(len(dots)))
         ax.set_yticklabels([d[0] for d in reversed(dots)], fontsize=7)
         ax.set_title(set_name)
