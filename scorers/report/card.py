@@ -263,7 +263,8 @@ def build_cards(
                 src = fetch_tifa160(offline=offline)
             inputs[f"ratings:{rating.name}"] = str(src)
         except (FileNotFoundError, ValueError) as error:
-            unavailable[rating.name] = f"{rating.source}: {str(error).splitlines()[0]}"
+            unavailable[rating.name] = f"{rating.source}: " + " ".join(
+                line.strip() for line in str(error).splitlines() if line.strip())
     asked = list(dict.fromkeys(["ts2"] + [r.name for r in ratings] + list(sets or ())))
     provenance = {
         "command": command, "ts2_evaluate_version": __version__, "segs": None,
