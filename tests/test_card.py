@@ -214,3 +214,33 @@ def test_html_renders_in_chromium(card_run, cards):
         finally:
             browser.close()
     print(f"\ncard screenshot: {shots / 'card.png'}")
+
+
+def test_clean_quotes_and_lower_is_better_as_ts2_meta(capsys, tmp_path, shared_ts2):
+    release = shared_ts2 / "released_scores.csv"
+    # llmscore_over: stray quotes in 6 cells, lower-is-better by the release's known facts
+    code, out, err = run_cli(capsys, "card", "--scores", f"llmscore_over={release}", "--clean-quotes", "--data-dir",
+                             shared_ts2, "--n-bootstrap", 50, "--out", tmp_path / "a", "--json")
+    assert code == 0, err
+    card = json.loads(out)["llmscore_over"]
+    code, out, err = run_cli(capsys, "meta", release, "--column", "llmscore_over", "--clean-quotes", "--data-dir",
+                             shared_ts2, "--n-bootstrap", 50, "--json")
+    assert code == 0, err
+    assert card["sets"]["ts2"]["meta"] == json.loads(out)["llmscore_over"]
+    assert card["sets"]["ts2"]["meta"]["higher_is_better"] is False
+    # a negated clipscore named lower-is-better gives clipscore's rank/sep (delta is a gap, scaled the same)
+    raw = pd.read_csv(release, dtype=str, keep_default_na=False)
+    neg = pd.DataFrame({"id": raw["id"], "image_id": raw["image_id"], "neg": -raw["clipscore"].astype(float)})
+    neg.to_csv(tmp_path / "neg.csv", index=False)
+    code, out, err = run_cli(capsys, "card", "--scores", f"neg={tmp_path / 'neg.csv'}", "--lower-is-better", "neg",
+                             "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out", tmp_path / "b", "--json")
+    assert code == 0, err
+    ts2 = json.loads(out)["neg"]["sets"]["ts2"]
+    code, out, err = run_cli(capsys, "meta", tmp_path / "neg.csv", "--lower-is-better", "neg", "--data-dir",
+                             shared_ts2, "--n-bootstrap", 0, "--json")
+    assert ts2["meta"] == json.loads(out)["neg"]
+    for m in ("rank", "sep"):
+        assert ts2["meta"][m]["summary"]["avg"] == pytest.approx(ts2["baseline_meta"]["summary"][m]["avg"], abs=1e-12)
+    code, _out, err = run_cli(capsys, "card", "--scores", f"neg={tmp_path / 'neg.csv'}", "--lower-is-better", "nope",
+                              "--out", tmp_path / "c")
+    assert code == 2 and "--lower-is-better nope" in err

@@ -43,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="human rating column(s) (default: every human_<k> column)")
     parser.add_argument("--sets", default="", help="comma-separated set names the card must list (a set without a "
                                                    "file is listed as not evaluated, with the reason)")
+    parser.add_argument("--lower-is-better", action="append", default=[], metavar="NAME",
+                        help="metric NAME (a --scores name or the baseline) is better when lower (default: known "
+                             "release facts, else higher is better)")
+    parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric "
+                                                                    "cells of the --scores files")
     parser.add_argument("--metadata", type=input_file, help="TS2 metadata.csv (default: the release's)")
     parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
@@ -72,12 +77,17 @@ def run_card(args: argparse.Namespace) -> int:
     columns = dict(args.ratings_column)
     human = [part.strip() for value in args.human for part in value.split(",") if part.strip()]
     ratings = [RatingSet(name=name, source=source, human=human, columns=columns) for name, source in args.ratings]
+    lower = [part.strip() for value in args.lower_is_better for part in value.split(",") if part.strip()]
+    unknown = [n for n in lower if n not in scores and n != args.baseline]
+    if unknown:
+        raise ValueError(f"--lower-is-better {unknown[0]}: not a --scores name nor the baseline")
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     baseline = None if args.baseline.lower() == "none" else args.baseline
     cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
                         sets=[s.strip() for s in args.sets.split(",") if s.strip()], data_dir=args.data_dir,
                         segs=args.segs, n_bootstrap=args.n_bootstrap, confidence=args.confidence, seed=args.seed,
-                        offline=True if args.offline else None, command=command_line(args.argv))
+                        offline=True if args.offline else None, command=command_line(args.argv),
+                        clean_quotes=args.clean_quotes, lower_is_better=lower)
     written = {name: write_card(card, args.out) for name, card in cards.items()}
     if args.json:
         from ..report.card import _json_default

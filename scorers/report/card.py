@@ -73,13 +73,14 @@ def _score_column(table, name: str, source: str) -> str:
                      f"{name!r}; available: {', '.join(available[:10])}")
 
 
-def _ts2_result(source, column, metadata, *, clean_quotes, segs, n_bootstrap, confidence, seed):
+def _ts2_result(source, column, metadata, *, clean_quotes, segs, n_bootstrap, confidence, seed, lower_is_better=()):
     from ..table_meta import meta_from_tables
     from ..table_readers import read_score_table
 
     table = read_score_table(source, [column])
     return meta_from_tables([(str(source), table)], metadata, columns=[column], seg_subset=segs,
-                            n_bootstrap=n_bootstrap, confidence=confidence, seed=seed, clean_quotes=clean_quotes)
+                            n_bootstrap=n_bootstrap, confidence=confidence, seed=seed, clean_quotes=clean_quotes,
+                            lower_is_better=[column] if lower_is_better else ())
 
 
 def _verdict(comparison: dict | None) -> str:
@@ -95,10 +96,12 @@ def _verdict(comparison: dict | None) -> str:
     return "no clear difference"
 
 
-def _ts2_section(name, column, source, baseline, metadata, data_dir, opts, cache) -> dict:
+def _ts2_section(name, column, source, baseline, metadata, data_dir, opts, cache, *, clean_quotes=False,
+                 lower_is_better=False) -> dict:
     from ..meta import META_METRICS, compare
 
-    evaluated = _ts2_result(source, column, metadata, clean_quotes=False, **opts)
+    evaluated = _ts2_result(source, column, metadata, clean_quotes=clean_quotes, lower_is_better=lower_is_better,
+                            **opts)
     result = evaluated.results[column]
     section = {"status": "evaluated", "headline": "rank (avg over SEGs), with sep and delta; values are fractions",
                "column": column, "source": str(source), "meta": evaluated.to_dict()[column], "notes": evaluated.notes}
@@ -140,7 +143,8 @@ def _rating_column(rating: RatingSet, name: str, frame) -> str | None:
     return column if column in frame.columns else None
 
 
-def _rating_section(rating: RatingSet, name: str, baseline_name: str | None, frame, opts) -> dict:
+def _rating_section(rating: RatingSet, name: str, baseline_name: str | None, frame, opts,
+                    lower_is_better: Sequence[str] = ()) -> dict:
     from ..agreement import COEFFICIENTS, compare_agreement
     from ..meta import as_scores
     from ..orientation import resolve_orientation
@@ -156,8 +160,10 @@ def _rating_section(rating: RatingSet, name: str, baseline_name: str | None, fra
     if not human:
         return {"status": "not evaluated", "reason": f"{rating.source} has no human_<k> rating columns (--human)"}
     coefficient, grouping, convention = HEADLINES.get(rating.name, DEFAULT_HEADLINE)
+    flipped = [column] if name in lower_is_better else []
     table = correlate_frame(frame, human=human, metrics=[column], coefficients=COEFFICIENTS, grouping="none",
-                            n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"])
+                            n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"],
+                            lower_is_better=flipped)
     rows = table.to_dict()["rows"]
     own = [r for r in rows if r["metric"] == column]
     head = next(r for r in own if r["coefficient"] == coefficient)
@@ -170,7 +176,8 @@ def _rating_section(rating: RatingSet, name: str, baseline_name: str | None, fra
     if baseline_name and baseline_name != name and base_col is None:
         section["notes"] = section["notes"] + [f"no baseline column for {baseline_name}: no paired test"]
     if base_col is not None:
-        orient = resolve_orientation([column, base_col])
+        orient = resolve_orientation([column, base_col], lower_is_better=flipped + (
+            [base_col] if baseline_name in lower_is_better else []))
         a = as_scores(frame[column].tolist(), name=column)
         b = as_scores(frame[base_col].tolist(), name=base_col)
         a, b = (a if orient[column] else -a), (b if orient[base_col] else -b)
@@ -181,7 +188,8 @@ def _rating_section(rating: RatingSet, name: str, baseline_name: str | None, fra
                 warnings.simplefilter("ignore", RuntimeWarning)
                 h = np.nanmean(np.vstack([as_scores(frame[c].tolist(), name=c) for c in human]), axis=0)
         base = correlate_frame(frame, human=human, metrics=[base_col], coefficients=(coefficient,), grouping="none",
-                               n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"])
+                               n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"],
+                               lower_is_better=[base_col] if baseline_name in lower_is_better else [])
         section["baseline_row"] = next(r for r in base.to_dict()["rows"] if r["metric"] == base_col)
         comparison = compare_agreement(h, a, b, coefficient=coefficient, grouping=grouping,
                                        n_resamples=opts["n_bootstrap"] or 1000, confidence=opts["confidence"],
@@ -206,12 +214,17 @@ def build_cards(
     seed: int = 0,
     offline: bool | None = None,
     command: str = "",
+    clean_quotes: bool = False,
+    lower_is_better: Sequence[str] = (),
 ) -> dict[str, dict]:
     """``{metric: card}`` for every metric of ``scores`` (name -> per-image TS2 scores file).
 
     ``baseline``: a name among ``scores`` or a column of the release's ``released_scores.csv`` (default the release's
     ``clipscore``; None: no paired tests). ``ratings``: the human rating sets. ``sets``: names asked for; one that is
-    neither ``ts2`` nor given in ``ratings`` is listed as not evaluated with the reason.
+    neither ``ts2`` nor given in ``ratings`` is listed as not evaluated with the reason. ``clean_quotes`` strips stray
+    quote characters from the ``scores`` files' cells (as ``ts2 meta --clean-quotes``); ``lower_is_better`` names the
+    metrics (of ``scores`` or the baseline) whose lower scores are better; others follow
+    :func:`scorers.orientation.resolve_orientation`.
     """
     from .. import __version__
     from ..table_readers import read_metadata, read_score_table
@@ -232,7 +245,7 @@ def build_cards(
     baseline_note = None
     if baseline:
         if baseline in scores:
-            src, col, quotes = scores[baseline], columns[baseline], False
+            src, col, quotes = scores[baseline], columns[baseline], clean_quotes
         else:
             from ..release import path
 
@@ -250,7 +263,8 @@ def build_cards(
                                      f"release's released_scores.csv")
                 inputs["baseline"] = str(src)
         if src is not None:
-            evaluated = _ts2_result(src, col, meta_frame, clean_quotes=quotes, **opts)
+            evaluated = _ts2_result(src, col, meta_frame, clean_quotes=quotes,
+                                    lower_is_better=baseline in lower_is_better, **opts)
             base = {"name": baseline, "ts2": evaluated.results[col], "ts2_column": col, "ts2_source": str(src)}
     frames, unavailable = {}, {}
     for rating in ratings:
@@ -280,13 +294,15 @@ def build_cards(
         card_sets = {}
         for set_name in asked:
             if set_name == "ts2":
-                card_sets["ts2"] = _ts2_section(name, columns[name], src, base, meta_frame, data_dir, opts, cache)
+                card_sets["ts2"] = _ts2_section(name, columns[name], src, base, meta_frame, data_dir, opts, cache,
+                                                clean_quotes=clean_quotes, lower_is_better=name in lower_is_better)
                 provenance["segs"] = card_sets["ts2"]["meta"]["segs"]
             elif set_name in unavailable:
                 card_sets[set_name] = {"status": "not evaluated", "reason": unavailable[set_name]}
             elif set_name in frames:
                 rating = next(r for r in ratings if r.name == set_name)
-                card_sets[set_name] = _rating_section(rating, name, baseline, frames[set_name], opts)
+                card_sets[set_name] = _rating_section(rating, name, baseline, frames[set_name], opts,
+                                                      lower_is_better)
             else:
                 card_sets[set_name] = {"status": "not evaluated",
                                        "reason": f"no ratings file with {name}'s scores was given (--ratings "
