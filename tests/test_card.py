@@ -244,3 +244,26 @@ def test_clean_quotes_and_lower_is_better_as_ts2_meta(capsys, tmp_path, shared_t
     code, _out, err = run_cli(capsys, "card", "--scores", f"neg={tmp_path / 'neg.csv'}", "--lower-is-better", "nope",
                               "--out", tmp_path / "c")
     assert code == 2 and "--lower-is-better nope" in err
+
+
+def test_rating_set_without_the_metric_column_is_not_evaluated(card_run, capsys, shared_ts2):
+    root, files, _argv = card_run
+    code, out, err = run_cli(capsys, "card", "--scores", f"other={files['clip']}", "--ratings",
+                             f"tifa160={files['tifa']}", "--data-dir", shared_ts2, "--n-bootstrap", 0,
+                             "--out", root / "other", "--json")
+    assert code == 0, err
+    card = json.loads(out)["other"]
+    assert card["sets"]["tifa160"]["status"] == "not evaluated"
+    assert "no column 'other'" in card["not_evaluated"]["tifa160"]
+    assert "--ratings-column other=COL" in card["not_evaluated"]["tifa160"]
+    # named with --ratings-column, the same file is evaluated, with the numbers of that column
+    code, out, err = run_cli(capsys, "card", "--scores", f"other={files['clip']}", "--ratings",
+                             f"tifa160={files['tifa']}", "--ratings-column", "other=tifa_vilt", "--data-dir",
+                             shared_ts2, "--n-bootstrap", 0, "--out", root / "other", "--json")
+    assert code == 0, err
+    section = json.loads(out)["other"]["sets"]["tifa160"]
+    raw = json.loads(files["tifa"].read_text())
+    human = [np.mean(v["human_scores"]) for v in raw.values()]
+    rho = stats.spearmanr(human, [v["tifa_vilt"] for v in raw.values()]).statistic
+    assert section["column"] == "tifa_vilt"
+    assert section["headline_value"] == pytest.approx(rho, abs=1e-12)

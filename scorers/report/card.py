@@ -301,8 +301,11 @@ def build_cards(
                 card_sets[set_name] = {"status": "not evaluated", "reason": unavailable[set_name]}
             elif set_name in frames:
                 rating = next(r for r in ratings if r.name == set_name)
-                card_sets[set_name] = _rating_section(rating, name, baseline, frames[set_name], opts,
-                                                      lower_is_better)
+                try:
+                    card_sets[set_name] = _rating_section(rating, name, baseline, frames[set_name], opts,
+                                                          lower_is_better)
+                except ValueError as error:  # e.g. a pooled bootstrap too large, a constant column: say so, go on
+                    card_sets[set_name] = {"status": "not evaluated", "reason": f"{rating.source}: {error}"}
             else:
                 card_sets[set_name] = {"status": "not evaluated",
                                        "reason": f"no ratings file with {name}'s scores was given (--ratings "
