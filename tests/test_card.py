@@ -150,6 +150,7 @@ def test_missing_set_is_listed_with_its_reason(cards, card_run, capsys, shared_t
     for card in cards.values():
         assert card["sets"]["genai_bench"]["status"] == "not evaluated"
         assert "--ratings genai_bench=FILE" in card["not_evaluated"]["genai_bench"]
+        assert "not a set the card knows" not in card["not_evaluated"]["genai_bench"]
     root, files, _argv = card_run
     # tifa160 by name, offline, with an empty cache: not evaluated, the reason says why; the TS2 part still runs
     code, out, err = run_cli(capsys, "card", "--scores", f"mplug_tifa={files['mplug']}", "--ratings",
@@ -174,6 +175,7 @@ def test_outputs_and_provenance(cards, card_run):
         assert prov["inputs"][role]["sha256"] == hashlib.sha256(files[key].read_bytes()).hexdigest()
     assert prov["segs"] == "0-163" and prov["n_bootstrap"] == N_BOOT and prov["seed"] == SEED
     assert prov["command"].startswith("ts2 card --scores")
+    assert prov["inputs"]["ratings:tifa160"]["matches_pinned"] is False  # a generated stand-in, not TIFA's file
     page = (out / "mplug_tifa.html").read_text()
     png = (out / "mplug_tifa.png").read_bytes()
     assert f"data:image/png;base64,{base64.b64encode(png).decode()}" in page  # inlined: viewable offline
@@ -267,3 +269,16 @@ def test_rating_set_without_the_metric_column_is_not_evaluated(card_run, capsys,
     rho = stats.spearmanr(human, [v["tifa_vilt"] for v in raw.values()]).statistic
     assert section["column"] == "tifa_vilt"
     assert section["headline_value"] == pytest.approx(rho, abs=1e-12)
+
+
+def test_without_matplotlib_the_card_is_written_without_a_figure(cards, tmp_path, monkeypatch):
+    import sys
+
+    from scorers.report.card import write_card
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ModuleNotFoundError
+    card = json.loads(json.dumps(cards["mplug_tifa"]))
+    paths = write_card(card, tmp_path)
+    assert sorted(paths) == ["html", "json", "md"]
+    assert "no figure: matplotlib is not installed" in (tmp_path / "mplug_tifa.md").read_text()
+    assert "data:image/png" not in (tmp_path / "mplug_tifa.html").read_text()

@@ -288,7 +288,10 @@ def build_cards(
     if any(r.name == "tifa160" for r in ratings):
         from ..ratings import TIFA160
 
-        provenance["tifa160_revision"] = TIFA160.revision
+        provenance["tifa160_revision"] = TIFA160.revision  # the pinned file's; matches_pinned says if it was read
+        given = provenance["inputs"].get("ratings:tifa160")
+        if given:
+            given["matches_pinned"] = given["sha256"] == TIFA160.sha256
     cards = {}
     for name, src in scores.items():
         card_sets = {}
@@ -307,9 +310,12 @@ def build_cards(
                 except ValueError as error:  # e.g. a pooled bootstrap too large, a constant column: say so, go on
                     card_sets[set_name] = {"status": "not evaluated", "reason": f"{rating.source}: {error}"}
             else:
+                known = "" if set_name in KNOWN_SETS else f" ({set_name!r} is not a set the card knows by name: " \
+                                                          f"{', '.join(KNOWN_SETS)})"
                 card_sets[set_name] = {"status": "not evaluated",
                                        "reason": f"no ratings file with {name}'s scores was given (--ratings "
-                                                 f"{set_name}=FILE); the card reads scores and never scores images"}
+                                                 f"{set_name}=FILE); the card reads scores and never scores "
+                                                 f"images{known}"}
         judged = [s for s in card_sets.values() if s.get("verdict") in ("better", "worse", "no clear difference")]
         better = sum(s["verdict"] == "better" for s in judged)
         worse = sum(s["verdict"] == "worse" for s in judged)
@@ -393,6 +399,7 @@ def _set_lines(card: dict) -> list[tuple[str, list[list[str]], list[str]]]:
 
 def card_markdown(card: dict, figure: str | None = None) -> str:
     lines = [f"# Report card: {card['metric']}", "", f"**{card['verdict']}**", ""]
+    lines += [f"- note: {n}" for n in card.get("notes", [])] + ([""] if card.get("notes") else [])
     for title, rows, text in _set_lines(card):
         lines += [f"## {title}", ""]
         if rows:
@@ -419,6 +426,8 @@ def card_html(card: dict, png: bytes | None = None) -> str:
              "text-align:right}th{background:#eee}.verdict{font-size:1.2em;font-weight:bold}"
              ".missing{color:#a33}</style></head><body>",
              f"<h1>Report card: {e(card['metric'])}</h1>", f"<p class='verdict'>{e(card['verdict'])}</p>"]
+    if card.get("notes"):
+        parts.append("<ul>" + "".join(f"<li>note: {e(n)}</li>" for n in card["notes"]) + "</ul>")
     for title, rows, text in _set_lines(card):
         parts.append(f"<h2>{e(title)}</h2>")
         if rows:
@@ -501,7 +510,14 @@ def write_card(card: dict, out_dir: str | Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in card["metric"])
     paths = {}
-    png_path = card_figure(card, out / f"{stem}.png")
+    try:
+        png_path = card_figure(card, out / f"{stem}.png")
+    except ModuleNotFoundError as missing:  # matplotlib is the report extra: the card's numbers stand without it
+        if missing.name != "matplotlib":
+            raise
+        png_path = None
+        card["notes"] = card.get("notes", []) + ["no figure: matplotlib is not installed "
+                                                 "(pip install 'ts2-evaluate[report]')"]
     png = png_path.read_bytes() if png_path else None
     if png_path:
         paths["png"] = png_path
