@@ -19,7 +19,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["HEADLINES", "RATINGS_COLUMNS", "RatingSet", "build_cards", "write_card", "card_markdown", "card_html"]
+__all__ = ["HEADLINES", "RATINGS_COLUMNS", "RatingSet", "build_cards", "card_figure", "card_html", "card_markdown",
+           "write_card"]
 
 #: each human set's own headline convention (the coefficient and grouping its paper reports), with where it comes from
 HEADLINES = {
