@@ -79,7 +79,9 @@ RULES: list[tuple[str, str, str]] = [
     (r"^ts2 score \S+ .*--pretrained openai", "skip", HUB + " (open_clip's OpenAI weights)"),
     (r"^ts2 score (?!.*--model)", "skip", HUB + " (the scorer's default model); tests/test_score_from_hub.py runs "
      "ts2 score without --data-dir (and with --meta) on a tiny CLIP against a loopback stand-in of the Hub dataset"),
-    (r"^ts2 (meta|reproduce|report|answers-to-scores)\b", "run", ""),
+    (r"^ts2 card\b.*--ratings tifa160=tifa160", "skip", "downloads TIFA160; tests/test_card.py runs ts2 card on a "
+     "generated TIFA160-format file"),
+    (r"^ts2 (meta|reproduce|report|answers-to-scores|card)\b", "run", ""),
 ]
 
 
