@@ -345,3 +345,21 @@ def test_bad_options_exit_2_with_one_line(tifa_json, capsys, argv, message):
 def test_missing_ratings_file_exits_2(tmp_path, capsys):
     code, _, err = run_cli(capsys, "correlate", tmp_path / "none.csv", "--human", "h", "--metric", "m")
     assert code == 2 and "not found" in err
+
+
+def test_correlate_out_saves_the_numbers_and_how_they_were_made(tifa_json, tmp_path, capsys):
+    """Issue 23 item 12: `ts2 correlate ... --out result.json` keeps the rows printed by --json, the command and the
+    ratings file's sha256; `ts2 meta --from` re-prints it."""
+    import hashlib
+
+    argv = ["correlate", tifa_json, "--human", "human_1", "--metric", "clipscore_vitb32", "--n-bootstrap", "50"]
+    code, out, _ = run_cli(capsys, *argv, "--json")
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    code, printed, _ = run_cli(capsys, *argv, "--out", str(tmp_path / "result.json"))
+    assert code == 0
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["results"]["rows"] == rows and saved["segs"] is None and saved["n_bootstrap"] == 50
+    assert saved["inputs"]["ratings"]["sha256"] == hashlib.sha256(Path(tifa_json).read_bytes()).hexdigest()
+    code, again, _ = run_cli(capsys, "meta", "--from", str(tmp_path / "result.json"))
+    assert code == 0 and again.startswith(printed.rstrip("\n")) and "(unchanged)" in again

@@ -84,7 +84,21 @@ def test_score_with_real_checkpoint_then_report(files, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| m1 |" in out and "| m1 | m2 |" in out
     assert {p.name for p in (tmp_path / "report").iterdir()} == {
-        "tifa_table.md", "tifa_table.tex", "tifa_table.csv", "tifa_comparisons.csv", "tifa_categories.png"}
+        "tifa_table.md", "tifa_table.tex", "tifa_table.csv", "tifa_comparisons.csv", "tifa_categories.png",
+        "result.json"}
+    # the numbers + how they were made (issue 23 item 12): the inputs' sha256 computed here, and ts2 meta --from
+    import hashlib
+    import json as _json
+
+    saved = _json.loads((tmp_path / "report" / "result.json").read_text())
+    assert saved["seed"] == 0 and saved["n_bootstrap"] == 200 and saved["segs"] is None
+    for i, run in enumerate(("m1", "m2")):
+        questions = tmp_path / run / "questions.csv"
+        assert saved["inputs"][f"results[{i}]"]["sha256"] == hashlib.sha256(questions.read_bytes()).hexdigest()
+    assert set(saved["results"]["summaries"]) == {"m1", "m2"} and saved["results"]["unit"] == "fraction"
+    assert main(["meta", "--from", str(tmp_path / "report" / "result.json")]) == 0
+    again = capsys.readouterr().out
+    assert "| m1 |" in again and again.count("(unchanged)") == 2
 
 
 def test_evaluate_module_on_tifa_questions_equals_bench_run(files, tmp_path):

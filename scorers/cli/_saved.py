@@ -29,8 +29,9 @@ def _sha256(path: str | os.PathLike) -> str:
 
 
 def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table: str, segs, seed: int,
-                n_bootstrap: int, variant: str, inputs: Mapping[str, str | os.PathLike]) -> Path:
-    """Write the result file (atomically) and return its path."""
+                n_bootstrap: int, variant: str | None, inputs: Mapping[str, str | os.PathLike]) -> Path:
+    """Write the result file (atomically) and return its path. ``segs`` and ``variant`` are None for results that
+    are not TS2 meta-metrics (``ts2 correlate``, ``ts2 tifa-bench report``)."""
     from .. import __version__
 
     scorer_config = {}
@@ -42,7 +43,7 @@ def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table
         "format": FORMAT,
         "command": command,
         "ts2_evaluate_version": __version__,
-        "segs": segs if isinstance(segs, str) else [int(s) for s in segs],
+        "segs": segs if segs is None or isinstance(segs, str) else [int(s) for s in segs],
         "seed": seed,
         "n_bootstrap": n_bootstrap,
         "variant": variant,
@@ -77,7 +78,8 @@ def load_result(path: str | os.PathLike) -> dict:
 def reprint(payload: dict) -> str:
     """The saved table, then how it was made; inputs whose sha256 changed since (or that are gone) are named."""
     lines = [payload["table"], "", f"saved by: {payload['command']}  (ts2-evaluate {payload['ts2_evaluate_version']})",
-             f"seed {payload['seed']}, {payload['n_bootstrap']} bootstrap resamples, delta variant {payload['variant']}"]
+             f"seed {payload['seed']}, {payload['n_bootstrap']} bootstrap resamples"
+             + ("" if payload.get("variant") is None else f", delta variant {payload['variant']}")]
     for role, info in payload["inputs"].items():
         path, digest = info["path"], info["sha256"]
         state = ("unchanged" if os.path.isfile(path) and _sha256(path) == digest

@@ -3,7 +3,9 @@ accuracy)."""
 from __future__ import annotations
 
 import argparse
+import os
 import json
+import sys
 
 from ..agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
 from ..formatting import MISSING, format_number
@@ -38,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--offline", action="store_true", help="use the Hugging Face cache only (tifa160)")
     parser.add_argument("--json", action="store_true", help='print one JSON object {"rows": [...]}')
+    parser.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, seed, package "
+                                                           "version, the ratings file's sha256 (ts2 meta --from "
+                                                           "RESULT_JSON re-prints it)")
     parser.set_defaults(handler=run_correlate)
 
 
@@ -69,12 +74,19 @@ def run_correlate(args: argparse.Namespace) -> int:
         lower_is_better=_split(args.lower_is_better),
         higher_is_better=_split(args.higher_is_better),
     )
+    text = "\n".join([format_agreement(table.to_dict()["rows"]), *table.notes])
     if args.json:
         print(json.dumps(table.to_dict()))
-        return 0
-    print(format_agreement(table.to_dict()["rows"]))
-    for note in table.notes:
-        print(note)
+    else:
+        print(text)
+    if args.out:
+        from ._saved import command_line, save_result
+
+        inputs = {"ratings": args.ratings} if os.path.isfile(args.ratings) else {}
+        saved = save_result(args.out, command=command_line(getattr(args, "argv", None)), results=table.to_dict(),
+                            table=text, segs=None, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=None,
+                            inputs=inputs)
+        print(f"saved {saved} (re-print: ts2 meta --from {saved})", file=sys.stderr)
     return 0
 
 

@@ -217,7 +217,20 @@ def _report(args: argparse.Namespace) -> int:
 
     board = build_leaderboard([read_results(p) for p in args.results], n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_leaderboard(board, args.out, digits=args.digits)
-    print(Path(paths["markdown"]).read_text(encoding="utf-8"))
+    from ._saved import command_line, save_result
+
+    table = Path(paths["markdown"]).read_text(encoding="utf-8")
+    inputs = {}
+    for i, folder in enumerate(args.results):
+        path = Path(folder) / "questions.csv" if Path(folder).is_dir() else Path(folder)
+        inputs[f"results[{i}]"] = path
+    paths["result"] = save_result(  # the numbers + how they were made (ts2 meta --from re-prints it)
+        Path(args.out) / "result.json", command=command_line(getattr(args, "argv", None)),
+        results={"unit": "fraction",
+                 "summaries": {m: json.loads(f.to_json(orient="records")) for m, f in board.summaries.items()},
+                 "comparisons": json.loads(board.comparisons.to_json(orient="records"))}, table=table, segs=None,
+        seed=args.seed, n_bootstrap=args.n_bootstrap, variant=None, inputs=inputs)
+    print(table)
     for kind, path in paths.items():
         print(f"  {kind:12s} {path}")
     return 0
