@@ -1,0 +1,105 @@
+"""``ts2 score --engine ray``: a local Ray (2 CPUs, one instance for the whole session) on a tiny CLIP gives the
+default engine's CSV within 1e-6, and a rerun after a partial run scores only the rest (counted in the cache)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from scorers.cache import ScoreCache  # noqa: E402
+from scorers.table_readers import read_metadata  # noqa: E402
+from scorers.ts2_scoring import score_data_dir, score_table  # noqa: E402
+from tests.tiny_embed_models import tiny_models  # noqa: E402
+from tests.ts2_fixture_data import make_data_dir  # noqa: E402
+
+N_IMAGES = 45  # SEGs 0, 1, 2
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray for every Ray test of the session (start-up is a few seconds)."""
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def clip_path():
+    return tiny_models()["clip"]
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return make_data_dir(tmp_path_factory.mktemp("data"), seg_ids=[0, 1, 2], image_size=16, with_questions=False)
+
+
+OPTIONS = {"form": "cosine"}
+
+
+def _cache_entries(cache_dir: Path) -> list[dict]:
+    return [json.loads(line) for shard in sorted(Path(cache_dir).glob("**/*.jsonl")) if "requests" not in shard.parts
+            for line in shard.read_text().splitlines() if line.strip()]
+
+
+def test_ray_csv_equals_default_engine(local_ray, clip_path, data_dir, tmp_path):
+    default_out, ray_out = tmp_path / "default.csv", tmp_path / "ray.csv"
+    score_data_dir("clip_score", data_dir, default_out, model=clip_path, scorer_options=OPTIONS, batch_size=8,
+                   num_workers=0, progress=False)
+    frame, result = score_data_dir("clip_score", data_dir, ray_out, model=clip_path, scorer_options=OPTIONS,
+                                   batch_size=8, progress=False, engine="ray", engine_options={"workers": 2})
+    assert result.computed == N_IMAGES and result.extra["engine"] == "ray"
+    default, by_ray = pd.read_csv(default_out), pd.read_csv(ray_out)
+    assert list(by_ray.columns) == list(default.columns) == ["seg_id", "file_name", "node", "clip_score"]
+    pd.testing.assert_frame_equal(by_ray.drop(columns="clip_score"), default.drop(columns="clip_score"))
+    # float32 model on the same CPU; only the batch composition differs (ragged last batches)
+    np.testing.assert_allclose(by_ray["clip_score"], default["clip_score"], atol=1e-6, rtol=0)
+    assert np.isfinite(by_ray["clip_score"]).all()
+
+
+def test_ray_rerun_after_partial_run_scores_only_the_rest(local_ray, clip_path, data_dir, tmp_path):
+    from scorers.engines.ray_data import RayScorer, run_ray
+
+    metadata = read_metadata(data_dir / "metadata.csv")
+    cache_dir = tmp_path / "cache"
+    scorer = RayScorer({"name": "clip_score", "model": clip_path, "options": OPTIONS}, workers=2)
+    # the "killed" first run: only the first 20 rows finished and reached the cache
+    _, first = score_table(scorer, metadata.iloc[:20], data_dir, engine=run_ray, cache_dir=cache_dir, batch_size=8,
+                           progress=False)
+    assert first.computed == 20
+    frame, again = score_table(scorer, metadata, data_dir, engine=run_ray, cache_dir=cache_dir, batch_size=8,
+                               progress=False)
+    assert again.computed == N_IMAGES - 20
+    assert again.from_cache == [True] * 20 + [False] * (N_IMAGES - 20)
+    keys = [e["key"] for e in _cache_entries(cache_dir)]
+    assert len(keys) == N_IMAGES and len(set(keys)) == N_IMAGES  # each item scored exactly once over the two runs
+    _, fresh = score_table(scorer, metadata, data_dir, engine=run_ray, batch_size=8, progress=False)
+    np.testing.assert_allclose(frame["clip_score"], fresh.scores, atol=1e-6, rtol=0)
+
+
+def test_missing_ray_is_one_line(monkeypatch):
+    import builtins
+
+    from scorers.engines import ray_data
+
+    real_import = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ModuleNotFoundError("No module named 'ray'", name="ray")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(ValueError) as info:
+        ray_data._import_ray()
+    message = str(info.value)
+    assert "\n" not in message and "ray extra" in message and "'.[ray]'" in message
