@@ -86,10 +86,11 @@ def test_ray_rerun_after_partial_run_scores_only_the_rest(local_ray, clip_path, 
     np.testing.assert_allclose(frame["clip_score"], fresh.scores, atol=1e-6, rtol=0)
 
 
-def test_missing_ray_is_one_line(monkeypatch):
+def test_missing_ray_is_one_line(monkeypatch, data_dir, tmp_path, capsys):
+    """``ts2 score --engine ray`` without Ray installed: exit 2 and one line naming the extra, no traceback."""
     import builtins
 
-    from scorers.engines import ray_data
+    from scorers.cli import main
 
     real_import = builtins.__import__
 
@@ -99,7 +100,8 @@ def test_missing_ray_is_one_line(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    with pytest.raises(ValueError) as info:
-        ray_data._import_ray()
-    message = str(info.value)
-    assert "\n" not in message and "ray extra" in message and "'.[ray]'" in message
+    code = main(["score", "clip_score", "--engine", "ray", "--data-dir", str(data_dir), "--out",
+                 str(tmp_path / "s.csv"), "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "Traceback" not in err
+    assert "No module named 'ray'" in err and "install the ray extra" in err and "'.[ray]'" in err

@@ -28,13 +28,11 @@ __all__ = ["RayScorer", "ensure_ray", "run_ray"]
 
 
 def _import_ray():
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ModuleNotFoundError as error:
-        from ..cli._extras import install_hint
+    """``ray`` (with Ray Data); a missing one is a ``ModuleNotFoundError`` naming ``ray``, which the CLI turns into
+    one line naming the ``ray`` extra (``scorers.cli._extras``)."""
+    import ray
+    import ray.data  # noqa: F401
 
-        raise ValueError(f"--engine ray needs Ray ({error}); {install_hint('ray')}") from None
     return ray
 
 
