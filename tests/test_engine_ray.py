@@ -17,20 +17,9 @@ from scorers.table_readers import read_metadata  # noqa: E402
 from scorers.ts2_scoring import score_data_dir, score_table  # noqa: E402
 from tests.tiny_embed_models import tiny_models  # noqa: E402
 from tests.ts2_fixture_data import make_data_dir  # noqa: E402
+from tests.ray_session import local_ray  # noqa: E402,F401  (the session's one local Ray)
 
 N_IMAGES = 45  # SEGs 0, 1, 2
-
-
-@pytest.fixture(scope="session")
-def local_ray():
-    """One local Ray for every Ray test of the session (start-up is a few seconds)."""
-    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield ray
-    if started:
-        ray.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -209,7 +209,8 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
              "prompt": prompts[i]} for i in pending]
     dataset = ray.data.from_items(rows, override_num_blocks=max(1, -(-len(rows) // batch_size)))
     scored = dataset.map_batches(
-        _ScoreActor, batch_size=batch_size, batch_format="numpy", concurrency=min(scorer.workers, len(rows)),
+        _ScoreActor, batch_size=batch_size, batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=min(scorer.workers, -(-len(rows) // batch_size))),
         num_cpus=1, num_gpus=scorer.num_gpus or None,
         fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus, "jpeg_draft": jpeg_draft},
     )
