@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", action="append", default=[], metavar="[SCORER=]MODEL",
                         help="checkpoint (Hub id or local folder); SCORER=MODEL with several rewards (repeatable)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=count(1, 65535), default=8000)
+    parser.add_argument("--port", type=count(1, 65535), default=8000, help="HTTP port of the service")
     parser.add_argument("--max-batch-size", type=count(1), default=16, help="requests merged into one forward")
     parser.add_argument("--batch-wait-ms", type=float, default=10.0,
                         help="how long a request waits for others to batch with")
