@@ -19,7 +19,9 @@ from ray import serve  # noqa: E402
 
 from scorers.rewards import RemoteReward, load  # noqa: E402
 from scorers.serve import Limits, build_app  # noqa: E402
-from tests.ray_session import local_ray  # noqa: E402,F401
+from tests import ray_session  # noqa: E402
+
+local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)
 from tests.tiny_embed_models import tiny_models  # noqa: E402
 
 TOKEN_ENV = "TS2_TEST_SERVE_TOKEN"
