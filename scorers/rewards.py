@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-__all__ = ["DIFFERENTIABLE", "Reward", "RewardOutput", "load"]
+__all__ = ["DIFFERENTIABLE", "RemoteReward", "Reward", "RewardOutput", "load"]
 
 #: rewards with an on-device tensor path that can keep the autograd graph
 DIFFERENTIABLE = ("pickscore", "hpsv2", "clip_score", "imagereward")
@@ -503,3 +503,66 @@ def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str
         raise ValueError(f"reward: normalize must be 'none', 'running' or {{name: (shift, scale)}}, got {normalize!r}")
     scorers = {name: build_scorer(name, model=models.get(name), device=device, **opts[name]) for name in weights}
     return Reward(scorers, weights, differentiable=differentiable, normalize=normalize)
+
+
+class RemoteReward:
+    """A reward served by ``ts2 serve``, with :func:`load`'s callable interface: ``reward(images, prompts) ->
+    torch.Tensor[B]`` (float32, CPU), ``detailed(...)`` / ``last_info`` (a :class:`RewardOutput` with the components;
+    ``stats`` holds the service's timing). Images: PIL images, paths, or a float tensor ``[B, 3, H, W]`` in [0, 1]
+    (sent as lossless PNG, 8 bits). Plain HTTP with the standard library; ``token`` (or ``$TS2_SERVE_TOKEN``) is sent
+    as a bearer token and never shown in ``repr``."""
+
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 120.0):
+        import os
+
+        self.url = url.rstrip("/")
+        if not self.url.endswith("/score"):
+            self.url += "/score"
+        self._token = token if token is not None else os.environ.get("TS2_SERVE_TOKEN")
+        self.timeout, self.last_info = timeout, None
+
+    def __repr__(self) -> str:
+        return f"RemoteReward({self.url!r})"
+
+    def __call__(self, images, prompts: Sequence[str]):
+        return self.detailed(images, prompts).rewards
+
+    def detailed(self, images, prompts: Sequence[str]) -> RewardOutput:
+        import base64
+        import io
+        import json
+        import urllib.error
+        import urllib.request
+
+        import torch
+        from PIL import Image
+
+        prompts = _prompts(prompts)
+        images = _images(images)
+        if isinstance(images, torch.Tensor):
+            images = _to_pil(images)
+        encoded = []
+        for image in images:
+            if not isinstance(image, Image.Image):
+                with Image.open(image) as handle:
+                    image = handle.convert("RGB")
+            buffer = io.BytesIO()
+            image.convert("RGB").save(buffer, format="PNG")
+            encoded.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
+        body = json.dumps({"prompts": list(prompts), "images": encoded}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                reply = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            detail = error.read().decode("utf-8", "replace")[:500]
+            raise ValueError(f"reward service {self.url}: HTTP {error.code}: {detail}") from None
+        info = RewardOutput(rewards=torch.tensor(reply["rewards"], dtype=torch.float32),
+                            components={n: torch.tensor(v, dtype=torch.float32)
+                                        for n, v in reply.get("components", {}).items()},
+                            stats={"timing": reply.get("timing", {})})
+        self.last_info = info
+        return info

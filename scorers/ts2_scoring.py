@@ -24,12 +24,14 @@ def score_table(
     data_dir: str | Path | None = None,
     *,
     images: Sequence[Any] | None = None,
+    engine=None,
     **run_kwargs,
 ):
     """Score every row of a canonical metadata frame (``scorers.table_readers.read_metadata``): its images are the files
     ``data_dir / file_name``, or ``images`` (one per row, e.g. :func:`scorers.ts2_dataset.hub_segs`' encoded images). Returns
     ``(frame, result)``: ``frame`` has ``seg_id, file_name, node, <scorer.name>``, the scalar record fields as
-    columns, and ``error`` when any item was skipped; one row per metadata row, in order.
+    columns, and ``error`` when any item was skipped; one row per metadata row, in order. ``engine``: a callable
+    with :func:`scorers.runner.run`'s signature (default ``run``; ``--engine ray`` passes ``RayScorer.run``'s).
     """
     import pandas as pd
 
@@ -46,7 +48,7 @@ def score_table(
     elif len(images) != len(metadata):
         raise ValueError(f"got {len(images)} images for {len(metadata)} metadata rows; expected one per row")
     keys = [f"{seg}:{name}" for seg, name in zip(metadata["seg_id"], metadata["file_name"])]
-    result = run(scorer, images, list(metadata["prompt"]), keys, **run_kwargs)
+    result = (engine or run)(scorer, images, list(metadata["prompt"]), keys, **run_kwargs)
     frame = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
                           "node": metadata["node"].to_numpy(), scorer.name: result.scores})
     scalar_columns = record_columns(result.records)
@@ -97,6 +99,8 @@ def score_data_dir(
     cache_dir: str | Path | None = None,
     scorer_options: dict | None = None,
     hub_revision: str | None = None,
+    engine: str = "accelerate",
+    engine_options: dict | None = None,
     **run_kwargs,
 ):
     """``ts2 score``: score TS2 with a registered scorer: a TS2-layout ``data_dir`` (``metadata.csv`` + ``images/``),
@@ -106,6 +110,8 @@ def score_data_dir(
     The scorer is built on this process's device; the cache defaults to ``<out>.cache/``. The main process writes
     ``out``. Returns ``(frame, result)`` on every process. Question-based scorers read their question table from
     ``data_dir``, or, for the Hub, from the TS2 release (:mod:`scorers.release`) unless ``questions`` is given.
+    ``engine="ray"`` scores on Ray Data actors (:mod:`scorers.engines.ray_data`; ``engine_options``: ``address``,
+    ``num_gpus_per_worker``, ``workers``) with the same cache, resume rules and output.
     """
     from .registry import build_scorer
     from .table_readers import read_metadata
@@ -127,11 +133,22 @@ def score_data_dir(
         _hub_questions(state, scorer_name, options)
         metadata, images = _main_first(state, lambda: hub_segs(hub_revision))
         run_kwargs.setdefault("inputs", {"hub_dataset": f"{HUB_REPO}@{hub_revision or HUB_REVISION}"})
-    scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision,
-                          data_dir=None if data_dir is None else str(data_dir), **options)
+    engine_run = None
+    if engine == "ray":
+        from .engines.ray_data import RayScorer, run_ray
+
+        spec = {"name": scorer_name, "model": model, "precision": precision,
+                "data_dir": None if data_dir is None else str(data_dir), "options": options}
+        scorer, engine_run = RayScorer(spec, **dict(engine_options or {})), run_ray
+    elif engine != "accelerate":
+        raise ValueError(f"engine {engine!r} is not one of accelerate, ray")
+    else:
+        scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision,
+                              data_dir=None if data_dir is None else str(data_dir), **options)
     if cache_dir is None and out is not None:
         cache_dir = Path(out).with_name(Path(out).name + ".cache")
-    frame, result = score_table(scorer, metadata, data_dir, images=images, cache_dir=cache_dir, **run_kwargs)
+    frame, result = score_table(scorer, metadata, data_dir, images=images, cache_dir=cache_dir, engine=engine_run,
+                                **run_kwargs)
     if out is not None and state.is_main_process:
         write_outputs(frame, result, out)
     return frame, result

@@ -45,6 +45,7 @@ NETWORK_ALLOWED = {
     "scorers/models/hpsv3.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv3 reward checkpoint (model weights)"),
     "scorers/models/imagereward.py": ({"huggingface_hub.hf_hub_download"}, "the ImageReward checkpoint (model weights)"),
     "scorers/models/open_clip_weights.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv2 checkpoint (model weights)"),
+    "scorers/rewards.py": ({"urllib.request"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
 }
 RAY_ALLOWED = ("scorers/engines/", "scorers/engines.py", "scorers/serve.py")
 

@@ -61,6 +61,10 @@ RULES: list[tuple[str, str, str]] = [
     (r"benchmarks/bench_vqa\.py --compare prefix-cache", "skip", "minutes of CPU; tests/test_prefix_cache.py runs "
      "this command with 1 image and 1 repeat"),
     (r"^vllm serve|^export OPENAI_BASE_URL", "skip", "starts / points at a GPU model server (vLLM)"),
+    (r"^ray start|^ts2 score .*--engine ray", "skip", "starts / joins a Ray cluster, and the default models " + HUB +
+     "; tests/test_engine_ray.py runs the Ray engine on a local Ray with a tiny local CLIP"),
+    (r"^(\w+=\S+ )?ts2 serve\b", "skip", "serves until stopped; tests/test_serve.py runs the service on loopback "
+     "with a tiny local CLIP"),
     (r"^ts2 score \S+ .*--model openai:", "skip", "needs a served model; tests/test_served.py and test_judges.py run "
      "ts2 score against a loopback OpenAI-compatible server"),
     (r"^ts2 tifa-bench generate --pipeline \S+/", "skip", HUB + " (a diffusers pipeline); "

@@ -8,6 +8,7 @@ EXTRA_OF = {
     "torch": "models", "torchvision": "models", "transformers": "models", "accelerate": "models",
     "open_clip": "models", "sentence_transformers": "models", "sentencepiece": "models", "google": "models",
     "httpx": "served", "diffusers": "generate", "matplotlib": "report", "gradio": "demo",
+    "ray": "ray",
 }
 
 

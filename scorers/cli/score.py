@@ -56,6 +56,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="clip_score on open_clip: 'device' decodes JPEGs in batches on the GPU (nvJPEG) instead "
                              "of with PIL in the workers: faster when the CPU is the limit, scores change slightly "
                              "(~1e-3); default pil")
+    parser.add_argument("--engine", choices=["accelerate", "ray"], default="accelerate",
+                        help="accelerate (default: this process, or the ranks of `accelerate launch`) or ray: a Ray "
+                             "Data pipeline, one scorer per actor (same output, cache and resume; the ray extra)")
+    parser.add_argument("--ray-address", metavar="auto|ADDR",
+                        help="--engine ray: the cluster to join (auto: the one `ray start` made on this machine; "
+                             "ray://HOST:10001); default: start a local Ray")
+    parser.add_argument("--num-gpus-per-worker", type=float, default=0, metavar="G",
+                        help="--engine ray: GPUs per scorer actor (0: CPU actors; 0.5: two actors share a GPU)")
+    parser.add_argument("--ray-workers", type=count(1), metavar="N",
+                        help="--engine ray: scorer actors (default: the cluster's GPUs / G, or its CPUs)")
     parser.add_argument("--cache-dir", help="crash-safe cache folder (default: <out>.cache)")
     parser.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                         help="unreadable image: stop with its name, or record it (<out stem>.errors.csv) and go on")
@@ -109,10 +119,16 @@ def run_score(args: argparse.Namespace) -> int:
         if getattr(get_factory(args.scorer), "rule", None) != "dsg":
             raise ValueError(f"--dsg-gating: scorer {args.scorer!r} has no parent questions (dsg has)")
         options["dsg_gating"] = args.dsg_gating
+    engine_options = None
+    if args.engine == "ray":
+        engine_options = {"address": args.ray_address, "num_gpus_per_worker": args.num_gpus_per_worker,
+                          "workers": args.ray_workers}
+    elif args.ray_address or args.num_gpus_per_worker or args.ray_workers:
+        raise ValueError("--ray-address, --num-gpus-per-worker and --ray-workers apply to --engine ray only")
     frame, result = score_data_dir(
         args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
         scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
-        progress=not args.no_progress, jpeg_draft=args.jpeg_draft,
+        progress=not args.no_progress, jpeg_draft=args.jpeg_draft, engine=args.engine, engine_options=engine_options,
     )
     if process_state().is_main_process:
         skipped = sum(1 for e in result.errors if e)

@@ -1,0 +1,68 @@
+"""``ts2 serve SCORER[=WEIGHT]... [--host 127.0.0.1] [--port P]``: rewards as an HTTP service (Ray Serve, batched)."""
+from __future__ import annotations
+
+import argparse
+
+from ._validate import count
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve rewards over HTTP (POST /score, JSON + base64 images) on Ray Serve, with dynamic batching",
+        description="A reward service on Ray Serve (the ray extra): POST /score with JSON {\"prompts\": [...], "
+                    "\"images\": [base64 PNG/JPEG, ...]} answers {\"rewards\": [...], \"components\": {...}, "
+                    "\"timing\": {...}}. Concurrent requests are batched into one forward. Never unpickles; "
+                    "requests are size-limited; binds 127.0.0.1 unless --host says otherwise. Client: "
+                    "scorers.rewards.RemoteReward(URL).",
+    )
+    parser.add_argument("rewards", nargs="+", metavar="SCORER[=WEIGHT]",
+                        help="reward(s) to serve, e.g. pickscore or pickscore=1 hpsv2=0.5 (weighted sum)")
+    parser.add_argument("--model", action="append", default=[], metavar="[SCORER=]MODEL",
+                        help="checkpoint (Hub id or local folder); SCORER=MODEL with several rewards (repeatable)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=count(1, 65535), default=8000, help="HTTP port of the service")
+    parser.add_argument("--max-batch-size", type=count(1), default=16, help="requests merged into one forward")
+    parser.add_argument("--batch-wait-ms", type=float, default=10.0,
+                        help="how long a request waits for others to batch with")
+    parser.add_argument("--max-images", type=count(1), default=64, help="images per request (413 above)")
+    parser.add_argument("--max-pixels", type=count(1), default=4096 * 4096, help="pixels per image (413 above)")
+    parser.add_argument("--max-request-mb", type=float, default=32.0, help="request body size (413 above)")
+    parser.add_argument("--token-env", metavar="VAR",
+                        help="require `Authorization: Bearer $VAR` on every request (the token is never logged)")
+    parser.add_argument("--num-gpus", type=float, default=0, help="GPUs for the service's replica")
+    parser.set_defaults(handler=run_serve)
+
+
+def parse_rewards(items: list[str], models: list[str]):
+    weights: dict[str, float] = {}
+    for item in items:
+        name, sep, weight = item.partition("=")
+        try:
+            weights[name] = float(weight) if sep else 1.0
+        except ValueError:
+            raise ValueError(f"reward {item!r}: expected SCORER or SCORER=WEIGHT (a number)") from None
+    model: str | dict | None = None
+    if models:
+        if len(weights) == 1 and len(models) == 1 and "=" not in models[0]:
+            model = models[0]
+        else:
+            model = {}
+            for item in models:
+                name, sep, value = item.partition("=")
+                if not sep or name not in weights:
+                    raise ValueError(f"--model {item!r}: with several rewards use SCORER=MODEL, SCORER one of "
+                                     f"{', '.join(weights)}")
+                model[name] = value
+    return (next(iter(weights)) if len(weights) == 1 and next(iter(weights.values())) == 1.0 else weights), model
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from ..serve import Limits, serve_rewards
+
+    weights, model = parse_rewards(args.rewards, args.model)
+    limits = Limits(max_request_bytes=int(args.max_request_mb * 1024 * 1024), max_images=args.max_images,
+                    max_pixels=args.max_pixels)
+    serve_rewards(weights, host=args.host, port=args.port, model=model, max_batch_size=args.max_batch_size,
+                  batch_wait_ms=args.batch_wait_ms, limits=limits, token_env=args.token_env, num_gpus=args.num_gpus)
+    return 0
