@@ -32,7 +32,7 @@ def pin_tifa160(monkeypatch, digest: str) -> None:
 
 def pin_tifa_v1(monkeypatch, name: str, digest: str | None) -> None:
     """Pin TIFA v1.0 file ``name`` (``"text_inputs"`` / ``"question_answers"``) to ``digest`` for this test."""
-    from scorers.tifa_bench import data
+    from scorers.tifa_bench import tifa_v1_files as data
 
     monkeypatch.setitem(data.FILES, name, (data.FILES[name][0], digest))
 
@@ -48,7 +48,7 @@ def tifa160_cache_path(digest: str) -> Path:
 
 def _apply(pins: dict[str, str]) -> None:
     from scorers import ratings
-    from scorers.tifa_bench import data
+    from scorers.tifa_bench import tifa_v1_files as data
 
     for key, digest in pins.items():
         if key == "tifa160":

@@ -221,7 +221,7 @@ def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
     from huggingface_hub import constants
 
     from scorers.release import ChecksumMismatch, ReleaseFileUnavailable
-    from scorers.tifa_bench import data
+    from scorers.tifa_bench import tifa_v1_files as data
     from tests.pin_override import pin_tifa_v1
     from tests.test_agreement_cli import _Server
 
