@@ -58,7 +58,7 @@ import numpy as np
 from .cache import ScoreCache, item_stamp, jsonable, release_locks
 from .checks import check_pairs
 
-__all__ = ["RunResult", "broadcast", "check_run_options", "finish", "pairs_output", "process_state", "record_columns",
+__all__ = ["RunResult", "assemble_result", "broadcast", "check_run_options", "finish", "pairs_output", "process_state", "record_columns",
            "run", "score_pairs"]
 
 ON_ERROR = ("raise", "skip")
@@ -359,16 +359,23 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
         from accelerate.utils import gather_object
 
         new = gather_object(new)
+    return assemble_result(keys, finished, new, batches=batches)
+
+
+def assemble_result(keys: Sequence[str], finished: dict, new: Sequence[dict], *, batches: int,
+                    extra: dict | None = None) -> RunResult:
+    """The :class:`RunResult` of every engine: cached entries (``finished``, key -> entry) and this run's ``new``
+    entries, in input order; an item in neither is an engine bug."""
     by_key = dict(finished)
     by_key.update({e["key"]: e for e in new})
     missing = [k for k in keys if k not in by_key]
     if missing:
-        raise RuntimeError(f"{len(missing)} item(s) were not scored (first: {missing[0]!r}); this is a runner bug")
+        raise RuntimeError(f"{len(missing)} item(s) were not scored (first: {missing[0]!r}); this is an engine bug")
     ordered = [by_key[k] for k in keys]
     scores = np.array([np.nan if e.get("score") is None else float(e["score"]) for e in ordered], dtype=np.float64)
-    return RunResult(keys=keys, scores=scores, records=[e.get("record") for e in ordered],
+    return RunResult(keys=list(keys), scores=scores, records=[e.get("record") for e in ordered],
                      errors=[e.get("error") for e in ordered], computed=sum(1 for e in new if not e.get("error")),
-                     batches=batches, from_cache=[k in finished for k in keys])
+                     batches=batches, from_cache=[k in finished for k in keys], extra=dict(extra or {}))
 
 
 def finish() -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "METADATA_COLUMNS",
     "align_scores",
     "integer_column",
+    "read_json_list",
     "parse_seg_range",
     "preview_names",
     "read_csv",
@@ -302,3 +303,24 @@ def iter_columns(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> l
     if unknown:
         raise ValueError(f"score column(s) {unknown[:5]} not found; available: {preview_names(score_columns(frame))}")
     return names
+
+
+def read_json_list(path: str | Path, what: str, *, error: type[Exception] = ValueError) -> list[dict]:
+    """A JSON file holding a list of objects (TIFA v1.0's files, EvalMuse's ``train_list.json``, HPDv2's
+    ``test.json``): the list, or one line naming the file (and the entry) raised as ``error``; ``what`` names the
+    entries in the messages."""
+    import json
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} file {path} does not exist")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as problem:
+        raise error(f"{path}: not valid JSON ({problem})") from None
+    if not isinstance(data, list):
+        raise error(f"{path}: expected a JSON list of {what} entries, got {type(data).__name__}")
+    for k, entry in enumerate(data):
+        if not isinstance(entry, dict):
+            raise error(f"{path} entry {k}: expected an object, got {type(entry).__name__}")
+    return data

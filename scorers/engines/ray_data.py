@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..cache import ScoreCache, item_stamp
-from ..runner import RunResult, _call, _open_rgb, check_run_options
+from ..runner import RunResult, _call, _open_rgb, assemble_result, check_run_options
 
 __all__ = ["RayScorer", "ensure_ray", "run_ray"]
 
@@ -184,16 +184,7 @@ def run_ray(
             writer.close()
         if cache is not None:
             cache.unlock()
-    by_key = dict(finished)
-    by_key.update({e["key"]: e for e in new})
-    missing = [k for k in keys if k not in by_key]
-    if missing:
-        raise RuntimeError(f"{len(missing)} item(s) were not scored (first: {missing[0]!r}); this is an engine bug")
-    ordered = [by_key[k] for k in keys]
-    scores = np.array([np.nan if e.get("score") is None else float(e["score"]) for e in ordered], dtype=np.float64)
-    return RunResult(keys=keys, scores=scores, records=[e.get("record") for e in ordered],
-                     errors=[e.get("error") for e in ordered], computed=sum(1 for e in new if not e.get("error")),
-                     batches=0, from_cache=[k in finished for k in keys], extra={"engine": "ray"})
+    return assemble_result(keys, finished, new, batches=0, extra={"engine": "ray"})
 
 
 def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, batch_size, on_error, progress,

@@ -94,3 +94,11 @@ def check_ratings(frame, where: str):
     if np.isinf(human).any():
         raise SetFormatError(f"{where}: row {int(np.isinf(human).nonzero()[0][0])}: human rating is infinite")
     return frame
+
+
+def read_json_entries(path: str | Path, expected: str) -> list[dict]:
+    """A JSON list of objects (EvalMuse's ``train_list.json``, HPDv2's ``test.json``) through
+    :func:`scorers.table_readers.read_json_list`, a malformed file raised as :class:`SetFormatError`."""
+    from ..table_readers import read_json_list
+
+    return read_json_list(path, expected, error=SetFormatError)

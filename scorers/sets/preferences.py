@@ -24,12 +24,11 @@ images embedded in a Parquet column).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from ._common import HubFile, SetFormatError, check_columns, check_pairs, fetch_hub, provenance
+from ._common import HubFile, SetFormatError, check_columns, check_pairs, fetch_hub, provenance, read_json_entries
 
 __all__ = ["HPDV2_TEST", "IMAGEREWARDDB_TEST", "MJBENCH_ALIGNMENT", "PICKAPIC_V2_TEST_UNIQUE", "load_hpdv2",
            "load_imagerewarddb", "load_mjbench_alignment", "load_pickapic_v2", "read_hpdv2", "read_imagerewarddb",
@@ -127,16 +126,9 @@ def read_hpdv2(path: str | Path):
     """HPDv2's ``test.json`` as pairs: ``item`` = the entry's position, images from ``image_path``, preference from
     ``rank`` (1 = best)."""
     path = Path(path)
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SetFormatError(f"{path}: not valid JSON ({error})") from None
-    if not isinstance(payload, list):
-        raise SetFormatError(f"{path}: expected a JSON list of {{prompt, image_path, rank}} entries (HPDv2 test.json)")
+    payload = read_json_entries(path, "HPDv2 test.json {prompt, image_path, rank}")
     groups = []
     for k, entry in enumerate(payload):
-        if not isinstance(entry, dict):
-            raise SetFormatError(f"{path}: entry {k}: expected an object")
         check_columns(entry.keys(), ("prompt", "image_path", "rank"), f"{path}: entry {k}", "an HPDv2 test entry")
         images, ranks = entry["image_path"], entry["rank"]
         if not isinstance(images, list) or not isinstance(ranks, list) or len(images) != len(ranks):

@@ -15,13 +15,12 @@
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ..release import PinnedFile, fetch
-from ._common import HubFile, SetFormatError, check_columns, check_ratings, fetch_hub, provenance
+from ._common import HubFile, SetFormatError, check_columns, check_ratings, fetch_hub, provenance, read_json_entries
 
 __all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "load_evalmuse", "load_gecko2k", "read_evalmuse", "read_gecko_prompts"]
 
@@ -47,16 +46,9 @@ def read_evalmuse(path: str | Path):
     import pandas as pd
 
     path = Path(path)
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SetFormatError(f"{path}: not valid JSON ({error})") from None
-    if not isinstance(payload, list):
-        raise SetFormatError(f"{path}: expected a JSON list of EvalMuse entries")
+    payload = read_json_entries(path, "EvalMuse entries")
     rows = []
     for k, entry in enumerate(payload):
-        if not isinstance(entry, dict):
-            raise SetFormatError(f"{path}: entry {k}: expected an object")
         check_columns(entry.keys(), ("prompt_id", "prompt", "img_path", "total_score"), f"{path}: entry {k}",
                       "an annotated EvalMuse entry (test.json has no annotations yet)")
         scores = entry["total_score"]

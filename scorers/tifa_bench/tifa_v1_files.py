@@ -27,6 +27,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..table_readers import read_json_list
+
 __all__ = ["CATEGORIES", "FILES", "REVISION", "SOURCES", "TIFABench", "load_tifa_v1", "pinned_path",
            "read_question_answers", "read_text_inputs", "source_of"]
 
@@ -73,22 +75,6 @@ def pinned_path(name: str, *, offline: bool | None = None) -> Path:
     return fetch(PinnedFile(url=url, sha256=sha256, filename=filename, revision=REVISION), offline=offline)
 
 
-def _read_json_list(path: str | Path, what: str) -> list[dict]:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} file {path} does not exist")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise ValueError(f"{path}: not valid JSON ({error})") from None
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of {what} entries, got {type(data).__name__}")
-    for k, entry in enumerate(data):
-        if not isinstance(entry, dict):
-            raise ValueError(f"{path} entry {k}: expected an object, got {type(entry).__name__}")
-    return data
-
-
 def _text(entry: dict, key: str, where: str) -> str:
     value = entry.get(key)
     if not isinstance(value, (str, int)) or not str(value).strip():
@@ -102,7 +88,7 @@ def read_text_inputs(path: str | Path) -> pd.DataFrame:
     Ids must be unique and captions non-blank; errors name the file, the entry index and the id.
     """
     rows, seen = [], {}
-    for k, entry in enumerate(_read_json_list(path, "text input")):
+    for k, entry in enumerate(read_json_list(path, "text input")):
         where = f"{path} entry {k}"
         text_id = _text(entry, "id", where).strip()
         where = f"{where} (id {text_id!r})"
@@ -123,7 +109,7 @@ def read_question_answers(path: str | Path, texts: pd.DataFrame | None = None) -
     """
     known = None if texts is None else set(texts["text_id"])
     rows, counts, deduplicated = [], {}, []
-    for k, entry in enumerate(_read_json_list(path, "question-answer")):
+    for k, entry in enumerate(read_json_list(path, "question-answer")):
         where = f"{path} entry {k}"
         text_id = _text(entry, "id", where).strip()
         where = f"{where} (id {text_id!r})"
