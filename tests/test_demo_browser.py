@@ -224,7 +224,7 @@ def test_seg_explorer_shows_prompt_graph_and_images(page, demo_env, shared_ts2):
     page.locator("#seg-pick input[role=combobox]").click()
     page.get_by_role("option", name="SEG 1 (synth)").click()
     summary = page.locator("#seg-summary")
-    page.wait_for_function("() => document.querySelector('#seg-summary').innerText.includes('SEG 1 ')")
+    page.wait_for_function("() => (document.querySelector('#seg-summary')?.innerText ?? '').includes('SEG 1 ')")
     assert seg1["prompt"].iloc[0] in summary.inner_text()
     rows = _table(page, "seg-table")
     assert len(rows) == len(seg1)
@@ -251,7 +251,7 @@ def test_single_row_gallery_leaves_no_empty_block(page):
     page.locator("#seg-pick input[role=combobox]").fill("")
     page.locator("#seg-pick input[role=combobox]").press_sequentially("SEG 120 ")  # filters the long list
     page.get_by_role("option", name=re.compile(r"SEG 120 ")).first.click()  # 6 images: one row of 6 columns
-    page.wait_for_function("() => document.querySelector('#seg-summary').innerText.includes('SEG 120 ')")
+    page.wait_for_function("() => (document.querySelector('#seg-summary')?.innerText ?? '').includes('SEG 120 ')")
     page.wait_for_function("() => document.querySelectorAll('#seg-gallery img').length === 6")
     page.wait_for_timeout(500)  # let the height update settle
     gallery = page.locator("#seg-gallery").bounding_box()
@@ -290,13 +290,13 @@ def test_score_tab_returns_clipscore_of_tiny_local_model(page, demo_env):
     }""")
     page.locator("#score-image input[type=file]").set_input_files(str(image_path))
     page.locator("#score-button").click()  # no prompt yet: the model loads, then a readable error
-    page.wait_for_function("() => document.querySelector('#model-status').innerText.includes('enter the prompt')")
+    page.wait_for_function("() => (document.querySelector('#model-status')?.innerText ?? '').includes('enter the prompt')")
     seen = page.evaluate("() => window.seen")
     assert seen == {"disabled": True, "loading": True}  # the button was off while the model loaded
     assert page.locator("#score-button").is_enabled()
 
     page.locator("#score-prompt textarea").fill(CAT_PROMPT)  # a new action: the stale error goes at once
-    page.wait_for_function("() => !document.querySelector('#model-status').innerText.includes('enter the prompt')")
+    page.wait_for_function("() => !(document.querySelector('#model-status')?.innerText ?? '').includes('enter the prompt')")
     page.locator("#score-button").click()
     value = page.locator("#score-value textarea")
     page.wait_for_function("() => document.querySelector('#score-value textarea').value !== ''")
@@ -331,7 +331,7 @@ def test_clamped_zero_score_shows_the_raw_cosine(page, demo_env):
     page.locator("#score-image input[type=file]").set_input_files(str(image_path))
     page.locator("#score-prompt textarea").fill(prompt)
     page.locator("#score-button").click()
-    page.wait_for_function("() => document.querySelector('#score-detail').innerText.includes('raw cosine')")
+    page.wait_for_function("() => (document.querySelector('#score-detail')?.innerText ?? '').includes('raw cosine')")
     assert page.locator("#score-value textarea").input_value() == "0.0000"
     detail = page.locator("#score-detail").inner_text()
     assert f"raw cosine: {cosine:.4f}" in detail and "not a failure" in detail, detail

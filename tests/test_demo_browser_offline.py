@@ -97,7 +97,7 @@ def test_grey_tiles_are_explained_and_captions_fit(page):
     assert not clipped, f"captions cut off: {clipped}"
     assert all(re.fullmatch(r"\S+ · \S+ · \S+", t) for t, _, _ in widths)
     page.get_by_text("Data sources").click()
-    page.wait_for_function("() => document.querySelector('#data-sources').innerText.includes('images:')")
+    page.wait_for_function("() => document.querySelector('#data-sources')?.innerText?.includes('images:') ?? false")
     images_line = next(line for line in page.locator("#data-sources").inner_text().splitlines() if "images:" in line)
     assert "placeholders" in images_line and "could not be reached" in images_line
     page.screenshot(path=str(ARTIFACTS / "offline_seg_explorer.png"), full_page=True)
@@ -108,7 +108,7 @@ def test_model_error_names_the_demo_flag(page):
     page.locator("#score-image input[type=file]").set_input_files(str(REPO / "docs" / "assets" / "rank_vs_flops.png"))
     page.locator("#score-prompt textarea").fill("a chart")
     page.locator("#score-button").click()
-    page.wait_for_function("() => document.querySelector('#model-status').innerText.includes('Error')")
+    page.wait_for_function("() => document.querySelector('#model-status')?.innerText?.includes('Error') ?? false")
     status = page.locator("#model-status").inner_text()
     assert "--clip-model" in status and not re.search(r"--model\b", status), status
     page.screenshot(path=str(ARTIFACTS / "offline_score_error.png"), full_page=True)
