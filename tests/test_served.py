@@ -62,11 +62,12 @@ def test_injected_429_500_timeout_and_dropped_connection_are_retried():
     faults = [
         (lambda b, a: request_text(b) == "q1" and a == 0, ("status", 429, {"Retry-After": "2"})),
         (lambda b, a: request_text(b) == "q2" and a < 2, ("status", 500)),
-        (lambda b, a: request_text(b) == "q3" and a == 0, ("sleep", 1.5)),
+        (lambda b, a: request_text(b) == "q3" and a == 0, ("sleep", 3.0)),
         (lambda b, a: request_text(b) == "q4" and a == 0, "drop"),
     ]
     with ChatServer(echo, faults=faults) as server:
-        served = client(server, timeout=0.5, backoff=0.1, max_concurrency=4)
+        # a 2 s deadline: well above a loopback echo on a loaded 2-core machine, well below the 3 s injected stall
+        served = client(server, timeout=2.0, backoff=0.1, max_concurrency=4)
         waits = []
         served._sleep = waits.append  # record the backoff instead of waiting
         answers = served.answer(images(6), [f"q{i}" for i in range(6)])
