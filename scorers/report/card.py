@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["HEADLINES", "PREFERENCE_HEADLINES", "RATINGS_COLUMNS", "PreferenceSet", "RatingSet", "RewardSpec",
+__all__ = ["HEADLINES", "PREFERENCE_HEADLINES", "figure_dots", "RATINGS_COLUMNS", "PreferenceSet", "RatingSet", "RewardSpec",
            "build_cards", "card_figure", "card_html", "card_markdown", "parse_reward_normalize", "parse_reward_weights",
            "read_pair_table", "read_set_scores", "weighted_reward", "write_card"]
 
@@ -317,6 +317,48 @@ def _ts2_result(source, column, metadata, *, clean_quotes, segs, n_bootstrap, co
                             lower_is_better=[column] if lower_is_better else ())
 
 
+def _finite(x):
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _rating_others(rating: RatingSet, frame, opts, exclude: Sequence[str]) -> dict:
+    """The headline coefficient, with its CI, of every other metric column of a rating file (TIFA160's file holds
+    the per-image scores of the metrics TIFA published): the grey rows of the card's figure."""
+    from ..ratings import correlate_frame
+
+    coefficient = HEADLINES.get(rating.name, DEFAULT_HEADLINE)[0]
+    human = list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
+    skip = {"item", "system", "image", "prompt", *exclude}
+    columns = [c for c in frame.columns if c not in skip and not str(c).startswith("human")
+               and np.issubdtype(frame[c].dtype, np.number)]
+    if not columns or not human:
+        return {}
+    table = correlate_frame(frame, human=human, metrics=columns, coefficients=(coefficient,), grouping="none",
+                            n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"])
+    return {r["metric"]: {"value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"]}
+            for r in table.to_dict()["rows"] if r["metric"] in columns}
+
+
+def _preference_others(pset: PreferenceSet, pairs, scores, opts, exclude: Sequence[str]) -> dict:
+    """The headline accuracy, with its CI, of every other metric column of a preference set's score files."""
+    from ..preference_accuracy import pairwise_preference_accuracy
+
+    ties = PREFERENCE_HEADLINES.get(SET_ALIASES.get(pset.name, pset.name), DEFAULT_PREFERENCE_HEADLINE)[0]
+    out = {}
+    for column in scores.columns:
+        if column in exclude:
+            continue
+        a, b = _pair_scores(scores, column, pairs, False)
+        if np.isnan(a).all() or np.isnan(b).all():
+            continue
+        acc = pairwise_preference_accuracy(a, b, pairs["preference"].to_numpy(), ties=ties,
+                                           items=pairs["item"].to_numpy(), n_bootstrap=opts["n_bootstrap"],
+                                           confidence=opts["confidence"], seed=opts["seed"]).to_dict()
+        ci = acc["confidence_interval"] or (None, None)
+        out[column] = {"value": acc["statistic"], "ci_low": ci[0], "ci_high": ci[1]}
+    return out
+
+
 def _verdict(comparison: dict | None) -> str:
     if comparison is None:
         return "no comparison"
@@ -346,8 +388,10 @@ def _ts2_section(name, column, source, baseline, metadata, data_dir, opts, cache
         ours = result.rank.summary.get("avg")
         better = sorted((c for c, v in values.items() if v is not None and v > ours and c != name),
                         key=lambda c: -values[c])
+        cis = {c: (r.rank.ci or {}).get("avg") for c, r in published.results.items()}
         section["published"] = {
             "rank_avg": {c: (None if v is None or np.isnan(v) else float(v)) for c, v in values.items()},
+            "rank_avg_ci": {c: (None if ci is None else [_finite(ci[0]), _finite(ci[1])]) for c, ci in cis.items()},
             "place": len(better) + 1, "of": len([c for c in values if c != name]) + 1,
             "above": better,
         }
@@ -644,7 +688,8 @@ def build_cards(
     try:
         from ..reproduce import released_reproduction
 
-        cache["published"] = released_reproduction(data_dir, seg_subset=segs, progress=False)
+        cache["published"] = released_reproduction(data_dir, seg_subset=segs, progress=False,
+                                                   n_bootstrap=n_bootstrap)
     except (FileNotFoundError, ValueError) as error:  # ReleaseFileUnavailable is a FileNotFoundError
         cache["published_reason"] = f"the published rows are not available: {str(error).splitlines()[0]}"
     base = None
@@ -762,6 +807,24 @@ def build_cards(
                                        "reason": f"no ratings file with {name}'s scores was given (--ratings "
                                                  f"{set_name}=FILE); the card reads scores and never scores "
                                                  f"images{known}"}
+        for set_name, section in card_sets.items():
+            if section["status"] != "evaluated" or set_name == "ts2":
+                continue
+            if set_name not in cache.setdefault("others", {}):
+                own = [reward.name] if reward is not None else []
+                try:
+                    if set_name in pair_tables:
+                        pset = next(p for p in preferences if p.name == set_name)
+                        cache["others"][set_name] = _preference_others(pset, pair_tables[set_name],
+                                                                       set_scores[set_name], opts, own)
+                    else:
+                        rating = next(r for r in ratings if r.name == set_name)
+                        cache["others"][set_name] = _rating_others(rating, frames[set_name], opts, own)
+                except ValueError:  # a constant or empty column: no grey row, the card's own numbers stand
+                    cache["others"][set_name] = {}
+            shown = {section.get("column"), section.get("baseline_column"),
+                     *[p.get("column") for p in (section.get("parts") or {}).values()]}
+            section["other_metrics"] = {c: v for c, v in cache["others"][set_name].items() if c not in shown}
         judged = [s for s in card_sets.values() if s.get("verdict") in ("better", "worse", "no clear difference")]
         better = sum(s["verdict"] == "better" for s in judged)
         worse = sum(s["verdict"] == "worse" for s in judged)
@@ -818,7 +881,8 @@ def _set_lines(card: dict) -> list[tuple[str, list[list[str]], list[str]]]:
         text = [f"headline: {section['headline']}"]
         rows = []
         if set_name == "ts2":
-            rows.append(["meta-metric", "partition", card["metric"], "CI", base or "", "CI"])
+            rows.append(["meta-metric", "partition", card["metric"], "CI", base or "", "CI"]
+                        + [x for name in (section.get("parts") or {}) for x in (name, "CI")])
             meta = section["meta"]
             bm = section.get("baseline_meta")
             for m in ("rank", "sep", "delta"):
@@ -829,11 +893,31 @@ def _set_lines(card: dict) -> list[tuple[str, list[list[str]], list[str]]]:
                         bv = _fmt(bm["summary"][m].get(part))
                         bc = (bm["ci"].get(m) or {}).get(part) if bm["ci"].get(m) else None
                         bci = _interval(*bc) if bc else ""
-                    rows.append([m, part, _fmt(value), _interval(*ci), bv, bci])
+                    row = [m, part, _fmt(value), _interval(*ci), bv, bci]
+                    for name, p in (section.get("parts") or {}).items():
+                        pc = (p["ci"].get(m) or {}).get(part) if p["ci"].get(m) else None
+                        row += [_fmt(p["summary"][m].get(part)), _interval(*pc) if pc else ""]
+                    rows.append(row)
             pub = section.get("published")
             if pub:
                 text.append(f"place among the published rows (rank avg): {pub['place']} of {pub['of']}")
             text.append(f"SEGs {meta['segs']} ({meta['n_segs']})")
+        elif "headline_ties" in section:  # a preference set
+            rows.append(["metric", "ties", "accuracy", "CI", "epsilon", "pairs", "human ties", "prompts"])
+            others = [(card["metric"], section["rows"])]
+            if section.get("baseline_rows"):
+                others.append((base, section["baseline_rows"]))
+            others += [(part, p["rows"]) for part, p in (section.get("parts") or {}).items()]
+            for who, acc_rows in others:
+                for r in acc_rows:
+                    ties = r["ties"] + ("" if r["ties"] == "calibrated" else f" (metric tie {r['metric_ties']})")
+                    rows.append([who, ties + (" *" if r["ties"] == section["headline_ties"] else ""),
+                                 _fmt(r["statistic"]), _interval(r["ci_low"], r["ci_high"]),
+                                 "" if r["epsilon"] is None else _fmt(r["epsilon"], 4), str(r["n_pairs"]),
+                                 str(r["n_human_ties"]), str(r["n_items"])])
+            text.append(f"* = the headline convention; pairs scored {section['n_scored']} of {section['n_pairs']}, "
+                        f"skipped {section['n_skipped']} (an image without a score); {section['n_prompts']} prompts; "
+                        f"CIs: bootstrap over prompts; column {section['column']}")
         else:
             rows.append(["coefficient", "value", "CI", "items", "NaN dropped"])
             for r in section["rows"]:
@@ -842,11 +926,18 @@ def _set_lines(card: dict) -> list[tuple[str, list[list[str]], list[str]]]:
                                  str(r["n_items"]), str(r["n_nan_dropped"])])
             text.append(f"items scored {section['n_scored']}, skipped {section['n_skipped']}; "
                         f"column {section['column']}, human = mean of {', '.join(section['human'])}")
-        for comparison in section.get("comparison", []):
-            what = comparison.get("meta_metric") or comparison.get("coefficient")
-            text.append(f"paired vs {base} ({what}): difference {_fmt(comparison['statistic'])} "
-                        f"{_interval(comparison['ci_low'], comparison['ci_high'])}, p = {_fmt(comparison['pvalue'])}, "
-                        f"{comparison['n_units']} {comparison['unit']}s, {comparison['method']}")
+        against = [(base, section.get("comparison", []), section.get("verdict"))]
+        against += [(part, p["comparison"], p["verdict"]) for part, p in (section.get("parts") or {}).items()]
+        for who, comparisons, verdict in against:
+            for comparison in comparisons:
+                what = comparison.get("meta_metric") or comparison.get("coefficient") or \
+                    f"accuracy, ties {comparison.get('ties')}"
+                text.append(f"paired vs {who} ({what}): difference {_fmt(comparison['statistic'])} "
+                            f"{_interval(comparison['ci_low'], comparison['ci_high'])}, "
+                            f"p = {_fmt(comparison['pvalue'])}, {comparison['n_units']} {comparison['unit']}s, "
+                            f"{comparison['method']}")
+            if verdict and who != base:
+                text.append(f"verdict vs {who}: {verdict}")
         if "verdict" in section:
             text.append(f"verdict: {section['verdict']}")
         text += [f"note: {n}" for n in section.get("notes", [])]
@@ -854,8 +945,19 @@ def _set_lines(card: dict) -> list[tuple[str, list[list[str]], list[str]]]:
     return out
 
 
+def _reward_text(reward: dict) -> str:
+    terms = " + ".join(f"{_fmt(w, 4)} * n({name})" for name, w in reward["weights"].items())
+    norm = reward["normalize"]
+    if isinstance(norm, dict):
+        norm = ", ".join(f"n({k}) = (r - {_fmt(v[0], 4)}) / {_fmt(v[1], 4)}" for k, v in norm.items())
+    return f"{reward['name']} = {terms}; normalize: {norm}"
+
+
 def card_markdown(card: dict, figure: str | None = None) -> str:
     lines = [f"# Report card: {card['metric']}", "", f"**{card['verdict']}**", ""]
+    if card.get("reward"):
+        lines += [f"- weighted reward: {_reward_text(card['reward'])}",
+                  f"- against its parts: {card['parts_verdict']}", ""]
     lines += [f"- note: {n}" for n in card.get("notes", [])] + ([""] if card.get("notes") else [])
     for title, rows, text in _set_lines(card):
         lines += [f"## {title}", ""]
@@ -883,6 +985,9 @@ def card_html(card: dict, png: bytes | None = None) -> str:
              "text-align:right}th{background:#eee}.verdict{font-size:1.2em;font-weight:bold}"
              ".missing{color:#a33}</style></head><body>",
              f"<h1>Report card: {e(card['metric'])}</h1>", f"<p class='verdict'>{e(card['verdict'])}</p>"]
+    if card.get("reward"):
+        parts.append(f"<ul><li>weighted reward: {e(_reward_text(card['reward']))}</li>"
+                     f"<li>against its parts: {e(card['parts_verdict'])}</li></ul>")
     if card.get("notes"):
         parts.append("<ul>" + "".join(f"<li>note: {e(n)}</li>" for n in card["notes"]) + "</ul>")
     for title, rows, text in _set_lines(card):
@@ -905,53 +1010,92 @@ def card_html(card: dict, png: bytes | None = None) -> str:
     return "\n".join(parts)
 
 
+def figure_dots(card: dict, set_name: str) -> tuple[str, list[tuple[str, float, float | None, float | None, str]]]:
+    """``(axis label, dots)`` of one set's panel: ``(label, value, ci_low, ci_high, kind)`` with kind ``metric``,
+    ``baseline``, ``part`` (a weighted reward's parts) or ``other`` (TS2: the published rows of the release, with
+    their bootstrap intervals; a human set: the other metric columns of its files, e.g. the metrics TIFA160's file
+    scores). Only evaluated sets have dots."""
+    section = card["sets"][set_name]
+    dots = []
+    if set_name == "ts2":
+        rank = section["meta"]["rank"]
+        ci = (rank.get("ci") or {}).get("avg") or (None, None)
+        dots.append((card["metric"], rank["summary"]["avg"], *ci, "metric"))
+        bm = section.get("baseline_meta")
+        if bm:
+            bci = (bm["ci"].get("rank") or {}).get("avg") if bm["ci"].get("rank") else None
+            dots.append((card["baseline"], bm["summary"]["rank"]["avg"], *(bci or (None, None)), "baseline"))
+        for part, p in (section.get("parts") or {}).items():
+            pci = (p["ci"].get("rank") or {}).get("avg") if p["ci"].get("rank") else None
+            dots.append((part, p["summary"]["rank"]["avg"], *(pci or (None, None)), "part"))
+        pub = section.get("published") or {}
+        shown = {d[0] for d in dots}
+        for col, value in sorted((pub.get("rank_avg") or {}).items(), key=lambda kv: -kv[1] if kv[1] is not None
+                                 else 9):
+            if value is not None and col not in shown:
+                ci = (pub.get("rank_avg_ci") or {}).get(col) or (None, None)
+                dots.append((col, value, *ci, "other"))
+        return "rank (avg over SEGs)", dots
+    if "headline_ties" in section:
+        head = section["rows"][0]
+        dots.append((card["metric"], head["statistic"], head["ci_low"], head["ci_high"], "metric"))
+        if section.get("baseline_rows"):
+            r = section["baseline_rows"][0]
+            dots.append((card["baseline"], r["statistic"], r["ci_low"], r["ci_high"], "baseline"))
+        for part, p in (section.get("parts") or {}).items():
+            r = p["rows"][0]
+            dots.append((part, r["statistic"], r["ci_low"], r["ci_high"], "part"))
+        label = f"pairwise accuracy (ties {section['headline_ties']})"
+    else:
+        head = next(r for r in section["rows"]
+                    if r["metric"] == section["column"] and r["coefficient"] == section["headline_coefficient"])
+        dots.append((card["metric"], head["value"], head["ci_low"], head["ci_high"], "metric"))
+        br = section.get("baseline_row")
+        if br:
+            dots.append((card["baseline"], br["value"], br["ci_low"], br["ci_high"], "baseline"))
+        for part, p in (section.get("parts") or {}).items():
+            dots.append((part, p["row"]["value"], p["row"]["ci_low"], p["row"]["ci_high"], "part"))
+        label = section["headline_coefficient"]
+    for col, v in sorted((section.get("other_metrics") or {}).items(),
+                         key=lambda kv: -kv[1]["value"] if kv[1]["value"] is not None else 9):
+        dots.append((col, v["value"], v["ci_low"], v["ci_high"], "other"))
+    return label, dots
+
+
+_COLOURS = {"metric": "C0", "baseline": "C1", "part": "C2", "other": "0.6"}
+
+
 def card_figure(card: dict, path: Path) -> Path | None:
-    """One dot plot per evaluated set: this metric and the baseline (and, on TS2, the published rows in grey) with
-    their intervals. TS2 shows rank (avg); a rating set its headline coefficient."""
+    """One dot plot per evaluated set (:func:`figure_dots`): this metric, the baseline, a reward's parts and, in
+    grey, the published rows (TS2) or the other metrics of the set's files, each with its interval where it has
+    one. TS2 shows rank (avg); a rating set its headline coefficient; a preference set its headline accuracy."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [(k, s) for k, s in card["sets"].items() if s["status"] == "evaluated"]
+    panels = [k for k, s in card["sets"].items() if s["status"] == "evaluated"]
     if not panels:
         return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    drawn = [(k, *figure_dots(card, k)) for k in panels]
+    height = max(3.6, 0.22 * max(len(d[2]) for d in drawn) + 1.2)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), height), squeeze=False)
     fig.suptitle(f"{card['metric']} vs {card['baseline']}: {card['verdict']}", fontsize=9)
-    for ax, (set_name, section) in zip(axes[0], panels):
-        dots = []  # (label, value, low, high, colour)
-        if set_name == "ts2":
-            rank = section["meta"]["rank"]
-            ci = (rank.get("ci") or {}).get("avg") or (None, None)
-            dots.append((card["metric"], rank["summary"]["avg"], *ci, "C0"))
-            bm = section.get("baseline_meta")
-            if bm:
-                bci = (bm["ci"].get("rank") or {}).get("avg") if bm["ci"].get("rank") else None
-                dots.append((card["baseline"], bm["summary"]["rank"]["avg"], *(bci or (None, None)), "C1"))
-            for col, value in sorted(((section.get("published") or {}).get("rank_avg") or {}).items(),
-                                     key=lambda kv: -kv[1] if kv[1] is not None else 9):
-                if value is not None and col not in (card["metric"], card["baseline"]):
-                    dots.append((col, value, None, None, "0.6"))
-            ax.set_xlabel("rank (avg over SEGs)")
-        else:
-            head = next(r for r in section["rows"]
-                        if r["metric"] == section["column"] and r["coefficient"] == section["headline_coefficient"])
-            dots.append((card["metric"], head["value"], head["ci_low"], head["ci_high"], "C0"))
-            br = section.get("baseline_row")
-            if br:
-                dots.append((card["baseline"], br["value"], br["ci_low"], br["ci_high"], "C1"))
-            ax.set_xlabel(section["headline_coefficient"])
-        for y, (label, value, low, high, colour) in enumerate(reversed(dots)):
+    for ax, (set_name, xlabel, dots) in zip(axes[0], drawn):
+        for y, (label, value, low, high, kind) in enumerate(reversed(dots)):
             if value is None:
                 continue
+            colour = _COLOURS[kind]
             if low is not None and high is not None:
-                ax.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", color=colour, capsize=3)
+                ax.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", color=colour, capsize=3,
+                            markersize=4 if kind == "other" else 6, elinewidth=0.8 if kind == "other" else 1.5)
             else:
                 ax.plot(value, y, "o", color=colour, markersize=4)
         ax.set_ylim(-0.7, len(dots) - 0.3)
         ax.set_yticks(range(len(dots)))
         ax.set_yticklabels([d[0] for d in reversed(dots)], fontsize=7)
         ax.set_title(set_name)
+        ax.set_xlabel(xlabel)
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
