@@ -784,6 +784,13 @@ def build_cards(
                 provenance["segs"] = card_sets["ts2"]["meta"]["segs"]
             elif set_name in unavailable:
                 card_sets[set_name] = {"status": "not evaluated", "reason": unavailable[set_name]}
+            elif name in parts_of and "missing parts" in reward_info["stats"].get(
+                    ("preferences:" if set_name in pair_tables else "ratings:") + set_name, {}):
+                lacking = reward_info["stats"][("preferences:" if set_name in pair_tables else "ratings:")
+                                               + set_name]["missing parts"]
+                card_sets[set_name] = {"status": "not evaluated",
+                                       "reason": f"the reward's part(s) {', '.join(lacking)} have no scores on "
+                                                 f"{set_name} (a column per part, or --ratings-column PART=COL)"}
             elif set_name in frames:
                 rating = next(r for r in ratings if r.name == set_name)
                 try:
@@ -803,10 +810,11 @@ def build_cards(
             else:
                 known = "" if set_name in KNOWN_SETS else f" ({set_name!r} is not a set the card knows by name: " \
                                                           f"{', '.join(KNOWN_SETS)})"
+                how = (f"no pair table and per-image scores were given (--preferences {set_name}=FILE "
+                       f"--preference-scores {set_name}=FILE)" if set_name in PREFERENCE_HEADLINES else
+                       f"no ratings file with {name}'s scores was given (--ratings {set_name}=FILE)")
                 card_sets[set_name] = {"status": "not evaluated",
-                                       "reason": f"no ratings file with {name}'s scores was given (--ratings "
-                                                 f"{set_name}=FILE); the card reads scores and never scores "
-                                                 f"images{known}"}
+                                       "reason": f"{how}; the card reads scores and never scores images{known}"}
         for set_name, section in card_sets.items():
             if section["status"] != "evaluated" or set_name == "ts2":
                 continue
@@ -1080,7 +1088,10 @@ def card_figure(card: dict, path: Path) -> Path | None:
     drawn = [(k, *figure_dots(card, k)) for k in panels]
     height = max(3.6, 0.22 * max(len(d[2]) for d in drawn) + 1.2)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), height), squeeze=False)
-    fig.suptitle(f"{card['metric']} vs {card['baseline']}: {card['verdict']}", fontsize=9)
+    import textwrap
+
+    title = textwrap.fill(f"{card['metric']} vs {card['baseline']}: {card['verdict']}", width=int(55 * len(panels)))
+    fig.suptitle(title, fontsize=9)
     for ax, (set_name, xlabel, dots) in zip(axes[0], drawn):
         for y, (label, value, low, high, kind) in enumerate(reversed(dots)):
             if value is None:
