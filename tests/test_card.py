@@ -282,3 +282,161 @@ def test_without_matplotlib_the_card_is_written_without_a_figure(cards, tmp_path
     assert sorted(paths) == ["html", "json", "md"]
     assert "no figure: matplotlib is not installed" in (tmp_path / "mplug_tifa.md").read_text()
     assert "data:image/png" not in (tmp_path / "mplug_tifa.html").read_text()
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Preference sets and a weighted reward in the card. Expected values: plain loops over the pairs (and over the
+# documented bootstrap draw, default_rng(seed).integers(0, n_prompts, (B, n_prompts))), hand cases, and `ts2 meta` on
+# a hand-made weighted-sum CSV.
+# ----------------------------------------------------------------------------------------------------------------------
+
+PREF_BOOT, PREF_SEED = 100, 3
+SIGN = {"a": 1, "b": -1, "tie": 0}
+
+
+def loop_accuracy(triples, ties):
+    """Pairwise accuracy by a plain loop over (score_a, score_b, human) triples: ``(accuracy, epsilon)``.
+    excluded: human ties dropped, right when the scores differ strictly in the human's direction (a metric tie is
+    wrong). calibrated: every epsilon in {0} + the observed |a - b|, a metric tie when |a - b| <= epsilon, right when
+    the two signs agree; the best accuracy and the smallest epsilon reaching it."""
+    if ties == "excluded":
+        kept = [(a, b, h) for a, b, h in triples if h != "tie"]
+        right = sum((a > b and h == "a") or (a < b and h == "b") for a, b, h in kept)
+        return right / len(kept), None
+    best = None
+    for eps in sorted({0.0} | {abs(a - b) for a, b, _h in triples}):
+        right = 0
+        for a, b, h in triples:
+            metric = 0 if abs(a - b) <= eps else (1 if a > b else -1)
+            right += metric == SIGN[h]
+        if best is None or right > best[0]:
+            best = (right, eps)
+    return best[0] / len(triples), best[1]
+
+
+def scored_triples(pairs, scores, column):
+    """(item, score_a, score_b, human) of the pairs whose two images have a score in ``column``."""
+    value = dict(zip(scores["image"], scores[column]))
+    out = []
+    for item, a, b, h in zip(pairs["item"], pairs["image_a"], pairs["image_b"], pairs["preference"]):
+        sa, sb = value.get(a, np.nan), value.get(b, np.nan)
+        if not (np.isnan(sa) or np.isnan(sb)):
+            out.append((item, sa, sb, h))
+    return out
+
+
+def loop_bootstrap(rows_by_prompt, statistic, n_boot, seed):
+    """The statistic on each resample of prompts (the documented draw), pairs of a drawn prompt all coming along."""
+    prompts = list(rows_by_prompt)
+    draw = np.random.default_rng(seed).integers(0, len(prompts), size=(n_boot, len(prompts)))
+    return np.array([statistic([row for k in idx for row in rows_by_prompt[prompts[k]]]) for idx in draw])
+
+
+def by_prompt(rows, keep=lambda row: True):
+    groups = {}
+    for row in rows:
+        if keep(row):
+            groups.setdefault(row[0], []).append(row)
+    return groups
+
+
+@pytest.fixture(scope="module")
+def pref_run(tmp_path_factory, shared_ts2):
+    root = tmp_path_factory.mktemp("card_pref")
+    rng = np.random.default_rng(11)
+    rows = []
+    for p in range(12):
+        names = [f"p{p}_i{j}.png" for j in range(4)]
+        for i in range(4):
+            for j in range(i + 1, 4):
+                rows.append({"item": f"prompt {p}", "prompt": f"a prompt {p}", "image_a": names[i],
+                             "image_b": names[j], "preference": rng.choice(["a", "b", "tie"], p=[0.45, 0.35, 0.2])})
+    pairs = pd.DataFrame(rows)
+    pairs.to_csv(root / "pairs.csv", index=False)
+    images = sorted({*pairs["image_a"], *pairs["image_b"]})
+    # one decimal: many exact metric ties, so both conventions and epsilon are exercised
+    scores = pd.DataFrame({"image": images, "mine": np.round(rng.normal(size=len(images)), 1),
+                           "clipscore": np.round(rng.normal(size=len(images)), 1),
+                           "other": rng.normal(size=len(images))})
+    scores.loc[[3, 17], "mine"] = np.nan  # two images without a score: their pairs are skipped
+    scores.to_csv(root / "scores.csv", index=False)
+    parts = pd.DataFrame({"image": images[:-1], "alignscore": np.round(rng.normal(size=len(images) - 1), 2)})
+    parts.to_csv(root / "scores_align.csv", index=False)  # a second file, joined on the image key
+    raw = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str, keep_default_na=False)
+    raw[["id", "image_id", "mplug_tifa"]].rename(columns={"mplug_tifa": "mine"}).to_csv(root / "mine.csv",
+                                                                                        index=False)
+    raw[["id", "image_id", "alignscore"]].to_csv(root / "align.csv", index=False)
+    argv = ["card", "--scores", f"mine={root / 'mine.csv'}", "--scores", f"alignscore={root / 'align.csv'}",
+            "--reward", "mine=1,alignscore=0.5", "--preferences", f"toy={root / 'pairs.csv'}",
+            "--preference-scores", f"toy={root / 'scores.csv'}", "--preference-scores",
+            f"toy={root / 'scores_align.csv'}", "--data-dir", shared_ts2, "--n-bootstrap", PREF_BOOT,
+            "--seed", PREF_SEED, "--out", root / "out", "--json"]
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main([str(a) for a in argv]) == 0
+    return root, pairs, scores, parts, json.loads(buffer.getvalue())
+
+
+def test_preference_accuracy_equals_a_plain_loop(pref_run):
+    _root, pairs, scores, _parts, cards = pref_run
+    section = cards["mine"]["sets"]["toy"]
+    assert section["status"] == "evaluated" and section["headline_ties"] == "calibrated"  # no set-specific convention
+    triples = scored_triples(pairs, scores, "mine")
+    assert (section["n_pairs"], section["n_scored"], section["n_skipped"]) == (72, len(triples), 72 - len(triples))
+    assert 0 < section["n_skipped"] < 72
+    rows = {r["ties"]: r for r in section["rows"]}
+    for ties in ("calibrated", "excluded"):
+        value, eps = loop_accuracy([t[1:] for t in triples], ties)
+        row = rows[ties]
+        assert row["statistic"] == pytest.approx(value, abs=1e-12)
+        assert row["epsilon"] == (None if eps is None else pytest.approx(eps, abs=1e-12))
+        kept = [t for t in triples if ties == "calibrated" or t[3] != "tie"]
+        assert row["n_pairs"] == len(kept)
+        assert row["n_human_ties"] == sum(t[3] == "tie" for t in triples)
+        groups = by_prompt(kept)
+        assert row["n_items"] == len(groups)
+        boot = loop_bootstrap(groups, lambda rs: loop_accuracy([r[1:] for r in rs], ties)[0], PREF_BOOT, PREF_SEED)
+        low, high = np.quantile(boot, [0.025, 0.975])
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    assert section["headline_value"] == rows["calibrated"]["statistic"]
+
+
+def test_preference_paired_test_on_the_same_pairs(pref_run):
+    _root, pairs, scores, _parts, cards = pref_run
+    section = cards["mine"]["sets"]["toy"]
+    # the same pairs: those where both metrics score both images (clipscore scores every image here)
+    value_m = dict(zip(scores["image"], scores["mine"]))
+    value_c = dict(zip(scores["image"], scores["clipscore"]))
+    both = [(item, value_m[a], value_m[b], value_c[a], value_c[b], h)
+            for item, a, b, h in zip(pairs["item"], pairs["image_a"], pairs["image_b"], pairs["preference"])
+            if not (np.isnan(value_m[a]) or np.isnan(value_m[b]))]
+    assert section["baseline_column"] == "clipscore"
+    for comparison in section["comparison"]:
+        ties = comparison["ties"]
+        keep = (lambda r: True) if ties == "calibrated" else (lambda r: r[5] != "tie")
+        kept = [r for r in both if keep(r)]
+        acc_m = loop_accuracy([(r[1], r[2], r[5]) for r in kept], ties)[0]
+        acc_c = loop_accuracy([(r[3], r[4], r[5]) for r in kept], ties)[0]
+        assert comparison["value_a"] == pytest.approx(acc_m, abs=1e-12)
+        assert comparison["value_b"] == pytest.approx(acc_c, abs=1e-12)
+        assert comparison["statistic"] == pytest.approx(acc_m - acc_c, abs=1e-12)
+        groups = by_prompt(kept)
+        assert (comparison["n_units"], comparison["unit"]) == (len(groups), "prompt")
+
+        def diff(rs):
+            return (loop_accuracy([(r[1], r[2], r[5]) for r in rs], ties)[0]
+                    - loop_accuracy([(r[3], r[4], r[5]) for r in rs], ties)[0])
+
+        boot = loop_bootstrap(groups, diff, PREF_BOOT, PREF_SEED)
+        low, high = np.quantile(boot, [0.025, 0.975])
+        assert comparison["ci_low"] == pytest.approx(low, abs=1e-12)
+        assert comparison["ci_high"] == pytest.approx(high, abs=1e-12)
+        far = min((boot <= 0).sum(), (boot >= 0).sum())
+        assert comparison["pvalue"] == pytest.approx(min(1.0, 2 * (1 + far) / (1 + PREF_BOOT)), abs=1e-12)
+    assert [c["ties"] for c in section["comparison"]] == ["calibrated", "excluded"]  # the headline first
+    first = section["comparison"][0]
+    assert section["verdict"] == ("better" if first["ci_low"] > 0 else "worse" if first["ci_high"] < 0
+                                  else "no clear difference")
