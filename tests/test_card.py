@@ -440,3 +440,226 @@ def test_preference_paired_test_on_the_same_pairs(pref_run):
     first = section["comparison"][0]
     assert section["verdict"] == ("better" if first["ci_low"] > 0 else "worse" if first["ci_high"] < 0
                                   else "no clear difference")
+
+
+def test_reward_ts2_values_equal_ts2_meta_on_a_hand_made_weighted_sum(pref_run, capsys, shared_ts2):
+    root, _pairs, _scores, _parts, cards = pref_run
+    raw = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str, keep_default_na=False)
+    meta = pd.read_csv(shared_ts2 / "metadata.csv", dtype=str, keep_default_na=False)
+    assert len(raw) == len(meta) and (raw["id"] == meta["id"]).all()  # the release is row-aligned with metadata
+    to_float = lambda cells: pd.to_numeric(cells.replace("", np.nan))  # noqa: E731
+    hand = pd.DataFrame({"seg_id": meta["id"], "file_name": meta["file_name"],
+                         "reward": 1.0 * to_float(raw["mplug_tifa"]) + 0.5 * to_float(raw["alignscore"])})
+    hand.to_csv(root / "hand.csv", index=False)
+    code, out, err = run_cli(capsys, "meta", root / "hand.csv", "--data-dir", shared_ts2, "--json",
+                             "--n-bootstrap", PREF_BOOT, "--seed", PREF_SEED)
+    assert code == 0, err
+    card = cards["reward"]
+    assert card["sets"]["ts2"]["meta"] == json.loads(out)["reward"]
+    assert card["reward"]["weights"] == {"mine": 1.0, "alignscore": 0.5}
+    assert card["reward"]["normalize"] == "none"
+    written = pd.read_csv(root / "out" / "reward_ts2_scores.csv")
+    np.testing.assert_array_equal(written["reward"].to_numpy(), hand["reward"].to_numpy())
+
+
+def test_reward_is_compared_with_each_part_and_the_baseline(pref_run, capsys, shared_ts2):
+    root, pairs, scores, parts, cards = pref_run
+    card = cards["reward"]
+    ts2 = card["sets"]["ts2"]
+    assert set(ts2["parts"]) == {"mine", "alignscore"} and len(ts2["comparison"]) == 3  # vs clipscore
+    for part, key in (("mine", "mine"), ("alignscore", "alignscore")):
+        code, out, _err = run_cli(capsys, "meta", root / f"{'mine' if part == 'mine' else 'align'}.csv",
+                                  "--data-dir", shared_ts2, "--json", "--n-bootstrap", 0)
+        other = json.loads(out)[key]
+        for row in ts2["parts"][part]["comparison"]:
+            m = row["meta_metric"]
+            mine = ts2["meta"][m]["per_seg"]
+            diffs = [mine[s] - other[m]["per_seg"][s] for s in mine
+                     if mine[s] is not None and other[m]["per_seg"][s] is not None]
+            assert row["n_units"] == len(diffs)
+            assert row["statistic"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-12)  # float summation order
+    # on the preference set, the reward's per-image score is the weighted sum of the parts' columns
+    value = {i: m + 0.5 * a for i, m, a in zip(parts["image"], scores.set_index("image").loc[parts["image"], "mine"],
+                                                parts["alignscore"])}
+    toy = card["sets"]["toy"]
+    reward_scores = pd.DataFrame({"image": list(value), "r": list(value.values())})
+    triples = scored_triples(pairs, reward_scores, "r")
+    assert toy["n_scored"] == len(triples)
+    assert toy["headline_value"] == pytest.approx(loop_accuracy([t[1:] for t in triples], "calibrated")[0],
+                                                  abs=1e-12)
+    align_triples = scored_triples(pairs, parts, "alignscore")
+    assert set(toy["parts"]) == {"mine", "alignscore"}
+    row = toy["parts"]["alignscore"]["rows"][1]  # excluded
+    assert row["statistic"] == pytest.approx(loop_accuracy([t[1:] for t in align_triples], "excluded")[0],
+                                             abs=1e-12)
+    # the paired test against a part runs on the pairs both score: the reward's (a part's images are a superset)
+    (head,) = [c for c in toy["parts"]["alignscore"]["comparison"] if c["ties"] == "calibrated"]
+    reward_acc = loop_accuracy([t[1:] for t in triples], "calibrated")[0]
+    align_value = dict(zip(parts["image"], parts["alignscore"]))
+    same_pairs = [(align_value[a], align_value[b], h)
+                  for a, b, h in zip(pairs["image_a"], pairs["image_b"], pairs["preference"])
+                  if a in value and b in value and not (np.isnan(value[a]) or np.isnan(value[b]))]
+    align_same = loop_accuracy(same_pairs, "calibrated")[0]
+    assert head["statistic"] == pytest.approx(reward_acc - align_same, abs=1e-12)
+    verdicts = {p: [s["parts"][p]["verdict"] for s in card["sets"].values() if p in (s.get("parts") or {})]
+                for p in ("mine", "alignscore")}
+    expected = "; ".join(f"better than {p} on {v.count('better')} of {len(v)} sets, worse on {v.count('worse')}"
+                         for p, v in verdicts.items()) + ", 95% paired intervals"
+    assert card["parts_verdict"] == expected and all(len(v) == 2 for v in verdicts.values())
+    text = (root / "out" / "reward.md").read_text()
+    assert "weighted reward: reward = 1.0000 * n(mine) + 0.5000 * n(alignscore); normalize: none" in text
+    assert "paired vs alignscore (rank)" in text and "verdict vs mine:" in text
+
+
+def test_verdict_line_counts_the_preference_set(pref_run):
+    _root, _pairs, _scores, _parts, cards = pref_run
+    card = cards["mine"]
+    verdicts = [s["verdict"] for s in card["sets"].values() if "verdict" in s]
+    assert len(verdicts) == 2  # ts2 and toy
+    assert card["verdict"] == (f"better than clipscore on {verdicts.count('better')} of 2 sets, worse on "
+                               f"{verdicts.count('worse')}, 95% paired intervals")
+    # alignscore's column is in the second score file of the set, joined on the image key
+    assert cards["alignscore"]["sets"]["toy"]["column"] == "alignscore"
+
+
+def test_preference_section_in_markdown_html_json(pref_run):
+    root, _pairs, _scores, _parts, cards = pref_run
+    out = root / "out"
+    text = (out / "mine.md").read_text()
+    assert "## toy" in text and "| metric | ties | accuracy | CI | epsilon | pairs | human ties | prompts |" in text
+    assert "| mine | calibrated * |" in text and "| clipscore | excluded (metric tie wrong) |" in text
+    assert "paired vs clipscore (accuracy, ties calibrated)" in text
+    page = (out / "mine.html").read_text()
+    assert "<h2>toy</h2>" in page and "paired vs clipscore (accuracy, ties excluded)" in page
+    saved = json.loads((out / "mine.json").read_text())
+    assert saved["sets"]["toy"] == cards["mine"]["sets"]["toy"]
+    prov = saved["provenance"]
+    assert prov["inputs"]["preferences:toy"]["sha256"] == hashlib.sha256((root / "pairs.csv").read_bytes()).hexdigest()
+    assert "preference_scores:toy:1" in prov["inputs"]
+    assert prov["preference_sets"]["toy"]["n_pairs"] == 72
+
+
+def test_figure_has_a_dot_per_metric_with_intervals(pref_run):
+    from scorers.report.card import figure_dots
+
+    _root, _pairs, _scores, _parts, cards = pref_run
+    label, dots = figure_dots(cards["reward"], "toy")
+    kinds = {d[0]: d[4] for d in dots}
+    assert kinds == {"reward": "metric", "clipscore": "baseline", "mine": "part", "alignscore": "part",
+                     "other": "other"}
+    assert label == "pairwise accuracy (ties calibrated)"
+    assert all(d[2] is not None and d[2] <= d[1] <= d[3] for d in dots)  # every dot has its interval
+    label, dots = figure_dots(cards["reward"], "ts2")
+    published = [d for d in dots if d[4] == "other"]
+    assert len(published) == 17  # the 19 release rows less clipscore (the baseline) and alignscore (a part)
+    assert all(d[2] is not None and d[2] <= d[1] <= d[3] for d in dots)
+
+
+def test_hpdv2_by_its_loader_hand_case(tmp_path, capsys, shared_ts2):
+    """HPDv2's test.json (ranks, 1 = best) through its loader; headline: ties excluded. Hand case in the comments."""
+    entries = [{"prompt": "x", "image_path": ["i0", "i1", "i2"], "rank": [1, 2, 3], "raw_annotations": []},
+               {"prompt": "y", "image_path": ["j0", "j1", "j2"], "rank": [2, 1, 2], "raw_annotations": []}]
+    (tmp_path / "test.json").write_text(json.dumps(entries))
+    # pairs: (i0,i1) a, (i0,i2) a, (i1,i2) a, (j0,j1) b, (j0,j2) tie, (j1,j2) a
+    pd.DataFrame({"image": ["i0", "i1", "i2", "j0", "j1", "j2"],
+                  "mine": [0.9, 0.5, 0.7, 0.3, 0.6, 0.3],          # right, right, wrong, right, (tie), right
+                  "clipscore": [0.1, 0.2, 0.3, 0.5, 0.4, 0.6]}).to_csv(tmp_path / "s.csv", index=False)
+    mine = tmp_path / "mine.csv"
+    raw = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str, keep_default_na=False)
+    raw[["id", "image_id", "clipscore"]].rename(columns={"clipscore": "mine"}).to_csv(mine, index=False)
+    code, out, err = run_cli(capsys, "card", "--scores", f"mine={mine}", "--preferences",
+                             f"hpdv2={tmp_path / 'test.json'}", "--preference-scores", f"hpdv2={tmp_path / 's.csv'}",
+                             "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out", tmp_path / "out", "--json")
+    assert code == 0, err
+    section = json.loads(out)["mine"]["sets"]["hpdv2"]
+    assert section["headline_ties"] == "excluded" and "HPSv2" in section["headline"]
+    rows = {r["ties"]: r for r in section["rows"]}
+    assert rows["excluded"]["statistic"] == pytest.approx(4 / 5, abs=1e-12)  # 4 of the 5 human-decided pairs
+    # calibrated: epsilon 0 ties (j0,j2) as the humans did: 5 of 6; any larger epsilon also ties a right pair
+    assert rows["calibrated"]["statistic"] == pytest.approx(5 / 6, abs=1e-12) and rows["calibrated"]["epsilon"] == 0
+    base = {r["ties"]: r for r in section["baseline_rows"]}
+    assert base["excluded"]["statistic"] == 0.0  # clipscore orders every decided pair the wrong way
+    first = section["comparison"][0]
+    assert first["ties"] == "excluded" and first["statistic"] == pytest.approx(0.8, abs=1e-12)
+    assert section["provenance"]["sha256"] == hashlib.sha256((tmp_path / "test.json").read_bytes()).hexdigest()
+
+
+def test_preference_set_offline_without_cache_is_not_evaluated(tmp_path, capsys, shared_ts2):
+    pd.DataFrame({"image": ["u1"], "mine": [0.5]}).to_csv(tmp_path / "s.csv", index=False)
+    mine = tmp_path / "mine.csv"
+    raw = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str, keep_default_na=False)
+    raw[["id", "image_id", "clipscore"]].rename(columns={"clipscore": "mine"}).to_csv(mine, index=False)
+    code, out, err = run_cli(capsys, "card", "--scores", f"mine={mine}", "--preferences", "pickapic_v2=pickapic_v2",
+                             "--preference-scores", f"pickapic_v2={tmp_path / 's.csv'}", "--sets", "hpdv2,mj_bench",
+                             "--offline", "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out", tmp_path / "o",
+                             "--json")
+    assert code == 0, err
+    card = json.loads(out)["mine"]
+    assert "offline" in card["not_evaluated"]["pickapic_v2"] and "not cached" in card["not_evaluated"]["pickapic_v2"]
+    assert "--preferences hpdv2=FILE --preference-scores hpdv2=FILE" in card["not_evaluated"]["hpdv2"]
+    assert "mjbench_alignment" in card["not_evaluated"]  # MJ-Bench by its other name
+    assert card["sets"]["ts2"]["status"] == "evaluated"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--preference-scores", "toy=S"], "--preference-scores toy"),
+    (["--preferences", "toy=S"], "--preferences toy: no --preference-scores"),
+    (["--reward", "mine=1,nope=2"], "--reward: nope has no --scores file"),
+    (["--reward", "mine=x"], "--reward mine=x"),
+    (["--reward", "mine=1", "--reward-normalize", "mine=1:0"], "--reward-normalize mine=1:0"),
+    (["--reward", "mine=1", "--reward-normalize", "other=1:2"], "other is not among the rewards"),
+    (["--reward-normalize", "running"], "--reward-normalize: only with --reward"),
+])
+def test_bad_preference_and_reward_arguments_are_one_line(capsys, tmp_path, shared_ts2, argv, needle):
+    (tmp_path / "s.csv").write_text("image,mine\nu1,0.5\n")
+    mine = _column_file(shared_ts2, "clipscore", tmp_path / "mine.csv")
+    argv = [str(tmp_path / "s.csv") if a == "S" else a for a in argv]
+    argv = [a.replace("=S", f"={tmp_path / 's.csv'}") for a in argv]
+    code, _out, err = run_cli(capsys, "card", "--scores", f"clipscore={mine}", f"mine={mine}", *argv,
+                              "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out", tmp_path / "o")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+@pytest.mark.parametrize("normalize", ["none", "running", {"a": (0.5, 2.0)}])
+def test_weighted_reward_normalises_as_the_reward_api(normalize):
+    """The card's per-image sum equals scorers.rewards.Reward's on one batch holding every image (its running
+    statistics then hold all of them), float64 tensors; tolerance: summation order (numpy pairwise vs Python)."""
+    torch = pytest.importorskip("torch")
+    from scorers.report.card import weighted_reward
+    from scorers.rewards import Reward
+
+    rng = np.random.default_rng(5)
+    parts = {"a": rng.normal(3, 2, 50), "b": rng.normal(0, 0.1, 50)}
+    weights = {"a": 1.0, "b": 0.5}
+    total, stats = weighted_reward(parts, weights, normalize)
+    reward = Reward({"a": object(), "b": object()}, weights, normalize=normalize)
+    expected = sum(weights[n] * reward._normalise(n, torch.tensor(parts[n], dtype=torch.float64)) for n in weights)
+    np.testing.assert_allclose(total, expected.numpy(), rtol=0, atol=1e-12)
+    if normalize == "running":
+        for n in weights:
+            assert stats[n]["count"] == 50
+            assert stats[n]["mean"] == pytest.approx(reward.stats[n]["mean"], abs=1e-12)
+            assert stats[n]["std"] == pytest.approx(reward.stats[n]["std"], abs=1e-12)
+
+
+def test_reward_with_a_fixed_affine_normalisation_equals_ts2_meta_on_the_hand_made_sum(tmp_path, capsys,
+                                                                                       shared_ts2):
+    a = _column_file(shared_ts2, "mplug_tifa", tmp_path / "a.csv")
+    b = _column_file(shared_ts2, "alignscore", tmp_path / "b.csv")
+    code, out, err = run_cli(capsys, "card", "--scores", f"mplug_tifa={a}", f"alignscore={b}", "--reward",
+                             "mplug_tifa=2,alignscore=-0.25", "--reward-normalize", "mplug_tifa=0.5:4",
+                             "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out", tmp_path / "o", "--json")
+    assert code == 0, err
+    card = json.loads(out)["reward"]
+    raw = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str, keep_default_na=False)
+    meta = pd.read_csv(shared_ts2 / "metadata.csv", dtype=str, keep_default_na=False)
+    num = lambda c: pd.to_numeric(raw[c].replace("", np.nan))  # noqa: E731
+    pd.DataFrame({"seg_id": meta["id"], "file_name": meta["file_name"],
+                  "reward": 2 * ((num("mplug_tifa") - 0.5) / 4) + (-0.25) * num("alignscore")}).to_csv(
+        tmp_path / "hand.csv", index=False)
+    code, out, err = run_cli(capsys, "meta", tmp_path / "hand.csv", "--data-dir", shared_ts2, "--json",
+                             "--n-bootstrap", 0)
+    assert code == 0, err
+    assert card["sets"]["ts2"]["meta"] == json.loads(out)["reward"]
+    assert card["reward"]["normalize"] == {"mplug_tifa": [0.5, 4.0]}
+    assert card["reward"]["stats"]["ts2"] == {"mplug_tifa": {"shift": 0.5, "scale": 4.0}}
