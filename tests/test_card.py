@@ -663,3 +663,28 @@ def test_reward_with_a_fixed_affine_normalisation_equals_ts2_meta_on_the_hand_ma
     assert card["sets"]["ts2"]["meta"] == json.loads(out)["reward"]
     assert card["reward"]["normalize"] == {"mplug_tifa": [0.5, 4.0]}
     assert card["reward"]["stats"]["ts2"] == {"mplug_tifa": {"shift": 0.5, "scale": 4.0}}
+
+
+def test_reward_card_with_a_preference_set_renders_in_chromium(pref_run):
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
+    from playwright import sync_api
+
+    root, _pairs, _scores, _parts, cards = pref_run
+    shots = REPO / "artifacts" / "card"
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(("file:", "data:"))
+                       else route.continue_())
+            page.goto((root / "out" / "reward.html").as_uri())
+            assert page.locator(".verdict").inner_text() == cards["reward"]["verdict"]
+            assert page.locator("h2", has_text="toy").count() == 1
+            assert page.locator("li", has_text="against its parts:").count() == 1
+            assert page.locator("img").evaluate("img => img.complete ? img.naturalWidth : 0") > 0
+            page.screenshot(path=str(shots / "card_reward.png"), full_page=True)
+        finally:
+            browser.close()

@@ -976,7 +976,7 @@ def card_markdown(card: dict, figure: str | None = None) -> str:
             lines.append("")
         lines += [f"- {t}" for t in text] + [""]
     if figure:
-        lines += [f"![{card['metric']} vs {card['baseline']}]({figure})", ""]
+        lines += [f"![{card['metric']} vs {card['baseline']}]({figure})", "", FIGURE_CAPTION, ""]
     prov = card["provenance"]
     lines += ["## Provenance", "", f"- command: `{prov['command']}`", f"- ts2-evaluate {prov['ts2_evaluate_version']}",
               f"- SEGs: {prov['segs']}, bootstrap {prov['n_bootstrap']}, seed {prov['seed']}"]
@@ -990,7 +990,7 @@ def card_html(card: dict, png: bytes | None = None) -> str:
              f"<title>Report card: {e(card['metric'])}</title>",
              "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}"
              "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:.2em .6em;"
-             "text-align:right}th{background:#eee}.verdict{font-size:1.2em;font-weight:bold}"
+             "text-align:right;white-space:nowrap}th{background:#eee}.verdict{font-size:1.2em;font-weight:bold}"
              ".missing{color:#a33}</style></head><body>",
              f"<h1>Report card: {e(card['metric'])}</h1>", f"<p class='verdict'>{e(card['verdict'])}</p>"]
     if card.get("reward"):
@@ -1008,7 +1008,8 @@ def card_html(card: dict, png: bytes | None = None) -> str:
         parts.append(f"<ul{cls}>" + "".join(f"<li>{e(t)}</li>" for t in text) + "</ul>")
     if png:
         data = base64.b64encode(png).decode("ascii")
-        parts.append(f"<h2>Figure</h2><img alt='dot plot' src='data:image/png;base64,{data}' style='max-width:100%'>")
+        parts.append(f"<h2>Figure</h2><img alt='dot plot' src='data:image/png;base64,{data}' style='max-width:100%'>"
+                     f"<p>{e(FIGURE_CAPTION)}</p>")
     prov = card["provenance"]
     parts.append("<h2>Provenance</h2><ul>" + "".join(
         f"<li>{e(t)}</li>" for t in [f"command: {prov['command']}", f"ts2-evaluate {prov['ts2_evaluate_version']}",
@@ -1071,6 +1072,10 @@ def figure_dots(card: dict, set_name: str) -> tuple[str, list[tuple[str, float, 
 
 
 _COLOURS = {"metric": "C0", "baseline": "C1", "part": "C2", "other": "0.6"}
+#: the figure's legend, written under it in Markdown and HTML
+FIGURE_CAPTION = ("Dots with their intervals, per set: blue this metric, orange the baseline, green a weighted "
+                  "reward's parts, grey the published rows (TS2: the release's metrics) or the other metrics of a "
+                  "human set's files.")
 
 
 def card_figure(card: dict, path: Path) -> Path | None:
