@@ -56,7 +56,8 @@ PREFERENCE_HEADLINES = {
     "imagerewarddb": ("excluded", "pairwise accuracy with human ties dropped and a metric tie counted wrong "
                                   "(ImageReward, Xu et al. 2023, test accuracy)"),
     "mjbench_alignment": ("excluded", "pairwise accuracy, a metric tie counted wrong (MJ-Bench, Chen et al. 2024, "
-                                      "'with ties'; its labels have no human ties)"),
+                                      "report accuracy 'with ties', a score gap within their threshold counted as "
+                                      "a wrong tie, here threshold 0; its labels have no human ties)"),
 }
 DEFAULT_PREFERENCE_HEADLINE = ("calibrated", "pairwise accuracy with tie calibration (Deutsch et al. 2023; no "
                                              "set-specific convention known)")
