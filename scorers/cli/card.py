@@ -72,7 +72,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_n_bootstrap_argument(parser)
     parser.add_argument("--confidence", type=confidence, default=0.95, help="CI level (default 0.95)")
     parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
-    parser.add_argument("--offline", action="store_true", help="use the Hugging Face cache only (tifa160)")
+    parser.add_argument("--offline", action="store_true",
+                        help="use the Hugging Face cache only (tifa160, preference sets by name)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for <metric>.md/.html/.json/.png")
     parser.add_argument("--json", action="store_true", help="print {metric: card} as one JSON object")
     parser.set_defaults(handler=run_card)

@@ -4,8 +4,9 @@ self-contained HTML and JSON with provenance.
 
 The card never scores images: it reads score files. TS2 numbers come from :func:`scorers.table_meta.meta_from_tables`
 (exactly what ``ts2 meta`` computes), rating-set numbers from :func:`scorers.ratings.correlate_frame` (exactly what
-``ts2 correlate`` computes), preference-set numbers from :func:`scorers.preference_accuracy.pairwise_preference_accuracy`
-(both tie conventions, bootstrap over prompts), paired tests from :func:`scorers.meta.compare` (TS2, over SEGs),
+``ts2 correlate`` computes), preference-set numbers from
+:func:`scorers.preference_accuracy.pairwise_preference_accuracy` (both tie conventions, bootstrap over prompts), paired
+tests from :func:`scorers.meta.compare` (TS2, over SEGs),
 :func:`scorers.agreement.compare_agreement` (rating sets) and
 :func:`scorers.preference_accuracy.compare_preference_accuracy` (preference sets, same pairs). A set that was asked
 for but cannot be evaluated (no file, offline without a cache, no column for the metric) is kept in the card as
@@ -26,9 +27,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["HEADLINES", "PREFERENCE_HEADLINES", "figure_dots", "RATINGS_COLUMNS", "PreferenceSet", "RatingSet", "RewardSpec",
-           "build_cards", "card_figure", "card_html", "card_markdown", "parse_reward_normalize", "parse_reward_weights",
-           "read_pair_table", "read_set_scores", "weighted_reward", "write_card"]
+__all__ = ["FIGURE_CAPTION", "HEADLINES", "PREFERENCE_HEADLINES", "RATINGS_COLUMNS", "PreferenceSet", "RatingSet",
+           "RewardSpec", "build_cards", "card_figure", "card_html", "card_markdown", "figure_dots",
+           "parse_reward_normalize", "parse_reward_weights", "read_pair_table", "read_set_scores", "weighted_reward",
+           "write_card"]
 
 #: each human set's own headline convention (the coefficient and grouping its paper reports), with where it comes from
 HEADLINES = {
