@@ -688,3 +688,21 @@ def test_reward_card_with_a_preference_set_renders_in_chromium(pref_run):
             page.screenshot(path=str(shots / "card_reward.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_reward_on_a_rating_set_is_built_from_its_parts_columns(card_run, capsys, shared_ts2):
+    root, files, _argv = card_run
+    code, out, err = run_cli(capsys, "card", "--scores", f"clipscore={files['clip']}", f"mplug_tifa={files['mplug']}",
+                             "--reward", "clipscore=1,mplug_tifa=0.5", "--ratings", f"tifa160={files['tifa']}",
+                             "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out", root / "reward_tifa", "--json")
+    assert code == 0, err
+    section = json.loads(out)["reward"]["sets"]["tifa160"]
+    raw = json.loads(files["tifa"].read_text())
+    human = [np.mean(v["human_scores"]) for v in raw.values()]
+    hand = [v["clipscore_vitb32"] + 0.5 * v["tifa_mplug-large"] for v in raw.values()]
+    assert section["headline_value"] == pytest.approx(stats.spearmanr(human, hand).statistic, abs=1e-12)
+    rho_part = stats.spearmanr(human, [v["tifa_mplug-large"] for v in raw.values()]).statistic
+    (comparison,) = section["parts"]["mplug_tifa"]["comparison"]
+    assert comparison["value_b"] == pytest.approx(rho_part, abs=1e-12)
+    assert section["parts"]["mplug_tifa"]["column"] == "tifa_mplug-large"
+    assert section["parts"]["clipscore"]["column"] == "clipscore_vitb32"  # also the baseline

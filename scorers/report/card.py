@@ -673,6 +673,9 @@ def build_cards(
     opts = {"segs": segs, "n_bootstrap": n_bootstrap, "confidence": confidence, "seed": seed}
     meta_frame = read_metadata(metadata)
     scores = dict(scores)
+    from dataclasses import replace
+
+    preferences = [replace(p, name=SET_ALIASES.get(p.name, p.name)) for p in preferences]
     columns = {name: _score_column(read_score_table(src), name, str(src)) for name, src in scores.items()}
     parts_of: dict[str, list[str]] = {}
     reward_info = None
