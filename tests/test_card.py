@@ -706,3 +706,33 @@ def test_reward_on_a_rating_set_is_built_from_its_parts_columns(card_run, capsys
     assert comparison["value_b"] == pytest.approx(rho_part, abs=1e-12)
     assert section["parts"]["mplug_tifa"]["column"] == "tifa_mplug-large"
     assert section["parts"]["clipscore"]["column"] == "clipscore_vitb32"  # also the baseline
+
+
+def test_pickapic_parquet_by_its_loader_hand_case(tmp_path, capsys, shared_ts2):
+    """A Pick-a-Pic v2 Parquet (label_0/label_1; 0.5/0.5 = tie; the image bytes are never read) through its loader;
+    headline: calibrated (the paper keeps human ties)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"caption": ["c1", "c2", "c3", "c4"], "image_0_uid": ["u1", "u3", "u5", "u7"],
+                             "image_1_uid": ["u2", "u4", "u6", "u8"], "label_0": [1.0, 0.0, 0.5, 1.0],
+                             "label_1": [0.0, 1.0, 0.5, 0.0], "jpg_0": [b"x"] * 4, "jpg_1": [b"y"] * 4}),
+                   tmp_path / "test_unique.parquet")
+    # human: a, b, tie, a. mine gaps: +0.2 (right), -0.3 (right), 0.05 (tie only if eps >= 0.05), -0.1 (wrong)
+    pd.DataFrame({"image": [f"u{k}" for k in range(1, 9)], "mine": [0.5, 0.3, 0.1, 0.4, 0.6, 0.55, 0.2, 0.3],
+                  "clipscore": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]}).to_csv(tmp_path / "s.csv", index=False)
+    mine = _column_file(shared_ts2, "clipscore", tmp_path / "mine.csv")
+    mine.write_text(mine.read_text().replace("clipscore", "mine", 1))
+    code, out, err = run_cli(capsys, "card", "--scores", f"mine={mine}", "--preferences",
+                             f"pickapic_v2={tmp_path / 'test_unique.parquet'}", "--preference-scores",
+                             f"pickapic_v2={tmp_path / 's.csv'}", "--data-dir", shared_ts2, "--n-bootstrap", 0,
+                             "--out", tmp_path / "o", "--json")
+    assert code == 0, err
+    section = json.loads(out)["mine"]["sets"]["pickapic_v2"]
+    assert section["headline_ties"] == "calibrated" and "Pick-a-Pic" in section["headline"]
+    rows = {r["ties"]: r for r in section["rows"]}
+    # eps = 0: 2 of 4 (the tie is missed); eps = 0.05: 3 of 4; eps = 0.1 ties the wrong pair too but not a right
+    # one: 3 of 4 again, so the smallest, 0.05, is reported (|0.6 - 0.55| in float64)
+    assert rows["calibrated"]["statistic"] == 0.75
+    assert rows["calibrated"]["epsilon"] == pytest.approx(0.05, abs=1e-12)
+    assert rows["excluded"]["statistic"] == pytest.approx(2 / 3, abs=1e-12) and rows["excluded"]["n_human_ties"] == 1

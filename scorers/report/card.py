@@ -214,15 +214,23 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
     from ..sets import LOADERS
     from ..sets._common import PAIR_COLUMNS, SetFormatError, check_pairs
 
-    loader = LOADERS.get(SET_ALIASES.get(name, name))
-    if loader is not None and source in (name, SET_ALIASES.get(name, name)):
+    canonical = SET_ALIASES.get(name, name)
+    loader = LOADERS.get(canonical) if canonical in PREFERENCE_HEADLINES else None  # rating loaders give no pairs
+    if loader is not None and source in (name, canonical):
         return loader(offline=offline)
     path = Path(source)
     if not path.is_file():
         raise FileNotFoundError(f"--preferences {name}={source}: no such file")
     try:
-        frame = _read_table(path)
-        is_pairs = all(c in frame.columns for c in PAIR_COLUMNS)
+        if path.suffix.lower() == ".parquet":  # a set's own Parquet may embed images: read its schema first
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(path).names
+            frame = pq.read_table(path, columns=list(PAIR_COLUMNS)).to_pandas() \
+                if all(c in names for c in PAIR_COLUMNS) else None
+        else:
+            frame = _read_table(path)
+        is_pairs = frame is not None and all(c in frame.columns for c in PAIR_COLUMNS)
     except (ValueError, OSError, ImportError):
         frame, is_pairs = None, False
     if is_pairs:
@@ -237,7 +245,7 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
                                                "note": "a pair table given by the user"}
     if loader is None:
         raise SetFormatError(f"{path}: not a pair table (columns {', '.join(PAIR_COLUMNS)}), and {name!r} is not a "
-                             f"set with a loader ({', '.join(LOADERS)})")
+                             f"preference set with a loader ({', '.join(PREFERENCE_HEADLINES)})")
     return loader(path)
 
 
