@@ -14,7 +14,9 @@ FLOPs (``torch.utils.flop_counter.FlopCounterMode``; 2 per multiply-add; matmuls
 (image, prompt) pair with the prompt at the TS2 mean length padded as each official pipeline pads it, for: CLIP
 ViT-B/16 (``openai/clip-vit-base-patch16``, to set beside the TS2 paper's Table 2 column), PickScore's CLIP-H/14,
 HPSv2's open_clip ViT-H-14, ImageReward (BLIP ViT-L/16 at 224 px + BERT-base with cross-attention, 35 tokens), HPSv3
-(Qwen2-VL-7B at 448 x 448 px: see :func:`hpsv3_flops` for how its vision tower is counted and its text length).
+(Qwen2-VL-7B at 448 x 448 px: see :func:`hpsv3_flops` for how its vision tower is counted and its text length),
+UnifiedReward-2.0 (Qwen3-VL-8B at 512 x 512 px, prompt and greedy reply: see :func:`unifiedreward_flops`). The last
+line compares CLIP ViT-B/16 with Table 2's figure (604M), which follows another, unstated count.
 """
 from __future__ import annotations
 
@@ -149,10 +151,14 @@ def flops() -> None:
     rows.append(("ImageReward (BLIP ViT-L + BERT)", image, text_f))
 
     rows.append(hpsv3_flops())
+    rows.append(unifiedreward_flops())
 
     print("FLOPs per (image, prompt) pair, real architectures on the meta device (image tower + text side):")
     for name, image, text_f in rows:
         print(f"  {name:34s} image {_human(image):>7s}   text {_human(text_f):>7s}   total {_human(image + text_f):>7s}")
+    clip = rows[0][1] + rows[0][2]
+    print(f"CLIP ViT-B/16: {_human(clip)} here (FlopCounterMode, 2 FLOPs per multiply-add) vs 604M in TS2's Table 2: "
+          f"ratio {clip / 604e6:.1f}x")
 
 
 #: HPSv3's language-model sequence: 256 image tokens (448 x 448 px) + the instruction, prompt and chat template.
@@ -191,6 +197,53 @@ def hpsv3_flops():
     text = count_flops(lambda: model.model.language_model(inputs_embeds=embeds))
     text += count_flops(lambda: head(torch.empty(1, 3584, device="meta")))
     return (f"HPSv3 (Qwen2-VL-7B, {256 + HPSV3_TEXT_TOKENS} LM tokens)", image, text)
+
+
+#: UnifiedReward-2.0 (Qwen3-VL-8B) pointwise, one image: a 512 x 512 image is 32 x 32 patches of 16 px = 1024
+#: patches, 256 LM tokens after the 2 x 2 merge. Text: an **estimated** 200 tokens (the pointwise instruction, about
+#: 130 words, plus the chat template and a TS2 prompt; the Qwen tokenizer is a Hub download this machine cannot make)
+#: and a 32-token reply (the three ``... Score (1-5): X`` lines and the end token)
+UNIFIEDREWARD_IMAGE_PX, UNIFIEDREWARD_TEXT_TOKENS, UNIFIEDREWARD_REPLY_TOKENS = 512, 200, 32
+
+
+def unifiedreward_flops():
+    """Qwen3-VL-8B (the default UnifiedReward-2.0 checkpoint's architecture): the vision tower counted on the CPU at
+    full width (its position interpolation and rotary bookkeeping read grid values, which meta tensors lack) at depth
+    1 and 2, extrapolated to its 27 identical blocks, plus its 3 deepstack mergers; the language model on the meta
+    device over prompt + reply tokens in one pass (the linear layers cost the same per token as prefill + greedy
+    decoding with a KV cache; attention, a small part here, is counted over the whole square)."""
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionModel
+
+    # Qwen3-VL-8B-Instruct: vision = transformers' Qwen3VLVisionConfig defaults (1152 wide, 27 blocks, 16 px patches,
+    # deepstack at blocks 8, 16, 24) projected to 4096; text = Qwen3-8B (4096 wide, 36 layers, 32 heads, 8 KV heads)
+    vision = dict(hidden_size=1152, intermediate_size=4304, num_heads=16, out_hidden_size=4096, patch_size=16,
+                  spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=2304)
+    side = UNIFIEDREWARD_IMAGE_PX // 16
+
+    def tower(depth, deepstack):
+        config = Qwen3VLConfig(vision_config=dict(vision, depth=depth, deepstack_visual_indexes=deepstack)).vision_config
+        model = Qwen3VLVisionModel._from_config(config).eval()
+        pixels = torch.zeros(side * side, 3 * 2 * 16 * 16)
+        return count_flops(lambda: model(pixels, grid_thw=torch.tensor([[1, side, side]])))
+
+    one, two, one_deep = tower(1, []), tower(2, []), tower(1, [0])
+    block, merger = two - one, one_deep - one
+    image = one + 26 * block + 3 * merger
+    config = Qwen3VLConfig(
+        text_config=dict(vocab_size=151936, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
+                         num_attention_heads=32, num_key_value_heads=8, head_dim=128, max_position_embeddings=262144),
+        vision_config=dict(vision, depth=1), tie_word_embeddings=False)
+    tokens = (side // 2) ** 2 + UNIFIEDREWARD_TEXT_TOKENS + UNIFIEDREWARD_REPLY_TOKENS
+    with torch.device("meta"):
+        model = Qwen3VLForConditionalGeneration(config).eval()
+    embeds = torch.empty(1, tokens, 4096, device="meta")
+    text = count_flops(lambda: model.model.language_model(inputs_embeds=embeds,
+                                                          position_ids=torch.zeros(3, 1, tokens, dtype=torch.long,
+                                                                                   device="meta")))
+    # the LM head runs once per generated token (the prompt's last position and each reply token but the last)
+    text += count_flops(lambda: model.lm_head(torch.empty(1, UNIFIEDREWARD_REPLY_TOKENS, 4096, device="meta")))
+    return (f"UnifiedReward (Qwen3-VL-8B, {tokens} LM tokens)", image, text)
 
 
 def main(argv=None) -> int:

@@ -24,9 +24,9 @@ SCORERS: dict[str, str] = {
     "vqa_score": "scorers.qga.vqascore:VQAScorer",
     "viescore": "scorers.judges.viescore:VIEScorer",
     "llmscore": "scorers.judges.llmscore:LLMScorer",
-    # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from a public pipeline's
-    # pin table (pickscore, hpsv2, imagereward; not confirmed against the Hub from the offline build machine);
-    # hpsv3's and unifiedreward's are not pinned (see each evaluate module's card)
+    # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from public code (pin
+    # tables of reward pipelines; for unifiedreward an HF cache snapshot path); not confirmed against the Hub from the
+    # offline build machine (see each evaluate module's card)
     "pickscore": "scorers.preference:PickScore",
     "hpsv2": "scorers.preference:HPSv2Score",
     "imagereward": "scorers.preference:ImageRewardScore",

@@ -17,11 +17,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_UNIFIEDREWARD_MODEL", "UNIFIEDREWARD_PROMPT", "UnifiedRewardScorer", "parse_unifiedreward"]
+__all__ = ["DEFAULT_UNIFIEDREWARD_MODEL", "DEFAULT_UNIFIEDREWARD_REVISION", "UNIFIEDREWARD_PROMPT", "UnifiedRewardScorer", "parse_unifiedreward"]
 
 #: the UnifiedReward-2.0 Qwen-VL checkpoint used by default (served with vLLM by its authors; loads locally as a chat
-#: VLM). Revision: see the evaluate module's card
+#: VLM). Revision: the Hub commit in a public vLLM launch script of a Pref-GRPO setup, which serves the HF cache
+#: folder ``models--CodeGoat24--UnifiedReward-2.0-qwen3vl-8b/snapshots/4175e6b7...`` (a snapshot folder is named by
+#: its commit); one source only, read with code search; this machine cannot reach the Hub to confirm it
 DEFAULT_UNIFIEDREWARD_MODEL = "CodeGoat24/UnifiedReward-2.0-qwen3vl-8b"
+DEFAULT_UNIFIEDREWARD_REVISION = "4175e6b78d62f639282797d05ccea35d3be823cf"
 AXES = ("alignment", "coherence", "style")
 
 UNIFIEDREWARD_PROMPT = (
@@ -89,7 +92,8 @@ class UnifiedRewardScorer:
         model = model or DEFAULT_UNIFIEDREWARD_MODEL
         self.backend = backend if backend is not None else load_free_text_vlm(
             model, vqa_backend, max_new_tokens=max_new_tokens, device=device, precision=precision,
-            batch_size=batch_size, served=served)
+            batch_size=batch_size, served=served,
+            revision=DEFAULT_UNIFIEDREWARD_REVISION if model == DEFAULT_UNIFIEDREWARD_MODEL else None)
         self.backends = (self.backend,)
         self.template = template
         self.config = {"scorer": self.name, "backend": type(self.backend).__name__,

@@ -27,13 +27,14 @@ CONCISE_SYSTEM_PROMPT = ("You answer questions about an image. Reply with a shor
 
 
 class ChatVLM(PromptedVQA):
-    """``ChatVLM("Qwen/Qwen2-VL-2B-Instruct")``: ``answer`` (greedy) and ``yes_probability``."""
+    """``ChatVLM("Qwen/Qwen2-VL-2B-Instruct")``: ``answer`` (greedy) and ``yes_probability``; ``revision`` pins a
+    Hub commit (used only when ``model`` is loaded from the Hub by id)."""
 
     yes_word = "Yes"  # chat models answer "Yes, ..." after the generation prompt
 
     def __init__(self, model: str, *, device: str | None = None, precision: str | None = None, batch_size: int = 16,
                  max_new_tokens: int = 16, system_prompt: str | None = CONCISE_SYSTEM_PROMPT,
-                 prefix_cache: bool = True):
+                 prefix_cache: bool = True, revision: str | None = None):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         self.device = pick_device(device)
@@ -41,8 +42,10 @@ class ChatVLM(PromptedVQA):
         from .loading import model_source
 
         with model_source(model) as source:
-            self.processor = AutoProcessor.from_pretrained(source, padding_side="left")
-            self.model = AutoModelForImageTextToText.from_pretrained(source, dtype=self.dtype).to(self.device).eval()
+            pin = {"revision": revision} if revision and source == model else {}  # a Hub id: its pinned commit
+            self.processor = AutoProcessor.from_pretrained(source, padding_side="left", **pin)
+            self.model = AutoModelForImageTextToText.from_pretrained(source, dtype=self.dtype,
+                                                                     **pin).to(self.device).eval()
         self.processor.tokenizer.padding_side = "left"
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens

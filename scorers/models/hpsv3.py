@@ -31,13 +31,17 @@ from torch import nn
 
 from ._precision import dtype_of
 
-__all__ = ["DEFAULT_HPSV3_BASE", "DEFAULT_HPSV3_MODEL", "HPSv3Backend", "HPSv3ImageTransform", "INSTRUCTION",
+__all__ = ["DEFAULT_HPSV3_BASE", "DEFAULT_HPSV3_BASE_REVISION", "DEFAULT_HPSV3_MODEL", "DEFAULT_HPSV3_REVISION", "HPSv3Backend", "HPSv3ImageTransform", "INSTRUCTION",
            "PROMPT_WITH_SPECIAL_TOKEN", "REWARD_TOKEN", "convert_official_state_dict", "reward_head", "smart_resize"]
 
 #: the official checkpoint repo (file ``HPSv3.safetensors``) and the base model whose config and processor it uses.
-#: Revisions: not pinned -- no commit hash of these repos could be read from the offline build machine
+#: Revisions: the Hub commits that public HPSv3 reward pipelines pin (read with code search, e.g. revision tables
+#: ``MizzenAI/HPSv3@4f81e3e0...`` beside ``Qwen/Qwen2-VL-7B-Instruct@eed13092...``, and an HF cache path
+#: ``models--MizzenAI--HPSv3/snapshots/4f81e3e0...``); this machine cannot reach the Hub to confirm them
 DEFAULT_HPSV3_MODEL = "MizzenAI/HPSv3"
+DEFAULT_HPSV3_REVISION = "4f81e3e09edd82fe3c5f636444c721b592a735ca"
 DEFAULT_HPSV3_BASE = "Qwen/Qwen2-VL-7B-Instruct"
+DEFAULT_HPSV3_BASE_REVISION = "eed13092ef92e448dd6875b2a00151bd3f7db0ac"
 CHECKPOINT_NAME = "HPSv3.safetensors"
 #: optional file of a local HPSv3 folder: {"pixels": ..., "head_hidden": ...} (tiny test models use fewer pixels)
 CONFIG_NAME = "hpsv3_config.json"
@@ -181,8 +185,9 @@ class HPSv3Backend:
             weights, base = Path(_hub_checkpoint(str(model))), base or DEFAULT_HPSV3_BASE
         self.pixels = int(pixels or options.get("pixels", PIXELS))
         with model_source(base, option="--option base=") as source:
-            config = AutoConfig.from_pretrained(source)
-            processor = AutoProcessor.from_pretrained(source, padding_side="right")
+            pin = {"revision": DEFAULT_HPSV3_BASE_REVISION} if source == DEFAULT_HPSV3_BASE else {}  # a Hub id
+            config = AutoConfig.from_pretrained(source, **pin)
+            processor = AutoProcessor.from_pretrained(source, padding_side="right", **pin)
         tokenizer = processor.tokenizer
         if REWARD_TOKEN not in tokenizer.get_vocab():
             tokenizer.add_special_tokens({"additional_special_tokens": [REWARD_TOKEN]})
@@ -256,7 +261,8 @@ def _hub_checkpoint(repo: str) -> str:
     from .loading import ModelLoadError
 
     try:
-        return hf_hub_download(repo, CHECKPOINT_NAME)
+        return hf_hub_download(repo, CHECKPOINT_NAME,
+                               revision=DEFAULT_HPSV3_REVISION if repo == DEFAULT_HPSV3_MODEL else None)
     except Exception as error:
         raise ModelLoadError(f"--model {repo}: cannot get {CHECKPOINT_NAME} ({type(error).__name__}); pass a local "
                              "HPSv3.safetensors or a folder") from None

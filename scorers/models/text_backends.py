@@ -20,7 +20,8 @@ def _served(model: str, served: dict, **options) -> OpenAIChat:
 
 
 def load_free_text_vlm(model: str, kind: str = "chat_vlm", *, max_new_tokens: int = 512, device: Any = None,
-                       precision: str | None = None, batch_size: int | None = None, served: dict | None = None):
+                       precision: str | None = None, batch_size: int | None = None, served: dict | None = None,
+                       revision: str | None = None):
     """A VLM whose ``answer(images, instructions)`` returns free text (no short-answer prompt): a served model with
     no system prompt, a local chat VLM (LLaVA-1.5 and other ``llava-hf`` checkpoints load as chat VLMs through their
     chat template) without system prompt, or InstructBLIP with the instruction as the whole prompt."""
@@ -38,6 +39,8 @@ def load_free_text_vlm(model: str, kind: str = "chat_vlm", *, max_new_tokens: in
     options.update({"system_prompt": None} if kind == "chat_vlm" else {"prompt": "{question}"})
     if batch_size:
         options["batch_size"] = batch_size
+    if revision and kind == "chat_vlm":
+        options["revision"] = revision
     return load_vqa_backend(model, kind, **options)
 
 

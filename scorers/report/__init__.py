@@ -15,7 +15,7 @@ import pandas as pd
 from ..graph import SEG, build_segs, resolve_seg_subset
 from ..reproduce import Reproduction, reproduce_table
 from ..table_readers import score_columns
-from .costs import merged_flops
+from .costs import MEASURED_FLOPS, measured_flops_note, merged_flops
 from .figures import FORMATS, correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
 from .table_writers import leaderboard_frame, to_latex, to_markdown, write_tables
 
@@ -101,7 +101,10 @@ def write_report(
     paths = dict(write_tables(board, out_dir, digits=digits))
     names = dict(zip(board["column"], board["name"]))
 
-    cost = merged_flops(paper, flops)
+    cost = merged_flops(paper, flops, measured=MEASURED_FLOPS)
+    measured_note = measured_flops_note(board["column"], paper, flops)
+    if measured_note:
+        notes.append(measured_note)
     paths["rank_vs_flops"], skipped = rank_vs_cost(board, cost, out_dir / "rank_vs_flops.png", **style)
     if skipped:
         notes.append(f"rank_vs_flops.png leaves out {len(skipped)} metric(s) without a FLOPs cost: "
