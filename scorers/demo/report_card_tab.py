@@ -328,22 +328,25 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
     with gr.Accordion("The whole card", open=False):
         body = gr.Markdown("", elem_id="card-body")
 
-    def show(cards: dict, name: str, note: str = ""):
+    def show(cards: dict, name: str, note: str = "", pick: str | None = None, keep_pick: bool = False):
+        """The outputs for card ``name`` of ``cards``; ``pick``: the published-metric picker's new value (None
+        clears it when the card shown is an upload), unchanged with ``keep_pick``."""
         card = cards[name]
         head, frame, text = card_view(card)
         image = card_figure_image(card)
+        picker = gr.update() if keep_pick else gr.update(value=pick)
         return (note, cards, gr.update(choices=list(cards), value=name, visible=len(cards) > 1), head, frame,
-                gr.update(value=image, visible=image is not None), text)
+                gr.update(value=image, visible=image is not None), text, picker)
 
     def failed(message: str, cards: dict):
-        return (message, cards, gr.update(), *([gr.update()] * 4))
+        return (message, cards, *([gr.update()] * 6))
 
     def on_pick(metric, cards):
         if not metric:
             return failed("", cards)
         try:
             card = published.card(metric)
-            return show({metric: card}, metric, tifa160_note(card))
+            return show({metric: card}, metric, tifa160_note(card), pick=metric)
         except ValueError as problem:
             return failed(error(str(problem)), cards)
         except Exception as problem:
@@ -364,13 +367,13 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
 
     def on_choice(name, cards):
         if not name or name not in cards:
-            return (gr.update(), cards, gr.update(), *([gr.update()] * 4))
+            return failed(gr.update(), cards)
         try:
-            return show(cards, name, f"**Showing** `{name}`")
+            return show(cards, name, f"**Showing** `{name}`", keep_pick=True)
         except Exception as problem:
             return failed(unexpected(problem), cards)
 
-    outputs = [status, cards_state, choice, headline, table, figure, body]
-    metric_pick.change(on_pick, [metric_pick, cards_state], outputs)
+    outputs = [status, cards_state, choice, headline, table, figure, body, metric_pick]
+    metric_pick.input(on_pick, [metric_pick, cards_state], outputs)  # .input: not re-fired when an upload clears it
     upload.upload(on_upload, [upload, cards_state], outputs)
     choice.input(on_choice, [choice, cards_state], outputs)
