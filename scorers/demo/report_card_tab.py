@@ -374,6 +374,7 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
             return failed(unexpected(problem), cards)
 
     outputs = [status, cards_state, choice, headline, table, figure, body, metric_pick]
-    metric_pick.input(on_pick, [metric_pick, cards_state], outputs)  # .input: not re-fired when an upload clears it
+    # .select: the user's choice only (a Dropdown's .input also fired when a handler set its value, running twice)
+    metric_pick.select(on_pick, [metric_pick, cards_state], outputs)
     upload.upload(on_upload, [upload, cards_state], outputs)
-    choice.input(on_choice, [choice, cards_state], outputs)
+    choice.select(on_choice, [choice, cards_state], outputs)
