@@ -230,3 +230,20 @@ def test_app_has_the_report_card_tab(config):
     assert "Report card" in labels
     ids = {c.get("props", {}).get("elem_id") for c in components}
     assert {"card-metric-pick", "card-upload", "card-status", "card-sets", "card-body"} <= ids
+
+
+def test_every_published_card_has_the_leaderboards_ts2_values(tables, config, fresh_cache):
+    """The 19 published metrics' cards (llmscore_over with its stray quotes, the lower-is-better LLMScore columns
+    included) carry the rank/sep/delta the Leaderboard tab shows (``reproduce_table``, a separate code path), in %."""
+    from scorers.demo.leaderboard_tab import published_reproduction
+
+    board = published_reproduction(tables, config)
+    cards = PublishedCards(tables, config, n_bootstrap=0, offline=True)
+    assert sorted(cards.metrics) == sorted(board.columns)
+    for metric in cards.metrics:
+        meta = cards.card(metric)["sets"]["ts2"]["meta"]
+        for row in board.rows:
+            if row["column"] == metric:
+                got = 100 * meta[row["meta_metric"]]["summary"][row["partition"]]
+                # reproduce_table rounds "ours" to 4 decimals (of %): half a unit of the 4th decimal
+                assert got == pytest.approx(row["ours"], abs=5e-5), (metric, row["meta_metric"], row["partition"])
