@@ -396,6 +396,10 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     assert status == ("Error: not a JSON file: Expecting property name enclosed in double quotes at line 1, "
                       "column 2"), status
     assert "Traceback" not in page.content()
+    # the card shown before goes, so the error is not read as that card's
+    page.wait_for_function("() => (document.querySelector('#card-verdict')?.innerText ?? 'x') === ''")
+    assert _table(page, "card-sets") == []
+    assert page.locator("#card-metric-pick input[role=combobox]").input_value() == ""
     page.screenshot(path=str(ARTIFACTS / "report_card_bad_upload.png"), full_page=True)
 
     cards = build_cards({"mplug_tifa": shared_ts2 / "released_scores.csv", "blip1_dsg": shared_ts2 /

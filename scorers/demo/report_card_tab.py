@@ -339,7 +339,11 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
                 gr.update(value=image, visible=image is not None), text, picker)
 
     def failed(message: str, cards: dict):
-        return (message, cards, *([gr.update()] * 6))
+        """An error line: the card shown before goes too (an error above an older card reads as that card's)."""
+        if not message:  # nothing to say (an emptied upload box, a cleared pick): leave the view as it is
+            return (message, cards, *([gr.update()] * 6))
+        return (message, {}, gr.update(choices=[], value=None, visible=False), "",
+                pd.DataFrame(columns=SUMMARY_COLUMNS), gr.update(value=None, visible=False), "", gr.update(value=None))
 
     def on_pick(metric, cards):
         if not metric:
@@ -367,7 +371,7 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
 
     def on_choice(name, cards):
         if not name or name not in cards:
-            return failed(gr.update(), cards)
+            return (gr.update(), cards, *([gr.update()] * 6))
         try:
             return show(cards, name, f"**Showing** `{name}`", keep_pick=True)
         except Exception as problem:
