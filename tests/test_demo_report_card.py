@@ -247,3 +247,15 @@ def test_every_published_card_has_the_leaderboards_ts2_values(tables, config, fr
                 got = 100 * meta[row["meta_metric"]]["summary"][row["partition"]]
                 # reproduce_table rounds "ours" to 4 decimals (of %): half a unit of the 4th decimal
                 assert got == pytest.approx(row["ours"], abs=5e-5), (metric, row["meta_metric"], row["partition"])
+
+
+def test_a_preference_set_section_is_summarised_by_its_headline_tie_convention():
+    """A preference set's section (issue 27.1: ``headline_ties``, ``baseline_rows`` of pairwise accuracy) gets its own
+    summary row; the values are the section's own, 3 decimals."""
+    section = {"status": "evaluated", "headline_ties": "calibrated", "headline_value": 0.61234,
+               "baseline_rows": [{"statistic": 0.55555}], "verdict": "better",
+               "comparison": [{"statistic": 0.05679, "ci_low": 0.01, "ci_high": 0.1}]}
+    card = {"metric": "m", "baseline": "clipscore", "verdict": "v", "sets": {"hpdv2": section}, "provenance": {}}
+    row = card_summary_frame(card).iloc[0]
+    assert list(row) == ["hpdv2", "evaluated", "pairwise accuracy (ties calibrated)", "0.612", "0.556", "0.057",
+                         "[0.010, 0.100]", "better"]

@@ -239,12 +239,16 @@ def _summary_row(set_name: str, section: dict) -> dict:
         base = section.get("baseline_meta")
         if base:
             row["baseline"] = _number(base["summary"]["rank"].get("avg"))
-    else:
-        row["headline"] = str(section.get("headline_coefficient", MISSING))
+    else:  # a rating set (headline coefficient, baseline_row) or a preference set (tie convention, baseline_rows)
+        ties = section.get("headline_ties")
+        row["headline"] = str(section.get("headline_coefficient") or (f"pairwise accuracy (ties {ties})" if ties
+                                                                       else MISSING))
         row["value"] = _number(section.get("headline_value"))
         base = section.get("baseline_row")
         if base:
             row["baseline"] = _number(base.get("value"))
+        elif section.get("baseline_rows"):
+            row["baseline"] = _number(section["baseline_rows"][0].get("statistic"))
     comparisons = section.get("comparison") or []
     if comparisons:
         first = comparisons[0]
