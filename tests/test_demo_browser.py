@@ -349,3 +349,74 @@ def test_oversized_upload_is_refused(page, demo_env):
         "() => /maximum allowed size|exceeds|limit is/i.test(document.body.innerText)", timeout=TIMEOUT_MS
     )
     assert len(_table(page, "leaderboard")) in (19, 20)
+
+
+def _card_shown(page, metric: str, n_sets: int) -> str:
+    """Wait until the Report card tab shows ``metric``'s card: its verdict line (and no "processing" overlay left on
+    it) and a summary table of ``n_sets`` rows; returns the verdict line."""
+    page.wait_for_function(
+        "([m, n]) => { const t = document.querySelector('#card-verdict')?.innerText ?? '';"
+        " const cells = document.querySelectorAll('#card-sets [role=gridcell]').length;"
+        " return t.startsWith(m + ':') && !t.includes('processing') && cells === 8 * n; }",
+        arg=[metric, n_sets],
+    )
+    return page.locator("#card-verdict").inner_text()
+
+
+def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, demo_env, shared_ts2):
+    """Issue 27.5: pick a published metric -> its card (TS2 from the release; TIFA160 listed as not evaluated, since
+    this test's HF cache has no ratings file, with the tab's line saying what it needs); a non-JSON upload -> one error
+    line; a `ts2 card --json` upload of two cards -> a card picker and the chosen card's verdict."""
+    import json
+
+    from scorers.report.card import _json_default, build_cards
+
+    metadata = read_metadata(shared_ts2 / "metadata.csv")
+    mplug = pd.read_csv(shared_ts2 / "released_scores.csv")["mplug_tifa"].to_numpy(dtype=float)
+    expected = ts2_meta(mplug, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
+
+    page.get_by_role("tab", name="Report card").click()
+    page.locator("#card-metric-pick input[role=combobox]").click()
+    page.get_by_role("option", name="mplug_tifa", exact=True).click()
+    assert _card_shown(page, "mplug_tifa", 2).startswith("mplug_tifa: better than clipscore on ")
+    rows = {row[0]: row for row in _table(page, "card-sets")}
+    assert set(rows) == {"ts2", "tifa160"}
+    assert rows["ts2"][3] == f"{expected.rank.summary['avg']:.3f}"  # fractions, 3 decimals
+    assert rows["tifa160"][1] == "not evaluated"
+    assert "The TIFA160 part needs the ratings file" in page.locator("#card-status").inner_text()
+    page.wait_for_function("() => (document.querySelector('#card-figure img')?.naturalWidth ?? 0) > 0")
+    page.screenshot(path=str(ARTIFACTS / "report_card_published.png"), full_page=True)
+
+    bad = demo_env["root"] / "not_a_card.json"
+    bad.write_text("{not json")
+    page.locator("#card-upload input[type=file]").set_input_files(str(bad))
+    page.wait_for_function("() => { const t = document.querySelector('#card-status')?.innerText ?? '';"
+                           " return t.includes('Error') && !t.includes('processing'); }")
+    status = page.locator("#card-status").inner_text()
+    assert status == ("Error: not a JSON file: Expecting property name enclosed in double quotes at line 1, "
+                      "column 2"), status
+    assert "Traceback" not in page.content()
+    # the card shown before goes, so the error is not read as that card's
+    page.wait_for_function("() => (document.querySelector('#card-verdict')?.innerText ?? 'x') === ''")
+    assert _table(page, "card-sets") == []
+    assert page.locator("#card-metric-pick input[role=combobox]").input_value() == ""
+    page.screenshot(path=str(ARTIFACTS / "report_card_bad_upload.png"), full_page=True)
+
+    cards = build_cards({"mplug_tifa": shared_ts2 / "released_scores.csv", "blip1_dsg": shared_ts2 /
+                         "released_scores.csv"}, metadata=shared_ts2 / "metadata.csv", data_dir=str(shared_ts2),
+                        n_bootstrap=100, clean_quotes=True)
+    good = demo_env["root"] / "cards.json"
+    good.write_text(json.dumps(cards, default=_json_default))
+    clear = page.locator("#card-upload button[aria-label='Clear']")
+    if clear.count():
+        clear.first.click()
+    page.locator("#card-upload input[type=file]").set_input_files(str(good))
+    page.wait_for_function("() => (document.querySelector('#card-status')?.innerText ?? '').includes('Showing')")
+    assert _card_shown(page, "mplug_tifa", 1) == f"mplug_tifa: {cards['mplug_tifa']['verdict']}"
+    assert page.locator("#card-metric-pick input[role=combobox]").input_value() == ""  # an upload, not the release's
+    page.locator("#card-choice input[role=combobox]").click()
+    page.get_by_role("option", name="blip1_dsg", exact=True).click()
+    assert _card_shown(page, "blip1_dsg", 1) == f"blip1_dsg: {cards['blip1_dsg']['verdict']}"
+    blip = cards["blip1_dsg"]["sets"]["ts2"]["meta"]["rank"]["summary"]["avg"]
+    assert _table(page, "card-sets")[0][3] == f"{blip:.3f}"
+    page.screenshot(path=str(ARTIFACTS / "report_card_uploaded.png"), full_page=True)

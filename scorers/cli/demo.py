@@ -15,10 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo = subparsers.add_parser(
         "demo",
         help="run the interactive Gradio demo on 127.0.0.1",
-        description="Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer and a "
-                    "score-your-image tab. Tables default to --data-dir, then the TS2 release: $TS2_DATA (a local "
-                    "copy), the Hugging Face cache, or one pinned, verified download; images then come from the "
-                    "release's Hub dataset.",
+        description="Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer, a "
+                    "score-your-image tab and a report-card tab (ts2 card's JSON). Tables default to --data-dir, "
+                    "then the TS2 release: $TS2_DATA (a local copy), the Hugging Face cache, or one pinned, "
+                    "verified download; images then come from the release's Hub dataset.",
     )
     demo.add_argument("--data-dir", help="TS2 data dir (metadata.csv, images/, optionally released_scores.csv)")
     demo.add_argument("--scores-csv", help="released per-image scores (row-aligned with the metadata)")

@@ -1,4 +1,4 @@
-"""The Gradio Blocks of the demo: three tabs wired to ``leaderboard``, ``explorer`` and ``scoring``.
+"""The Gradio Blocks of the demo: four tabs wired to ``leaderboard``, ``explorer``, ``scoring`` and ``report_card_tab``.
 
 Handlers never raise into Gradio: a ValueError becomes its message in a status box, anything else a one-line
 "unexpected error" (the traceback goes to the server log only), so the app keeps serving after bad input.
@@ -29,6 +29,7 @@ from .leaderboard_tab import (  # noqa: E402
     leaderboard_frame,
     published_reproduction,
 )
+from .report_card_tab import build_report_card_tab  # noqa: E402
 from .upload_scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
 from .sources import ImageSource, load_tables  # noqa: E402
 
@@ -125,6 +126,10 @@ def build_app(config: AppConfig) -> gr.Blocks:
             # ---------------------------------------------------------------------------------- score your image
             with gr.Tab("Score your image", id="score-tab"):
                 _score_tab(specs, slots)
+
+            # ---------------------------------------------------------------------------------- report card
+            with gr.Tab("Report card", id="card-tab"):
+                build_report_card_tab(config, tables, error=_error, unexpected=_unexpected)
 
         with gr.Accordion("Data sources", open=False):
             # where images come from *now* (read at each page load: the Hub may have failed since start-up)
