@@ -331,7 +331,11 @@ def test_clamped_zero_score_shows_the_raw_cosine(page, demo_env):
     page.locator("#score-image input[type=file]").set_input_files(str(image_path))
     page.locator("#score-prompt textarea").fill(prompt)
     page.locator("#score-button").click()
-    page.wait_for_function("() => (document.querySelector('#score-detail')?.innerText ?? '').includes('raw cosine')")
+    # wait for THIS image's outcome: an earlier test's score may still be on the page until the new one lands
+    page.wait_for_function(
+        "(want) => (document.querySelector('#score-detail')?.innerText ?? '').includes(want)"
+        " && document.querySelector('#score-value textarea')?.value === '0.0000'",
+        arg=f"raw cosine: {cosine:.4f}")
     assert page.locator("#score-value textarea").input_value() == "0.0000"
     detail = page.locator("#score-detail").inner_text()
     assert f"raw cosine: {cosine:.4f}" in detail and "not a failure" in detail, detail
