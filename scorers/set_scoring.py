@@ -360,8 +360,9 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
 
         bench = load_tifa_v1(offline=offline, require_questions=scorer_name == "tifa")
     if scorer_name == "tifa":
-        if engine != "accelerate":
-            raise ValueError("--set tifa_v1 with the tifa scorer runs on the accelerate engine only")
+        if engine != "accelerate" or run_kwargs.pop("jpeg_draft", None):
+            raise ValueError("--set tifa_v1 with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate "
+                             "engine, no --jpeg-draft")
         bench_run = score_images(bench, images_dir, None, model=model, precision=precision,
                                  scorer_options=scorer_options, cache_dir=cache_dir, **run_kwargs)
         frame = bench_run.images
@@ -411,3 +412,50 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
         write_outputs(frame, result, out, key_columns=list(rows.columns))
         write_text_atomic(Path(out).with_name(Path(out).stem + ".set.json"), json.dumps(info, indent=2))
     return frame, result
+
+
+#: the column(s) of each rating set holding its human ratings, where they are not ``human_<k>`` columns
+HUMAN_COLUMNS = {"evalmuse": ["human"], "gecko2k": ["human"]}
+
+
+def score_sets(scorer_name: str, sets: Sequence[str], out_dir: str | Path, *, images_dirs: dict | None = None,
+               set_files: dict | None = None, **options) -> dict[str, dict]:
+    """Score ``scorer_name`` on each of ``sets`` through :func:`score_set`, into ``out_dir/<set>.csv`` (``ts2 card
+    --scorer``). Returns ``{set: entry}``: ``{"status": "scored", "path", "column", "kind", "info"}`` (``kind``
+    ``ts2`` / ``ratings`` / ``pairs`` / ``images``, plus ``pairs_path`` and ``human``), or ``{"status": "not
+    evaluated", "reason"}`` for a set whose images or files cannot be had here (never dropped). ``images_dirs`` and
+    ``set_files`` map set names to ``--images-dir`` / ``--set-file``; for ``ts2`` the images dir is a TS2 data dir
+    (``metadata.csv`` + ``images/``; default the Hub dataset). ``options`` go to :func:`score_set`."""
+    from .release import ReleaseFileUnavailable
+
+    images_dirs, set_files = dict(images_dirs or {}), dict(set_files or {})
+    out_dir = Path(out_dir)
+    entries: dict[str, dict] = {}
+    for asked in sets:
+        name = check_set_name(asked)
+        out = out_dir / f"{name}.csv"
+        try:
+            if name == "ts2":
+                frame, result = score_set(scorer_name, "ts2", out, data_dir=images_dirs.get(asked), **options)
+            else:
+                frame, result = score_set(scorer_name, name, out, images_dir=images_dirs.get(asked),
+                                          set_file=set_files.get(asked), **options)
+        except (SetImagesUnavailable, ReleaseFileUnavailable) as error:
+            entries[asked] = {"status": "not evaluated", "reason": " ".join(str(error).split())}
+            continue
+        except (FileNotFoundError, OSError) as error:  # e.g. the Hub dataset offline and not cached
+            if name == "ts2":
+                raise
+            entries[asked] = {"status": "not evaluated", "reason": " ".join(str(error).split())}
+            continue
+        info = result.extra.get("set", {})
+        kind = info.get("kind", "ts2")
+        entry = {"status": "scored", "path": str(out), "column": result.extra["score_columns"][0], "kind": kind,
+                 "info": info, "rows": len(frame), "skipped": sum(1 for e in result.errors if e),
+                 "computed": result.computed}
+        if kind == "pairs":
+            entry["pairs_path"] = str(out.with_name(out.stem + ".pairs.csv"))
+        if kind == "ratings":
+            entry["human"] = HUMAN_COLUMNS.get(name, [])
+        entries[asked] = entry
+    return entries

@@ -28,8 +28,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "paired tests against the baseline on every set and a one-line verdict. The card reads scores; "
                     "it never scores images.",
     )
-    parser.add_argument("--scores", nargs="+", required=True, type=_name_value("--scores"), metavar="NAME=FILE",
-                        help="per-image TS2 scores of metric NAME (the column NAME, or the file's only score column)")
+    parser.add_argument("--scores", nargs="+", default=[], type=_name_value("--scores"), metavar="NAME=FILE",
+                        help="per-image TS2 scores of metric NAME (the column NAME, or the file's only score column); "
+                             "or --scorer")
+    scoring = parser.add_argument_group("scoring the sets first (--scorer; instead of --scores)")
+    scoring.add_argument("--scorer", help="registered scorer (ts2 score --list): score each --sets set with it, as "
+                                          "ts2 score --set does, into OUT/scores/<set>.csv, then build its card")
+    scoring.add_argument("--model", help="--scorer's checkpoint (default: the scorer's own)")
+    scoring.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                         help="extra scorer argument (repeatable), as ts2 score --option")
+    scoring.add_argument("--images-dir", action="append", default=[], type=_name_value("--images-dir"),
+                         metavar="SET=DIR", help="a set's image folder (ts2=DIR: a TS2 data dir with metadata.csv + "
+                                                 "images/, default the Hub dataset); a set whose images cannot be had "
+                                                 "is listed as not evaluated")
+    scoring.add_argument("--set-file", action="append", default=[], type=_name_value("--set-file"),
+                         metavar="SET=FILE", help="a local copy of a set's ratings/pairs file (default: its pinned "
+                                                  "download)")
+    scoring.add_argument("--batch-size", type=count(1), default=32, help="images per model call")
+    scoring.add_argument("--num-workers", type=count(0, 256), default=2, help="DataLoader worker processes")
+    scoring.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                         help="unreadable image: stop with its name, or record it and go on")
     parser.add_argument("--baseline", default="clipscore",
                         help="baseline metric: a --scores NAME or a column of the release's released_scores.csv; "
                              "'none' for no paired tests")
@@ -67,6 +85,14 @@ def run_card(args: argparse.Namespace) -> int:
     from ._options import release_or_given
     from ._saved import command_line
 
+    if bool(args.scores) == bool(args.scorer):
+        raise ValueError("give the metric's score files (--scores NAME=FILE...) or a scorer to run (--scorer NAME)"
+                         if not args.scores else "--scores and --scorer: give one of them")
+    scored = _score_sets(args) if args.scorer else {}
+    if args.scorer:
+        args.scores = [(scored["ts2"]["column"], scored["ts2"]["path"])]
+        args.ratings = args.ratings + [(n, e["path"]) for n, e in scored.items()
+                                       if e.get("kind") == "ratings" and e["status"] == "scored"]
     scores = {}
     for name, path in args.scores:
         if name in scores:
@@ -76,7 +102,8 @@ def run_card(args: argparse.Namespace) -> int:
         scores[name] = path
     columns = dict(args.ratings_column)
     human = [part.strip() for value in args.human for part in value.split(",") if part.strip()]
-    ratings = [RatingSet(name=name, source=source, human=human, columns=columns) for name, source in args.ratings]
+    ratings = [RatingSet(name=name, source=source, human=human or scored.get(name, {}).get("human", []),
+                         columns=columns) for name, source in args.ratings]
     lower = [part.strip() for value in args.lower_is_better for part in value.split(",") if part.strip()]
     unknown = [n for n in lower if n not in scores and n != args.baseline]
     if unknown:
@@ -88,6 +115,8 @@ def run_card(args: argparse.Namespace) -> int:
                         segs=args.segs, n_bootstrap=args.n_bootstrap, confidence=args.confidence, seed=args.seed,
                         offline=True if args.offline else None, command=command_line(args.argv),
                         clean_quotes=args.clean_quotes, lower_is_better=lower)
+    for card in cards.values():  # --scorer: what was scored, and why a set was not (never dropped)
+        _scored_sets(card, scored)
     written = {name: write_card(card, args.out) for name, card in cards.items()}
     if args.json:
         from ..report.card import _json_default
@@ -100,3 +129,46 @@ def run_card(args: argparse.Namespace) -> int:
                 print(f"  {set_name}: not evaluated: {reason}")
             print(f"  wrote {', '.join(str(p) for p in written[name].values())}")
     return 0
+
+
+def _score_sets(args: argparse.Namespace) -> dict:
+    """``--scorer``: score every ``--sets`` set (TS2 always) into ``OUT/scores/`` through ``ts2 score --set``'s path."""
+    import os
+
+    from ..set_scoring import check_set_name, score_sets
+    from .score import parse_options
+
+    sets = list(dict.fromkeys(["ts2"] + [s.strip() for s in args.sets.split(",") if s.strip()]))
+    for name in sets:
+        check_set_name(name)
+    images_dirs, set_files = dict(args.images_dir), dict(args.set_file)
+    for option, given in (("--images-dir", images_dirs), ("--set-file", set_files)):
+        unknown = [n for n in given if n not in sets]
+        if unknown:
+            raise ValueError(f"{option} {unknown[0]}=...: not one of the --sets ({', '.join(sets)})")
+        for name, path in given.items():
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"{option} {name}={path}: no such file or folder")
+    return score_sets(args.scorer, sets, os.path.join(args.out, "scores"), images_dirs=images_dirs,
+                      set_files=set_files, model=args.model, scorer_options=parse_options(args.option),
+                      batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
+                      progress=False, offline=True if args.offline else None)
+
+
+def _scored_sets(card: dict, scored: dict) -> None:
+    """Put ``--scorer``'s outcome in a card: sets that could not be scored as not evaluated with their reason,
+    preference sets (scored; pairs file) where the card has no section for them, and each scored file's set
+    provenance."""
+    for name, entry in scored.items():
+        if entry["status"] != "scored":
+            card["sets"][name] = {"status": "not evaluated", "reason": entry["reason"]}
+        elif entry["kind"] == "pairs" and card["sets"].get(name, {}).get("status") != "evaluated":
+            card["sets"][name] = {"status": "not evaluated", "scores": entry["pairs_path"],
+                                  "reason": f"scored ({entry['pairs_path']}: {entry['info'].get('rows')} pairs with "
+                                            f"{entry['column']}_a/_b), but this card has no preference-set section"}
+        elif entry["kind"] == "images":
+            card["sets"][name] = {"status": "not evaluated", "scores": entry["path"],
+                                  "reason": f"scored ({entry['path']}); TIFA v1.0 is a bench without human ratings"}
+    card["not_evaluated"] = {k: v["reason"] for k, v in card["sets"].items() if v["status"] == "not evaluated"}
+    card["provenance"]["scored_sets"] = {n: {k: v for k, v in e.items() if k != "status"}
+                                         for n, e in scored.items()}
