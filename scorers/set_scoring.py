@@ -119,8 +119,10 @@ def load_set(name: str, path: str | Path | None = None, *, offline: bool | None 
         local = Path(path)
         if not local.is_file():
             raise FileNotFoundError(f"{local}: no such file")
-        return read_genai_bench(local), provenance(str(local), None, local, "see the dataset card",
-                                                   pinned_sha256=None, local=True), "ratings"
+        table = read_genai_bench(local)
+        prov = provenance(str(local), None, local, "see the dataset card", pinned_sha256=None, local=True)
+        table.insert(3, "image", _genai_refs(table, prov))  # the image embedded for (prompt, model)
+        return table, prov, "ratings"
     if name in RATING_SETS + PAIR_SETS:
         from .sets import LOADERS
 
@@ -165,7 +167,8 @@ def _embedded(name: str, images: Sequence[str], provenance: dict) -> list[Any] |
 
 
 def _genai_refs(table, provenance: dict) -> list[str]:
-    """GenAI-Bench rating rows name no image: ``<file>#<row>/<system>`` (the row of its ``Index`` in the file)."""
+    """GenAI-Bench rating rows name no image: ``<file>#<row>/<system>``, the image column of the model in the row of
+    the prompt's ``Index``, as MJ-Bench's embedded images are named."""
     import pyarrow.parquet as pq
 
     path = Path(provenance["file"])
@@ -297,8 +300,7 @@ def score_set(
                               state=state, **run_kwargs)
     table, prov, kind = load_set(name, set_file, offline=offline)
     rows, images, prompts = _unique_items(table, kind)
-    names = _genai_refs(rows, prov) if name == "genai_bench" else images
-    refs = set_images(name, names, prov, images_dir, on_error=run_kwargs.get("on_error", "raise"))
+    refs = set_images(name, images, prov, images_dir, on_error=run_kwargs.get("on_error", "raise"))
     scorer, engine_run = build_run_scorer(scorer_name, state, model=model, precision=precision,
                                           options=dict(scorer_options or {}), engine=engine,
                                           engine_options=engine_options)
@@ -306,7 +308,7 @@ def score_set(
         raise ValueError(f"--set {name}: the set already has a column {scorer.name!r}; its scores would replace it")
     run_kwargs.setdefault("inputs", {"set": name, "sha256": prov.get("sha256"),
                                      "images_dir": None if images_dir is None else str(Path(images_dir).resolve())})
-    frame, result = score_rows(scorer, rows, refs, prompts, _keys(names, prompts), engine=engine_run,
+    frame, result = score_rows(scorer, rows, refs, prompts, _keys(images, prompts), engine=engine_run,
                                cache_dir=cache_dir, **run_kwargs)
     column = result.extra["score_columns"][0]
     info = {"name": name, "kind": kind, "provenance": prov, "rows": len(table), "images": len(frame),
