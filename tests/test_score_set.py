@@ -51,7 +51,8 @@ def _files(root: Path, names, fmt="PNG", start=0) -> Path:
 
 def _replace(path: Path, column: str, values) -> Path:
     table = pq.read_table(path)
-    table = table.set_column(table.schema.get_field_index(column), column, pa.array(values, table.schema.field(column).type))
+    field = table.schema.field(column)
+    table = table.set_column(table.schema.get_field_index(column), column, pa.array(values, field.type))
     pq.write_table(table, path)
     return path
 
@@ -233,8 +234,8 @@ def test_tifa_v1_images_against_their_captions(clip_path, direct, tmp_path):
     texts, qas = write_tifa_files(tmp_path / "tifa")
     images = write_images(tmp_path / "imgs")
     frame, result = score_set("clip_score", "tifa_v1", tmp_path / "tifa.csv", images_dir=images,
-                              tifa_bench=load_tifa_v1(texts, qas), model=clip_path, scorer_options={"form": "cosine"}, batch_size=2, num_workers=0,
-                              progress=False)
+                              tifa_bench=load_tifa_v1(texts, qas), model=clip_path, scorer_options={"form": "cosine"},
+                              batch_size=2, num_workers=0, progress=False)
     captions = {t["id"]: t["caption"] for t in TEXTS}
     paths = [images / (f"{t}.png" if i == "0" and (images / f"{t}.png").exists() else f"{t}/{i}.png")
              for t, i in zip(frame["text_id"], frame["image"])]
@@ -374,9 +375,9 @@ def test_card_scorer_scores_each_set_then_builds_the_card(sets, clip_path, tmp_p
     assert s["tifa160"]["headline_value"] == pytest.approx(rho, abs=1e-12)
     assert s["tifa160"]["baseline_column"] == "clipscore_vitb32"  # the set's own CLIPScore column: a paired test
     assert s["evalmuse"]["status"] == "evaluated" and s["evalmuse"]["human"] == ["human"]
-    # never silently dropped: no images for hpdv2, gecko2k has no released images; pickapic scored into pairs
+    # never silently dropped: no images for hpdv2, gecko2k's prompt file not cached (--offline); pickapic scored
     assert s["hpdv2"]["status"] == "not evaluated" and "--images-dir" in s["hpdv2"]["reason"]
-    assert s["gecko2k"]["status"] == "not evaluated" and "name no images" in s["gecko2k"]["reason"]
+    assert s["gecko2k"]["status"] == "not evaluated" and "gecko_prompts.csv" in s["gecko2k"]["reason"]
     assert "pickapic_v2.pairs.csv" in s["pickapic_v2"]["reason"]
     assert set(card["not_evaluated"]) == {"hpdv2", "gecko2k", "pickapic_v2"}
     assert {p.suffix for p in out.iterdir() if p.is_file()} >= {".md", ".html", ".json"}
