@@ -31,23 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scores", nargs="+", default=[], type=_name_value("--scores"), metavar="NAME=FILE",
                         help="per-image TS2 scores of metric NAME (the column NAME, or the file's only score column); "
                              "or --scorer")
-    scoring = parser.add_argument_group("scoring the sets first (--scorer; instead of --scores)")
-    scoring.add_argument("--scorer", help="registered scorer (ts2 score --list): score each --sets set with it, as "
-                                          "ts2 score --set does, into OUT/scores/<set>.csv, then build its card")
-    scoring.add_argument("--model", help="--scorer's checkpoint (default: the scorer's own)")
-    scoring.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                         help="extra scorer argument (repeatable), as ts2 score --option")
-    scoring.add_argument("--images-dir", action="append", default=[], type=_name_value("--images-dir"),
-                         metavar="SET=DIR", help="a set's image folder (ts2=DIR: a TS2 data dir with metadata.csv + "
-                                                 "images/, default the Hub dataset); a set whose images cannot be had "
-                                                 "is listed as not evaluated")
-    scoring.add_argument("--set-file", action="append", default=[], type=_name_value("--set-file"),
-                         metavar="SET=FILE", help="a local copy of a set's ratings/pairs file (default: its pinned "
-                                                  "download)")
-    scoring.add_argument("--batch-size", type=count(1), default=32, help="images per model call")
-    scoring.add_argument("--num-workers", type=count(0, 256), default=2, help="DataLoader worker processes")
-    scoring.add_argument("--on-error", choices=["raise", "skip"], default="raise",
-                         help="unreadable image: stop with its name, or record it and go on")
     parser.add_argument("--baseline", default="clipscore",
                         help="baseline metric: a --scores NAME or a column of the release's released_scores.csv; "
                              "'none' for no paired tests")
@@ -69,6 +52,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metadata", type=input_file, help="TS2 metadata.csv (default: the release's)")
     parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    scoring = parser.add_argument_group("scoring the sets first (--scorer; instead of --scores)")
+    scoring.add_argument("--scorer", help="registered scorer (ts2 score --list): score each --sets set with it, as "
+                                          "ts2 score --set does, into OUT/scores/<set>.csv, then build its card")
+    scoring.add_argument("--model", help="--scorer's checkpoint (default: the scorer's own)")
+    scoring.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                         help="extra scorer argument (repeatable), as ts2 score --option")
+    scoring.add_argument("--images-dir", action="append", default=[], type=_name_value("--images-dir"),
+                         metavar="SET=DIR", help="a set's image folder (ts2=DIR: a TS2 data dir with metadata.csv + "
+                                                 "images/, default the Hub dataset); a set whose images cannot be had "
+                                                 "is listed as not evaluated")
+    scoring.add_argument("--set-file", action="append", default=[], type=_name_value("--set-file"),
+                         metavar="SET=FILE", help="a local copy of a set's ratings/pairs file (default: its pinned "
+                                                  "download)")
+    scoring.add_argument("--batch-size", type=count(1), default=32, help="images per model call")
+    scoring.add_argument("--num-workers", type=count(0, 256), default=2, help="DataLoader worker processes")
+    scoring.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                         help="unreadable image: stop with its name, or record it and go on")
     add_n_bootstrap_argument(parser)
     parser.add_argument("--confidence", type=confidence, default=0.95, help="CI level (default 0.95)")
     parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
@@ -107,12 +107,13 @@ def run_card(args: argparse.Namespace) -> int:
         scores[name] = path
     columns = dict(args.ratings_column)
     human = [part.strip() for value in args.human for part in value.split(",") if part.strip()]
-    ratings = [RatingSet(name=name, source=source, human=human or scored.get(name, {}).get("human", []),
-                         columns=columns) for name, source in args.ratings]
+    ratings = [RatingSet(name=name, source=source, human=human, columns=columns) for name, source in args.ratings]
     lower = [part.strip() for value in args.lower_is_better for part in value.split(",") if part.strip()]
     unknown = [n for n in lower if n not in scores and n != args.baseline]
     if unknown:
         raise ValueError(f"--lower-is-better {unknown[0]}: not a --scores name nor the baseline")
+    for rating in ratings:  # --scorer: a scored set's own human rating columns (EvalMuse's mean "human")
+        rating.human = list(rating.human) or scored.get(rating.name, {}).get("human", [])
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     baseline = None if args.baseline.lower() == "none" else args.baseline
     cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
