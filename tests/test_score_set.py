@@ -378,8 +378,20 @@ def test_card_scorer_scores_each_set_then_builds_the_card(sets, clip_path, tmp_p
     # never silently dropped: no images for hpdv2, gecko2k's prompt file not cached (--offline); pickapic scored
     assert s["hpdv2"]["status"] == "not evaluated" and "--images-dir" in s["hpdv2"]["reason"]
     assert s["gecko2k"]["status"] == "not evaluated" and "gecko_prompts.csv" in s["gecko2k"]["reason"]
-    assert "pickapic_v2.pairs.csv" in s["pickapic_v2"]["reason"]
-    assert set(card["not_evaluated"]) == {"hpdv2", "gecko2k", "pickapic_v2"}
+    pick = s["pickapic_v2"]
+    if pick["status"] == "evaluated":  # a card that reads preference sets: the pairs file and its images' scores
+        pairs = pd.read_csv(out / "scores" / "pickapic_v2.pairs.csv")
+        human = pairs["preference"].map({"a": 1, "b": -1, "tie": 0}).to_numpy()
+        gap = (pairs["clip_score_a"] - pairs["clip_score_b"]).to_numpy()
+        # Pick-a-Pic's headline keeps human ties with a calibrated metric tie threshold: a plain loop over epsilon
+        best = max(np.mean([(0 if abs(g) <= eps else np.sign(g)) == h for g, h in zip(gap, human)])
+                   for eps in [0.0, *np.abs(gap)])
+        assert pick["headline_value"] == pytest.approx(best, abs=1e-12)
+        missing = {"hpdv2", "gecko2k"}
+    else:  # a card without preference sections lists the set, scored, with its pairs file
+        assert "pickapic_v2.pairs.csv" in pick["reason"]
+        missing = {"hpdv2", "gecko2k", "pickapic_v2"}
+    assert set(card["not_evaluated"]) == missing
     assert {p.suffix for p in out.iterdir() if p.is_file()} >= {".md", ".html", ".json"}
 
 
