@@ -70,7 +70,8 @@ def check_set_name(name: str) -> str:
 def score_rows(scorer, rows, images: Sequence[Any], prompts: Sequence[str], keys: Sequence[str], *, engine=None,
                column: str | None = None, records_as_columns: bool = True, **run_kwargs):
     """Score ``images[i]`` against ``prompts[i]`` for every row of ``rows`` (a frame of the rows' own columns, one
-    per item) through the runner; returns ``(frame, result)``: ``rows`` with the score column (``column``, default
+    per item) through the runner; returns ``(frame, result)``: ``rows`` itself (columns added in place) with the
+    score column (``column``, default
     ``scorer.name``), the scalar record fields as columns (``records_as_columns``) and ``error`` when any item was
     skipped. ``keys`` identify the items in the cache. ``engine``: a callable with :func:`scorers.runner.run`'s
     signature (default ``run``). ``result.extra`` gains ``score_columns`` and ``higher_is_better``."""
@@ -308,6 +309,7 @@ def score_set(
         raise ValueError(f"--set {name}: the set already has a column {scorer.name!r}; its scores would replace it")
     run_kwargs.setdefault("inputs", {"set": name, "sha256": prov.get("sha256"),
                                      "images_dir": None if images_dir is None else str(Path(images_dir).resolve())})
+    key_columns = list(rows.columns)
     frame, result = score_rows(scorer, rows, refs, prompts, _keys(images, prompts), engine=engine_run,
                                cache_dir=cache_dir, **run_kwargs)
     column = result.extra["score_columns"][0]
@@ -319,7 +321,6 @@ def score_set(
         result.extra["pairs"] = pairs
     if out is not None and state.is_main_process:
         out = Path(out)
-        key_columns = list(rows.columns)
         write_outputs(frame, result, out, key_columns=key_columns)
         if kind == "pairs":
             from .atomic import atomic_path
@@ -402,6 +403,7 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
     rows = pd.DataFrame({"text_id": items["text_id"], "image": items["image"],
                          "source": [source[t] for t in items["text_id"]]})
     run_kwargs.setdefault("inputs", {"set": "tifa_v1", "images_dir": str(Path(images_dir).resolve())})
+    key_columns = list(rows.columns)
     frame, result = score_rows(scorer, rows, list(items["path"]), [captions[t] for t in items["text_id"]],
                                [f"{t}/{i}" for t, i in zip(items["text_id"], items["image"])], engine=engine_run,
                                cache_dir=cache_dir, **run_kwargs)
@@ -411,7 +413,7 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
     if out is not None and state.is_main_process:
         from .atomic import write_text_atomic
 
-        write_outputs(frame, result, out, key_columns=list(rows.columns))
+        write_outputs(frame, result, out, key_columns=key_columns)
         write_text_atomic(Path(out).with_name(Path(out).stem + ".set.json"), json.dumps(info, indent=2))
     return frame, result
 

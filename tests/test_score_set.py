@@ -282,6 +282,24 @@ def test_images_not_available_offline_say_how_to_supply_them(sets, clip_path, tm
     assert code == 2 and "none of the 6 images" in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_missing_image_stops_or_is_recorded_with_on_error_skip(sets, clip_path, tmp_path):
+    import shutil
+
+    images = tmp_path / "imgs"
+    shutil.copytree(sets["hpdv2"]["images_dir"], images)
+    (images / "00003.jpg").unlink()
+    argv = ["score", "clip_score", "--set", "hpdv2", "--set-file", sets["hpdv2"]["file"], "--images-dir", images,
+            "--model", clip_path, *RUN]
+    code, err = cli(*argv, "--out", tmp_path / "a.csv")
+    assert code == 2 and "1 of 6 images" in err and "00003.jpg" in err and "--on-error skip" in err
+    code, err = cli(*argv, "--on-error", "skip", "--out", tmp_path / "a.csv")
+    assert code == 0, err
+    errors = pd.read_csv(tmp_path / "a.errors.csv")
+    assert list(errors.columns) == ["item", "image", "prompt", "error"] and errors["image"].tolist() == ["00003.jpg"]
+    got = pd.read_csv(tmp_path / "a.csv")
+    assert got["clip_score"].isna().tolist() == [i == "00003.jpg" for i in got["image"]]
+
+
 # ---- a killed run resumes without rescoring --------------------------------------------------------------------------
 
 
