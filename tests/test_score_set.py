@@ -25,6 +25,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests import ray_session
+
+local_ray = ray_session.local_ray  # the session's one local Ray (a fixture; skips without the ray extra)
 ROOT = Path(__file__).resolve().parents[1]
 ATOL = 1e-6  # fp32 batch composition (see the module docstring)
 RUN = ["--batch-size", "2", "--num-workers", "0", "--no-progress", "--form", "cosine"]
@@ -261,6 +264,20 @@ def test_tifa_v1_with_tifa_is_the_bench_run(tmp_path):
     assert (tmp_path / "set.csv").read_bytes() == (tmp_path / "bench" / "images.csv").read_bytes()
     assert (tmp_path / "set.questions.csv").read_bytes() == (tmp_path / "bench" / "questions.csv").read_bytes()
     pd.testing.assert_frame_equal(frame, bench_run.images)
+
+
+def test_engine_ray_scores_a_set_as_the_default_engine(local_ray, sets, clip_path, tmp_path):
+    """The set path hands the engine choice to the same builder as TS2: a local Ray gives the default's scores
+    (embedded image bytes travel to the actors) within 1e-6, the Ray engine test's tolerance."""
+    from scorers.set_scoring import score_set
+
+    common = dict(set_file=sets["pickapic_v2"]["file"], model=clip_path, scorer_options={"form": "cosine"},
+                  batch_size=2, num_workers=0, progress=False)
+    default, _ = score_set("clip_score", "pickapic_v2", tmp_path / "a.csv", **common)
+    on_ray, result = score_set("clip_score", "pickapic_v2", tmp_path / "b.csv", engine="ray",
+                               engine_options={"workers": 1}, **common)
+    assert result.extra.get("engine") == "ray" and result.computed == len(default)
+    np.testing.assert_allclose(on_ray["clip_score"].to_numpy(), default["clip_score"].to_numpy(), rtol=0, atol=1e-6)
 
 
 # ---- errors: one line, exit 2 -------------------------------------------------------------------------------------
