@@ -422,44 +422,82 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
 HUMAN_COLUMNS = {"evalmuse": ["human"], "gecko2k": ["human"]}
 
 
-def score_sets(scorer_name: str, sets: Sequence[str], out_dir: str | Path, *, images_dirs: dict | None = None,
-               set_files: dict | None = None, **options) -> dict[str, dict]:
-    """Score ``scorer_name`` on each of ``sets`` through :func:`score_set`, into ``out_dir/<set>.csv`` (``ts2 card
-    --scorer``). Returns ``{set: entry}``: ``{"status": "scored", "path", "column", "kind", "info"}`` (``kind``
-    ``ts2`` / ``ratings`` / ``pairs`` / ``images``, plus ``pairs_path`` and ``human``), or ``{"status": "not
-    evaluated", "reason"}`` for a set whose images or files cannot be had here (never dropped). ``images_dirs`` and
-    ``set_files`` map set names to ``--images-dir`` / ``--set-file``; for ``ts2`` the images dir is a TS2 data dir
-    (``metadata.csv`` + ``images/``; default the Hub dataset). ``options`` go to :func:`score_set`."""
-    from .release import ReleaseFileUnavailable
-
+def score_sets(scorers: str | Sequence[str], sets: Sequence[str], out_dir: str | Path, *,
+               images_dirs: dict | None = None, set_files: dict | None = None, models: dict | None = None,
+               **options) -> dict[str, dict]:
+    """Score each of ``scorers`` (a name or several: the parts of a weighted reward) on each of ``sets`` through
+    :func:`score_set` (``ts2 card --scorer``): into ``out_dir/<set>.csv`` for one scorer, ``out_dir/<scorer>/<set>.csv``
+    for several. Returns ``{set: entry}``: ``{"status": "scored", "kind", "columns", "score_paths", "path", ...}``
+    (``kind`` ``ts2`` / ``ratings`` / ``pairs`` / ``images``; ``score_paths`` one file per scorer, ``columns`` their
+    score columns; a rating set's ``path`` holds every scorer's column beside the set's own; a preference set adds
+    ``pairs_path``; ``human`` names a rating set's human columns where they are not ``human_<k>``), or ``{"status":
+    "not evaluated", "reason"}`` for a set whose images or files cannot be had here (never dropped). ``images_dirs``
+    and ``set_files`` map set names to ``--images-dir`` / ``--set-file``; for ``ts2`` the images dir is a TS2 data dir
+    (``metadata.csv`` + ``images/``; default the Hub dataset). ``models``: scorer -> checkpoint (default each
+    scorer's own). ``options`` go to :func:`score_set`."""
+    names = [scorers] if isinstance(scorers, str) else list(dict.fromkeys(scorers))
     images_dirs, set_files = dict(images_dirs or {}), dict(set_files or {})
     out_dir = Path(out_dir)
     entries: dict[str, dict] = {}
     for asked in sets:
-        name = check_set_name(asked)
-        out = out_dir / f"{name}.csv"
-        try:
-            if name == "ts2":
-                frame, result = score_set(scorer_name, "ts2", out, data_dir=images_dirs.get(asked), **options)
-            else:
-                frame, result = score_set(scorer_name, name, out, images_dir=images_dirs.get(asked),
-                                          set_file=set_files.get(asked), **options)
-        except (SetImagesUnavailable, ReleaseFileUnavailable) as error:
-            entries[asked] = {"status": "not evaluated", "reason": " ".join(str(error).split())}
-            continue
-        except (FileNotFoundError, OSError) as error:  # e.g. the Hub dataset offline and not cached
-            if name == "ts2":
-                raise
-            entries[asked] = {"status": "not evaluated", "reason": " ".join(str(error).split())}
-            continue
-        info = result.extra.get("set", {})
-        kind = info.get("kind", "ts2")
-        entry = {"status": "scored", "path": str(out), "column": result.extra["score_columns"][0], "kind": kind,
-                 "info": info, "rows": len(frame), "skipped": sum(1 for e in result.errors if e),
-                 "computed": result.computed}
-        if kind == "pairs":
-            entry["pairs_path"] = str(out.with_name(out.stem + ".pairs.csv"))
-        if kind == "ratings":
-            entry["human"] = HUMAN_COLUMNS.get(name, [])
-        entries[asked] = entry
+        parts = []
+        for scorer in names:
+            folder = out_dir if len(names) == 1 else out_dir / scorer
+            entry = _score_for_card(scorer, asked, folder, images_dirs.get(asked), set_files.get(asked),
+                                    dict(options, model=(models or {}).get(scorer)))
+            if entry["status"] != "scored":
+                break
+            parts.append(entry)
+        entries[asked] = entry if entry["status"] != "scored" else _combined(asked, parts, out_dir)
     return entries
+
+
+def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file, options: dict) -> dict:
+    from .release import ReleaseFileUnavailable
+
+    name = check_set_name(asked)
+    out = folder / f"{name}.csv"
+    try:
+        if name == "ts2":
+            frame, result = score_set(scorer, "ts2", out, data_dir=images_dir, **options)
+        else:
+            frame, result = score_set(scorer, name, out, images_dir=images_dir, set_file=set_file, **options)
+    except (SetImagesUnavailable, ReleaseFileUnavailable) as error:
+        return {"status": "not evaluated", "reason": " ".join(str(error).split())}
+    except (FileNotFoundError, OSError) as error:  # e.g. a set's pinned file offline and not cached
+        if name == "ts2":  # the card's core: stop with the line that says how to get the images
+            raise
+        return {"status": "not evaluated", "reason": " ".join(str(error).split())}
+    info = result.extra.get("set", {})
+    entry = {"status": "scored", "path": str(out), "column": result.extra["score_columns"][0],
+             "kind": info.get("kind", "ts2"), "info": info, "rows": len(frame),
+             "skipped": sum(1 for e in result.errors if e), "computed": result.computed}
+    if entry["kind"] == "pairs":
+        entry["pairs_path"] = str(out.with_name(out.stem + ".pairs.csv"))
+    if entry["kind"] == "ratings":
+        entry["human"] = HUMAN_COLUMNS.get(name, [])
+    return entry
+
+
+def _combined(asked: str, parts: list[dict], out_dir: Path) -> dict:
+    """One entry for a set scored by every scorer: the first scorer's, with each scorer's file and column; a rating
+    set's scorer columns joined into ``out_dir/<set>.csv`` (same rows in the same order, checked)."""
+    import pandas as pd
+
+    entry = dict(parts[0], columns=[p["column"] for p in parts], score_paths=[p["path"] for p in parts])
+    if len(parts) > 1 and entry["kind"] == "ratings":
+        base = pd.read_csv(parts[0]["path"], dtype=str, keep_default_na=False)
+        for part in parts[1:]:
+            other = pd.read_csv(part["path"], dtype=str, keep_default_na=False)
+            if len(other) != len(base) or not other["image"].equals(base["image"]):
+                raise ValueError(f"{asked}: {part['path']} does not hold the rows of {parts[0]['path']}")
+            if part["column"] in base.columns:
+                raise ValueError(f"{asked}: two scorers write the column {part['column']!r}")
+            base[part["column"]] = other[part["column"]]
+        merged = out_dir / f"{check_set_name(asked)}.csv"
+        from .atomic import atomic_path
+
+        with atomic_path(merged) as tmp:
+            base.to_csv(tmp, index=False)
+        entry["path"] = str(merged)
+    return entry

@@ -430,6 +430,40 @@ def test_card_scorer_scores_each_set_then_builds_the_card(sets, clip_path, tmp_p
     assert {p.suffix for p in out.iterdir() if p.is_file()} >= {".md", ".html", ".json"}
 
 
+
+def test_card_with_several_scorers_joins_their_columns(sets, clip_path, tmp_path, shared_ts2):
+    """``--scorer a,b`` (e.g. a reward's parts): one card per scorer; a rating set's file holds both columns."""
+    import contextlib
+
+    from scipy.stats import spearmanr
+
+    from scorers.cli import main
+    from tests.tiny_embed_models import tiny_models
+    from tests.ts2_fixture_data import make_data_dir
+
+    data = make_data_dir(tmp_path / "data", seg_ids=[0], image_size=16, with_questions=False)
+    out = tmp_path / "card"
+    argv = ["card", "--scorer", "clip_score,align_score", "--model", f"clip_score={clip_path}", "--model",
+            f"align_score={tiny_models()['align']}", "--option", "form=cosine", "--sets", "ts2,tifa160,pickapic_v2",
+            "--images-dir", f"ts2={data}", "--set-file", f"tifa160={sets['tifa160']['file']}",
+            "--images-dir", f"tifa160={sets['tifa160']['images_dir']}",
+            "--set-file", f"pickapic_v2={sets['pickapic_v2']['file']}", "--offline", "--data-dir", shared_ts2,
+            "--segs", "0", "--n-bootstrap", "20", "--batch-size", "4", "--num-workers", "0", "--out", out, "--json"]
+    buffer, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(err):
+        assert main([str(a) for a in argv]) == 0, err.getvalue()
+    cards = json.loads(buffer.getvalue())
+    assert set(cards) == {"clip_score", "align_score"}
+    tifa = pd.read_csv(out / "scores" / "tifa160.csv")
+    alone = pd.read_csv(out / "scores" / "align_score" / "tifa160.csv")
+    assert tifa["align_score"].tolist() == alone["align_score"].tolist()
+    clip_alone = pd.read_csv(out / "scores" / "clip_score" / "tifa160.csv")
+    assert tifa["clip_score"].tolist() == clip_alone["clip_score"].tolist()
+    rho = spearmanr(tifa[["human_1", "human_2"]].mean(axis=1), tifa["align_score"]).statistic
+    assert cards["align_score"]["sets"]["tifa160"]["headline_value"] == pytest.approx(rho, abs=1e-12)
+    code, err_line = cli("card", "--scorer", "clip_score,align_score", "--model", clip_path, "--out", tmp_path / "x")
+    assert code == 2 and "NAME=M" in err_line and len(err_line.strip().splitlines()) == 1
+
 if __name__ == "__main__":
     _wrap_build(None, kill_after=int(sys.argv[1]))
     from scorers.cli import main as _main

@@ -53,9 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
     scoring = parser.add_argument_group("scoring the sets first (--scorer; instead of --scores)")
-    scoring.add_argument("--scorer", help="registered scorer (ts2 score --list): score each --sets set with it, as "
-                                          "ts2 score --set does, into OUT/scores/<set>.csv, then build its card")
-    scoring.add_argument("--model", help="--scorer's checkpoint (default: the scorer's own)")
+    scoring.add_argument("--scorer", metavar="NAME[,NAME...]",
+                         help="registered scorer(s) (ts2 score --list): score each --sets set with it, as ts2 score "
+                              "--set does, into OUT/scores/, then build its card (several: one card each, e.g. the "
+                              "parts of a --reward)")
+    scoring.add_argument("--model", action="append", default=[], metavar="M|NAME=M",
+                         help="--scorer's checkpoint (default: the scorer's own); with several scorers, NAME=M for "
+                              "each that needs one (repeatable)")
     scoring.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                          help="extra scorer argument (repeatable), as ts2 score --option")
     scoring.add_argument("--images-dir", action="append", default=[], type=_name_value("--images-dir"),
@@ -90,14 +94,14 @@ def run_card(args: argparse.Namespace) -> int:
                          if not args.scores else "--scores and --scorer: give one of them")
     scored = _score_sets(args) if args.scorer else {}
     if args.scorer:
-        args.scores = [(scored["ts2"]["column"], scored["ts2"]["path"])]
+        args.scores = list(zip(scored["ts2"]["columns"], scored["ts2"]["score_paths"]))
         args.ratings = args.ratings + [(n, e["path"]) for n, e in scored.items()
                                        if e.get("kind") == "ratings" and e["status"] == "scored"]
         if hasattr(args, "preferences"):  # a card with preference sets: the pairs and their images' scores
             for name, entry in scored.items():
                 if entry.get("kind") == "pairs" and entry["status"] == "scored":
                     args.preferences = args.preferences + [(name, entry["pairs_path"])]
-                    args.preference_scores = args.preference_scores + [(name, entry["path"])]
+                    args.preference_scores = args.preference_scores + [(name, p) for p in entry["score_paths"]]
     scores = {}
     for name, path in args.scores:
         if name in scores:
@@ -145,6 +149,17 @@ def _score_sets(args: argparse.Namespace) -> dict:
     from .score import parse_options
 
     sets = list(dict.fromkeys(["ts2"] + [s.strip() for s in args.sets.split(",") if s.strip()]))
+    scorers = [s.strip() for s in args.scorer.split(",") if s.strip()]
+    models = {}
+    for given in args.model:
+        name, sep, model = given.partition("=")
+        if sep and name in scorers:
+            models[name] = model
+        elif len(scorers) == 1 and len(args.model) == 1:
+            models[scorers[0]] = given
+        else:
+            raise ValueError(f"--model {given}: with several --scorer, give NAME=M with NAME one of "
+                             f"{', '.join(scorers)}")
     for name in sets:
         check_set_name(name)
     images_dirs, set_files = dict(args.images_dir), dict(args.set_file)
@@ -155,8 +170,8 @@ def _score_sets(args: argparse.Namespace) -> dict:
         for name, path in given.items():
             if not os.path.exists(path):
                 raise FileNotFoundError(f"{option} {name}={path}: no such file or folder")
-    return score_sets(args.scorer, sets, os.path.join(args.out, "scores"), images_dirs=images_dirs,
-                      set_files=set_files, model=args.model, scorer_options=parse_options(args.option),
+    return score_sets(scorers, sets, os.path.join(args.out, "scores"), images_dirs=images_dirs,
+                      set_files=set_files, models=models, scorer_options=parse_options(args.option),
                       batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
                       progress=False, offline=True if args.offline else None)
 
