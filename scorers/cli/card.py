@@ -1,4 +1,5 @@
-"""``ts2 card``: one report card per metric (TS2 + human rating sets + paired tests vs a baseline), from score files."""
+"""``ts2 card``: one report card per metric (TS2 + human rating sets + paired tests vs a baseline), from score files;
+``--scorer`` first makes them (``scorers.set_scoring.score_sets``, as ``ts2 score --set``)."""
 from __future__ import annotations
 
 import argparse

@@ -2,7 +2,8 @@
 
 Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it, from the official Hub dataset through
 ``scorers.ts2_dataset.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
-of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics).
+of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics). ``--set NAME``
+scores another set's images through the same runner (``scorers.set_scoring.score_set``).
 """
 from __future__ import annotations
 
