@@ -276,7 +276,7 @@ def score_set(
     (``data_dir``); ``tifa_v1`` reads the bench files (``tifa_bench``: a loaded :class:`~scorers.tifa_bench.
     tifa_v1_files.TIFABench`, default the pinned files) and the images of ``images_dir``."""
     from .runner import check_run_options, process_state
-    from .ts2_scoring import build_run_scorer, score_data_dir, write_outputs
+    from .ts2_scoring import _main_first, build_run_scorer, score_data_dir, write_outputs
 
     name = check_set_name(set_name)
     if name == "ts2":
@@ -299,7 +299,8 @@ def score_set(
                               offline=offline, model=model, precision=precision, cache_dir=cache_dir,
                               scorer_options=scorer_options, engine=engine, engine_options=engine_options,
                               state=state, **run_kwargs)
-    table, prov, kind = load_set(name, set_file, offline=offline)
+    # the main process first (a pinned download), then the other ranks of a launch read the cache
+    table, prov, kind = _main_first(state, lambda: load_set(name, set_file, offline=offline))
     rows, images, prompts = _unique_items(table, kind)
     refs = set_images(name, images, prov, images_dir, on_error=run_kwargs.get("on_error", "raise"))
     scorer, engine_run = build_run_scorer(scorer_name, state, model=model, precision=precision,
@@ -361,7 +362,9 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
     if bench is None:
         from .tifa_bench.tifa_v1_files import load_tifa_v1
 
-        bench = load_tifa_v1(offline=offline, require_questions=scorer_name == "tifa")
+        from .ts2_scoring import _main_first
+
+        bench = _main_first(state, lambda: load_tifa_v1(offline=offline, require_questions=scorer_name == "tifa"))
     if scorer_name == "tifa":
         if engine != "accelerate" or run_kwargs.pop("jpeg_draft", None):
             raise ValueError("--set tifa_v1 with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate "
