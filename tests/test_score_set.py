@@ -280,6 +280,33 @@ def test_engine_ray_scores_a_set_as_the_default_engine(local_ray, sets, clip_pat
     np.testing.assert_allclose(on_ray["clip_score"].to_numpy(), default["clip_score"].to_numpy(), rtol=0, atol=1e-6)
 
 
+def test_two_accelerate_processes_score_a_set_as_one(sets, clip_path, tmp_path):
+    """``accelerate launch`` (2 CPU processes, the form that really starts two) on a preference set: each rank
+    scores its half (its own cache shard), the main process writes the same tables as one process."""
+    import socket
+
+    from tests.conftest import console_script
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    entry = sets["hpdv2"]
+    args = ["score", "clip_score", "--set", "hpdv2", "--set-file", str(entry["file"]), "--images-dir",
+            str(entry["images_dir"]), "--model", clip_path, *RUN]
+    env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    command = [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port),
+               console_script("ts2"), *args, "--out", str(tmp_path / "two.csv")]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shards = {p.name: len(p.read_text().splitlines()) for p in (tmp_path / "two.csv.cache").glob("rank*.jsonl")}
+    assert shards == {"rank0.jsonl": 3, "rank1.jsonl": 3}  # 6 images, disjoint halves
+    assert cli(*args, "--out", tmp_path / "one.csv")[0] == 0
+    two, one = pd.read_csv(tmp_path / "two.csv"), pd.read_csv(tmp_path / "one.csv")
+    pd.testing.assert_frame_equal(two.drop(columns="clip_score"), one.drop(columns="clip_score"))
+    np.testing.assert_allclose(two["clip_score"], one["clip_score"], rtol=0, atol=ATOL)
+
+
 # ---- errors: one line, exit 2 -------------------------------------------------------------------------------------
 
 
