@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from .runner import run
+from .runner import record_columns, run
 
 __all__ = ["PAIR_SETS", "RATING_SETS", "SETS", "SetImagesUnavailable", "check_set_name", "load_set", "score_rows",
            "score_set", "set_images"]
@@ -71,12 +71,9 @@ def score_rows(scorer, rows, images: Sequence[Any], prompts: Sequence[str], keys
                column: str | None = None, records_as_columns: bool = True, **run_kwargs):
     """Score ``images[i]`` against ``prompts[i]`` for every row of ``rows`` (a frame of the rows' own columns, one
     per item) through the runner; returns ``(frame, result)``: ``rows`` itself (columns added in place) with the
-    score column (``column``, default
-    ``scorer.name``), the scalar record fields as columns (``records_as_columns``) and ``error`` when any item was
-    skipped. ``keys`` identify the items in the cache. ``engine``: a callable with :func:`scorers.runner.run`'s
+    score column (``column``, default ``scorer.name``), the scalar record fields as columns (``records_as_columns``)
+    and ``error`` when any item was skipped. ``keys`` identify the items in the cache. ``engine``: a callable with :func:`scorers.runner.run`'s
     signature (default ``run``). ``result.extra`` gains ``score_columns`` and ``higher_is_better``."""
-    from .runner import record_columns
-
     result = (engine or run)(scorer, images, list(prompts), list(keys), **run_kwargs)
     frame = rows
     frame[column or scorer.name] = result.scores
