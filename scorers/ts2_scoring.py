@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .atomic import atomic_path
-from .runner import RunResult, broadcast, check_run_options, process_state, record_columns, run
+from .runner import RunResult, broadcast, check_run_options, process_state
+from .set_scoring import score_rows
 
-__all__ = ["score_data_dir", "score_table", "write_outputs"]
+__all__ = ["build_run_scorer", "score_data_dir", "score_table", "write_outputs"]
 
 
 def score_table(
@@ -48,25 +49,17 @@ def score_table(
     elif len(images) != len(metadata):
         raise ValueError(f"got {len(images)} images for {len(metadata)} metadata rows; expected one per row")
     keys = [f"{seg}:{name}" for seg, name in zip(metadata["seg_id"], metadata["file_name"])]
-    result = (engine or run)(scorer, images, list(metadata["prompt"]), keys, **run_kwargs)
-    frame = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
-                          "node": metadata["node"].to_numpy(), scorer.name: result.scores})
-    scalar_columns = record_columns(result.records)
-    for name, values in scalar_columns.items():
-        frame[name] = values
-    numeric = [n for n, v in scalar_columns.items()
-               if all(x is None or (isinstance(x, (int, float)) and not isinstance(x, bool)) for x in v)]
-    result.extra["score_columns"] = [scorer.name] + numeric
-    result.extra["higher_is_better"] = dict(getattr(scorer, "higher_is_better", {}))
-    if any(result.errors):
-        frame["error"] = [e or "" for e in result.errors]
+    rows = pd.DataFrame({"seg_id": metadata["seg_id"].to_numpy(), "file_name": metadata["file_name"].to_numpy(),
+                         "node": metadata["node"].to_numpy()})
+    frame, result = score_rows(scorer, rows, images, list(metadata["prompt"]), keys, engine=engine, **run_kwargs)
     return frame, result
 
 
-def write_outputs(frame, result: RunResult, out: str | Path) -> list[Path]:
-    """Write the score CSV, ``<out stem>.errors.csv`` for skipped images (their scores are empty in the CSV; an
-    earlier run's list is removed when nothing is skipped now) and ``<out stem>.records.jsonl`` when records hold
-    lists/dicts; returns the paths written."""
+def write_outputs(frame, result: RunResult, out: str | Path,
+                  key_columns: Sequence[str] = ("seg_id", "file_name", "node")) -> list[Path]:
+    """Write the score CSV, ``<out stem>.errors.csv`` for skipped images (``key_columns`` + ``error``; their scores
+    are empty in the CSV; an earlier run's list is removed when nothing is skipped now) and
+    ``<out stem>.records.jsonl`` when records hold lists/dicts; returns the paths written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp:
@@ -75,7 +68,7 @@ def write_outputs(frame, result: RunResult, out: str | Path) -> list[Path]:
     errors_path = out.with_name(out.stem + ".errors.csv")
     failed = frame.loc[frame["error"] != ""] if "error" in frame.columns else frame.iloc[:0]
     if len(failed):
-        failed[["seg_id", "file_name", "node", "error"]].to_csv(errors_path, index=False)
+        failed[[*key_columns, "error"]].to_csv(errors_path, index=False)
         written.append(errors_path)
     elif errors_path.exists():  # an earlier run's list: every image in it is scored now
         errors_path.unlink()
@@ -113,7 +106,6 @@ def score_data_dir(
     ``engine="ray"`` scores on Ray Data actors (:mod:`scorers.engines.ray_data`; ``engine_options``: ``address``,
     ``num_gpus_per_worker``, ``workers``) with the same cache, resume rules and output.
     """
-    from .registry import build_scorer
     from .table_readers import read_metadata
 
     options = dict(scorer_options or {})
@@ -133,18 +125,9 @@ def score_data_dir(
         _hub_questions(state, scorer_name, options)
         metadata, images = _main_first(state, lambda: hub_segs(hub_revision))
         run_kwargs.setdefault("inputs", {"hub_dataset": f"{HUB_REPO}@{hub_revision or HUB_REVISION}"})
-    engine_run = None
-    if engine == "ray":
-        from .engines.ray_data import RayScorer, run_ray
-
-        spec = {"name": scorer_name, "model": model, "precision": precision,
-                "data_dir": None if data_dir is None else str(data_dir), "options": options}
-        scorer, engine_run = RayScorer(spec, **dict(engine_options or {})), run_ray
-    elif engine != "accelerate":
-        raise ValueError(f"engine {engine!r} is not one of accelerate, ray")
-    else:
-        scorer = build_scorer(scorer_name, model=model, device=state.device, precision=precision,
-                              data_dir=None if data_dir is None else str(data_dir), **options)
+    scorer, engine_run = build_run_scorer(scorer_name, state, model=model, precision=precision, options=options,
+                                          engine=engine, engine_options=engine_options,
+                                          data_dir=None if data_dir is None else str(data_dir))
     if cache_dir is None and out is not None:
         cache_dir = Path(out).with_name(Path(out).name + ".cache")
     frame, result = score_table(scorer, metadata, data_dir, images=images, cache_dir=cache_dir, engine=engine_run,
@@ -152,6 +135,26 @@ def score_data_dir(
     if out is not None and state.is_main_process:
         write_outputs(frame, result, out)
     return frame, result
+
+
+def build_run_scorer(scorer_name: str, state, *, model=None, precision=None, options: dict | None = None,
+                     engine: str = "accelerate", engine_options: dict | None = None, data_dir: str | None = None):
+    """``(scorer, engine_run)`` for an engine: the registered scorer built on this process's device and the default
+    runner (``engine_run`` None), or for ``engine="ray"`` a :class:`scorers.engines.ray_data.RayScorer` (the spec
+    its actors build) and ``run_ray``."""
+    from .registry import build_scorer
+
+    options = dict(options or {})
+    if engine == "ray":
+        from .engines.ray_data import RayScorer, run_ray
+
+        spec = {"name": scorer_name, "model": model, "precision": precision, "data_dir": data_dir,
+                "options": options}
+        return RayScorer(spec, **dict(engine_options or {})), run_ray
+    if engine != "accelerate":
+        raise ValueError(f"engine {engine!r} is not one of accelerate, ray")
+    return build_scorer(scorer_name, model=model, device=state.device, precision=precision, data_dir=data_dir,
+                        **options), None
 
 
 def _main_first(state, load):

@@ -1,4 +1,5 @@
-"""``ts2 card``: one report card per metric (TS2 + human rating sets + paired tests vs a baseline), from score files."""
+"""``ts2 card``: one report card per metric (TS2 + human rating sets + paired tests vs a baseline), from score files;
+``--scorer`` first makes them (``scorers.set_scoring.score_sets``, as ``ts2 score --set``)."""
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "paired tests against the baseline on every set and a one-line verdict. The card reads scores; "
                     "it never scores images.",
     )
-    parser.add_argument("--scores", nargs="+", action="extend", required=True, type=_name_value("--scores"),
+    parser.add_argument("--scores", nargs="+", action="extend", default=[], type=_name_value("--scores"),
                         metavar="NAME=FILE",
-                        help="per-image TS2 scores of metric NAME (the column NAME, or the file's only score column)")
+                        help="per-image TS2 scores of metric NAME (the column NAME, or the file's only score column); "
+                             "or --scorer")
     parser.add_argument("--baseline", default="clipscore",
                         help="baseline metric: a --scores NAME or a column of the release's released_scores.csv; "
                              "'none' for no paired tests")
@@ -69,6 +71,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metadata", type=input_file, help="TS2 metadata.csv (default: the release's)")
     parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    scoring = parser.add_argument_group("scoring the sets first (--scorer; instead of --scores)")
+    scoring.add_argument("--scorer", metavar="NAME[,NAME...]",
+                         help="registered scorer(s) (ts2 score --list): score each --sets set with it, as ts2 score "
+                              "--set does, into OUT/scores/, then build its card (several: one card each, e.g. the "
+                              "parts of a --reward)")
+    scoring.add_argument("--model", action="append", default=[], metavar="M|NAME=M",
+                         help="--scorer's checkpoint (default: the scorer's own); with several scorers, NAME=M for "
+                              "each that needs one (repeatable)")
+    scoring.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                         help="extra scorer argument (repeatable), as ts2 score --option")
+    scoring.add_argument("--images-dir", action="append", default=[], type=_name_value("--images-dir"),
+                         metavar="SET=DIR", help="a set's image folder (ts2=DIR: a TS2 data dir with metadata.csv + "
+                                                 "images/, default the Hub dataset); a set whose images cannot be had "
+                                                 "is listed as not evaluated")
+    scoring.add_argument("--set-file", action="append", default=[], type=_name_value("--set-file"),
+                         metavar="SET=FILE", help="a local copy of a set's ratings/pairs file (default: its pinned "
+                                                  "download)")
+    scoring.add_argument("--batch-size", type=count(1), default=32, help="images per model call")
+    scoring.add_argument("--num-workers", type=count(0, 256), default=2, help="DataLoader worker processes")
+    scoring.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                         help="unreadable image: stop with its name, or record it and go on")
     add_n_bootstrap_argument(parser)
     parser.add_argument("--confidence", type=confidence, default=0.95, help="CI level (default 0.95)")
     parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
@@ -87,6 +110,19 @@ def run_card(args: argparse.Namespace) -> int:
     from ._options import release_or_given
     from ._saved import command_line
 
+    if bool(args.scores) == bool(args.scorer):
+        raise ValueError("give the metric's score files (--scores NAME=FILE...) or a scorer to run (--scorer NAME)"
+                         if not args.scores else "--scores and --scorer: give one of them")
+    scored = _score_sets(args) if args.scorer else {}
+    if args.scorer:
+        args.scores = list(zip(scored["ts2"]["columns"], scored["ts2"]["score_paths"]))
+        args.ratings = args.ratings + [(n, e["path"]) for n, e in scored.items()
+                                       if e.get("kind") == "ratings" and e["status"] == "scored"]
+        if hasattr(args, "preferences"):  # a card with preference sets: the pairs and their images' scores
+            for name, entry in scored.items():
+                if entry.get("kind") == "pairs" and entry["status"] == "scored":
+                    args.preferences = args.preferences + [(name, entry["pairs_path"])]
+                    args.preference_scores = args.preference_scores + [(name, p) for p in entry["score_paths"]]
     scores = {}
     for name, path in args.scores:
         if name in scores:
@@ -124,6 +160,8 @@ def run_card(args: argparse.Namespace) -> int:
     unknown = [n for n in lower if n not in scores and n != args.baseline]
     if unknown:
         raise ValueError(f"--lower-is-better {unknown[0]}: not a --scores name nor the baseline")
+    for rating in ratings:  # --scorer: a scored set's own human rating columns (EvalMuse's mean "human")
+        rating.human = list(rating.human) or scored.get(rating.name, {}).get("human", [])
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     baseline = None if args.baseline.lower() == "none" else args.baseline
     cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
@@ -132,6 +170,8 @@ def run_card(args: argparse.Namespace) -> int:
                         offline=True if args.offline else None, command=command_line(args.argv),
                         clean_quotes=args.clean_quotes, lower_is_better=lower, preferences=preferences,
                         reward=reward, reward_dir=args.out)
+    for card in cards.values():  # --scorer: what was scored, and why a set was not (never dropped)
+        _scored_sets(card, scored)
     written = {name: write_card(card, args.out) for name, card in cards.items()}
     if args.json:
         from ..report.card import _json_default
@@ -146,3 +186,57 @@ def run_card(args: argparse.Namespace) -> int:
                 print(f"  {set_name}: not evaluated: {reason}")
             print(f"  wrote {', '.join(str(p) for p in written[name].values())}")
     return 0
+
+
+def _score_sets(args: argparse.Namespace) -> dict:
+    """``--scorer``: score every ``--sets`` set (TS2 always) into ``OUT/scores/`` through ``ts2 score --set``'s path."""
+    import os
+
+    from ..set_scoring import check_set_name, score_sets
+    from .score import parse_options
+
+    sets = list(dict.fromkeys(["ts2"] + [s.strip() for s in args.sets.split(",") if s.strip()]))
+    scorers = [s.strip() for s in args.scorer.split(",") if s.strip()]
+    models = {}
+    for given in args.model:
+        name, sep, model = given.partition("=")
+        if sep and name in scorers:
+            models[name] = model
+        elif len(scorers) == 1 and len(args.model) == 1:
+            models[scorers[0]] = given
+        else:
+            raise ValueError(f"--model {given}: with several --scorer, give NAME=M with NAME one of "
+                             f"{', '.join(scorers)}")
+    for name in sets:
+        check_set_name(name)
+    images_dirs, set_files = dict(args.images_dir), dict(args.set_file)
+    for option, given in (("--images-dir", images_dirs), ("--set-file", set_files)):
+        unknown = [n for n in given if n not in sets]
+        if unknown:
+            raise ValueError(f"{option} {unknown[0]}=...: not one of the --sets ({', '.join(sets)})")
+        for name, path in given.items():
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"{option} {name}={path}: no such file or folder")
+    return score_sets(scorers, sets, os.path.join(args.out, "scores"), images_dirs=images_dirs,
+                      set_files=set_files, models=models, scorer_options=parse_options(args.option),
+                      batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
+                      progress=False, offline=True if args.offline else None)
+
+
+def _scored_sets(card: dict, scored: dict) -> None:
+    """Put ``--scorer``'s outcome in a card: sets that could not be scored as not evaluated with their reason,
+    preference sets (scored; pairs file) where the card has no section for them, and each scored file's set
+    provenance."""
+    for name, entry in scored.items():
+        if entry["status"] != "scored":
+            card["sets"][name] = {"status": "not evaluated", "reason": entry["reason"]}
+        elif entry["kind"] == "pairs" and card["sets"].get(name, {}).get("status") != "evaluated":
+            card["sets"][name] = {"status": "not evaluated", "scores": entry["pairs_path"],
+                                  "reason": f"scored ({entry['pairs_path']}: {entry['info'].get('rows')} pairs with "
+                                            f"{entry['column']}_a/_b), but this card has no preference-set section"}
+        elif entry["kind"] == "images":
+            card["sets"][name] = {"status": "not evaluated", "scores": entry["path"],
+                                  "reason": f"scored ({entry['path']}); TIFA v1.0 is a bench without human ratings"}
+    card["not_evaluated"] = {k: v["reason"] for k, v in card["sets"].items() if v["status"] == "not evaluated"}
+    card["provenance"]["scored_sets"] = {n: {k: v for k, v in e.items() if k != "status"}
+                                         for n, e in scored.items()}

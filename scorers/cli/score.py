@@ -2,7 +2,8 @@
 
 Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it, from the official Hub dataset through
 ``scorers.ts2_dataset.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
-of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics).
+of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics). ``--set NAME``
+scores another set's images through the same runner (``scorers.set_scoring.score_set``).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import sys
 
 from ._options import add_model_options, model_options, print_usage
-from ._validate import count, input_dir, output_file
+from ._validate import count, input_dir, input_file, output_file
 from .answers import DSG_GATING_HELP, GATING
 
 
@@ -31,6 +32,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="local folder with metadata.csv and images/ (default: the official Hub "
                              "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
                              "downloaded once into the Hugging Face cache)")
+    parser.add_argument("--set", metavar="NAME",
+                        help="the set whose images to score (default ts2): ts2, tifa_v1, tifa160, genai_bench, "
+                             "evalmuse, gecko2k, pickapic_v2, hpdv2, imagerewarddb, mjbench_alignment; rating sets "
+                             "give one score per rating row beside the set's columns, preference sets one per image "
+                             "(+ <out stem>.pairs.csv)")
+    parser.add_argument("--images-dir", metavar="DIR", type=input_dir,
+                        help="--set: folder holding the set's image files (sets that do not embed their images; "
+                             "tifa_v1: your generated <text_id>.png)")
+    parser.add_argument("--set-file", metavar="FILE", type=input_file,
+                        help="--set: a local copy of the set's ratings/pairs file (default: its pinned download, "
+                             "cache only with HF_HUB_OFFLINE=1)")
     parser.add_argument("--out", required=True, type=output_file,
                         help="output CSV: seg_id,file_name,node,<score column>[,...]")
     parser.add_argument("--model", help="checkpoint / model name (default: the scorer's own)")
@@ -125,16 +137,31 @@ def run_score(args: argparse.Namespace) -> int:
                           "workers": args.ray_workers}
     elif args.ray_address or args.num_gpus_per_worker or args.ray_workers:
         raise ValueError("--ray-address, --num-gpus-per-worker and --ray-workers apply to --engine ray only")
-    frame, result = score_data_dir(
-        args.scorer, args.data_dir, args.out, model=args.model, precision=args.precision, cache_dir=args.cache_dir,
-        scorer_options=options, batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
-        progress=not args.no_progress, jpeg_draft=args.jpeg_draft, engine=args.engine, engine_options=engine_options,
-    )
+    run_options = dict(model=args.model, precision=args.precision, cache_dir=args.cache_dir, scorer_options=options,
+                       batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
+                       progress=not args.no_progress, jpeg_draft=args.jpeg_draft, engine=args.engine,
+                       engine_options=engine_options)
+    if args.set is None:
+        if args.images_dir or args.set_file:
+            raise ValueError("--images-dir and --set-file apply to --set NAME (TS2 reads --data-dir)")
+        frame, result = score_data_dir(args.scorer, args.data_dir, args.out, **run_options)
+    else:
+        from ..set_scoring import check_set_name, score_set
+
+        if check_set_name(args.set) != "ts2" and args.meta:
+            raise ValueError("--meta prints TS2's meta-metrics; it applies to --set ts2 only")
+        frame, result = score_set(args.scorer, args.set, args.out, data_dir=args.data_dir, images_dir=args.images_dir,
+                                  set_file=args.set_file, **run_options)
     if process_state().is_main_process:
         skipped = sum(1 for e in result.errors if e)
         print(f"wrote {args.out}: {len(frame)} rows ({result.computed} scored now, "
               f"{len(frame) - result.computed - skipped} from cache, {skipped} skipped)", file=sys.stderr)
         column = result.extra["score_columns"][0]
+        if result.extra.get("set", {}).get("kind") == "pairs":
+            from pathlib import Path
+
+            print(f"wrote {Path(args.out).with_name(Path(args.out).stem + '.pairs.csv')}: "
+                  f"{result.extra['set']['rows']} pairs with {column}_a / {column}_b", file=sys.stderr)
         empty = int(frame[column].isna().sum()) - skipped
         if empty:
             print(f"{empty} of {len(frame)} {column} scores are NaN (e.g. a judge reply without a readable rating; "

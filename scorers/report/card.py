@@ -335,13 +335,15 @@ def _finite(x):
 def _rating_others(rating: RatingSet, frame, opts, exclude: Sequence[str]) -> dict:
     """The headline coefficient, with its CI, of every other metric column of a rating file (TIFA160's file holds
     the per-image scores of the metrics TIFA published): the grey rows of the card's figure."""
+    import pandas as pd
+
     from ..ratings import correlate_frame
 
     coefficient = HEADLINES.get(rating.name, DEFAULT_HEADLINE)[0]
     human = list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
     skip = {"item", "system", "image", "prompt", *exclude}
     columns = [c for c in frame.columns if c not in skip and not str(c).startswith("human")
-               and np.issubdtype(frame[c].dtype, np.number)]
+               and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
     if not columns or not human:
         return {}
     table = correlate_frame(frame, human=human, metrics=columns, coefficients=(coefficient,), grouping="none",

@@ -157,7 +157,8 @@ def score_images(
     Returns the run on every process; the main process writes the files.
     """
     from ..registry import build_scorer
-    from ..runner import process_state, run
+    from ..runner import process_state
+    from ..set_scoring import score_rows
 
     with_questions = set(bench.questions["text_id"])
     no_questions = [t for t in bench.text_ids if t not in with_questions]
@@ -179,10 +180,12 @@ def score_images(
     questions_digest = bench.text_digests()
     keys = [f"{t}/{i}@{_file_digest(p)}:{questions_digest[t]}"
             for t, i, p in zip(items["text_id"], items["image"], items["path"])]
-    result = run(scorer, list(items["path"]), list(items["text_id"]), keys, batch_size=batch_size,
-                 num_workers=num_workers, cache_dir=cache_dir, on_error=on_error, progress=progress)
-
     source = dict(zip(bench.texts["text_id"], bench.texts["source"]))
+    rows = items[["text_id", "image"]].assign(source=[source[t] for t in items["text_id"]])
+    images, result = score_rows(scorer, rows, list(items["path"]), list(items["text_id"]), keys, column="tifa",
+                                records_as_columns=False, batch_size=batch_size, num_workers=num_workers,
+                                cache_dir=cache_dir, on_error=on_error, progress=progress)
+
     meta = bench.questions.set_index(["text_id", "question_id"])[["category", "element"]]
     rows = []
     for text_id, image, record in zip(items["text_id"], items["image"], result.records):
@@ -194,10 +197,7 @@ def score_images(
                          "chosen": q["chosen"], "correct": bool(q["correct"])})
     questions = pd.DataFrame(rows, columns=["text_id", "image", "source", "question_id", "category", "element",
                                             "question", "expected", "answer", "chosen", "correct"])
-    images = items[["text_id", "image"]].assign(source=[source[t] for t in items["text_id"]], tifa=result.scores)
     errors = [e or "" for e in result.errors]
-    if any(errors):
-        images["error"] = errors
     captions = dict(zip(bench.texts["text_id"], bench.texts["caption"]))
     missing = pd.DataFrame(
         [{"text_id": t, "source": source[t], "reason": "no image", "caption": captions[t]}
