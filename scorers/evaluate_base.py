@@ -20,7 +20,8 @@ import evaluate
 from .embedding import HESSEL_W
 from .runner import pairs_output, run, score_pairs
 
-__all__ = ["EMBEDDING_FORMS", "EMBEDDING_FORMS_DOC", "SERVED", "Spec", "ScorerMetric", "options", "registered"]
+__all__ = ["CAT_INPUTS", "EMBEDDING_FORMS", "EMBEDDING_FORMS_DOC", "SERVED", "Spec", "TS2_INPUTS", "ScorerMetric",
+           "options", "registered"]
 
 #: keyword arguments evaluate.Metric itself takes (evaluate.load passes these)
 _METRIC_PARAMETERS = set(inspect.signature(evaluate.Metric.__init__).parameters) - {"self", "kwargs"}
@@ -35,6 +36,10 @@ EMBEDDING_FORMS_DOC = """\
 form (`str`, defaults to "paper"): "paper" max(cos, 0); "cosine"; "hessel" w*max(cos, 0); "x100" 100*max(cos, 0).
 w (`float`, defaults to 2.5): Hessel's weight (form "hessel").
 """
+
+#: the Examples' inputs: a picture of a cat (``Spec.example_inputs``' default), or a TS2 image and its prompt
+CAT_INPUTS = 'images=["cat.jpg"], prompts=["a photo of a cat"]'
+TS2_INPUTS = 'images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"]'
 
 _INPUTS = """
 Args:
@@ -73,13 +78,15 @@ class Spec:
     ``build(model=..., **options)`` makes the scorer; load-time options left unset (``None``) are not passed, so the
     scorer (or the served client) keeps its own defaults. ``description`` and ``citation`` are the card text; the
     inputs description is assembled from ``prompts`` / ``args`` / ``batch`` / ``scores`` / ``mean`` / ``returns``
-    (further Returns lines) and ``example`` (``>>>`` lines, unindented)."""
+    (further Returns lines) and the Examples section from ``example`` (load), ``example_inputs`` (compute) and
+    ``example_keys`` (what comes back)."""
 
     build: Callable[..., Any]
     default_model: str
     options: Mapping[str, Any]
     description: str
     citation: str
+    #: the Examples section's ``evaluate.load`` statement (``name = evaluate.load(...)``; a newline continues it)
     example: str
     urls: tuple[str, ...]
     scores: str = "one score per image, in input order."
@@ -95,14 +102,21 @@ class Spec:
     forms: Mapping[str, Any] = field(default_factory=dict)
     #: also return the scorer's per-image ``records`` (e.g. per-question answers)
     with_records: bool = False
+    #: the Examples section: what ``compute`` gets, and the keys it returns
+    example_inputs: str = CAT_INPUTS
+    example_keys: tuple[str, ...] = ("mean", "scores")
 
     @property
     def inputs_description(self) -> str:
         """The module's ``_KWARGS_DESCRIPTION``: Args, Returns and Examples."""
         lines = lambda text: textwrap.indent(text, "    ")  # noqa: E731
+        load = ">>> " + self.example.replace("\n", "\n... ")
+        name = self.example.split("=", 1)[0].strip()
+        example = (f"{load}\n>>> out = {name}.compute({self.example_inputs})\n>>> sorted(out)\n"
+                   f"{sorted(self.example_keys)!r}\n")
         return _INPUTS.format(prompts=self.prompts, args=lines(self.args), batch_size=self.batch_size,
                               batch=self.batch, scores=self.scores, mean=self.mean, returns=lines(self.returns),
-                              example=lines(self.example))
+                              example=lines(example))
 
 
 class ScorerMetric(evaluate.Metric):

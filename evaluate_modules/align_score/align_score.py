@@ -18,18 +18,13 @@ text embeddings, clipped at 0 like TS2's CLIPScore. The config name is a transfo
 (default "kakaobrain/align-base").
 """
 
-_EXAMPLE = """\
->>> align = evaluate.load("evaluate_modules/align_score")
->>> out = align.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
->>> sorted(out)
-['mean', 'scores']
-"""
 
 
 class AlignScore(base.ScorerMetric):
     """ALIGNScore per image and its mean."""
 
     spec = base.Spec(
-        ALIGNScore, "kakaobrain/align-base", base.options(), _DESCRIPTION, _CITATION, _EXAMPLE,
+        ALIGNScore, "kakaobrain/align-base", base.options(), _DESCRIPTION, _CITATION,
+        'align = evaluate.load("evaluate_modules/align_score")',
         urls=("https://arxiv.org/abs/2102.05918", "https://huggingface.co/kakaobrain/align-base"),
         forms=base.EMBEDDING_FORMS, args=base.EMBEDDING_FORMS_DOC, batch_size=32, batch="images per forward pass.")

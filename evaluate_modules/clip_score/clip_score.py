@@ -25,18 +25,13 @@ embeddings, clipped at 0 (TS2 paper eq. 6). The config name is the model: a tran
 `pretrained=` (e.g. config "ViT-B-32", pretrained="openai"), or "local-dir:/path" for an open_clip folder.
 """
 
-_EXAMPLE = """\
->>> clip = evaluate.load("evaluate_modules/clip_score", config_name="ViT-B-32", pretrained="openai")
->>> out = clip.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
->>> sorted(out)
-['mean', 'scores']
-"""
 
 
 class ClipScore(base.ScorerMetric):
     """CLIPScore per image and its mean."""
 
     spec = base.Spec(
-        CLIPScore, "openai/clip-vit-base-patch16", base.options(pretrained=None), _DESCRIPTION, _CITATION, _EXAMPLE,
+        CLIPScore, "openai/clip-vit-base-patch16", base.options(pretrained=None), _DESCRIPTION, _CITATION,
+        'clip = evaluate.load("evaluate_modules/clip_score", config_name="ViT-B-32", pretrained="openai")',
         urls=("https://arxiv.org/abs/2104.08718", "https://github.com/mlfoundations/open_clip"),
         forms=base.EMBEDDING_FORMS, args=base.EMBEDDING_FORMS_DOC, batch_size=32, batch="images per forward pass.")

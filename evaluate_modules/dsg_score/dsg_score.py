@@ -31,12 +31,6 @@ records (`list` of `dict`): per image, `failed_questions` (did not pass, includi
     children of failed parents) and `questions` (question, answer, chosen, correct, parents, passed).
 """
 
-_EXAMPLE = """\
->>> dsg = evaluate.load("evaluate_modules/dsg_score", questions="dsg_questions.csv")
->>> out = dsg.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
->>> sorted(out)
-['failed_questions', 'mean', 'records', 'scores']
-"""
 
 
 class DsgScore(base.ScorerMetric):
@@ -46,6 +40,9 @@ class DsgScore(base.ScorerMetric):
         base.registered("dsg"), DEFAULT_VQA_MODEL, base.options(
             precision=None, served=True, questions=None, vqa_backend="auto", sbert=DEFAULT_SBERT, yes_rule="word",
             accumulate="dsg", dsg_gating="ancestors"),
-        _DESCRIPTION, _CITATION, _EXAMPLE, urls=("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG"),
+        _DESCRIPTION, _CITATION,
+        'dsg = evaluate.load("evaluate_modules/dsg_score", questions="dsg_questions.csv")',
+        urls=("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG"),
         prompts="one prompt per image; each must have questions in the question table.", scores="DSG score per image.",
-        returns=_RETURNS, with_records=True)
+        returns=_RETURNS, with_records=True,
+        example_inputs=base.TS2_INPUTS, example_keys=("failed_questions", "mean", "records", "scores"))

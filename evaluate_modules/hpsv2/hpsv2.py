@@ -19,19 +19,14 @@ model: default "ViT-H-14" with the `xswu/HPSv2` checkpoint of `version` ("v2.1" 
 checkpoint file, or "local-dir:/path" for an open_clip folder.
 """
 
-_EXAMPLE = """\
->>> hps = evaluate.load("evaluate_modules/hpsv2")                 # HPS v2.1
->>> out = hps.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
->>> sorted(out)
-['mean', 'scores']
-"""
 
 
 class Hpsv2(base.ScorerMetric):
     """HPSv2 per image and its mean."""
 
     spec = base.Spec(
-        HPSv2Score, "ViT-H-14", base.options(pretrained=None, version="v2.1"), _DESCRIPTION, _CITATION, _EXAMPLE,
+        HPSv2Score, "ViT-H-14", base.options(pretrained=None, version="v2.1"), _DESCRIPTION, _CITATION,
+        'hps = evaluate.load("evaluate_modules/hpsv2")                 # HPS v2.1',
         urls=("https://arxiv.org/abs/2306.09341", "https://github.com/tgxs002/HPSv2"),
         prompts="one non-empty prompt per image (repeats allowed: one score per pair).",
         scores="one HPS per image, in input order.", batch_size=32, batch="images per forward pass.")

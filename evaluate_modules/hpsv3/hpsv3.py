@@ -19,12 +19,6 @@ records (`hpsv3_sigma`). The config name is the model: default "MizzenAI/HPSv3" 
 Qwen/Qwen2-VL-7B-Instruct), a local HPSv3.safetensors, or a folder with a Qwen2-VL config, processor and HPSv3.safetensors.
 """
 
-_EXAMPLE = """\
->>> hps3 = evaluate.load("evaluate_modules/hpsv3")
->>> out = hps3.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
->>> sorted(out)
-['hpsv3_sigma', 'mean', 'scores']
-"""
 
 
 class Hpsv3(base.ScorerMetric):
@@ -32,7 +26,9 @@ class Hpsv3(base.ScorerMetric):
 
     spec = base.Spec(
         HPSv3Score, DEFAULT_HPSV3_MODEL, base.options(precision=None, base=None, pixels=None), _DESCRIPTION, _CITATION,
-        _EXAMPLE, urls=("https://arxiv.org/abs/2508.03789", "https://github.com/MizzenAI/HPSv3"),
+        'hps3 = evaluate.load("evaluate_modules/hpsv3")',
+        urls=("https://arxiv.org/abs/2508.03789", "https://github.com/MizzenAI/HPSv3"),
         prompts="one non-empty prompt per image (repeats allowed: one score per pair).",
         scores="`mu` per image, in input order.", batch="images per forward pass.",
-        returns="hpsv3_sigma (`list` of `float`): the predicted uncertainty per image.\n")
+        returns="hpsv3_sigma (`list` of `float`): the predicted uncertainty per image.\n",
+        example_keys=("hpsv3_sigma", "mean", "scores"))

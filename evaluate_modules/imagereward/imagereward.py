@@ -21,12 +21,6 @@ config name is the model: default "THUDM/ImageReward" (the official ImageReward.
 ImageReward.pt, or a folder written by scorers.models.imagereward.save_pretrained.
 """
 
-_EXAMPLE = """\
->>> reward = evaluate.load("evaluate_modules/imagereward")
->>> out = reward.compute(images=["cat.jpg", "cat.jpg"], prompts=["a photo of a cat", "a photo of a dog"])
->>> len(out["scores"])
-2
-"""
 
 
 class Imagereward(base.ScorerMetric):
@@ -34,7 +28,8 @@ class Imagereward(base.ScorerMetric):
 
     spec = base.Spec(
         ImageRewardScore, DEFAULT_IMAGEREWARD_MODEL, base.options(med_config=None, tokenizer=None, vision_heads=None),
-        _DESCRIPTION, _CITATION, _EXAMPLE,
+        _DESCRIPTION, _CITATION,
+        'reward = evaluate.load("evaluate_modules/imagereward")',
         urls=("https://arxiv.org/abs/2304.05977", "https://github.com/THUDM/ImageReward"),
         prompts="one non-empty prompt per image (repeats allowed: one reward per pair).",
         scores="one reward per image, in input order.", batch_size=16, batch="images per forward pass.")

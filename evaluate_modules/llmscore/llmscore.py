@@ -19,13 +19,6 @@ The config name is the captioner (local chat VLM, default llava-hf/llava-1.5-7b-
 option the judge (local causal LM or "openai:MODEL").
 """
 
-_EXAMPLE = """\
->>> llmscore = evaluate.load("evaluate_modules/llmscore", config_name="openai:Qwen/Qwen2-VL-7B-Instruct",
-...                          llm="openai:Qwen/Qwen2-VL-7B-Instruct", api_base="http://localhost:8000/v1")
->>> out = llmscore.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
->>> sorted(out)
-['llmscore_overall', 'mean', 'scores']
-"""
 
 
 class Llmscore(base.ScorerMetric):
@@ -34,9 +27,12 @@ class Llmscore(base.ScorerMetric):
     spec = base.Spec(
         LLMScorer, DEFAULT_CAPTIONER,
         base.options(precision=None, served=True, llm=DEFAULT_LLM, vqa_backend="chat_vlm"),
-        _DESCRIPTION, _CITATION, _EXAMPLE,
+        _DESCRIPTION, _CITATION,
+        ('llmscore = evaluate.load("evaluate_modules/llmscore", config_name="openai:Qwen/Qwen2-VL-7B-Instruct",\n'
+         '                         llm="openai:Qwen/Qwen2-VL-7B-Instruct", api_base="http://localhost:8000/v1")'),
         urls=("https://arxiv.org/abs/2305.11116", "https://github.com/YujieLu10/LLMScore"),
         scores="the error count per image (lower is better; NaN when the reply has none).",
         mean="their mean over readable replies.",
         returns="llmscore_overall (`list` of `float`): the overall rating per image, 1-100 (higher is better; None if "
-                "unreadable).\n")
+                "unreadable).\n",
+        example_inputs=base.TS2_INPUTS, example_keys=("llmscore_overall", "mean", "scores"))

@@ -18,19 +18,14 @@ model: default "yuvalkirstain/PickScore_v1" (with the processor of "laion/CLIP-V
 official code), or any transformers CLIP folder holding its own processor.
 """
 
-_EXAMPLE = """\
->>> pick = evaluate.load("evaluate_modules/pickscore")
->>> out = pick.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
->>> sorted(out)
-['mean', 'scores']
-"""
 
 
 class Pickscore(base.ScorerMetric):
     """PickScore per image and its mean."""
 
     spec = base.Spec(
-        PickScore, PICKSCORE_MODEL, base.options(processor=None), _DESCRIPTION, _CITATION, _EXAMPLE,
+        PickScore, PICKSCORE_MODEL, base.options(processor=None), _DESCRIPTION, _CITATION,
+        'pick = evaluate.load("evaluate_modules/pickscore")',
         urls=("https://arxiv.org/abs/2305.01569", "https://github.com/yuvalkirstain/PickScore"),
         prompts="one non-empty prompt per image (repeats allowed: one score per pair).",
         scores="one PickScore per image, in input order.", batch_size=32, batch="images per forward pass.")

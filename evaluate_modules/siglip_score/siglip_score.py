@@ -17,19 +17,15 @@ CLIPScore, plus SigLIP's own match probability sigmoid(cos * exp(t) + b) with th
 and bias b. The config name is a transformers SigLIP checkpoint (default "google/siglip-so400m-patch14-384").
 """
 
-_EXAMPLE = """\
->>> siglip = evaluate.load("evaluate_modules/siglip_score")
->>> out = siglip.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
->>> sorted(out)
-['mean', 'scores', 'siglip_probability']
-"""
 
 
 class SiglipScore(base.ScorerMetric):
     """SigLIP score and match probability per image, and the mean score."""
 
     spec = base.Spec(
-        SigLIPScore, "google/siglip-so400m-patch14-384", base.options(), _DESCRIPTION, _CITATION, _EXAMPLE,
+        SigLIPScore, "google/siglip-so400m-patch14-384", base.options(), _DESCRIPTION, _CITATION,
+        'siglip = evaluate.load("evaluate_modules/siglip_score")',
         urls=("https://arxiv.org/abs/2303.15343", "https://huggingface.co/google/siglip-so400m-patch14-384"),
         forms=base.EMBEDDING_FORMS, args=base.EMBEDDING_FORMS_DOC, batch_size=32, batch="images per forward pass.",
-        returns="siglip_probability (`list` of `float`): the sigmoid match probability per image.\n")
+        returns="siglip_probability (`list` of `float`): the sigmoid match probability per image.\n",
+        example_keys=("mean", "scores", "siglip_probability"))

@@ -28,12 +28,6 @@ records (`list` of `dict`): per image, `failed_questions` and `questions`
     (question, expected, answer, chosen, correct for each question).
 """
 
-_EXAMPLE = """\
->>> tifa = evaluate.load("evaluate_modules/tifa_score", questions="tifa_questions.csv")
->>> out = tifa.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
->>> sorted(out)
-['failed_questions', 'mean', 'records', 'scores']
-"""
 
 
 class TifaScore(base.ScorerMetric):
@@ -42,8 +36,10 @@ class TifaScore(base.ScorerMetric):
     spec = base.Spec(
         base.registered("tifa"), DEFAULT_VQA_MODEL, base.options(
             precision=None, served=True, questions=None, vqa_backend="auto", sbert=DEFAULT_SBERT, yes_rule="word"),
-        _DESCRIPTION, _CITATION, _EXAMPLE,
+        _DESCRIPTION, _CITATION,
+        'tifa = evaluate.load("evaluate_modules/tifa_score", questions="tifa_questions.csv")',
         urls=("https://arxiv.org/abs/2303.11897", "https://github.com/Yushi-Hu/tifa"),
         prompts="one prompt per image; each must have questions in the question table.",
         batch="images per scorer call (all their questions are answered in batched forwards).",
-        scores="fraction of questions answered correctly, per image.", returns=_RETURNS, with_records=True)
+        scores="fraction of questions answered correctly, per image.", returns=_RETURNS, with_records=True,
+        example_inputs=base.TS2_INPUTS, example_keys=("failed_questions", "mean", "records", "scores"))

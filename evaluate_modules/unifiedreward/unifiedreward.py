@@ -18,13 +18,6 @@ the model: a local chat VLM checkpoint (default CodeGoat24/UnifiedReward-2.0-qwe
 one (vLLM, SGLang...) with `api_base=`.
 """
 
-_EXAMPLE = """\
->>> ur = evaluate.load("evaluate_modules/unifiedreward", config_name="openai:UnifiedReward",
-...                    api_base="http://localhost:8000/v1")
->>> out = ur.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
->>> sorted(out)
-['mean', 'scores']
-"""
 
 
 class Unifiedreward(base.ScorerMetric):
@@ -33,7 +26,9 @@ class Unifiedreward(base.ScorerMetric):
     spec = base.Spec(
         UnifiedRewardScorer, DEFAULT_UNIFIEDREWARD_MODEL, base.options(
             precision=None, served=True, vqa_backend="chat_vlm", max_new_tokens=256, template=UNIFIEDREWARD_PROMPT),
-        _DESCRIPTION, _CITATION, _EXAMPLE,
+        _DESCRIPTION, _CITATION,
+        ('ur = evaluate.load("evaluate_modules/unifiedreward", config_name="openai:UnifiedReward",\n'
+         '                   api_base="http://localhost:8000/v1")'),
         urls=("https://arxiv.org/abs/2503.05236", "https://github.com/CodeGoat24/UnifiedReward"),
         scores="the Alignment rating (1-5) per image (NaN for an unreadable reply).",
-        mean="their mean over readable replies.")
+        mean="their mean over readable replies.", example_inputs=base.TS2_INPUTS)

@@ -21,13 +21,6 @@ VLM (default llava-hf/llava-1.5-7b-hf) or "openai:MODEL" for a model served behi
 SGLang, OpenAI; pass api_base=...).
 """
 
-_EXAMPLE = """\
->>> viescore = evaluate.load("evaluate_modules/viescore", config_name="openai:Qwen/Qwen2-VL-7B-Instruct",
-...                          api_base="http://localhost:8000/v1")
->>> out = viescore.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
->>> sorted(out)
-['mean', 'scores']
-"""
 
 
 class Viescore(base.ScorerMetric):
@@ -37,9 +30,11 @@ class Viescore(base.ScorerMetric):
         VIEScorer, DEFAULT_VIESCORE_MODEL, base.options(
             precision=None, served=True, vqa_backend="chat_vlm", max_new_tokens=256, output="sc", prompt="paper",
             template=None, pq_template=None),
-        _DESCRIPTION, _CITATION, _EXAMPLE,
+        _DESCRIPTION, _CITATION,
+        ('viescore = evaluate.load("evaluate_modules/viescore", config_name="openai:Qwen/Qwen2-VL-7B-Instruct",\n'
+         '                         api_base="http://localhost:8000/v1")'),
         urls=("https://arxiv.org/abs/2312.14867", "https://github.com/TIGER-AI-Lab/VIEScore"),
         scores="SC / 10 per image, or with output=\"overall\" sqrt(SC x PQ) / 10, in [0, 1] (NaN for\n"
                "        an unreadable reply).", mean="their mean over readable replies.",
         returns='viescore_sc, viescore_pq (`list` of `float`, output="overall" only): SC / 10 and PQ / 10 (None when '
-                'unreadable).\n')
+                'unreadable).\n', example_inputs=base.TS2_INPUTS)

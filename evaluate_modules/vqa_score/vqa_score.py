@@ -20,12 +20,6 @@ VQAScore: the probability a VQA model gives to the answer "Yes" for the question
 AutoModelForImageTextToText chat VLM).
 """
 
-_EXAMPLE = """\
->>> vqa = evaluate.load("evaluate_modules/vqa_score", config_name="llava-hf/llava-1.5-7b-hf")
->>> out = vqa.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
->>> sorted(out)
-['mean', 'scores']
-"""
 
 
 class VqaScore(base.ScorerMetric):
@@ -34,6 +28,7 @@ class VqaScore(base.ScorerMetric):
     spec = base.Spec(
         base.registered("vqa_score"), DEFAULT_VQA_MODEL, base.options(
             precision=None, served=True, vqa_backend="auto", template=VQASCORE_TEMPLATE, prompt_style="short_answer"),
-        _DESCRIPTION, _CITATION, _EXAMPLE,
+        _DESCRIPTION, _CITATION,
+        'vqa = evaluate.load("evaluate_modules/vqa_score", config_name="llava-hf/llava-1.5-7b-hf")',
         urls=("https://arxiv.org/abs/2404.01291", "https://github.com/linzhiqiu/t2v_metrics"),
-        scores='P("Yes") per image, in [0, 1].', batch_size=16)
+        scores='P("Yes") per image, in [0, 1].', batch_size=16, example_inputs=base.TS2_INPUTS)
