@@ -30,6 +30,15 @@ def console_script(name: str) -> str:
     return str(path)
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listened on a moment ago (bound to port 0, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def env_with_scripts(env: dict | None = None) -> dict:
     """``env`` (default os.environ) with this interpreter's scripts folder first on PATH, for shell commands."""
     env = dict(os.environ if env is None else env)
