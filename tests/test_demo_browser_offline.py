@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from tests.conftest import use_hf_home
 from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, leaderboard_page, served_app
 
 if not CHROMIUM.exists():
@@ -26,14 +27,10 @@ from scorers.demo.sources import load_tables  # noqa: E402
 
 @pytest.fixture(scope="module")
 def offline_app(tmp_path_factory, shared_ts2):
-    from huggingface_hub import constants
-
     home = tmp_path_factory.mktemp("hf")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")
-        patch.setenv("HF_HOME", str(home))
-        patch.setattr(constants, "HF_HOME", str(home))
-        patch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+        use_hf_home(patch, home)
         patch.setenv(release.DATA_ENV, str(shared_ts2))
         config = AppConfig(clip_model=str(home / "no_such_clip"))
         with served_app(config) as url:
