@@ -53,10 +53,10 @@ Returns:
 {example}"""
 
 
-def options(*, device: bool = True, precision: str | None = "fp32", served: bool = False, **own: Any) -> dict:
+def options(*, precision: str | None = "fp32", served: bool = False, **own: Any) -> dict:
     """A module's load-time options: its ``own`` ones with their defaults, ``device`` (default ``None``: the
     scorer's choice) and ``precision``, and with ``served=True`` the served-model options of :data:`SERVED`."""
-    return {**own, **({"device": None} if device else {}), "precision": precision, **(SERVED if served else {})}
+    return {**own, "device": None, "precision": precision, **(SERVED if served else {})}
 
 
 def registered(name: str) -> Callable[..., Any]:
@@ -131,7 +131,8 @@ class ScorerMetric(evaluate.Metric):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.__doc__ = cls.spec.description + cls.spec.inputs_description + (cls.__doc__ or "")
+        if "spec" in cls.__dict__:  # a module's metric (not an intermediate base)
+            cls.__doc__ = cls.spec.description + cls.spec.inputs_description + (cls.__doc__ or "")
 
     def __init__(self, *args, **kwargs):
         given = {name: kwargs.pop(name) for name in list(kwargs) if name in self.spec.options}
