@@ -19,7 +19,6 @@ text embeddings, clipped at 0 like TS2's CLIPScore. The config name is a transfo
 """
 
 
-
 class AlignScore(base.ScorerMetric):
     """ALIGNScore per image and its mean."""
 

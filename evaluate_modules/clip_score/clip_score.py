@@ -26,7 +26,6 @@ embeddings, clipped at 0 (TS2 paper eq. 6). The config name is the model: a tran
 """
 
 
-
 class ClipScore(base.ScorerMetric):
     """CLIPScore per image and its mean."""
 

@@ -32,7 +32,6 @@ records (`list` of `dict`): per image, `failed_questions` (did not pass, includi
 """
 
 
-
 class DsgScore(base.ScorerMetric):
     """DSG score per image, its mean and the per-question records."""
 

@@ -20,7 +20,6 @@ checkpoint file, or "local-dir:/path" for an open_clip folder.
 """
 
 
-
 class Hpsv2(base.ScorerMetric):
     """HPSv2 per image and its mean."""
 

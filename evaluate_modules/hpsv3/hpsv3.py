@@ -20,7 +20,6 @@ Qwen/Qwen2-VL-7B-Instruct), a local HPSv3.safetensors, or a folder with a Qwen2-
 """
 
 
-
 class Hpsv3(base.ScorerMetric):
     """HPSv3 mu per image, its mean, and sigma per image."""
 

@@ -22,7 +22,6 @@ ImageReward.pt, or a folder written by scorers.models.imagereward.save_pretraine
 """
 
 
-
 class Imagereward(base.ScorerMetric):
     """ImageReward per image and its mean."""
 

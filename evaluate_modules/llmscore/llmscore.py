@@ -20,7 +20,6 @@ option the judge (local causal LM or "openai:MODEL").
 """
 
 
-
 class Llmscore(base.ScorerMetric):
     """LLMScore error count per image, its mean, and the overall rating."""
 

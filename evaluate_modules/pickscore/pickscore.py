@@ -19,7 +19,6 @@ official code), or any transformers CLIP folder holding its own processor.
 """
 
 
-
 class Pickscore(base.ScorerMetric):
     """PickScore per image and its mean."""
 

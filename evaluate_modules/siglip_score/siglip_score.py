@@ -18,7 +18,6 @@ and bias b. The config name is a transformers SigLIP checkpoint (default "google
 """
 
 
-
 class SiglipScore(base.ScorerMetric):
     """SigLIP score and match probability per image, and the mean score."""
 

@@ -29,7 +29,6 @@ records (`list` of `dict`): per image, `failed_questions` and `questions`
 """
 
 
-
 class TifaScore(base.ScorerMetric):
     """TIFA score per image, its mean and the per-question records."""
 

@@ -19,7 +19,6 @@ one (vLLM, SGLang...) with `api_base=`.
 """
 
 
-
 class Unifiedreward(base.ScorerMetric):
     """UnifiedReward-2.0 Alignment rating per image and its mean."""
 

@@ -22,7 +22,6 @@ SGLang, OpenAI; pass api_base=...).
 """
 
 
-
 class Viescore(base.ScorerMetric):
     """VIEScore per image and its mean."""
 

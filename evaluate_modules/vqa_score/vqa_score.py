@@ -21,7 +21,6 @@ AutoModelForImageTextToText chat VLM).
 """
 
 
-
 class VqaScore(base.ScorerMetric):
     """VQAScore per image and its mean."""
 
