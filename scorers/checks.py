@@ -1,9 +1,10 @@
-"""The one input check every scorer and the runner share: one text (prompt or question) per image, none blank."""
+"""The input checks every scorer and the runner share: one text (prompt or question) per image, none blank; an option
+whose value must be one of a few names."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Collection, Sequence
 
-__all__ = ["check_pairs"]
+__all__ = ["check_choice", "check_pairs"]
 
 
 def check_pairs(images: Sequence, texts: Sequence, *, what: str = "prompts", keys: Sequence | None = None,
@@ -17,3 +18,10 @@ def check_pairs(images: Sequence, texts: Sequence, *, what: str = "prompts", key
             if not isinstance(text, str) or not text.strip():
                 key = f" ({keys[i]})" if keys is not None else ""
                 raise ValueError(f"item {i}{key}: empty {what[:-1]} {text!r}")
+
+
+def check_choice(name: str, value: Any, choices: Collection) -> Any:
+    """``value`` if it is one of ``choices``, else ``ValueError: NAME must be one of CHOICES, got VALUE``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value

@@ -45,6 +45,7 @@ import numpy as np
 from .graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
                     walks)
 from .resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
+from .checks import check_choice
 
 __all__ = [
     "META_METRICS",
@@ -330,8 +331,7 @@ class TS2Evaluator:
             ValueError: ``variant`` unknown, no columns, a ``higher_is_better`` mapping that misses or invents a column, a
                 column of the wrong length, or scores :func:`as_scores` refuses (also: no valid score in the evaluated SEGs).
         """
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        check_choice("variant", variant, VARIANTS)
         if n_bootstrap < 0:
             raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
         if not columns:

@@ -54,7 +54,19 @@ def standardise(raw: np.ndarray, mean: float, std: float) -> np.ndarray:
     return (np.asarray(raw, dtype=np.float64) - float(mean)) / float(std)
 
 
-class PickScore(EmbeddingScorer):
+class _OneForm(EmbeddingScorer):
+    """A preference model on embeddings: its score has one form, the official one (:attr:`form_note`); ``set_form``
+    refuses the embedding scorers' others."""
+
+    form_note: str
+
+    def set_form(self, form: str = "cosine", w: float = HESSEL_W) -> None:
+        if form != "cosine":
+            raise ValueError(f"{self.name} has one form: {self.form_note}")
+        super().set_form(form, w)
+
+
+class PickScore(_OneForm):
     """PickScore (transformers ``CLIPModel``): ``exp(logit_scale) * cos(image, prompt)``, the official raw scale.
 
     ``model``: default ``yuvalkirstain/PickScore_v1``; ``processor``: default the official
@@ -64,6 +76,7 @@ class PickScore(EmbeddingScorer):
     """
 
     name = "pickscore"
+    form_note = "exp(logit_scale) * cos"
 
     def __init__(self, model: str = PICKSCORE_MODEL, processor: str | None = None, *, device: str | None = None,
                  precision: str = "fp32"):
@@ -84,22 +97,12 @@ class PickScore(EmbeddingScorer):
         embedder.image_transform = ResizeCropUint8(size, crop="floor")
         super().__init__(embedder, form="cosine")
 
-    def set_form(self, form: str = "cosine", w: float = HESSEL_W) -> None:
-        if form != "cosine":
-            raise ValueError("pickscore has one form: exp(logit_scale) * cos")
-        super().set_form(form, w)
-
     @property
     def config(self) -> dict:
         return {**super().config, "processor": self.processor_name, "rule": "logit_scale.exp() * cos"}
 
     def score(self, images: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
-        check_pairs(images, prompts, nonempty=True)
-        if len(images) == 0:
-            return np.zeros(0)
-        image = self.image_embeddings(images).cpu().numpy()
-        text = self.text_embeddings(prompts).cpu().numpy()
-        return scaled_cosine(image, text, self.embedder.logit_scale)
+        return float(self.embedder.logit_scale) * self.cosine(images, prompts)  # scaled_cosine, pairs checked there
 
 
 def _crop_size(image_processor) -> int:
@@ -110,7 +113,7 @@ def _crop_size(image_processor) -> int:
     return int(size)
 
 
-class HPSv2Score(EmbeddingScorer):
+class HPSv2Score(_OneForm):
     """HPSv2 / HPSv2.1 (open_clip ViT-H-14 fine-tuned): the cosine of image and prompt, the official raw scale.
 
     ``model="ViT-H-14"`` with ``pretrained=None`` loads ``xswu/HPSv2``'s ``HPS_v2.1_compressed.pt`` (``version="v2.0"``
@@ -120,6 +123,7 @@ class HPSv2Score(EmbeddingScorer):
     """
 
     name = "hpsv2"
+    form_note = "the cosine (x 100 on the HPSv2 leaderboards)"
 
     def __init__(self, model: str = "ViT-H-14", pretrained: str | None = None, *, version: str = "v2.1",
                  device: str | None = None, precision: str = "fp32"):
@@ -139,11 +143,6 @@ class HPSv2Score(EmbeddingScorer):
         size = size[0] if isinstance(size, (tuple, list)) else size
         embedder.image_transform = HPSv2Transform(int(size))
         super().__init__(embedder, form="cosine")
-
-    def set_form(self, form: str = "cosine", w: float = HESSEL_W) -> None:
-        if form != "cosine":
-            raise ValueError("hpsv2 has one form: the cosine (x 100 on the HPSv2 leaderboards)")
-        super().set_form(form, w)
 
     @property
     def config(self) -> dict:

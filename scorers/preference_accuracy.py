@@ -40,6 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from .resampling import ConfidenceInterval, PairedComparison, percentile_interval, resample_indices
+from .checks import check_choice
 
 __all__ = [
     "TIE_CONVENTIONS",
@@ -235,10 +236,8 @@ class _Prepared:
 
 
 def _prepare(score_a, score_b, human, *, ties, items, metric_ties, confidence) -> _Prepared:
-    if ties not in TIE_CONVENTIONS:
-        raise ValueError(f"ties must be one of {TIE_CONVENTIONS}, got {ties!r}")
-    if metric_ties not in METRIC_TIES:
-        raise ValueError(f"metric_ties must be one of {METRIC_TIES}, got {metric_ties!r}")
+    check_choice("ties", ties, TIE_CONVENTIONS)
+    check_choice("metric_ties", metric_ties, METRIC_TIES)
     if not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     a, b = _floats(score_a, "score_a"), _floats(score_b, "score_b")

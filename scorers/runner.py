@@ -58,7 +58,7 @@ import numpy as np
 from .cache import ScoreCache, item_stamp, jsonable, release_locks
 from .checks import check_pairs
 
-__all__ = ["RunResult", "assemble_result", "broadcast", "check_run_options", "finish", "pairs_output", "process_state", "record_columns",
+__all__ = ["RunResult", "assemble_result", "broadcast", "check_run_inputs", "check_run_options", "finish", "pairs_output", "process_state", "record_columns",
            "run", "score_pairs"]
 
 ON_ERROR = ("raise", "skip")
@@ -234,6 +234,19 @@ def check_run_options(*, batch_size: int = 32, num_workers: int = 2, on_error: s
         raise ValueError(f"num_workers must be an integer >= 0 (--num-workers), got {num_workers!r}")
 
 
+def check_run_inputs(images: Sequence[Any], prompts: Sequence[str], keys: Sequence | None, **options) -> list[str]:
+    """What every engine checks before scoring: the run ``options`` (:func:`check_run_options`), one non-blank prompt
+    per image, and unique item ``keys`` (default: the positions); returns the keys as strings."""
+    check_run_options(**options)
+    check_pairs(images, prompts, keys=keys if keys is not None else range(len(images)), nonempty=True)
+    keys = [str(k) for k in (keys if keys is not None else range(len(images)))]
+    if len(set(keys)) != len(keys):
+        seen: set[str] = set()
+        duplicate = next(k for k in keys if k in seen or seen.add(k))
+        raise ValueError(f"item key {duplicate!r} appears more than once; keys must identify items uniquely")
+    return keys
+
+
 def run(
     scorer,
     images: Sequence[Any],
@@ -260,13 +273,7 @@ def run(
     ``fast_stamp=True`` (``--fast-stamp``) same image file size and mtime (no content read).
     Every process returns the full result.
     """
-    check_run_options(batch_size=batch_size, num_workers=num_workers, on_error=on_error)
-    check_pairs(images, prompts, keys=keys if keys is not None else range(len(images)), nonempty=True)
-    keys = [str(k) for k in (keys if keys is not None else range(len(images)))]
-    if len(set(keys)) != len(keys):
-        seen: set[str] = set()
-        duplicate = next(k for k in keys if k in seen or seen.add(k))
-        raise ValueError(f"item key {duplicate!r} appears more than once; keys must identify items uniquely")
+    keys = check_run_inputs(images, prompts, keys, batch_size=batch_size, num_workers=num_workers, on_error=on_error)
 
     loader = getattr(scorer, "image_loader", None)
     if jpeg_draft and loader is not None:

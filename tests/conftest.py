@@ -30,6 +30,26 @@ def console_script(name: str) -> str:
     return str(path)
 
 
+def use_hf_home(patch: pytest.MonkeyPatch, home: Path) -> Path:
+    """Point this process (``huggingface_hub`` constants) and its subprocesses (``HF_HOME``) at the Hugging Face
+    home ``home`` (its Hub cache ``home/hub``) for the rest of the test; returns ``home``."""
+    from huggingface_hub import constants
+
+    patch.setenv("HF_HOME", str(home))
+    patch.setattr(constants, "HF_HOME", str(home))
+    patch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+    return home
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listened on a moment ago (bound to port 0, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def env_with_scripts(env: dict | None = None) -> dict:
     """``env`` (default os.environ) with this interpreter's scripts folder first on PATH, for shell commands."""
     env = dict(os.environ if env is None else env)

@@ -44,7 +44,34 @@ def body_hash(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-class ChatServer:
+class ThreadedLoopback:
+    """What the loopback test servers share: an HTTP server on a free 127.0.0.1 port in a daemon thread (``url`` ends
+    in ``/v1``) that closes itself after ``lifetime`` seconds, on :meth:`close`, or on leaving a ``with`` block."""
+
+    def _start(self, handler: type[BaseHTTPRequestHandler], lifetime: float) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda request, address: None  # injected drops/timeouts break pipes on purpose
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.timer = threading.Timer(lifetime, self.close)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def close(self) -> None:
+        self.timer.cancel()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class ChatServer(ThreadedLoopback):
     def __init__(self, responder, *, model: str = "tiny", api_key: str | None = None, latency: float = 0.0,
                  faults=(), lifetime: float = 300.0, max_requests: int = 100_000, answer_limit: int | None = None,
                  hold: threading.Event | None = None):
@@ -152,25 +179,9 @@ class ChatServer:
                     server.answered_hashes.append(body_hash(body))
                 self._send(200, reply)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = lambda request, address: None  # injected drops/timeouts break pipes on purpose
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.timer = threading.Timer(lifetime, self.close)
-        self.timer.daemon = True
-        self.timer.start()
+        self._start(Handler, lifetime)
 
     def close(self) -> None:
-        self.timer.cancel()
         if self.hold is not None:
             self.hold.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        super().close()

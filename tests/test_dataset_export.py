@@ -16,16 +16,7 @@ from scorers.cli import main
 from scorers.ts2_dataset import load_ts2
 from scorers.export import export_parquet, parse_size, portable_features
 from tests.ts2_fixture_data import make_data_dir
-
-
-@pytest.fixture(scope="module")
-def data_dir(full_data_dir) -> Path:
-    return full_data_dir
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("ts2-cache")
+from tests.module_fixtures import full_data_dir_of_module as data_dir, ts2_cache_dir as cache_dir  # noqa: F401
 
 
 @pytest.fixture(scope="module")

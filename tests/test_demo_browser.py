@@ -6,41 +6,31 @@ every number read from the page is checked against the library computed here. Sc
 """
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.demo_browser import ARTIFACTS, CHROMIUM, TIMEOUT_MS, leaderboard_page, served_app
+
 if not CHROMIUM.exists():
     pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
 # gradio and playwright are test dependencies (the [demo] and [dev] extras): missing is a broken install, not a skip;
 # only the system Chromium above is optional
 import gradio  # noqa: E402,F401
-from playwright import sync_api  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
+from playwright import sync_api  # noqa: E402,F401
 
 from scorers.meta import ts2_meta  # noqa: E402
 from scorers.table_readers import read_metadata  # noqa: E402
-from scorers.demo import AppConfig, build_app, launch_kwargs  # noqa: E402
+from scorers.demo import AppConfig  # noqa: E402
 from scorers.demo.leaderboard_tab import published_reproduction  # noqa: E402
 from scorers.demo.sources import load_tables  # noqa: E402
 
 from .tiny_embed_models import build_hf_clip  # noqa: E402
 from .ts2_fixture_data import make_data_dir  # noqa: E402
 
-ARTIFACTS = REPO / "artifacts" / "demo"
-TIMEOUT_MS = 30_000
 CAT_PROMPT = "a photo of a cat sitting on a red chair"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -56,29 +46,15 @@ def demo_env(tmp_path_factory, shared_ts2):
         clip_model=clip,
         max_upload_mb=2.0,
     )
-    demo = build_app(config)
-    port = _free_port()
-    demo.launch(prevent_thread_lock=True, quiet=True, **launch_kwargs(config, port=port))
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     print(f"\ndemo screenshots: {ARTIFACTS}")
-    try:
-        yield {"url": f"http://127.0.0.1:{port}/", "config": config, "root": root}
-    finally:
-        demo.close()
+    with served_app(config) as url:
+        yield {"url": url, "config": config, "root": root}
 
 
 @pytest.fixture(scope="module")
 def page(demo_env):
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
-        tab = browser.new_page(viewport={"width": 1280, "height": 1000})
-        tab.set_default_timeout(TIMEOUT_MS)
-        tab.goto(demo_env["url"])
-        tab.wait_for_selector("#leaderboard [data-testid='cell-0-1']")
-        try:
-            yield tab
-        finally:
-            browser.close()
+    with leaderboard_page(demo_env["url"]) as tab:
+        yield tab
 
 
 def _table(page, elem_id: str) -> list[list[str]]:

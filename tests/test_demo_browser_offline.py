@@ -8,67 +8,39 @@ model error names the demo's flag. Screenshots: ``artifacts/demo/offline_*.png``
 from __future__ import annotations
 
 import re
-import socket
-from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.conftest import use_hf_home
+from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, leaderboard_page, served_app
+
 if not CHROMIUM.exists():
     pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
 pytest.importorskip("gradio", reason="gradio is not installed")
 
 from scorers import release  # noqa: E402
-from scorers.demo import AppConfig, build_app, launch_kwargs  # noqa: E402
+from scorers.demo import AppConfig  # noqa: E402
 from scorers.demo.leaderboard_tab import published_reproduction  # noqa: E402
 from scorers.demo.sources import load_tables  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
-ARTIFACTS = REPO / "artifacts" / "demo"
-TIMEOUT_MS = 30_000
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def offline_app(tmp_path_factory, shared_ts2):
-    from huggingface_hub import constants
-
     home = tmp_path_factory.mktemp("hf")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")
-        patch.setenv("HF_HOME", str(home))
-        patch.setattr(constants, "HF_HOME", str(home))
-        patch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+        use_hf_home(patch, home)
         patch.setenv(release.DATA_ENV, str(shared_ts2))
         config = AppConfig(clip_model=str(home / "no_such_clip"))
-        demo = build_app(config)
-        port = _free_port()
-        demo.launch(prevent_thread_lock=True, quiet=True, **launch_kwargs(config, port=port))
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        try:
-            yield {"url": f"http://127.0.0.1:{port}/", "config": config}
-        finally:
-            demo.close()
+        with served_app(config) as url:
+            yield {"url": url, "config": config}
 
 
 @pytest.fixture(scope="module")
 def page(offline_app):
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
-        tab = browser.new_page(viewport={"width": 1280, "height": 1000})
-        tab.set_default_timeout(TIMEOUT_MS)
-        tab.goto(offline_app["url"])
-        tab.wait_for_selector("#leaderboard [data-testid='cell-0-1']")
-        try:
-            yield tab
-        finally:
-            browser.close()
+    with leaderboard_page(offline_app["url"]) as tab:
+        yield tab
 
 
 def test_leaderboard_rows_show_intervals_and_no_residual_note(page, offline_app):

@@ -13,24 +13,12 @@ ray = pytest.importorskip("ray")
 
 from scorers.table_readers import read_metadata  # noqa: E402
 from scorers.ts2_scoring import score_data_dir, score_table  # noqa: E402
-from tests.tiny_embed_models import tiny_models  # noqa: E402
-from tests.ts2_fixture_data import make_data_dir  # noqa: E402
+from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: E402,F401
 from tests import ray_session  # noqa: E402
 
 local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)
 
 N_IMAGES = 45  # SEGs 0, 1, 2
-
-
-@pytest.fixture(scope="module")
-def clip_path():
-    return tiny_models()["clip"]
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    return make_data_dir(tmp_path_factory.mktemp("data"), seg_ids=[0, 1, 2], image_size=16, with_questions=False)
-
 
 OPTIONS = {"form": "cosine"}
 

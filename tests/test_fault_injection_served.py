@@ -13,7 +13,7 @@ import math
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +25,7 @@ from scorers.cache import RequestCache
 from scorers.cli import main
 from scorers.models.openai_compat import OpenAIChat, ServedModelError, redact
 from scorers.qga.vqascore import yes_probability_from_logprobs as yes_mass
-from tests.loopback_chat_server import ChatServer, chat_reply, request_text
+from tests.loopback_chat_server import ChatServer, ThreadedLoopback, chat_reply, request_text
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "sk-MARKER-7f3a9c21e5"  # a key no test writes anywhere else: found in any output means leaked
@@ -45,7 +45,7 @@ def yes_reply(p_yes: float = 0.75, **usage):
                                            {"token": "No", "logprob": math.log(1 - p_yes)}], **usage)
 
 
-class RawServer:
+class RawServer(ThreadedLoopback):
     """A loopback HTTP server whose POST replies are written by ``reply(handler, body)`` byte by byte if need be
     (GET /models answers ``tiny``). Stops after ``lifetime`` seconds or in :meth:`close`; counts POSTs."""
 
@@ -76,26 +76,11 @@ class RawServer:
                     pass
                 self.close_connection = True
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = lambda request, address: None
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.timer = threading.Timer(lifetime, self.close)
-        self.timer.daemon = True
-        self.timer.start()
+        self._start(Handler, lifetime)
 
     def close(self):
         self.stop.set()
-        self.timer.cancel()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        super().close()
 
 
 # ----------------------------------------------------------------------------- item 5: replies are validated

@@ -11,16 +11,11 @@ import pytest
 
 from scorers import release
 from scorers.cli import main
+from tests.conftest import free_port
 from tests.test_release import fresh_cache  # noqa: F401  (fixture: empty HF_HOME)
 
 #: the issue's bound for an offline failure, seconds (the retries took 24-30 s)
 BOUND_S = 5
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -28,7 +23,7 @@ def no_network(fresh_cache, monkeypatch):  # noqa: F811
     """Online mode (HF_HUB_OFFLINE unset), both download hosts pointed at a port that refuses connections."""
     from huggingface_hub import constants
 
-    base = f"http://127.0.0.1:{_closed_port()}"
+    base = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_ENDPOINT", base)

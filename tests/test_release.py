@@ -19,6 +19,7 @@ import pytest
 from scorers import release
 from scorers.cli import main
 from scorers.release import RELEASE_FILES, ChecksumMismatch, PinnedFile, ReleaseFileUnavailable
+from tests.conftest import use_hf_home
 from tests.loopback_http import LoopbackServer
 from tests.ts2_fixture_data import release_bytes
 
@@ -62,14 +63,8 @@ class FakeSources(LoopbackServer):
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
     """An empty HF_HOME for this test (env for subprocesses, huggingface_hub constants for this process)."""
-    from huggingface_hub import constants
-
-    home = tmp_path / "hf"
-    monkeypatch.setenv("HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
     monkeypatch.delenv(release.DATA_ENV, raising=False)
-    return home
+    return use_hf_home(monkeypatch, tmp_path / "hf")
 
 
 @pytest.fixture

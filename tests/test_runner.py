@@ -22,8 +22,8 @@ from scorers.embedding import CLIPScore
 from scorers.runner import run
 from scorers.ts2_scoring import score_table, write_outputs
 from scorers.table_readers import read_metadata
-from tests.tiny_embed_models import tiny_models
 from tests.ts2_fixture_data import make_data_dir
+from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: F401
 from tests.conftest import console_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,16 +42,6 @@ class Counting:
         self.calls += 1
         self.items += len(prompts)
         return self.inner.score(images, prompts)
-
-
-@pytest.fixture(scope="module")
-def clip_path():
-    return tiny_models()["clip"]
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    return make_data_dir(tmp_path_factory.mktemp("data"), seg_ids=[0, 1, 2], image_size=16, with_questions=False)
 
 
 @pytest.fixture(scope="module")

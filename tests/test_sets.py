@@ -15,6 +15,7 @@ from scorers.sets import (LOADERS, PAIR_COLUMNS, RATING_COLUMNS, SetFormatError,
                           load_hpdv2, load_imagerewarddb, load_mjbench_alignment, load_pickapic_v2)
 from scorers.sets import _common, preferences
 from scorers.sets import ratings as set_ratings
+from tests.conftest import use_hf_home
 from tests.loopback_http import LoopbackServer
 from tests.loopback_hub import LoopbackHubDataset
 
@@ -224,12 +225,8 @@ def test_registry_names_every_loader():
 def hub_env(tmp_path, monkeypatch):
     from huggingface_hub import constants
 
-    home = tmp_path / "hf"
-    monkeypatch.setenv("HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    return home
+    return use_hf_home(monkeypatch, tmp_path / "hf")
 
 
 def test_hub_download_pinned_revision_then_offline_cache(tmp_path, hub_env, monkeypatch):

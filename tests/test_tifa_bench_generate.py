@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import diffusers  # noqa: E402,F401  (the [generate] extra: a test dependency, n
 
 from scorers.tifa_bench.generate import generate_images, image_seed, load_pipeline  # noqa: E402
 from tests.test_tifa_bench_fixtures import TEXTS, write_tifa_files  # noqa: E402
-from tests.conftest import console_script  # noqa: E402
+from tests.conftest import console_script, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = [t["id"] for t in TEXTS]
@@ -103,12 +102,6 @@ def test_batched_equals_one_at_a_time_and_resume(pipeline, tmp_path):
                         model_name="tiny", call_kwargs=CALL, progress=False)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_cli_generate_two_processes_equal_one(pipeline_dir, pipeline, tmp_path):
     texts, _ = write_tifa_files(tmp_path / "tifa")
     reference = tmp_path / "ref"
@@ -118,7 +111,7 @@ def test_cli_generate_two_processes_equal_one(pipeline_dir, pipeline, tmp_path):
     out = tmp_path / "gen"
     # `accelerate launch --cpu --num_processes 2` silently runs ONE process; this form really starts two (gloo)
     command = [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(free_port()),
                console_script("ts2"), "tifa-bench", "generate", "--text-inputs", str(texts), "--pipeline",
                str(pipeline_dir), "--out", str(out), "--seed", "3", "--batch-size", "2", "--steps", "2",
                "--guidance-scale", "3.0", "--height", "32", "--width", "32", "--no-progress"]

@@ -1,7 +1,6 @@
 """CLIPScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.CLIPScore`` and the shared runner."""
-import evaluate
 import scorers.evaluate_base as base
-from scorers.embedding import CLIPScore, HESSEL_W
+from scorers.embedding import CLIPScore
 
 _CITATION = """\
 @inproceedings{hessel2021clipscore,
@@ -26,34 +25,12 @@ embeddings, clipped at 0 (TS2 paper eq. 6). The config name is the model: a tran
 `pretrained=` (e.g. config "ViT-B-32", pretrained="openai"), or "local-dir:/path" for an open_clip folder.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    images (`list` of PIL images or paths): the images.
-    prompts (`list` of `str`): one non-empty prompt per image.
-    form (`str`, defaults to "paper"): "paper" max(cos, 0); "cosine"; "hessel" w*max(cos, 0); "x100" 100*max(cos, 0).
-    w (`float`, defaults to 2.5): Hessel's weight (form "hessel").
-    batch_size (`int`, defaults to 32): images per forward pass.
-Returns:
-    scores (`list` of `float`): one score per image, in input order.
-    mean (`float`): their mean.
-Examples:
-    >>> clip = evaluate.load("evaluate_modules/clip_score", config_name="ViT-B-32", pretrained="openai")
-    >>> out = clip.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
-    >>> sorted(out)
-    ['mean', 'scores']
-"""
 
-
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ClipScore(base.ScorerMetric):
     """CLIPScore per image and its mean."""
 
-    default_model = "openai/clip-vit-base-patch16"
-    options = {"pretrained": None, "device": None, "precision": "fp32"}
-    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
-    reference_urls = ("https://arxiv.org/abs/2104.08718", "https://github.com/mlfoundations/open_clip")
-    default_batch_size = 32
-    compute_options = {"form": "paper", "w": HESSEL_W}
-
-    def build_scorer(self, model, **options):
-        return CLIPScore(model, **options)
+    spec = base.Spec(
+        CLIPScore, "openai/clip-vit-base-patch16", base.options(pretrained=None), _DESCRIPTION, _CITATION,
+        'clip = evaluate.load("evaluate_modules/clip_score", config_name="ViT-B-32", pretrained="openai")',
+        urls=("https://arxiv.org/abs/2104.08718", "https://github.com/mlfoundations/open_clip"),
+        forms=base.EMBEDDING_FORMS, args=base.EMBEDDING_FORMS_DOC, batch_size=32, batch="images per forward pass.")

@@ -1,5 +1,4 @@
 """DSG as an `evaluate` metric: a thin wrapper over ``scorers.qga.question_scorers.DSGScorer`` and the shared runner."""
-import evaluate
 import scorers.evaluate_base as base
 from scorers.qga.matching import DEFAULT_SBERT
 from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
@@ -26,41 +25,23 @@ answered yes (`accumulate="tifa"`, the DSG paper's no-dependency variant). The c
 `parent_question_id`), looked up by prompt.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    images (`list` of PIL images or paths): the images.
-    prompts (`list` of `str`): one prompt per image; each must have questions in the question table.
-    batch_size (`int`, defaults to 8): images per scorer call.
-Returns:
-    scores (`list` of `float`): DSG score per image.
-    mean (`float`): their mean.
-    failed_questions (`list` of `str`): per image, the `|`-joined ids of the questions it failed (as the CSV column).
-    records (`list` of `dict`): per image, `failed_questions` (did not pass, including
-        children of failed parents) and `questions` (question, answer, chosen, correct, parents, passed).
-Examples:
-    >>> dsg = evaluate.load("evaluate_modules/dsg_score", questions="dsg_questions.csv")
-    >>> out = dsg.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
-    >>> sorted(out)
-    ['failed_questions', 'mean', 'records', 'scores']
+_RETURNS = """\
+failed_questions (`list` of `str`): per image, the `|`-joined ids of the questions it failed (as the CSV column).
+records (`list` of `dict`): per image, `failed_questions` (did not pass, including
+    children of failed parents) and `questions` (question, answer, chosen, correct, parents, passed).
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class DsgScore(base.ScorerMetric):
     """DSG score per image, its mean and the per-question records."""
 
-    default_model = DEFAULT_VQA_MODEL
-    options = {"questions": None, "vqa_backend": "auto", "sbert": DEFAULT_SBERT, "yes_rule": "word", "device": None,
-               "precision": None,
-               "accumulate": "dsg", "dsg_gating": "ancestors",
-               # served models (config name openai:MODEL): the chat-completions server and client limits
-               "api_base": None, "max_concurrency": None, "timeout": None, "max_retries": None}
-    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
-    reference_urls = ("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG")
-    with_records = True
-
-    def build_scorer(self, model, **options):
-        # through the registry, as `ts2 score dsg`: a served model (openai:MODEL) becomes the backend
-        from scorers.registry import build_scorer
-
-        return build_scorer("dsg", model=model, **options)
+    spec = base.Spec(
+        base.registered("dsg"), DEFAULT_VQA_MODEL, base.options(
+            precision=None, served=True, questions=None, vqa_backend="auto", sbert=DEFAULT_SBERT, yes_rule="word",
+            accumulate="dsg", dsg_gating="ancestors"),
+        _DESCRIPTION, _CITATION,
+        'dsg = evaluate.load("evaluate_modules/dsg_score", questions="dsg_questions.csv")',
+        urls=("https://arxiv.org/abs/2310.18235", "https://github.com/j-min/DSG"),
+        prompts="one prompt per image; each must have questions in the question table.", scores="DSG score per image.",
+        returns=_RETURNS, with_records=True,
+        example_inputs=base.TS2_INPUTS, example_keys=("failed_questions", "mean", "records", "scores"))

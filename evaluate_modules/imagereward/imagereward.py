@@ -1,5 +1,4 @@
 """ImageReward as an `evaluate` metric: a thin wrapper over ``scorers.preference.ImageRewardScore`` and the runner."""
-import evaluate
 import scorers.evaluate_base as base
 from scorers.models.imagereward import DEFAULT_IMAGEREWARD_MODEL
 from scorers.preference import ImageRewardScore
@@ -22,31 +21,14 @@ config name is the model: default "THUDM/ImageReward" (the official ImageReward.
 ImageReward.pt, or a folder written by scorers.models.imagereward.save_pretrained.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    images (`list` of PIL images or paths): the images.
-    prompts (`list` of `str`): one non-empty prompt per image (repeats allowed: one reward per pair).
-    batch_size (`int`, defaults to 16): images per forward pass.
-Returns:
-    scores (`list` of `float`): one reward per image, in input order.
-    mean (`float`): their mean.
-Examples:
-    >>> reward = evaluate.load("evaluate_modules/imagereward")
-    >>> out = reward.compute(images=["cat.jpg", "cat.jpg"], prompts=["a photo of a cat", "a photo of a dog"])
-    >>> len(out["scores"])
-    2
-"""
 
-
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Imagereward(base.ScorerMetric):
     """ImageReward per image and its mean."""
 
-    default_model = DEFAULT_IMAGEREWARD_MODEL
-    options = {"med_config": None, "tokenizer": None, "vision_heads": None, "device": None, "precision": "fp32"}
-    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
-    reference_urls = ("https://arxiv.org/abs/2304.05977", "https://github.com/THUDM/ImageReward")
-    default_batch_size = 16
-
-    def build_scorer(self, model, **options):
-        return ImageRewardScore(model, **options)
+    spec = base.Spec(
+        ImageRewardScore, DEFAULT_IMAGEREWARD_MODEL, base.options(med_config=None, tokenizer=None, vision_heads=None),
+        _DESCRIPTION, _CITATION,
+        'reward = evaluate.load("evaluate_modules/imagereward")',
+        urls=("https://arxiv.org/abs/2304.05977", "https://github.com/THUDM/ImageReward"),
+        prompts="one non-empty prompt per image (repeats allowed: one reward per pair).",
+        scores="one reward per image, in input order.", batch_size=16, batch="images per forward pass.")

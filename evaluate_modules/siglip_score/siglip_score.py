@@ -1,7 +1,6 @@
 """SigLIP score as an `evaluate` metric: a thin wrapper over ``scorers.embedding.SigLIPScore`` and the shared runner."""
-import evaluate
 import scorers.evaluate_base as base
-from scorers.embedding import HESSEL_W, SigLIPScore
+from scorers.embedding import SigLIPScore
 
 _CITATION = """\
 @inproceedings{zhai2023siglip,
@@ -18,35 +17,14 @@ CLIPScore, plus SigLIP's own match probability sigmoid(cos * exp(t) + b) with th
 and bias b. The config name is a transformers SigLIP checkpoint (default "google/siglip-so400m-patch14-384").
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    images (`list` of PIL images or paths): the images.
-    prompts (`list` of `str`): one non-empty prompt per image.
-    form (`str`, defaults to "paper"): "paper" max(cos, 0); "cosine"; "hessel" w*max(cos, 0); "x100" 100*max(cos, 0).
-    w (`float`, defaults to 2.5): weight of form "hessel".
-    batch_size (`int`, defaults to 32): images per forward pass.
-Returns:
-    scores (`list` of `float`): one score per image, in input order.
-    mean (`float`): their mean.
-    siglip_probability (`list` of `float`): the sigmoid match probability per image.
-Examples:
-    >>> siglip = evaluate.load("evaluate_modules/siglip_score")
-    >>> out = siglip.compute(images=["cat.jpg"], prompts=["a photo of a cat"])
-    >>> sorted(out)
-    ['mean', 'scores', 'siglip_probability']
-"""
 
-
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class SiglipScore(base.ScorerMetric):
     """SigLIP score and match probability per image, and the mean score."""
 
-    default_model = "google/siglip-so400m-patch14-384"
-    options = {"device": None, "precision": "fp32"}
-    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
-    reference_urls = ("https://arxiv.org/abs/2303.15343", "https://huggingface.co/google/siglip-so400m-patch14-384")
-    default_batch_size = 32
-    compute_options = {"form": "paper", "w": HESSEL_W}
-
-    def build_scorer(self, model, **options):
-        return SigLIPScore(model, **options)
+    spec = base.Spec(
+        SigLIPScore, "google/siglip-so400m-patch14-384", base.options(), _DESCRIPTION, _CITATION,
+        'siglip = evaluate.load("evaluate_modules/siglip_score")',
+        urls=("https://arxiv.org/abs/2303.15343", "https://huggingface.co/google/siglip-so400m-patch14-384"),
+        forms=base.EMBEDDING_FORMS, args=base.EMBEDDING_FORMS_DOC, batch_size=32, batch="images per forward pass.",
+        returns="siglip_probability (`list` of `float`): the sigmoid match probability per image.\n",
+        example_keys=("mean", "scores", "siglip_probability"))

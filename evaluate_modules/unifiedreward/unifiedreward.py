@@ -1,5 +1,4 @@
 """UnifiedReward-2.0 pointwise as an `evaluate` metric: a thin wrapper over ``scorers.judges.unifiedreward``."""
-import evaluate
 import scorers.evaluate_base as base
 from scorers.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL, UNIFIEDREWARD_PROMPT, UnifiedRewardScorer
 
@@ -19,32 +18,16 @@ the model: a local chat VLM checkpoint (default CodeGoat24/UnifiedReward-2.0-qwe
 one (vLLM, SGLang...) with `api_base=`.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    images (`list` of PIL images or paths): the images.
-    prompts (`list` of `str`): one non-empty prompt per image.
-Returns:
-    scores (`list` of `float`): the Alignment rating (1-5) per image (NaN for an unreadable reply).
-    mean (`float`): their mean over readable replies.
-Examples:
-    >>> ur = evaluate.load("evaluate_modules/unifiedreward", config_name="openai:UnifiedReward",
-    ...                    api_base="http://localhost:8000/v1")
-    >>> out = ur.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
-    >>> sorted(out)
-    ['mean', 'scores']
-"""
 
-
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Unifiedreward(base.ScorerMetric):
     """UnifiedReward-2.0 Alignment rating per image and its mean."""
 
-    default_model = DEFAULT_UNIFIEDREWARD_MODEL
-    options = {"vqa_backend": "chat_vlm", "device": None, "precision": None, "max_new_tokens": 256,
-               "template": UNIFIEDREWARD_PROMPT, "api_base": None, "max_concurrency": None, "timeout": None,
-               "max_retries": None}
-    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
-    reference_urls = ("https://arxiv.org/abs/2503.05236", "https://github.com/CodeGoat24/UnifiedReward")
-
-    def build_scorer(self, model, **options):
-        return UnifiedRewardScorer(model=model, **{k: v for k, v in options.items() if v is not None})
+    spec = base.Spec(
+        UnifiedRewardScorer, DEFAULT_UNIFIEDREWARD_MODEL, base.options(
+            precision=None, served=True, vqa_backend="chat_vlm", max_new_tokens=256, template=UNIFIEDREWARD_PROMPT),
+        _DESCRIPTION, _CITATION,
+        ('ur = evaluate.load("evaluate_modules/unifiedreward", config_name="openai:UnifiedReward",\n'
+         '                   api_base="http://localhost:8000/v1")'),
+        urls=("https://arxiv.org/abs/2503.05236", "https://github.com/CodeGoat24/UnifiedReward"),
+        scores="the Alignment rating (1-5) per image (NaN for an unreadable reply).",
+        mean="their mean over readable replies.", example_inputs=base.TS2_INPUTS)

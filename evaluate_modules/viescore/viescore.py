@@ -1,8 +1,6 @@
 """VIEScore as an `evaluate` metric: a thin wrapper over ``scorers.judges.viescore.VIEScorer`` and the shared runner."""
-import evaluate
 import scorers.evaluate_base as base
-from scorers.judges.viescore import DEFAULT_VIESCORE_MODEL
-from scorers.judges.viescore import VIEScorer
+from scorers.judges.viescore import DEFAULT_VIESCORE_MODEL, VIEScorer
 
 _CITATION = """\
 @inproceedings{ku2024viescore,
@@ -23,37 +21,19 @@ VLM (default llava-hf/llava-1.5-7b-hf) or "openai:MODEL" for a model served behi
 SGLang, OpenAI; pass api_base=...).
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    images (`list` of PIL images or paths): the images.
-    prompts (`list` of `str`): one non-empty prompt per image.
-    batch_size (`int`, defaults to 8): images per scorer call.
-Returns:
-    scores (`list` of `float`): SC / 10 per image, or with output="overall" sqrt(SC x PQ) / 10, in [0, 1] (NaN for
-        an unreadable reply).
-    mean (`float`): their mean over readable replies.
-    viescore_sc, viescore_pq (`list` of `float`, output="overall" only): SC / 10 and PQ / 10 (None when unreadable).
-Examples:
-    >>> viescore = evaluate.load("evaluate_modules/viescore", config_name="openai:Qwen/Qwen2-VL-7B-Instruct",
-    ...                          api_base="http://localhost:8000/v1")
-    >>> out = viescore.compute(images=["images/000-00.jpg"], prompts=["A Christmas tree with lights and teddy bear"])
-    >>> sorted(out)
-    ['mean', 'scores']
-"""
 
-
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Viescore(base.ScorerMetric):
     """VIEScore per image and its mean."""
 
-    default_model = DEFAULT_VIESCORE_MODEL
-    options = {"vqa_backend": "chat_vlm", "device": None, "precision": None, "max_new_tokens": 256,
-               "output": "sc", "prompt": "paper",
-               "template": None, "pq_template": None, "api_base": None, "max_concurrency": None, "timeout": None,
-               "max_retries": None}
-    description, citation, kwargs_description = _DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION
-    reference_urls = ("https://arxiv.org/abs/2312.14867", "https://github.com/TIGER-AI-Lab/VIEScore")
-
-    def build_scorer(self, model, **options):
-        # served-model options left unset (None) keep the client's defaults and do not reach local models
-        return VIEScorer(model=model, **{k: v for k, v in options.items() if v is not None})
+    spec = base.Spec(
+        VIEScorer, DEFAULT_VIESCORE_MODEL, base.options(
+            precision=None, served=True, vqa_backend="chat_vlm", max_new_tokens=256, output="sc", prompt="paper",
+            template=None, pq_template=None),
+        _DESCRIPTION, _CITATION,
+        ('viescore = evaluate.load("evaluate_modules/viescore", config_name="openai:Qwen/Qwen2-VL-7B-Instruct",\n'
+         '                         api_base="http://localhost:8000/v1")'),
+        urls=("https://arxiv.org/abs/2312.14867", "https://github.com/TIGER-AI-Lab/VIEScore"),
+        scores="SC / 10 per image, or with output=\"overall\" sqrt(SC x PQ) / 10, in [0, 1] (NaN for\n"
+               "        an unreadable reply).", mean="their mean over readable replies.",
+        returns='viescore_sc, viescore_pq (`list` of `float`, output="overall" only): SC / 10 and PQ / 10 (None when '
+                'unreadable).\n', example_inputs=base.TS2_INPUTS)

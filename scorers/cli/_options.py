@@ -15,8 +15,18 @@ from ..qga.matching import YES_RULES  # numpy only
 from ._validate import bootstrap_count, count, seconds
 from .answers import YES_RULE_HELP
 
-__all__ = ["BARE", "DATA_DIR_HELP", "SEGS_HELP", "VARIANT_HELP", "release_or_given", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
+__all__ = ["BARE", "add_command", "DATA_DIR_HELP", "SEGS_HELP", "VARIANT_HELP", "release_or_given", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
            "lower_is_better_columns", "model_options", "print_usage"]
+
+
+def add_command(subparsers: argparse._SubParsersAction, name: str, handler, *, help: str) -> argparse.ArgumentParser:
+    """The sub-command ``name``, run as ``handler(args)``: ``ts2 --help`` lists it with ``help``, and ``ts2 NAME
+    --help`` shows the handler's docstring as its description (one text for both readers, as click does).
+
+    The handler imports what it runs when it runs, so building the parser (``ts2 --help``) imports none of it."""
+    parser = subparsers.add_parser(name, help=help, description=inspect.getdoc(handler))
+    parser.set_defaults(handler=handler)
+    return parser
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

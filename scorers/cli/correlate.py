@@ -11,17 +11,13 @@ from ..agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is importe
 from ..formatting import MISSING, format_number
 from ._format import _grid
 from ._validate import bootstrap_count, confidence, count
-from ._options import add_n_bootstrap_argument, add_orientation_arguments
+from ._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "correlate",
-        help="agreement of metric scores with human ratings (correlations, tie-calibrated pairwise accuracy)",
-        description="Correlate metric columns with human ratings, pooled or grouped by prompt or T2I model, with "
-                    "bootstrap intervals. RATINGS is a CSV/Parquet table, a TIFA-format JSON, a GenAI-Bench Parquet "
-                    "or the name 'tifa160' (downloaded once into the Hugging Face cache).",
-    )
+    parser = add_command(subparsers, "correlate", run_correlate,
+                         help="agreement of metric scores with human ratings (correlations, tie-calibrated "
+                              "pairwise accuracy)")
     parser.add_argument("ratings", metavar="RATINGS", help="ratings table (.csv/.parquet/.json) or 'tifa160'")
     parser.add_argument("--human", action="append", required=True, metavar="COL",
                         help="human rating column; repeat (or comma-separate) for several raters: they are averaged "
@@ -43,7 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, seed, package "
                                                            "version, the ratings file's sha256 (ts2 meta --from "
                                                            "RESULT_JSON re-prints it)")
-    parser.set_defaults(handler=run_correlate)
 
 
 def _split(values: list[str]) -> list[str]:
@@ -51,6 +46,11 @@ def _split(values: list[str]) -> list[str]:
 
 
 def run_correlate(args: argparse.Namespace) -> int:
+    """Correlate metric columns with human ratings, pooled or grouped by prompt or T2I model, with bootstrap
+    intervals. RATINGS is a CSV/Parquet table, a TIFA-format JSON, a GenAI-Bench Parquet or the name 'tifa160'
+    (downloaded once into the Hugging Face cache).
+    """
+
     from ..ratings import correlate_frame, read_ratings
 
     coefficients = _split([args.coefficients])

@@ -1,4 +1,4 @@
-"""``ts2 demo``: run the interactive Gradio demo (leaderboard, SEG explorer, score your image) on 127.0.0.1.
+"""``ts2 demo``: run the interactive Gradio demo (leaderboard, SEG explorer, score your image, report card) on 127.0.0.1.
 
 The app itself is ``scorers.demo`` (installed with the package; the Hugging Face Space's ``examples/space/app.py``
 imports the same package); this command only resolves its settings and launches it.
@@ -8,18 +8,12 @@ from __future__ import annotations
 import argparse
 import os
 
+from ._options import add_command
 from ._validate import number, port
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    demo = subparsers.add_parser(
-        "demo",
-        help="run the interactive Gradio demo on 127.0.0.1",
-        description="Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer, a "
-                    "score-your-image tab and a report-card tab (ts2 card's JSON). Tables default to --data-dir, "
-                    "then the TS2 release: $TS2_DATA (a local copy), the Hugging Face cache, or one pinned, "
-                    "verified download; images then come from the release's Hub dataset.",
-    )
+    demo = add_command(subparsers, "demo", run_demo, help="run the interactive Gradio demo on 127.0.0.1")
     demo.add_argument("--data-dir", help="TS2 data dir (metadata.csv, images/, optionally released_scores.csv)")
     demo.add_argument("--scores-csv", help="released per-image scores (row-aligned with the metadata)")
     demo.add_argument("--metadata", help="metadata.csv (default: the data dir's, beside its released_scores.csv, "
@@ -36,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--share", action="store_true",
                       help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
                            "network, and anyone with the link can use the demo)")
-    demo.set_defaults(handler=run_demo)
 
 
 def _load_demo():
@@ -67,6 +60,10 @@ def check_port_free(host: str, port: int) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    """Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer, a score-your-image tab and a
+    report-card tab (ts2 card's JSON). Tables default to --data-dir, then the TS2 release: $TS2_DATA (a local copy),
+    the Hugging Face cache, or one pinned, verified download; images then come from the release's Hub dataset.
+    """
     check_port_free(args.host, args.port)
     space = _load_demo()
     settings = {"max_upload_mb": args.max_upload_mb}

@@ -6,17 +6,13 @@ import json
 import os
 import sys
 
-from ._options import (DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_n_bootstrap_argument,
+from ._options import (DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_command, add_n_bootstrap_argument,
                        add_orientation_arguments, lower_is_better_columns, release_or_given)
 from ._validate import count, input_dir, input_file, seg_spec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    meta = subparsers.add_parser(
-        "meta",
-        help="rank/sep/delta of per-image scores",
-        description="TS2 meta-metrics of one or more score columns of a per-image scores CSV.",
-    )
+    meta = add_command(subparsers, "meta", run_meta, help="rank/sep/delta of per-image scores")
     meta.add_argument("scores", nargs="?", type=input_file, metavar="SCORES",
                       help="per-image scores CSV: joined with --metadata on seg_id + file_name (or image_id) when it "
                            "has them, in any row order; a table without keys is paired by row position (the output "
@@ -39,7 +35,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                           "package version, inputs' sha256, scorer config")
     meta.add_argument("--from", dest="from_result", metavar="RESULT_JSON",
                       help="re-print a result saved with --out (and whether its inputs changed); nothing is computed")
-    meta.set_defaults(handler=run_meta)
 
 
 #: ``ts2 meta`` shows progress (stderr) from this many score columns on; a large file's read is announced too
@@ -48,6 +43,7 @@ ANNOUNCE_READ_BYTES = 50 * 1024 * 1024
 
 
 def run_meta(args: argparse.Namespace) -> int:
+    """TS2 meta-metrics of one or more score columns of a per-image scores CSV."""
     if args.from_result is not None:
         from ._saved import load_result, reprint
 

@@ -5,19 +5,14 @@ import argparse
 import json
 from pathlib import Path
 
-from ._options import add_n_bootstrap_argument, add_orientation_arguments
+from ._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
 from ._validate import count, input_dir, input_file, output_dir, seg_spec
 from ._options import DATA_DIR_HELP, SEGS_HELP, release_or_given
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "report",
-        help="leaderboard tables (md/tex/csv) and figures (png/pdf/svg) from per-image scores",
-        description="Write a Table-2-style leaderboard (rank/sep/delta x Avg/Synth/Nat/Real, best in bold, bootstrap "
-                    "intervals) as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, "
-                    "per-SEG histograms, metric-by-metric correlation heatmap and one SEG's error graph.",
-    )
+    parser = add_command(subparsers, "report", run_report,
+                         help="leaderboard tables (md/tex/csv) and figures (png/pdf/svg) from per-image scores")
     parser.add_argument("scores", nargs="+", type=input_file,
                         help="per-image scores CSV(s); columns of several files are combined")
     parser.add_argument("--metadata", type=input_file,
@@ -57,10 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     human.add_argument("--human-group-by", choices=["none", "item", "system"], default="none",
                        help="grouping of the human-agreement coefficients (default none)")
     human.add_argument("--offline", action="store_true", help="--ratings tifa160: Hugging Face cache only")
-    parser.set_defaults(handler=run_report)
 
 
 def run_report(args: argparse.Namespace) -> int:
+    """Write a Table-2-style leaderboard (rank/sep/delta x Avg/Synth/Nat/Real, best in bold, bootstrap intervals)
+    as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, per-SEG histograms,
+    metric-by-metric correlation heatmap and one SEG's error graph.
+    """
     try:
         from ..report import write_report
         from ..report.costs import parse_flops_overrides

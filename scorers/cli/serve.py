@@ -3,19 +3,14 @@ from __future__ import annotations
 
 import argparse
 
+from ._options import add_command
 from ._validate import count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "serve",
-        help="serve rewards over HTTP (POST /score, JSON + base64 images) on Ray Serve, with dynamic batching",
-        description="A reward service on Ray Serve (the ray extra): POST /score with JSON {\"prompts\": [...], "
-                    "\"images\": [base64 PNG/JPEG, ...]} answers {\"rewards\": [...], \"components\": {...}, "
-                    "\"timing\": {...}}. Concurrent requests are batched into one forward. Never unpickles; "
-                    "requests are size-limited; binds 127.0.0.1 unless --host says otherwise. Client: "
-                    "scorers.rewards.RemoteReward(URL).",
-    )
+    parser = add_command(subparsers, "serve", run_serve,
+                         help="serve rewards over HTTP (POST /score, JSON + base64 images) on Ray Serve, with "
+                              "dynamic batching")
     parser.add_argument("rewards", nargs="+", metavar="SCORER[=WEIGHT]",
                         help="reward(s) to serve, e.g. pickscore or pickscore=1 hpsv2=0.5 (weighted sum)")
     parser.add_argument("--model", action="append", default=[], metavar="[SCORER=]MODEL",
@@ -31,7 +26,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--token-env", metavar="VAR",
                         help="require `Authorization: Bearer $VAR` on every request (the token is never logged)")
     parser.add_argument("--num-gpus", type=float, default=0, help="GPUs for the service's replica")
-    parser.set_defaults(handler=run_serve)
 
 
 def parse_rewards(items: list[str], models: list[str]):
@@ -58,6 +52,12 @@ def parse_rewards(items: list[str], models: list[str]):
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    """A reward service on Ray Serve (the ray extra): POST /score with JSON {"prompts": [...], "images": [base64
+    PNG/JPEG, ...]} answers {"rewards": [...], "components": {...}, "timing": {...}}. Concurrent requests are
+    batched into one forward. Never unpickles; requests are size-limited; binds 127.0.0.1 unless --host says
+    otherwise. Client: scorers.rewards.RemoteReward(URL).
+    """
+
     from ..serve import Limits, serve_rewards
 
     weights, model = parse_rewards(args.rewards, args.model)

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from ._options import add_command
 from ._validate import bootstrap_count, count, output_dir
 
 
@@ -59,11 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--overwrite", action="store_true", help="replace an existing export in --out")
     export.set_defaults(handler=_export)
 
-    generate = actions.add_parser(
-        "generate", help="generate images for the prompts with a diffusers pipeline (resumable, seeded)",
-        description="Images OUT/<text_id>.png (or OUT/<text_id>/<k>.png with --images-per-prompt K > 1). Existing "
-                    "images are skipped; each image has its own seed, so batching and processes never change it. "
-                    "Multi-GPU: accelerate launch $(which ts2) tifa-bench generate ...")
+    generate = add_command(actions, "generate", _generate,
+                           help="generate images for the prompts with a diffusers pipeline (resumable, seeded)")
     _data_options(generate)
     generate.add_argument("--pipeline", required=True, help="diffusers pipeline: Hub name or local folder")
     generate.add_argument("--out", required=True, help="image folder")
@@ -79,14 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     generate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                           help="extra pipeline call argument (repeatable; JSON values), e.g. negative_prompt=...")
     generate.add_argument("--no-progress", action="store_true", help="no progress bar")
-    generate.set_defaults(handler=_generate)
 
-    score = actions.add_parser(
-        "score", help="TIFA-score a folder of generated images (per question, resumable, accelerate)",
-        description="Asks every TIFA v1.0 question of each image with a VQA model through the runner (batching, "
-                    "crash-safe cache in OUT/cache, resume, accelerate launch). Writes OUT/questions.csv (one row "
-                    "per image x question), OUT/images.csv, OUT/missing.csv (texts without an image) and "
-                    "OUT/run.json.")
+    score = add_command(actions, "score", _score,
+                        help="TIFA-score a folder of generated images (per question, resumable, accelerate)")
     _data_options(score)
     score.add_argument("--images", required=True, help="folder of <text_id>.png or <text_id>/<k>.png")
     score.add_argument("--out", required=True, type=output_dir, help="output folder")
@@ -106,7 +99,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from ._options import add_model_options
 
     add_model_options(score)  # --sbert, --yes-rule and the served-model options: the same as `ts2 score`
-    score.set_defaults(handler=_score)
 
     report = actions.add_parser(
         "report", help="TIFA Table 4 (md/tex/csv), per-category chart and paired comparisons of several models")
@@ -151,6 +143,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    """Images OUT/<text_id>.png (or OUT/<text_id>/<k>.png with --images-per-prompt K > 1). Existing images are
+    skipped; each image has its own seed, so batching and processes never change it. Multi-GPU: accelerate launch
+    $(which ts2) tifa-bench generate ...
+    """
     from ..runner import finish, process_state
     from ..tifa_bench.generate import generate_images, load_pipeline
     from .score import parse_options
@@ -173,6 +169,10 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    """Asks every TIFA v1.0 question of each image with a VQA model through the runner (batching, crash-safe cache
+    in OUT/cache, resume, accelerate launch). Writes OUT/questions.csv (one row per image x question),
+    OUT/images.csv, OUT/missing.csv (texts without an image) and OUT/run.json.
+    """
     from ..runner import finish, process_state
     from ..tifa_bench.image_scoring import score_images
     from ._options import model_options, print_usage

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..cache import ScoreCache, item_stamp
-from ..runner import RunResult, _call, _open_rgb, assemble_result, check_run_options
+from ..runner import RunResult, _call, _open_rgb, assemble_result, check_run_inputs
 
 __all__ = ["RayScorer", "ensure_ray", "run_ray"]
 
@@ -150,15 +150,7 @@ def run_ray(
     fast_stamp: bool = False,
 ) -> RunResult:
     """:func:`scorers.runner.run`'s contract on Ray Data actors (see the module docstring)."""
-    from ..checks import check_pairs
-
-    check_run_options(batch_size=batch_size, num_workers=num_workers, on_error=on_error)
-    check_pairs(images, prompts, keys=keys if keys is not None else range(len(images)), nonempty=True)
-    keys = [str(k) for k in (keys if keys is not None else range(len(images)))]
-    if len(set(keys)) != len(keys):
-        seen: set[str] = set()
-        duplicate = next(k for k in keys if k in seen or seen.add(k))
-        raise ValueError(f"item key {duplicate!r} appears more than once; keys must identify items uniquely")
+    keys = check_run_inputs(images, prompts, keys, batch_size=batch_size, num_workers=num_workers, on_error=on_error)
     if jpeg_draft and scorer.has_loader:
         raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {scorer.name!r} reads images with its own "
                          "image_loader (e.g. decode='device')")

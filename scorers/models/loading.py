@@ -17,7 +17,7 @@ import re
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "hub_cache_dir", "hub_reachable", "model_source"]
+__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "hub_cache_dir", "hub_reachable", "model_source"]
 
 #: seconds to wait for the Hub's first answer before treating it as unreachable
 PROBE_TIMEOUT_S = 3.0
@@ -52,8 +52,8 @@ def hub_reachable() -> bool:
     return _reachable[endpoint]
 
 
-def _cached_snapshot(repo_id: str, files: Sequence[str]) -> str | None:
-    """The cached snapshot folder of ``repo_id`` when one of ``files`` is in the Hub cache, else ``None``."""
+def cached_file(repo_id: str, files: Sequence[str]) -> str | None:
+    """The path of the first of ``files`` of ``repo_id`` that is in the Hub cache, else ``None``."""
     from huggingface_hub import try_to_load_from_cache
 
     for name in files:
@@ -62,8 +62,14 @@ def _cached_snapshot(repo_id: str, files: Sequence[str]) -> str | None:
         except Exception:  # an id the Hub would reject: not cached
             return None
         if isinstance(found, str):
-            return os.path.dirname(found)
+            return found
     return None
+
+
+def _cached_snapshot(repo_id: str, files: Sequence[str]) -> str | None:
+    """The cached snapshot folder of ``repo_id`` when one of ``files`` is in the Hub cache, else ``None``."""
+    found = cached_file(repo_id, files)
+    return None if found is None else os.path.dirname(found)
 
 
 def _looks_like_path(name: str) -> bool:

@@ -14,7 +14,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from .loading import PROBE_TIMEOUT_S, ModelLoadError, hub_cache_dir, hub_reachable
+from .loading import PROBE_TIMEOUT_S, ModelLoadError, cached_file, hub_cache_dir, hub_reachable
 
 __all__ = ["builtin_weights", "hpsv2_checkpoint", "random_weights_error"]
 
@@ -39,19 +39,6 @@ def _hub_files(cfg: dict) -> tuple[str, tuple[str, ...]] | None:
     parts = hub.split("/")
     repo, filename = "/".join(parts[:2]), "/".join(parts[2:])
     return repo, ((filename,) if filename else _WEIGHT_FILES)
-
-
-def _cached(repo: str, files: tuple[str, ...]) -> str | None:
-    from huggingface_hub import try_to_load_from_cache
-
-    for name in files:
-        try:
-            found = try_to_load_from_cache(repo, name)
-        except Exception:  # an id the Hub would reject: not cached
-            return None
-        if isinstance(found, str):
-            return found
-    return None
 
 
 @contextmanager
@@ -88,7 +75,7 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
         hub = _hub_files(cfg)
         if hub is not None:
             repo, files = hub
-            cached = _cached(repo, files)
+            cached = cached_file(repo, files)
             if constants.is_offline_mode() or not hub_reachable():
                 if cached is None:
                     why = ("HF_HUB_OFFLINE=1 is set" if constants.is_offline_mode() else

@@ -26,6 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..checks import check_choice
+
 __all__ = ["ACCUMULATE", "GATING", "check_gating", "dsg_passed", "dsg_score"]
 
 ACCUMULATE = ("dsg", "tifa")
@@ -34,9 +36,7 @@ GATING = ("ancestors", "parents")
 
 
 def check_gating(gating: str) -> str:
-    if gating not in GATING:
-        raise ValueError(f"dsg_gating must be one of {GATING}, got {gating!r}")
-    return gating
+    return check_choice("dsg_gating", gating, GATING)
 
 
 def dsg_passed(correct: Sequence[bool], parents: Sequence[Sequence[int]], gating: str = "ancestors") -> np.ndarray:
@@ -64,8 +64,7 @@ def dsg_passed(correct: Sequence[bool], parents: Sequence[Sequence[int]], gating
 def dsg_score(correct: Sequence[bool], parents: Sequence[Sequence[int]], accumulate: str = "dsg",
               gating: str = "ancestors") -> float:
     """One image's DSG score (see the module docstring for ``accumulate`` and ``gating``)."""
-    if accumulate not in ACCUMULATE:
-        raise ValueError(f"accumulate must be one of {ACCUMULATE}, got {accumulate!r}")
+    check_choice("accumulate", accumulate, ACCUMULATE)
     check_gating(gating)
     values = np.asarray(correct, dtype=bool)
     if values.size == 0:

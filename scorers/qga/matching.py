@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from .questions import is_yes_no
+from ..checks import check_choice
 
 __all__ = ["DEFAULT_SBERT", "YES_RULES", "AnswerMatcher", "clean_answer", "is_blank", "yes_no_by_release",
            "yes_no_by_word"]
@@ -60,9 +61,7 @@ def yes_no_by_release(answer: str) -> str:
 
 
 def check_yes_rule(yes_rule: str) -> str:
-    if yes_rule not in YES_RULES:
-        raise ValueError(f"yes_rule must be one of {YES_RULES}, got {yes_rule!r}")
-    return yes_rule
+    return check_choice("yes_rule", yes_rule, YES_RULES)
 
 
 class AnswerMatcher:

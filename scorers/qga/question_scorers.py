@@ -20,6 +20,7 @@ from .dsg import ACCUMULATE, check_gating
 from .matching import DEFAULT_SBERT, AnswerMatcher, check_yes_rule
 from .questions import QuestionSet, read_question_set
 from .records import build_records, image_scores
+from ..checks import check_choice
 
 __all__ = ["DEFAULT_VQA_MODEL", "DSGScorer", "QuestionScorer", "TIFAScorer"]
 
@@ -57,8 +58,7 @@ class QuestionScorer:
                              "QuestionSet (see scorers.qga.questions / scorers.qga.generation)")
         # a QuestionSet, or any source with the same lookup (e.g. generation.OnDemandQuestions for new prompts)
         self.questions = questions if hasattr(questions, "lookup") else read_question_set(questions, self.rule)
-        if accumulate not in ACCUMULATE:
-            raise ValueError(f"accumulate must be one of {ACCUMULATE}, got {accumulate!r}")
+        check_choice("accumulate", accumulate, ACCUMULATE)
         self.accumulate = accumulate
         # dsg_gating (DSG only): "ancestors" (default, TS2) or "parents" (official DSG code); see scorers.qga.dsg
         if dsg_gating is not None and self.rule != "dsg":

@@ -20,6 +20,7 @@ from .dsg import dsg_passed, dsg_score
 from .matching import AnswerMatcher, clean_answer, is_blank
 from .questions import Question
 from .tifa import is_correct, tifa_score
+from ..checks import check_choice
 
 __all__ = ["ON_BLANK", "RULES", "build_records", "check_on_blank", "image_scores"]
 
@@ -28,9 +29,7 @@ ON_BLANK = ("wrong", "error")
 
 
 def check_on_blank(on_blank: str) -> str:
-    if on_blank not in ON_BLANK:
-        raise ValueError(f"on_blank must be one of {ON_BLANK}, got {on_blank!r}")
-    return on_blank
+    return check_choice("on_blank", on_blank, ON_BLANK)
 
 
 def build_records(
@@ -44,8 +43,7 @@ def build_records(
 ) -> pd.DataFrame:
     """Records for items ``0..n-1``: ``questions[i]`` asked of item i, ``answers[i]`` its free-form answers
     (``on_blank``: see the module docstring)."""
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    check_choice("rule", rule, RULES)
     check_on_blank(on_blank)
     if len(questions) != len(answers):
         raise ValueError(f"got question lists for {len(questions)} items but answers for {len(answers)}")
@@ -104,8 +102,7 @@ def image_scores(records: pd.DataFrame, n_items: int, *, rule: str = "tifa", acc
                  dsg_gating: str = "ancestors") -> np.ndarray:
     """Per-item scores (NaN for an item without records): TIFA's fraction correct or DSG's dependency-aware score
     (``dsg_gating``: see :mod:`scorers.qga.dsg`)."""
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    check_choice("rule", rule, RULES)
     scores = np.full(n_items, np.nan)
     correct = records["correct"].to_numpy(dtype=bool)
     for item, index in records.groupby("item", sort=False).indices.items():

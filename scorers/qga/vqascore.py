@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..checks import check_pairs
+from ..checks import check_choice, check_pairs
 from .question_scorers import resolve_backend
 
 __all__ = ["PROMPT_STYLES", "VQASCORE_TEMPLATE", "VQAScorer", "styled_backend", "vqascore_question",
@@ -62,8 +62,7 @@ def styled_backend(backend: Any, prompt_style: str) -> Any:
     """``backend`` itself for the default style; for ``"t2v_metrics"`` a shallow copy (same model) that renders the
     t2v_metrics prompt: LLaVA's (backends with a ``prompt_style``), else no system prompt (backends with a
     ``system_prompt``: local chat VLMs, served models)."""
-    if prompt_style not in PROMPT_STYLES:
-        raise ValueError(f"prompt_style must be one of {PROMPT_STYLES}, got {prompt_style!r}")
+    check_choice("prompt_style", prompt_style, PROMPT_STYLES)
     if prompt_style == "short_answer":
         return backend
     styled = copy.copy(backend)
@@ -83,8 +82,7 @@ class VQAScorer:
     def __init__(self, *, backend: Any = None, model: str | None = None, vqa_backend: str = "auto",
                  device: Any = None, precision: str | None = None, batch_size: int | None = None,
                  template: str = VQASCORE_TEMPLATE, name: str = "vqa_score", prompt_style: str = "short_answer"):
-        if prompt_style not in PROMPT_STYLES:
-            raise ValueError(f"prompt_style must be one of {PROMPT_STYLES}, got {prompt_style!r}")
+        check_choice("prompt_style", prompt_style, PROMPT_STYLES)
         self.backend = styled_backend(resolve_backend(backend, model, device, precision, batch_size, vqa_backend),
                                       prompt_style)
         if not hasattr(self.backend, "yes_probability") and not hasattr(self.backend, "first_token_logprobs"):

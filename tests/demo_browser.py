@@ -1,0 +1,46 @@
+"""What the demo's browser tests share: the app served in-process on a free loopback port, and a headless Debian
+Chromium page (Playwright) opened on its leaderboard."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+#: screenshots (gitignored)
+ARTIFACTS = REPO / "artifacts" / "demo"
+TIMEOUT_MS = 30_000
+
+
+@contextlib.contextmanager
+def served_app(config):
+    """The demo of ``config`` launched on a free 127.0.0.1 port; yields its URL, closes it on exit."""
+    from scorers.demo import build_app, launch_kwargs
+
+    demo = build_app(config)
+    port = free_port()
+    demo.launch(prevent_thread_lock=True, quiet=True, **launch_kwargs(config, port=port))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@contextlib.contextmanager
+def leaderboard_page(url: str):
+    """A Chromium tab on ``url``, once its leaderboard has rendered a cell."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        tab = browser.new_page(viewport={"width": 1280, "height": 1000})
+        tab.set_default_timeout(TIMEOUT_MS)
+        tab.goto(url)
+        tab.wait_for_selector("#leaderboard [data-testid='cell-0-1']")
+        try:
+            yield tab
+        finally:
+            browser.close()
