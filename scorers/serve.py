@@ -14,6 +14,7 @@ otherwise. With ``token_env`` naming a set environment variable, every request n
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -100,7 +101,12 @@ def _deployment_class():
                      token_sha256: str | None):
             from .rewards import load
 
+            from concurrent.futures import ThreadPoolExecutor
+
             self.reward = load(weights, model=model, device="cpu" if not _has_cuda() else None)
+            # the forward runs on this one thread, off the event loop: requests arriving meanwhile are read, decoded
+            # and queued, and the next batch takes them all at once (serve.batch runs one batch at a time)
+            self._forward_thread = ThreadPoolExecutor(1, thread_name_prefix="ts2-forward")
             self.limits, self.token_sha256 = Limits(**limits), token_sha256
             self.score_batch.set_max_batch_size(max_batch_size)
             self.score_batch.set_batch_wait_timeout_s(batch_wait_s)
@@ -111,7 +117,8 @@ def _deployment_class():
             started = time.perf_counter()
             images = [im for _, ims, _ in requests for im in ims]
             prompts = [p for ps, _, _ in requests for p in ps]
-            info = self.reward.detailed(images, prompts)
+            info = await asyncio.get_running_loop().run_in_executor(self._forward_thread, self.reward.detailed,
+                                                                    images, prompts)
             self.stats["forward_calls"] += 1
             forward_s = time.perf_counter() - started
             rewards = info.rewards.detach().float().cpu().tolist()
@@ -148,8 +155,8 @@ def _deployment_class():
                 if len(body) > self.limits.max_request_bytes:
                     return JSONResponse({"error": f"request is over {self.limits.max_request_bytes} bytes "
                                                   "(the limit)"}, status_code=413)
-            try:
-                prompts, images = decode_request(bytes(body), self.limits)
+            try:  # JSON + base64 + PNG/JPEG decode on a worker thread: the event loop keeps accepting requests
+                prompts, images = await asyncio.to_thread(decode_request, bytes(body), self.limits)
             except RequestError as error:
                 return JSONResponse({"error": error.message}, status_code=error.status)
             self.stats["requests"] += 1
@@ -191,7 +198,10 @@ def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: f
         if not token:
             raise ValueError(f"--token-env {token_env}: that environment variable is not set or empty")
         token_sha256 = hashlib.sha256(token.encode()).hexdigest()
-    service = _deployment_class().options(ray_actor_options={"num_cpus": 1, "num_gpus": num_gpus})
+    # max_ongoing_requests: Serve's default (5) would cap a batch at 5 requests; room for the batch in the forward
+    # and a full one queueing behind it
+    service = _deployment_class().options(ray_actor_options={"num_cpus": 1, "num_gpus": num_gpus},
+                                          max_ongoing_requests=2 * max_batch_size)
     return service.bind(weights, model, max_batch_size, batch_wait_ms / 1000.0, asdict(limits), token_sha256)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from scorers.registry import build_scorer  # noqa: E402
 from scorers.table_readers import read_metadata  # noqa: E402
 from scorers.ts2_scoring import score_data_dir, score_table  # noqa: E402
 from tests.tiny_embed_models import tiny_models  # noqa: E402
@@ -88,7 +89,9 @@ def test_ray_rerun_after_a_crashed_driver_scores_only_the_rest(local_ray, clip_p
     assert {k for k, cached in zip(again.keys, again.from_cache) if cached} == finished
     keys = [e["key"] for e in _cache_entries(cache_dir)]
     assert len(keys) == N_IMAGES and len(set(keys)) == N_IMAGES  # each item scored exactly once over the two runs
-    _, fresh = score_table(scorer, metadata, data_dir, engine=run_ray, batch_size=8, progress=False)
+    # the reference: the default engine, uninterrupted (float32, same CPU; batch composition differs: ulps)
+    reference = build_scorer("clip_score", model=clip_path, device="cpu", **OPTIONS)
+    _, fresh = score_table(reference, metadata, data_dir, batch_size=8, num_workers=0, progress=False)
     np.testing.assert_allclose(frame["clip_score"], fresh.scores, atol=1e-6, rtol=0)
 
 

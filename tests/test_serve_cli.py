@@ -77,10 +77,10 @@ def test_ts2_serve_command_end_to_end():
     reader = threading.Thread(target=lambda: output.extend(iter(process.stdout.readline, "")), daemon=True)
     reader.start()
     try:
-        _wait_ready(process, port, output)
         images, prompts = _images(3, seed=7), ["a red square", "a red square", "two dogs in the snow"]
+        expected = load("clip_score", model=clip, device="cpu")(images, prompts).numpy()  # while the service starts
+        _wait_ready(process, port, output)
         got = RemoteReward(f"http://127.0.0.1:{port}")(images, prompts).numpy()
-        expected = load("clip_score", model=clip, device="cpu")(images, prompts).numpy()
         # PNG is lossless, so the replica sees the same pixels and runs the same float32 model on CPU; what may differ
         # is the batch composition (ulps of float32 matmuls), far below 1e-5 on CLIPScore's 0..2.5 scale
         assert got.shape == (3,)
