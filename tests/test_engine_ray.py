@@ -114,3 +114,38 @@ def test_missing_ray_is_one_line(monkeypatch, data_dir, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err and "Traceback" not in err
     assert "No module named 'ray'" in err and "install the ray extra" in err and "'.[ray]'" in err
+
+
+def test_served_vlm_judge_on_ray_equals_the_default_engine(local_ray, tmp_path):
+    """``vqa_score --model openai:NAME --api-base URL --engine ray``: each actor holds the served-model client
+    (:class:`scorers.models.openai_compat.OpenAIChat`), and the images go through the CPU decode stage as PIL pixels
+    (this scorer has no transform). The loopback server scripts P(yes) from each request's image bytes, so equal
+    scores mean the actors sent the very requests the default engine sends."""
+    import math
+
+    from PIL import Image
+
+    from tests.loopback_chat_server import ChatServer, body_hash, chat_reply
+
+    root = make_data_dir(tmp_path / "served", seg_ids=[0], image_size=16, with_questions=False)
+    for i, name in enumerate(pd.read_csv(root / "metadata.csv")["file_name"]):  # one distinct image per row
+        Image.new("RGB", (16, 16), ((i * 11) % 256, (i * 29) % 256, 200)).save(root / name)
+
+    def yes_from_image(body):
+        url = body["messages"][-1]["content"][0]["image_url"]["url"]
+        p = 0.05 + 0.9 * (int(body_hash({"u": url})[:6], 16) / 0xFFFFFF)
+        return chat_reply("Yes", top_logprobs=[{"token": "Yes", "logprob": math.log(p)},
+                                               {"token": "No", "logprob": math.log(1 - p)}])
+
+    with ChatServer(yes_from_image) as server:
+        options = {"api_base": server.url}
+        score_data_dir("vqa_score", root, tmp_path / "default.csv", model="openai:tiny", scorer_options=options,
+                       batch_size=8, num_workers=0, progress=False)
+        sent_by_default = server.posts
+        _, result = score_data_dir("vqa_score", root, tmp_path / "ray.csv", model="openai:tiny",
+                                   scorer_options=options, batch_size=8, progress=False, engine="ray",
+                                   engine_options={"workers": 1})
+    default, by_ray = pd.read_csv(tmp_path / "default.csv"), pd.read_csv(tmp_path / "ray.csv")
+    assert result.extra["engine"] == "ray" and result.computed == len(default)
+    assert server.posts - sent_by_default == len(default)  # one request per item, as the default engine
+    pd.testing.assert_frame_equal(by_ray, default)  # the same requests, the same scripted answers: exactly equal
