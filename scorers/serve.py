@@ -206,14 +206,15 @@ def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: f
 
 
 def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blocking: bool = True, name: str = "ts2",
-                  **app_options):
-    """Start Serve on ``host:port`` (a local Ray unless this process already joined one) and run the app."""
+                  address: str | None = None, **app_options):
+    """Start Serve on ``host:port`` and run the app: on the Ray this process already joined, else the cluster at
+    ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``; default ``$RAY_ADDRESS``, else a local Ray)."""
     import ray
     from ray import serve
 
     app = build_app(weights, **app_options)
     if not ray.is_initialized():
-        ray.init(include_dashboard=False, configure_logging=False)
+        ray.init(address=address, include_dashboard=False, configure_logging=False)
     serve.start(http_options={"host": host, "port": port})
     handle = serve.run(app, name=name, route_prefix="/", blocking=False)
     if blocking:
