@@ -9,9 +9,10 @@ batch shares (the regime of a GPU forward at small batch, where batching matters
 
 Each request is one 64 px PNG image + prompt (an RL rollout's single sample, the case batching is for); the clients
 are threads using :class:`scorers.rewards.RemoteReward` over loopback HTTP. The service: one replica, max batch 16,
-``--batch-wait-ms`` (default 0: requests that arrive while a forward runs are queued and form the next batch).
+``--batch-wait-ms`` (default 10, as ``ts2 serve``; with 0, only the requests that arrive while a forward runs form
+the next batch).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_serve.py [--requests 160] [--batch-wait-ms 0] [--layers 2] [--http-ceiling]
+    OMP_NUM_THREADS=1 python benchmarks/bench_serve.py [--requests 160] [--batch-wait-ms 10] [--layers 2] [--http-ceiling]
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=160, help="requests per concurrency level")
-    parser.add_argument("--batch-wait-ms", type=float, default=0.0)
+    parser.add_argument("--batch-wait-ms", type=float, default=10.0, help="as ts2 serve --batch-wait-ms (its default)")
     parser.add_argument("--layers", type=int, default=2, help="transformer layers per tower of the tiny CLIP")
     parser.add_argument("--http-ceiling", action="store_true",
                         help="also measure a no-op Serve deployment (the HTTP path's own limit)")
