@@ -241,7 +241,8 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
     # for a CPU the actors hold.
     decoded = dataset.map_batches(
         scorer.decoder.with_draft(jpeg_draft), batch_size=batch_size, batch_format="numpy",
-        num_cpus=1 if scorer.num_gpus else 0, **({} if scorer.num_gpus else {"concurrency": actors}),
+        num_cpus=1 if scorer.num_gpus else 0,
+        **({} if scorer.num_gpus else {"compute": ray.data.TaskPoolStrategy(size=actors)}),
     )
     scored = decoded.map_batches(
         _ScoreActor, batch_size=batch_size, batch_format="numpy",
