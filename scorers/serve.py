@@ -110,6 +110,9 @@ def _deployment_class():
             self.limits, self.token_sha256 = Limits(**limits), token_sha256
             self.score_batch.set_max_batch_size(max_batch_size)
             self.score_batch.set_batch_wait_timeout_s(batch_wait_s)
+            # a lone request does not wait for company: the wait applies while requests overlap (another one in
+            # flight, or the last forward merged several); serve.batch reads it when a batch's first request arrives
+            self.batch_wait_s, self.in_flight, self.last_batch_requests = batch_wait_s, 0, 0
             self.stats = {"forward_calls": 0, "requests": 0, "items": 0}
 
         @serve.batch(max_batch_size=16, batch_wait_timeout_s=0.01)
@@ -120,6 +123,7 @@ def _deployment_class():
             info = await asyncio.get_running_loop().run_in_executor(self._forward_thread, self.reward.detailed,
                                                                     images, prompts)
             self.stats["forward_calls"] += 1
+            self.last_batch_requests = len(requests)
             forward_s = time.perf_counter() - started
             rewards = info.rewards.detach().float().cpu().tolist()
             components = {n: v.detach().float().cpu().tolist() for n, v in info.components.items()}
@@ -161,7 +165,14 @@ def _deployment_class():
                 return JSONResponse({"error": error.message}, status_code=error.status)
             self.stats["requests"] += 1
             self.stats["items"] += len(prompts)
-            return JSONResponse(await self.score_batch((prompts, images, time.perf_counter())))
+            self.in_flight += 1
+            try:
+                busy = self.in_flight > 1 or self.last_batch_requests > 1
+                self.score_batch.set_batch_wait_timeout_s(self.batch_wait_s if busy else 0.0)
+                reply = await self.score_batch((prompts, images, time.perf_counter()))
+            finally:
+                self.in_flight -= 1
+            return JSONResponse(reply)
 
         def _authorised(self, request) -> bool:
             if self.token_sha256 is None:
