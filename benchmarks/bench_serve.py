@@ -12,7 +12,8 @@ are threads using :class:`scorers.rewards.RemoteReward` over loopback HTTP. The 
 ``--batch-wait-ms`` (default 10, as ``ts2 serve``; with 0, only the requests that arrive while a forward runs form
 the next batch).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_serve.py [--requests 160] [--batch-wait-ms 10] [--layers 2] [--http-ceiling]
+    OMP_NUM_THREADS=1 python benchmarks/bench_serve.py [--requests 160] [--batch-wait-ms 10] [--layers 2] \
+        [--http-ceiling]
 """
 from __future__ import annotations
 

@@ -149,3 +149,28 @@ def test_served_vlm_judge_on_ray_equals_the_default_engine(local_ray, tmp_path):
     assert result.extra["engine"] == "ray" and result.computed == len(default)
     assert server.posts - sent_by_default == len(default)  # one request per item, as the default engine
     pd.testing.assert_frame_equal(by_ray, default)  # the same requests, the same scripted answers: exactly equal
+
+
+def test_decode_stage_then_actor_in_process_keeps_order_and_reports_bad_images(clip_path, data_dir, tmp_path):
+    """The two stages' functions without Ray: a batch with an unreadable file and a missing one is decoded (errors
+    per row, the rest as arrays) and scored by the actor's code in order; the good rows equal the default engine's."""
+    from scorers.engines.ray_data import _Decoder, _ScoreActor
+    from scorers.runner import run
+
+    spec = {"name": "clip_score", "model": clip_path, "options": OPTIONS}
+    scorer = build_scorer("clip_score", model=clip_path, device="cpu", **OPTIONS)
+    metadata = read_metadata(data_dir / "metadata.csv").head(4)
+    paths = [str(data_dir / name) for name in metadata["file_name"]]
+    (tmp_path / "bad.png").write_bytes(b"not an image")
+    refs = [paths[0], str(tmp_path / "bad.png"), paths[1], str(tmp_path / "missing.png"), paths[2]]
+    prompts = [metadata["prompt"][0], "x", metadata["prompt"][1], "y", metadata["prompt"][2]]
+    batch = {"key": np.array(list("abcde"), dtype=object), "image": np.array(refs, dtype=object),
+             "prompt": np.array(prompts, dtype=object)}
+    decoded = _Decoder(scorer.image_transform)(batch)
+    assert list(decoded["kind"]) == ["tensor", "", "tensor", "", "tensor"]
+    assert "bad.png" in decoded["error"][1] and "missing.png" in decoded["error"][3]
+    out = _ScoreActor(spec)(decoded)
+    assert list(out["key"]) == list("abcde") and np.isnan(out["score"][[1, 3]]).all()
+    reference = run(scorer, paths[:3], prompts[0:1] + prompts[2:3] + prompts[4:5], batch_size=8, num_workers=0,
+                    progress=False)
+    np.testing.assert_allclose(out["score"][[0, 2, 4]], reference.scores, atol=1e-6, rtol=0)

@@ -102,10 +102,12 @@ class _Decoder:
                 items.append(np.zeros(0, dtype=np.uint8))
                 kinds.append("")
                 errors.append(f"cannot read {name}: {type(error).__name__}: {error}")
-        column = np.empty(len(items), dtype=object)
-        column[:] = items
-        return {"key": np.array(keys, dtype=object), "prompt": np.array([str(p) for p in batch["prompt"]], dtype=object),
-                "item": column, "kind": np.array(kinds, dtype=object), "error": np.array(errors, dtype=object)}
+        column = np.empty(len(items), dtype=object)  # one array per row (shapes may differ)
+        for i, item in enumerate(items):
+            column[i] = item
+        prompts = np.array([str(p) for p in batch["prompt"]], dtype=object)
+        return {"key": np.array(keys, dtype=object), "prompt": prompts, "item": column,
+                "kind": np.array(kinds, dtype=object), "error": np.array(errors, dtype=object)}
 
 
 class _ScoreActor:
