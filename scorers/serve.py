@@ -14,6 +14,7 @@ otherwise. With ``token_env`` naming a set environment variable, every request n
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -100,10 +101,18 @@ def _deployment_class():
                      token_sha256: str | None):
             from .rewards import load
 
+            from concurrent.futures import ThreadPoolExecutor
+
             self.reward = load(weights, model=model, device="cpu" if not _has_cuda() else None)
+            # the forward runs on this one thread, off the event loop: requests arriving meanwhile are read, decoded
+            # and queued, and the next batch takes them all at once (serve.batch runs one batch at a time)
+            self._forward_thread = ThreadPoolExecutor(1, thread_name_prefix="ts2-forward")
             self.limits, self.token_sha256 = Limits(**limits), token_sha256
             self.score_batch.set_max_batch_size(max_batch_size)
             self.score_batch.set_batch_wait_timeout_s(batch_wait_s)
+            # a lone request does not wait for company: the wait applies while requests overlap (another one in
+            # flight, or the last forward merged several); serve.batch reads it when a batch's first request arrives
+            self.batch_wait_s, self.in_flight, self.last_batch_requests = batch_wait_s, 0, 0
             self.stats = {"forward_calls": 0, "requests": 0, "items": 0}
 
         @serve.batch(max_batch_size=16, batch_wait_timeout_s=0.01)
@@ -111,8 +120,10 @@ def _deployment_class():
             started = time.perf_counter()
             images = [im for _, ims, _ in requests for im in ims]
             prompts = [p for ps, _, _ in requests for p in ps]
-            info = self.reward.detailed(images, prompts)
+            info = await asyncio.get_running_loop().run_in_executor(self._forward_thread, self.reward.detailed,
+                                                                    images, prompts)
             self.stats["forward_calls"] += 1
+            self.last_batch_requests = len(requests)
             forward_s = time.perf_counter() - started
             rewards = info.rewards.detach().float().cpu().tolist()
             components = {n: v.detach().float().cpu().tolist() for n, v in info.components.items()}
@@ -148,13 +159,20 @@ def _deployment_class():
                 if len(body) > self.limits.max_request_bytes:
                     return JSONResponse({"error": f"request is over {self.limits.max_request_bytes} bytes "
                                                   "(the limit)"}, status_code=413)
-            try:
-                prompts, images = decode_request(bytes(body), self.limits)
+            try:  # JSON + base64 + PNG/JPEG decode on a worker thread: the event loop keeps accepting requests
+                prompts, images = await asyncio.to_thread(decode_request, bytes(body), self.limits)
             except RequestError as error:
                 return JSONResponse({"error": error.message}, status_code=error.status)
             self.stats["requests"] += 1
             self.stats["items"] += len(prompts)
-            return JSONResponse(await self.score_batch((prompts, images, time.perf_counter())))
+            self.in_flight += 1
+            try:
+                busy = self.in_flight > 1 or self.last_batch_requests > 1
+                self.score_batch.set_batch_wait_timeout_s(self.batch_wait_s if busy else 0.0)
+                reply = await self.score_batch((prompts, images, time.perf_counter()))
+            finally:
+                self.in_flight -= 1
+            return JSONResponse(reply)
 
         def _authorised(self, request) -> bool:
             if self.token_sha256 is None:
@@ -191,19 +209,23 @@ def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: f
         if not token:
             raise ValueError(f"--token-env {token_env}: that environment variable is not set or empty")
         token_sha256 = hashlib.sha256(token.encode()).hexdigest()
-    service = _deployment_class().options(ray_actor_options={"num_cpus": 1, "num_gpus": num_gpus})
+    # max_ongoing_requests: Serve's default (5) would cap a batch at 5 requests; room for the batch in the forward
+    # and a full one queueing behind it
+    service = _deployment_class().options(ray_actor_options={"num_cpus": 1, "num_gpus": num_gpus},
+                                          max_ongoing_requests=2 * max_batch_size)
     return service.bind(weights, model, max_batch_size, batch_wait_ms / 1000.0, asdict(limits), token_sha256)
 
 
 def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blocking: bool = True, name: str = "ts2",
-                  **app_options):
-    """Start Serve on ``host:port`` (a local Ray unless this process already joined one) and run the app."""
+                  address: str | None = None, **app_options):
+    """Start Serve on ``host:port`` and run the app: on the Ray this process already joined, else the cluster at
+    ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``; default ``$RAY_ADDRESS``, else a local Ray)."""
     import ray
     from ray import serve
 
     app = build_app(weights, **app_options)
     if not ray.is_initialized():
-        ray.init(include_dashboard=False, configure_logging=False)
+        ray.init(address=address, include_dashboard=False, configure_logging=False)
     serve.start(http_options={"host": host, "port": port})
     handle = serve.run(app, name=name, route_prefix="/", blocking=False)
     if blocking:

@@ -11,6 +11,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from scorers.registry import build_scorer  # noqa: E402
 from scorers.table_readers import read_metadata  # noqa: E402
 from scorers.ts2_scoring import score_data_dir, score_table  # noqa: E402
 from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: E402,F401
@@ -52,7 +53,7 @@ def test_ray_rerun_after_a_crashed_driver_scores_only_the_rest(local_ray, clip_p
 
     metadata = read_metadata(data_dir / "metadata.csv")
     cache_dir = tmp_path / "cache"
-    scorer = RayScorer({"name": "clip_score", "model": clip_path, "options": OPTIONS}, workers=2)
+    scorer = RayScorer({"name": "clip_score", "model": clip_path, "options": OPTIONS}, workers=1)  # 1 actor: start-up
     append, calls = ShardWriter.append, []
 
     def dying_append(self, entries):
@@ -76,7 +77,9 @@ def test_ray_rerun_after_a_crashed_driver_scores_only_the_rest(local_ray, clip_p
     assert {k for k, cached in zip(again.keys, again.from_cache) if cached} == finished
     keys = [e["key"] for e in _cache_entries(cache_dir)]
     assert len(keys) == N_IMAGES and len(set(keys)) == N_IMAGES  # each item scored exactly once over the two runs
-    _, fresh = score_table(scorer, metadata, data_dir, engine=run_ray, batch_size=8, progress=False)
+    # the reference: the default engine, uninterrupted (float32, same CPU; batch composition differs: ulps)
+    reference = build_scorer("clip_score", model=clip_path, device="cpu", **OPTIONS)
+    _, fresh = score_table(reference, metadata, data_dir, batch_size=8, num_workers=0, progress=False)
     np.testing.assert_allclose(frame["clip_score"], fresh.scores, atol=1e-6, rtol=0)
 
 
@@ -99,3 +102,63 @@ def test_missing_ray_is_one_line(monkeypatch, data_dir, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err and "Traceback" not in err
     assert "No module named 'ray'" in err and "install the ray extra" in err and "'.[ray]'" in err
+
+
+def test_served_vlm_judge_on_ray_equals_the_default_engine(local_ray, tmp_path):
+    """``vqa_score --model openai:NAME --api-base URL --engine ray``: each actor holds the served-model client
+    (:class:`scorers.models.openai_compat.OpenAIChat`), and the images go through the CPU decode stage as PIL pixels
+    (this scorer has no transform). The loopback server scripts P(yes) from each request's image bytes, so equal
+    scores mean the actors sent the very requests the default engine sends."""
+    import math
+
+    from PIL import Image
+
+    from tests.loopback_chat_server import ChatServer, body_hash, chat_reply
+
+    root = make_data_dir(tmp_path / "served", seg_ids=[0], image_size=16, with_questions=False)
+    for i, name in enumerate(pd.read_csv(root / "metadata.csv")["file_name"]):  # one distinct image per row
+        Image.new("RGB", (16, 16), ((i * 11) % 256, (i * 29) % 256, 200)).save(root / name)
+
+    def yes_from_image(body):
+        url = body["messages"][-1]["content"][0]["image_url"]["url"]
+        p = 0.05 + 0.9 * (int(body_hash({"u": url})[:6], 16) / 0xFFFFFF)
+        return chat_reply("Yes", top_logprobs=[{"token": "Yes", "logprob": math.log(p)},
+                                               {"token": "No", "logprob": math.log(1 - p)}])
+
+    with ChatServer(yes_from_image) as server:
+        options = {"api_base": server.url}
+        score_data_dir("vqa_score", root, tmp_path / "default.csv", model="openai:tiny", scorer_options=options,
+                       batch_size=8, num_workers=0, progress=False)
+        sent_by_default = server.posts
+        _, result = score_data_dir("vqa_score", root, tmp_path / "ray.csv", model="openai:tiny",
+                                   scorer_options=options, batch_size=8, progress=False, engine="ray",
+                                   engine_options={"workers": 1})
+    default, by_ray = pd.read_csv(tmp_path / "default.csv"), pd.read_csv(tmp_path / "ray.csv")
+    assert result.extra["engine"] == "ray" and result.computed == len(default)
+    assert server.posts - sent_by_default == len(default)  # one request per item, as the default engine
+    pd.testing.assert_frame_equal(by_ray, default)  # the same requests, the same scripted answers: exactly equal
+
+
+def test_decode_stage_then_actor_in_process_keeps_order_and_reports_bad_images(clip_path, data_dir, tmp_path):
+    """The two stages' functions without Ray: a batch with an unreadable file and a missing one is decoded (errors
+    per row, the rest as arrays) and scored by the actor's code in order; the good rows equal the default engine's."""
+    from scorers.engines.ray_data import _Decoder, _ScoreActor
+    from scorers.runner import run
+
+    spec = {"name": "clip_score", "model": clip_path, "options": OPTIONS}
+    scorer = build_scorer("clip_score", model=clip_path, device="cpu", **OPTIONS)
+    metadata = read_metadata(data_dir / "metadata.csv").head(4)
+    paths = [str(data_dir / name) for name in metadata["file_name"]]
+    (tmp_path / "bad.png").write_bytes(b"not an image")
+    refs = [paths[0], str(tmp_path / "bad.png"), paths[1], str(tmp_path / "missing.png"), paths[2]]
+    prompts = [metadata["prompt"][0], "x", metadata["prompt"][1], "y", metadata["prompt"][2]]
+    batch = {"key": np.array(list("abcde"), dtype=object), "image": np.array(refs, dtype=object),
+             "prompt": np.array(prompts, dtype=object)}
+    decoded = _Decoder(scorer.image_transform)(batch)
+    assert list(decoded["kind"]) == ["tensor", "", "tensor", "", "tensor"]
+    assert "bad.png" in decoded["error"][1] and "missing.png" in decoded["error"][3]
+    out = _ScoreActor(spec)(decoded)
+    assert list(out["key"]) == list("abcde") and np.isnan(out["score"][[1, 3]]).all()
+    reference = run(scorer, paths[:3], prompts[0:1] + prompts[2:3] + prompts[4:5], batch_size=8, num_workers=0,
+                    progress=False)
+    np.testing.assert_allclose(out["score"][[0, 2, 4]], reference.scores, atol=1e-6, rtol=0)

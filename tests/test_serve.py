@@ -63,12 +63,12 @@ def clip_path():
 
 @pytest.fixture(scope="module")
 def service(local_ray, clip_path, monkeypatch_module):
-    """One Serve instance on loopback: app ``open`` at / (batching: up to 8 requests, 300 ms wait) and app ``locked``
+    """One Serve instance on loopback: app ``open`` at / (batching: up to 8 requests, 2 s wait) and app ``locked``
     at /locked (bearer token)."""
     port = _free_port()
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     limits = Limits(max_request_bytes=200_000, max_images=6, max_pixels=64 * 64)
-    serve.run(build_app("clip_score", model=clip_path, max_batch_size=8, batch_wait_ms=300, limits=limits),
+    serve.run(build_app("clip_score", model=clip_path, max_batch_size=8, batch_wait_ms=2000, limits=limits),
               name="open", route_prefix="/", blocking=False)
     monkeypatch_module.setenv(TOKEN_ENV, "s3cret-token")
     serve.run(build_app("clip_score", model=clip_path, token_env=TOKEN_ENV, limits=limits), name="locked",
@@ -118,8 +118,22 @@ def test_concurrent_clients_get_their_rewards_in_order_and_requests_are_batched(
         assert list(info.components) == ["clip_score"] and len(info.components["clip_score"]) == len(jobs[i][1])
     assert after["requests"] - before["requests"] == n_clients
     forwards = after["forward_calls"] - before["forward_calls"]
-    assert forwards < n_clients  # merged: 8 simultaneous requests, 300 ms batch wait, max 8 per batch
-    assert max(info.stats["timing"]["batch_requests"] for _, info in results) > 1
+    assert forwards < n_clients  # merged: 8 simultaneous requests, 2 s batch wait, max 8 per batch
+    # more than 5 in one forward: Serve's default max_ongoing_requests (5) no longer caps a batch (the first request
+    # may go alone: nothing overlapped it yet; the 7 others arrive within the 2 s wait of the next batch)
+    assert max(info.stats["timing"]["batch_requests"] for _, info in results) >= 6
+
+
+def test_a_lone_request_does_not_wait_for_company(service):
+    """Sequential requests (concurrency 1) skip the 2 s batch wait: only overlapping requests wait for each other.
+    The first may still wait once (the previous forward merged several); the last two must not."""
+    reward = RemoteReward(service)
+    waits = []
+    for i in range(3):
+        reward(_images(1, seed=10 + i), ["a red square"])
+        waits.append(reward.last_info.stats["timing"])
+    assert all(t["batch_requests"] == 1 for t in waits)
+    assert max(t["queue_s"] for t in waits[1:]) < 1.0, waits  # 2.0 s or more if it waited (margin: a loaded CPU)
 
 
 def test_bad_payloads_get_4xx_and_the_service_stays_up(service):

@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--token-env", metavar="VAR",
                         help="require `Authorization: Bearer $VAR` on every request (the token is never logged)")
     parser.add_argument("--num-gpus", type=float, default=0, help="GPUs for the service's replica")
+    parser.add_argument("--ray-address", metavar="auto|ADDR",
+                        help="the Ray cluster to join (auto: the one `ray start` made on this machine); default: "
+                             "$RAY_ADDRESS, else a local Ray")
 
 
 def parse_rewards(items: list[str], models: list[str]):
@@ -64,5 +67,6 @@ def run_serve(args: argparse.Namespace) -> int:
     limits = Limits(max_request_bytes=int(args.max_request_mb * 1024 * 1024), max_images=args.max_images,
                     max_pixels=args.max_pixels)
     serve_rewards(weights, host=args.host, port=args.port, model=model, max_batch_size=args.max_batch_size,
-                  batch_wait_ms=args.batch_wait_ms, limits=limits, token_env=args.token_env, num_gpus=args.num_gpus)
+                  batch_wait_ms=args.batch_wait_ms, limits=limits, token_env=args.token_env, num_gpus=args.num_gpus,
+                  address=args.ray_address)
     return 0

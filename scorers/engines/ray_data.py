@@ -1,8 +1,11 @@
 """The Ray Data engine: ``ts2 score SCORER --engine ray``.
 
-rows (key, image reference, prompt) -> ``map_batches`` on actor workers (one scorer per actor, built through
-:func:`scorers.registry.build_scorer`; each actor decodes its batch with the scorer's ``image_transform`` /
-``image_loader`` exactly as the accelerate runner's workers do) -> the driver collects the batches as they finish.
+rows (key, image reference, prompt) -> decode in CPU tasks (``map_batches`` with plain tasks: the scorer's
+``image_transform`` / ``image_loader``, the same picklable callables the accelerate runner's DataLoader workers run,
+fetched once from a worker that built the scorer) -> ``map_batches`` on actors (one scorer per actor, built through
+:func:`scorers.registry.build_scorer`; they only run the model) -> the driver collects the batches as they finish.
+Decoded items travel between the stages as numpy arrays (tensors keep their dtype; PIL images go as ``H x W x 3``
+uint8 and are rebuilt on the actor), so the actors see exactly what the default engine's workers produce.
 
 Resume is the accelerate engine's: the driver locks the same :class:`scorers.cache.ScoreCache`, skips the keys already
 finished (same fingerprint = the scorer's ``config``, same inputs, unchanged items) and appends every batch to the
@@ -57,20 +60,20 @@ def _describe(spec: dict, num_gpus: float) -> dict:
     scorer = _build(spec, num_gpus)
     return {"name": scorer.name, "config": dict(getattr(scorer, "config", {"name": scorer.name})),
             "higher_is_better": dict(getattr(scorer, "higher_is_better", {})),
-            "has_loader": getattr(scorer, "image_loader", None) is not None}
+            "has_loader": getattr(scorer, "image_loader", None) is not None,
+            "decoder": _Decoder(getattr(scorer, "image_transform", None), getattr(scorer, "image_loader", None))}
 
 
-class _ScoreActor:
-    """One per Ray actor: builds the scorer once, then scores batches of rows ``{key, image, prompt}``."""
+class _Decoder:
+    """The CPU decode stage: rows ``{key, image, prompt}`` -> the same rows with ``item`` (a numpy array: the
+    transformed tensor, or the RGB pixels of a PIL image when the scorer has no transform), ``kind`` (``tensor`` /
+    ``pil``) and ``error`` (why the image could not be read; the driver decides raise vs skip) instead of ``image``."""
 
-    def __init__(self, spec: dict, num_gpus: float = 0, jpeg_draft: int | None = None):
-        import torch
+    def __init__(self, transform=None, loader=None, jpeg_draft: int | None = None):
+        self.transform, self.loader, self.jpeg_draft = transform, loader, jpeg_draft
 
-        torch.set_num_threads(1)  # one CPU per actor (num_cpus=1): no oversubscription
-        self.scorer = _build(spec, num_gpus)
-        self.transform = getattr(self.scorer, "image_transform", None)
-        self.loader = getattr(self.scorer, "image_loader", None)
-        self.jpeg_draft = jpeg_draft
+    def with_draft(self, jpeg_draft: int | None) -> "_Decoder":
+        return _Decoder(self.transform, self.loader, jpeg_draft)
 
     def _decode(self, ref):
         if self.loader is not None:
@@ -82,16 +85,50 @@ class _ScoreActor:
         import torch
 
         keys = [str(k) for k in batch["key"]]
-        refs, prompts = list(batch["image"]), [str(p) for p in batch["prompt"]]
-        items, ok, errors = [], [], [""] * len(keys)
-        for i, ref in enumerate(refs):
-            ref = bytes(ref) if isinstance(ref, (bytes, bytearray, np.ndarray)) and not isinstance(ref, str) else ref
+        items, kinds, errors = [], [], []
+        for key, ref in zip(keys, batch["image"]):
+            ref = bytes(ref) if isinstance(ref, (bytes, bytearray, np.ndarray)) else str(ref)
             try:
-                items.append(self._decode(ref))
-                ok.append(i)
+                item = self._decode(ref)
+                if isinstance(item, torch.Tensor):
+                    items.append(item.numpy())
+                    kinds.append("tensor")
+                else:  # a PIL image (scorers without a transform, e.g. VLM judges)
+                    items.append(np.asarray(item.convert("RGB"), dtype=np.uint8))
+                    kinds.append("pil")
+                errors.append("")
             except Exception as error:  # reported per item; the driver decides raise vs skip
-                name = ref if isinstance(ref, str) else f"image of item {keys[i]!r}"
-                errors[i] = f"cannot read {name}: {type(error).__name__}: {error}"
+                name = ref if isinstance(ref, str) else f"image of item {key!r}"
+                items.append(np.zeros(0, dtype=np.uint8))
+                kinds.append("")
+                errors.append(f"cannot read {name}: {type(error).__name__}: {error}")
+        column = np.empty(len(items), dtype=object)  # one array per row (shapes may differ)
+        for i, item in enumerate(items):
+            column[i] = item
+        prompts = np.array([str(p) for p in batch["prompt"]], dtype=object)
+        return {"key": np.array(keys, dtype=object), "prompt": prompts, "item": column,
+                "kind": np.array(kinds, dtype=object), "error": np.array(errors, dtype=object)}
+
+
+class _ScoreActor:
+    """One per Ray actor: builds the scorer once, then scores batches the decode stage made (``item``, ``kind``,
+    ``error``): the model's forward only."""
+
+    def __init__(self, spec: dict, num_gpus: float = 0):
+        import torch
+
+        torch.set_num_threads(1)  # one CPU per actor (num_cpus=1): no oversubscription
+        self.scorer = _build(spec, num_gpus)
+
+    def __call__(self, batch: dict) -> dict:
+        import torch
+        from PIL import Image
+
+        keys = [str(k) for k in batch["key"]]
+        prompts, errors = [str(p) for p in batch["prompt"]], [str(e) for e in batch["error"]]
+        ok = [i for i, e in enumerate(errors) if not e]
+        items = [torch.from_numpy(np.array(batch["item"][i])) if batch["kind"][i] == "tensor"
+                 else Image.fromarray(np.asarray(batch["item"][i], dtype=np.uint8), "RGB") for i in ok]
         scores = np.full(len(keys), np.nan, dtype=np.float64)
         records = [""] * len(keys)
         if ok:
@@ -123,6 +160,7 @@ class RayScorer:
         facts = ray.get(describe.remote(self.spec, self.num_gpus))
         self.name, self.config = facts["name"], facts["config"]
         self.higher_is_better, self.has_loader = facts["higher_is_better"], facts["has_loader"]
+        self.decoder = facts["decoder"]
 
     def _default_workers(self, ray) -> int:
         resources = ray.cluster_resources()
@@ -191,11 +229,20 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
     rows = [{"key": keys[i], "image": images[i] if isinstance(images[i], (bytes, str)) else str(images[i]),
              "prompt": prompts[i]} for i in pending]
     dataset = ray.data.from_items(rows, override_num_blocks=max(1, -(-len(rows) // batch_size)))
-    scored = dataset.map_batches(
+    actors = min(scorer.workers, -(-len(rows) // batch_size))
+    # CPU tasks decode. With GPU actors they get a CPU each (a GPU node has CPUs to spare); CPU actors take one CPU
+    # each and the decode tasks share those CPUs (num_cpus=0, at most `actors` at a time) so the pipeline cannot wait
+    # for a CPU the actors hold.
+    decoded = dataset.map_batches(
+        scorer.decoder.with_draft(jpeg_draft), batch_size=batch_size, batch_format="numpy",
+        num_cpus=1 if scorer.num_gpus else 0,
+        **({} if scorer.num_gpus else {"compute": ray.data.TaskPoolStrategy(size=actors)}),
+    )
+    scored = decoded.map_batches(
         _ScoreActor, batch_size=batch_size, batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=min(scorer.workers, -(-len(rows) // batch_size))),
+        compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=1, num_gpus=scorer.num_gpus or None,
-        fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus, "jpeg_draft": jpeg_draft},
+        fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus},
     )
     new: list[dict] = []
     bar = tqdm(total=len(rows), unit="img", desc=f"{scorer.name} (ray)", disable=not progress)
