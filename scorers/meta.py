@@ -161,7 +161,7 @@ class TS2Result:
         return out
 
 
-QUOTE_HINT = "stray quote characters: pass clean_quotes=True / --clean-quotes to strip them"
+QUOTE_HINT = "stray quote characters: pass clean_quotes=True to strip them"
 
 
 def as_scores(
@@ -333,7 +333,7 @@ class TS2Evaluator:
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if n_bootstrap < 0:
-            raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
+            raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
         if not columns:
             raise ValueError("no score columns given")
         names = list(columns)

@@ -181,7 +181,7 @@ def read_score_table(
     else:
         if len(available) > max_columns:
             raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
-                             f"at most {max_columns:,} are evaluated at once: pick some with --column")
+                             f"at most {max_columns:,} are evaluated at once: pick some with columns")
         usecols = None
     return read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
 
