@@ -114,14 +114,21 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
 
 
 def _numbers(cells: np.ndarray, clean_quotes: bool) -> np.ndarray | None:
-    """:func:`scorers.table_readers.column_scores` of a column of text cells when every cell is empty, ``nan`` or a
-    plain number (after stripping, and unquoting with ``clean_quotes``), with at least one number and no infinity."""
-    text = [cell.strip() for cell in cells.tolist()]
-    if clean_quotes:
-        text = [cell.strip("\"'") for cell in text]
-    if not all(cell in ("", "nan", "NaN") or _PLAIN_NUMBER.fullmatch(cell) for cell in text):
+    """:func:`scorers.table_readers.column_scores` of a column of text cells, the whole column at once with the same
+    NumPy operations (stripped, unquoted with ``clean_quotes``, empty -> NaN, NumPy's text-to-float cast), when the
+    cast takes every cell and leaves at least one number and no infinity; None otherwise (the pandas path then reads
+    the column cell by cell and words the error)."""
+    try:
+        cells.astype(np.bytes_)  # ASCII only: NumPy and Python then strip the same whitespace
+    except UnicodeEncodeError:
         return None
-    values = np.asarray(["nan" if cell == "" else cell for cell in text], dtype=str).astype(np.float64)
+    text = np.strings.strip(cells)
+    if clean_quotes:
+        text = np.strings.strip(text, "\"'")
+    try:
+        values = np.where(text == "", "nan", text).astype(np.float64)
+    except ValueError:
+        return None
     if np.isinf(values).any() or np.isnan(values).all():
         return None
     return values
