@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scorers"
 #: modules whose raise statements were reworded; the CLI, the report, the demo and the model loaders still name flags
 LIBRARY = ["meta.py", "agreement.py", "pairwise.py", "table_readers.py", "orientation.py", "graph.py", "runner.py",
            "export.py", "cache.py", "release.py", "serve.py", "engines/ray_data.py", "qga/answers.py",
-           "tifa_bench/tifa_v1_files.py"]
+           "tifa_bench/tifa_v1_files.py", "ratings.py"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
@@ -56,6 +56,9 @@ def test_library_messages_name_parameters():
     ("max_batch_size must be an integer >= 1, got 0", "--max-batch-size must be an integer >= 1, got 0"),
     ("or pass another out / cache_dir", "or pass another --out / --cache-dir"),
     ("offline mode (offline=True or HF_HUB_OFFLINE=1)", "offline mode (--offline or HF_HUB_OFFLINE=1)"),
+    ("human column 'rater': no such column; available: a, b", "--human 'rater': no such column; available: a, b"),
+    ("lower_is_better 'x' is not one of the metrics columns ['m']", "--lower-is-better 'x' is not one of the --metric "
+     "columns ['m']"),
     # words that only contain a parameter's name are left alone
     ("my_n_bootstrap_column and n_bootstraps", "my_n_bootstrap_column and n_bootstraps"),
     ("higher_is_better has no entry for column(s) ['a']", "higher_is_better has no entry for column(s) ['a']"),

@@ -51,6 +51,13 @@ LIBRARY_TO_FLAG = {
     r"max_batch_size must": "--max-batch-size must",
     r"batch_wait_ms must": "--batch-wait-ms must",
     r"token_env": "--token-env",
+    r"human column '": "--human '",
+    r"metrics column '": "--metric '",
+    r"item_col '": "--item-col '",
+    r"system_col '": "--system-col '",
+    r"human: name at least one": "--human: name at least one",
+    r"metrics: name at least one": "--metric: name at least one",
+    r"the metrics columns": "the --metric columns",
 }
 _LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
                     for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
