@@ -21,7 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scorers"
 #: modules whose raise statements were reworded; the CLI, the report, the demo and the model loaders still name flags
 LIBRARY = ["meta.py", "agreement.py", "pairwise.py", "table_readers.py", "orientation.py", "graph.py", "runner.py",
            "export.py", "cache.py", "release.py", "serve.py", "engines/ray_data.py", "qga/answers.py",
-           "tifa_bench/tifa_v1_files.py", "ratings.py"]
+           "tifa_bench/tifa_v1_files.py", "ratings.py",
+           "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2_dataset.py"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
@@ -59,6 +60,10 @@ def test_library_messages_name_parameters():
     ("human column 'rater': no such column; available: a, b", "--human 'rater': no such column; available: a, b"),
     ("lower_is_better 'x' is not one of the metrics columns ['m']", "--lower-is-better 'x' is not one of the --metric "
      "columns ['m']"),
+    ("x/1.png exists but images_per_prompt=1 writes 1.png", "x/1.png exists but --images-per-prompt 1 writes 1.png"),
+    ("two results have the same model name (['a', 'a']); give each a name (read_results(path, name=...)) to tell them "
+     "apart", "two results have the same model name (['a', 'a']); pass --name to tell them apart"),
+    ("or pass data_dir=DIR holding metadata.csv", "or pass --data-dir DIR holding metadata.csv"),
     # words that only contain a parameter's name are left alone
     ("my_n_bootstrap_column and n_bootstraps", "my_n_bootstrap_column and n_bootstraps"),
     ("higher_is_better has no entry for column(s) ['a']", "higher_is_better has no entry for column(s) ['a']"),

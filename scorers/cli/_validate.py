@@ -58,6 +58,11 @@ LIBRARY_TO_FLAG = {
     r"human: name at least one": "--human: name at least one",
     r"metrics: name at least one": "--metric: name at least one",
     r"the metrics columns": "the --metric columns",
+    r"another out_dir": "another --out",
+    r"images_per_prompt=(?=[0-9])": "--images-per-prompt ",
+    r"\(use images_per_prompt\)": "(use --images-per-prompt)",
+    r"give each a name \(read_results\(path, name=\.\.\.\)\)": "pass --name",
+    r"pass data_dir=DIR": "pass --data-dir DIR",
 }
 _LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
                     for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
