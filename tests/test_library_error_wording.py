@@ -22,7 +22,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scorers"
 LIBRARY = ["meta.py", "agreement.py", "pairwise.py", "table_readers.py", "orientation.py", "graph.py", "runner.py",
            "export.py", "cache.py", "release.py", "serve.py", "engines/ray_data.py", "qga/answers.py",
            "tifa_bench/tifa_v1_files.py", "ratings.py",
-           "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2_dataset.py"]
+           "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2_dataset.py",
+           "registry.py"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
@@ -64,6 +65,8 @@ def test_library_messages_name_parameters():
     ("two results have the same model name (['a', 'a']); give each a name (read_results(path, name=...)) to tell them "
      "apart", "two results have the same model name (['a', 'a']); pass --name to tell them apart"),
     ("or pass data_dir=DIR holding metadata.csv", "or pass --data-dir DIR holding metadata.csv"),
+    ("option(s) ['api_base'] apply to served models only (model='openai:MODEL')",
+     "option(s) ['api_base'] apply to served models only (--model openai:MODEL)"),
     # words that only contain a parameter's name are left alone
     ("my_n_bootstrap_column and n_bootstraps", "my_n_bootstrap_column and n_bootstraps"),
     ("higher_is_better has no entry for column(s) ['a']", "higher_is_better has no entry for column(s) ['a']"),

@@ -63,6 +63,9 @@ LIBRARY_TO_FLAG = {
     r"\(use images_per_prompt\)": "(use --images-per-prompt)",
     r"give each a name \(read_results\(path, name=\.\.\.\)\)": "pass --name",
     r"pass data_dir=DIR": "pass --data-dir DIR",
+    r"(has no option .*; its options: [^\n]*)$": r"\1 (--option KEY=VALUE; model, precision, pretrained, form, decode and "
+                                                 "allow_random_weights also have their own flags)",
+    r"\(model='openai:MODEL'\)": "(--model openai:MODEL)",
 }
 _LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
                     for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
