@@ -239,6 +239,21 @@ class LightPaperTable:
 
 
 _NUMERIC = ("avg", "synth", "nat", "real")
+# cells pandas reads as missing or as booleans (its default NA strings, any case) rather than as text
+_NOT_TEXT = {"", "#n/a", "#n/a n/a", "#na", "-1.#ind", "-1.#qnan", "-nan", "1.#ind", "1.#qnan", "<na>", "n/a", "na",
+             "nan", "null", "none", "true", "false"}
+
+
+def _text_cell(cell: str) -> bool:
+    """A cell pandas reads as text: not missing, not a boolean, not a number (whatever Python's ``float`` takes is
+    declined too, to be safe)."""
+    if cell.strip().lower() in _NOT_TEXT:
+        return False
+    try:
+        float(cell)
+    except ValueError:
+        return True
+    return False
 
 
 def light_paper_table(path: str | Path) -> LightPaperTable | None:
@@ -259,8 +274,7 @@ def light_paper_table(path: str | Path) -> LightPaperTable | None:
                 if not _PLAIN_NUMBER.fullmatch(cell):
                     return None
                 record[name] = float(cell)
-            elif cell == "" or _PLAIN_NUMBER.fullmatch(cell.strip()) or cell.strip().lower() in (
-                    "nan", "na", "n/a", "null", "none", "true", "false", "inf", "-inf"):
+            elif not _text_cell(cell):
                 return None  # pandas would read NaN, a number or a bool here
         records.append(record)
     return LightPaperTable(records, list(header))
@@ -286,7 +300,7 @@ def light_table2_full_precision(path: str | Path) -> LightPaperTable | None:
     numbers = [c for c in header if c != "metric"]  # pandas infers the types of every column of the file
     if not all(_PLAIN_NUMBER.fullmatch(cell) for c in numbers for cell in table[c]):
         return None
-    if any(not cell or cell != cell.strip() or _PLAIN_NUMBER.fullmatch(cell) for cell in table["metric"]):
+    if any(cell != cell.strip() or not _text_cell(cell) for cell in table["metric"]):
         return None
     values = {c: 100.0 * np.asarray([float(cell) for cell in table[c]]) for c in needed[2:]}
     integers = all(_PLAIN_INTEGER.fullmatch(cell) for cell in table["cost"])

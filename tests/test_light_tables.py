@@ -185,3 +185,14 @@ def test_a_file_the_light_path_declines_still_gets_the_pandas_message(tmp_path, 
     scores.write_text("seg_id,file_name,clip\n0,images/000-00.jpg,0.5\n0,images/000-00.jpg,0.4\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"1 duplicate key\(s\) \(seg_id, file_name\)"):
         meta_from_tables(scores, metadata, seg_subset=[0])
+
+
+@pytest.mark.parametrize("cell", ["", "NA", "#N/A", "null", "True", "+5", "1e3", "-nan", "inf"])
+def test_paper_tables_with_cells_pandas_reads_as_other_than_text_are_declined(tmp_path, cell):
+    path = tmp_path / "paper.csv"
+    path.write_text("column,name,family,meta_metric,avg,synth,nat,real,flop_per_image\n"
+                    f"clipscore,{cell},embedding,rank,71.4,75.0,58.0,69.3,604M\n", encoding="utf-8")
+    assert light_paper_table(path) is None
+    path.write_text("column,name,family,meta_metric,avg,synth,nat,real,flop_per_image\n"
+                    "clipscore,CLIPScore,embedding,rank,71.4,75.0,58.0,69.3,604M\n", encoding="utf-8")
+    assert light_paper_table(path).to_dict("records") == read_paper_table(path).to_dict("records")
