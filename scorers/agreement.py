@@ -213,7 +213,7 @@ def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
         True
     """
     if n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
+        raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
     return resample_indices(n_units, n_bootstrap, seed)
 
 
@@ -599,9 +599,9 @@ class _Prepared:
         item_idx = _labels(items, "items", h.size)
         system_idx = _labels(systems, "systems", h.size)
         if grouping == "item" and item_idx is None:
-            raise ValueError("grouping 'item' needs the prompt of each image (items / --item-col)")
+            raise ValueError("grouping 'item' needs the prompt of each image (items)")
         if grouping == "system" and system_idx is None:
-            raise ValueError("grouping 'system' needs the T2I model of each image (systems / --system-col)")
+            raise ValueError("grouping 'system' needs the T2I model of each image (systems)")
         keep = ~np.isnan(h) & ~np.isnan(m)
         if not keep.any():
             raise ValueError(f"no row has both a human rating and a {name} score")

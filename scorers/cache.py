@@ -193,7 +193,7 @@ class ScoreCache:
             handle.close()
             raise CacheBusyError(
                 f"cache {self.directory} is in use by another run (pid {holder}); wait for it to finish, or pass "
-                "another --out / --cache-dir"
+                "another out / cache_dir"
             ) from None
         handle.seek(0)
         handle.truncate()
@@ -229,7 +229,7 @@ class ScoreCache:
                         f"{requests} into the new cache folder's requests/ to reuse them") if requests.is_dir() else ""
                 raise ValueError(
                     f"cache {self.directory} was written by a different scorer configuration "
-                    f"({found}) than this run ({self.fingerprint}); delete it or pass another --cache-dir{keep}"
+                    f"({found}) than this run ({self.fingerprint}); delete it or pass another cache_dir{keep}"
                 )
         else:
             self._write_json(self.fingerprint_path, self.fingerprint)
@@ -239,8 +239,8 @@ class ScoreCache:
                 differ = ", ".join(f"{k} {found.get(k)!r} (this run: {self.inputs.get(k)!r})"
                                    for k in sorted(set(found) | set(self.inputs)) if found.get(k) != self.inputs.get(k))
                 raise ValueError(
-                    f"cache {self.directory} holds scores of other inputs: {differ}; pass another --out / "
-                    "--cache-dir, or delete the cache"
+                    f"cache {self.directory} holds scores of other inputs: {differ}; pass another out / "
+                    "cache_dir, or delete the cache"
                 )
         else:
             self._write_json(self.inputs_path, self.inputs)

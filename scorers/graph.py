@@ -402,7 +402,7 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
         >>> resolve_seg_subset("default", [170])
         Traceback (most recent call last):
         ...
-        ValueError: none of the default SEGs (0-163) is in the input (it has 170); pass --segs all or a range
+        ValueError: none of the default SEGs (0-163) is in the input (it has 170); pass seg_subset='all' or a range
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
         return None
@@ -411,7 +411,7 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
         chosen = [s for s in DEFAULT_SEG_IDS if s in have]
         if not chosen:
             raise ValueError(f"none of the default SEGs ({format_seg_range(DEFAULT_SEG_IDS)}) is in the input "
-                             f"(it has {format_seg_range(have) or 'none'}); pass --segs all or a range")
+                             f"(it has {format_seg_range(have) or 'none'}); pass seg_subset='all' or a range")
         return chosen
     if isinstance(spec, str):
         return parse_seg_range(spec)

@@ -10,10 +10,12 @@ without keys is paired by row position, and the result says so (:attr:`Joined.no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # annotations only: the frames come from the caller (and light_tables imports this module)
+    import pandas as pd
 
 __all__ = ["ROW_POSITION_NOTE", "Joined", "join_scores", "table_keys"]
 

@@ -162,7 +162,7 @@ class TS2Result:
         return out
 
 
-QUOTE_HINT = "stray quote characters: pass clean_quotes=True / --clean-quotes to strip them"
+QUOTE_HINT = "stray quote characters: pass clean_quotes=True to strip them"
 
 
 def as_scores(
@@ -333,7 +333,7 @@ class TS2Evaluator:
         """
         check_choice("variant", variant, VARIANTS)
         if n_bootstrap < 0:
-            raise ValueError(f"n_bootstrap must be >= 0 (--n-bootstrap), got {n_bootstrap}")
+            raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
         if not columns:
             raise ValueError("no score columns given")
         names = list(columns)
@@ -391,18 +391,14 @@ class TS2Evaluator:
             with np.errstate(divide="ignore", invalid="ignore"):
                 out["delta"] = np.where(usable_std, out["delta"] / np.where(usable_std, stds, 1.0), np.nan)
 
+        summaries = {(name, m): _summarise(m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c])
+                     for c, name in enumerate(names) for m in META_METRICS}
+        if n_bootstrap:
+            _add_intervals(list(summaries.values()), n_bootstrap, confidence, seed)
         results = {}
-        draws: dict = {}  # bootstrap index draws shared by summaries with the same sizes (see _summarise)
         for c, name in enumerate(names):
-            parts = {
-                m: _summarise(
-                    m, self.seg_ids, self.partitions, out[m][:, c], counts[m][:, c], n_bootstrap, confidence, seed,
-                    draws,
-                )
-                for m in META_METRICS
-            }
-            results[name] = TS2Result(**parts, variant=variant, higher_is_better=orient[name], score_std=float(stds[c]),
-                                      oriented=oriented)
+            results[name] = TS2Result(**{m: summaries[name, m] for m in META_METRICS}, variant=variant,
+                                      higher_is_better=orient[name], score_std=float(stds[c]), oriented=oriented)
         return results
 
     def _published_layout(self, k: int):
@@ -553,26 +549,35 @@ class _SEGLayout:
         errors = np.asarray(seg.errors, dtype=np.float64)
         e = errors[self.node_of]
         walk_nodes = np.asarray(walks(seg.errors), dtype=np.int64)  # (W, L)
-        # membership[w, i]: image i lies on a node of walk w
-        self.membership = (self.node_of[None, None, :] == walk_nodes[:, :, None]).any(axis=1)
-        # error-count "less than" / "equal" matrices, [i, j] = e_j < e_i: ranks inside a walk via one matrix product
-        self.err_less_t = (e[None, :] < e[:, None]).astype(np.float64).T
-        self.err_equal_t = (e[None, :] == e[:, None]).astype(np.float64).T
+        # walk_node[w, k]: node k lies on walk w; membership[w, i]: image i lies on a node of walk w
+        self.walk_node = np.zeros((walk_nodes.shape[0], len(seg.nodes)))
+        np.put_along_axis(self.walk_node, walk_nodes.reshape(walk_nodes.shape[0], -1), 1.0, axis=1)
+        self.membership = self.walk_node[:, self.node_of] > 0
+        # [k, i] = #(e_k < e_i) + #(e_k == e_i) / 2 for node k and image i: with the node's valid-image count, a
+        # walk's sum of it is an image's average rank by error count inside the walk, less 1/2
+        self.err_rank = (errors[:, None] < e[None, :]) + 0.5 * (errors[:, None] == e[None, :])
         self.onehot = (self.node_of[None, :] == np.arange(len(seg.nodes))[:, None]).astype(np.float64)  # (N, n)
         self.pairs = np.asarray(node_pairs(seg.errors), dtype=np.int64).reshape(-1, 2)
         self.adjacent_pairs = np.asarray(node_pairs(seg.errors, adjacent_only=True), dtype=np.int64).reshape(-1, 2)
 
     def rank(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Weighted mean of -Spearman over walks, per metric column; NaN where no walk has >= 2 valid images."""
+        """Weighted mean of -Spearman over walks, per metric column; NaN where no walk has >= 2 valid images.
+
+        Average ranks inside each walk are counted per node first (#smaller + #equal / 2, from the node's valid images)
+        and then summed over the walk's nodes. Every term is a multiple of 1/2, so the sums are exact in any order;
+        ``np.einsum`` does the walk sums without BLAS, whose thread pool costs more than these small products."""
         valid = ~np.isnan(scores)  # (n, C)
+        valid_t = valid.T.astype(np.float64)  # (C, n)
         member = (self.membership[None, :, :] & valid.T[:, None, :]).astype(np.float64)  # (C, W, n)
         k = member.sum(axis=2)  # (C, W)
         s = np.where(valid, scores, 0.0).T  # (C, n)
-        s_less_t = (s[:, :, None] < s[:, None, :]).astype(np.float64)  # [c, j, i] = s_j < s_i
-        s_equal_t = (s[:, :, None] == s[:, None, :]).astype(np.float64)
-        # average ranks (1-based) of each image within each walk: #smaller + (#equal incl. itself + 1) / 2
-        rank_x = member @ self.err_less_t + (member @ self.err_equal_t + 1.0) / 2.0
-        rank_y = member @ s_less_t + (member @ s_equal_t + 1.0) / 2.0
+        # [c, j, i] = (s_j < s_i) + (s_j == s_i) / 2, summed over each node's valid images j
+        s_rank = (s[:, :, None] < s[:, None, :]) + 0.5 * (s[:, :, None] == s[:, None, :])
+        per_node = np.concatenate([(valid_t @ self.onehot.T)[:, :, None] * self.err_rank[None, :, :],
+                                   (self.onehot[None, :, :] * valid_t[:, None, :]) @ s_rank], axis=2)  # (C, N, 2n)
+        ranks = np.einsum("wk,ckn->cwn", self.walk_node, per_node) + 0.5  # average ranks (1-based) in each walk
+        n = scores.shape[0]
+        rank_x, rank_y = ranks[:, :, :n], ranks[:, :, n:]
         centre = ((k + 1.0) / 2.0)[:, :, None]
         dx = (rank_x - centre) * member
         dy = (rank_y - centre) * member
@@ -638,43 +643,19 @@ class _SEGLayout:
         return value, used
 
 
-def _summarise(
-    name: str,
-    seg_ids: np.ndarray,
-    partitions: np.ndarray,
-    per_seg: np.ndarray,
-    counts: np.ndarray,
-    n_bootstrap: int,
-    confidence: float,
-    seed: int,
-    draws: dict | None = None,
-) -> MetaResult:
-    defined = ~np.isnan(per_seg)
-    summary = {"avg": _nanmean(per_seg)}
-    groups = {"avg": np.arange(per_seg.size)}
+def _groups(partitions: np.ndarray) -> dict[str, np.ndarray]:
+    """SEG positions of ``avg`` (all) and of each partition present, in summary order."""
+    groups = {"avg": np.arange(partitions.size)}
     present = [p for p in PARTITIONS if p in set(partitions)] + sorted(set(partitions) - set(PARTITIONS))
     for part in present:
-        idx = np.flatnonzero(partitions == part)
-        groups[part] = idx
-        summary[part] = _nanmean(per_seg[idx])
-    ci = None
-    if n_bootstrap:
-        kept = {key: per_seg[idx][~np.isnan(per_seg[idx])] for key, idx in groups.items()}
-        sizes = (n_bootstrap, seed) + tuple(v.size for v in kept.values())
-        if draws is None or sizes not in draws:
-            # the same draws as resampling.bootstrap_mean_interval with one generator per summary (they depend only on
-            # the sizes, so columns and meta-metrics with the same sizes share them: 19 x 3 draw a few times)
-            rng = np.random.default_rng(seed)
-            made = [resample_indices(v.size, n_bootstrap, rng) if v.size else None for v in kept.values()]
-            if draws is None:
-                draws = {}
-            draws[sizes] = made
-        ci = {}
-        for (key, values), idx in zip(kept.items(), draws[sizes]):
-            if idx is None:
-                ci[key] = ConfidenceInterval(float("nan"), float("nan"))
-                continue
-            ci[key] = percentile_interval(values[idx].mean(axis=1), confidence)
+        groups[part] = np.flatnonzero(partitions == part)
+    return groups
+
+
+def _summarise(name: str, seg_ids: np.ndarray, partitions: np.ndarray, per_seg: np.ndarray,
+               counts: np.ndarray) -> MetaResult:
+    defined = ~np.isnan(per_seg)
+    summary = {key: _nanmean(per_seg[idx]) for key, idx in _groups(partitions).items()}
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
@@ -684,9 +665,42 @@ def _summarise(
         summary=summary,
         n_used=int(defined.sum()),
         n_skipped=int((~defined).sum()),
-        ci=ci,
+        ci=None,
         n_no_pair=int((counts == 0).sum()),
     )
+
+
+def _add_intervals(results: Sequence[MetaResult], n_bootstrap: int, confidence: float, seed: int) -> None:
+    """Set ``ci`` of each result: for ``avg`` and each partition, the percentile interval of the mean of its defined
+    SEG values over ``n_bootstrap`` resamples of them.
+
+    The draws are those of :func:`scorers.resampling.bootstrap_mean_interval` with one generator seeded ``seed`` per
+    result, drawing for its keys in turn: they depend only on the numbers of defined values, so results with the same
+    numbers share them, and their resampled means and quantiles are computed together (the same reductions, row by
+    row, as one result at a time)."""
+    alpha = (1.0 - confidence) / 2.0
+    batches: dict[tuple, list[tuple[MetaResult, dict[str, np.ndarray]]]] = {}
+    for result in results:
+        kept = {key: result.per_seg[idx][~np.isnan(result.per_seg[idx])]
+                for key, idx in _groups(result.partitions).items()}
+        batches.setdefault(tuple(v.size for v in kept.values()), []).append((result, kept))
+        result.ci = {}
+    for sizes, members in batches.items():
+        rng = np.random.default_rng(seed)
+        for key, size in zip(members[0][1], sizes):
+            if not size:
+                for result, _ in members:
+                    result.ci[key] = ConfidenceInterval(float("nan"), float("nan"))
+                continue
+            idx = resample_indices(size, n_bootstrap, rng)
+            boot = np.empty((len(members), n_bootstrap))  # (results, n_bootstrap)
+            for row, (_, kept) in enumerate(members):
+                kept[key][idx].mean(axis=1, out=boot[row])
+            finite = not np.isnan(boot).any()
+            bounds = np.quantile(boot, [alpha, 1.0 - alpha], axis=1) if finite else None
+            for row, (result, _) in enumerate(members):
+                result.ci[key] = (ConfidenceInterval(float(bounds[0, row]), float(bounds[1, row])) if finite
+                                  else percentile_interval(boot[row], confidence))
 
 
 def _finite_std(values: np.ndarray, ddof: int = 0) -> float:

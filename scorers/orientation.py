@@ -55,8 +55,8 @@ def resolve_orientation(
     checked = lower + ([] if isinstance(higher_is_better, Mapping) else list(higher))  # a mapping may name more
     unknown = [c for c in checked if c not in out]
     if unknown:
-        option = "lower-is-better" if unknown[0] in lower else "higher-is-better"
-        raise ValueError(f"--{option} {unknown[0]!r}: no such score column; available: {columns[:20]}")
+        option = "lower_is_better" if unknown[0] in lower else "higher_is_better"
+        raise ValueError(f"{option} {unknown[0]!r}: no such score column; available: {columns[:20]}")
     out.update({c: v for c, v in higher.items() if c in out})
     out.update({c: False for c in lower})
     return out

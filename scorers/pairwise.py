@@ -62,7 +62,7 @@ class PairSet:
         n = h.size
         if n > POOLED_PAIRS_MAX_ITEMS:
             raise ValueError(f"pairwise_acc over {n} pooled items would hold {n * (n - 1) // 2:,} pairs; use "
-                             f"grouping 'item' (--group-by item) or at most {POOLED_PAIRS_MAX_ITEMS} items")
+                             f"grouping='item' or at most {POOLED_PAIRS_MAX_ITEMS} items")
         parts = []
         block = max(1, 4_000_000 // max(1, n))
         for start in range(0, n - 1, block):
@@ -131,4 +131,4 @@ def classify_pairs(left, right, group, h, m):
 def check_pair_work(n_pairs: int, n_bootstrap: int) -> None:
     if n_pairs * n_bootstrap > PAIR_WORK_MAX:
         raise ValueError(f"pairwise_acc bootstrap over {n_pairs:,} pairs x {n_bootstrap} resamples is too much work; "
-                         "use fewer resamples (--n-bootstrap) or grouping 'item'")
+                         "use fewer resamples (n_bootstrap) or grouping='item'")

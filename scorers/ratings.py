@@ -201,25 +201,25 @@ def correlate_frame(
     human = list(human)
     metrics = list(metrics)
     if not human:
-        raise ValueError("--human: name at least one human rating column")
+        raise ValueError("human: name at least one human rating column")
     if not metrics:
-        raise ValueError("--metric: name at least one metric column")
-    raters = {c: as_scores(_column(frame, c, "--human").tolist(), name=f"--human {c}") for c in human}
+        raise ValueError("metrics: name at least one metric column")
+    raters = {c: as_scores(_column(frame, c, "human column").tolist(), name=f"human column {c!r}") for c in human}
     unknown = [c for c in lower_is_better if c not in metrics]
     if unknown:
-        raise ValueError(f"--lower-is-better {unknown[0]!r} is not one of the --metric columns {metrics}")
+        raise ValueError(f"lower_is_better {unknown[0]!r} is not one of the metrics columns {metrics}")
     from .orientation import resolve_orientation
 
     orientation = resolve_orientation(metrics, lower_is_better=lower_is_better, higher_is_better=higher_is_better)
     values = {}
     for c in metrics:  # a coefficient's orientation is its sign: the resolver's lower-is-better columns are negated
-        v = as_scores(_column(frame, c, "--metric").tolist(), name=f"--metric {c}")
+        v = as_scores(_column(frame, c, "metrics column").tolist(), name=f"metrics column {c!r}")
         values[c] = v if orientation[c] else -v
     items = systems = None
     if grouping == "item" or (grouping == "system" and item_col in frame.columns):
-        items = _column(frame, item_col, "--item-col").tolist()
+        items = _column(frame, item_col, "item_col").tolist()
     if grouping == "system":
-        systems = _column(frame, system_col, "--system-col").tolist()
+        systems = _column(frame, system_col, "system_col").tolist()
     stacked = np.vstack(list(raters.values()))
     with np.errstate(invalid="ignore"), _quiet():
         mean_rating = np.nanmean(stacked, axis=0)

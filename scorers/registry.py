@@ -118,8 +118,7 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
         unknown = sorted(set(kwargs) - set(valid))
         if unknown:
             raise ValueError(f"scorer {name!r} has no option {', '.join(map(repr, unknown))}; its options: "
-                             f"{', '.join(valid)} (--option KEY=VALUE; model, precision, pretrained, form, decode and "
-                             "allow_random_weights also have their own flags)")
+                             f"{', '.join(valid)}")
     if data_dir is not None and "data_dir" in parameters:
         kwargs["data_dir"] = data_dir
     if model is not None and model.startswith("openai:") and "api_base" not in parameters:
@@ -131,7 +130,7 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
         kwargs.pop("model")
         kwargs["backend"] = OpenAIChat(model, **served)
     elif served and "api_base" not in parameters:
-        raise ValueError(f"option(s) {sorted(served)} apply to served models only (--model openai:MODEL)")
+        raise ValueError(f"option(s) {sorted(served)} apply to served models only (model='openai:MODEL')")
     else:
         kwargs.update(served)
     scorer = factory(device=device, **kwargs)

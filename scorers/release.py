@@ -328,7 +328,7 @@ def _unreachable_message(files: Iterable[PinnedFile], url: str, reason: str) -> 
     """One line: which files, the endpoint tried and why it failed, and the fix."""
     names = ", ".join(f.filename for f in files)
     return (f"{names}: not cached, and the download from {_origin(url)} failed ({reason}). Fix: set {DATA_ENV} to a "
-            f"folder holding the release files (or pass --data-dir), or run `ts2 release fetch --all` once with "
+            f"folder holding the release files (or pass data_dir), or run `ts2 release fetch --all` once with "
             f"network access (cache: {default_cache_dir()} and the Hugging Face hub cache).")
 
 
@@ -479,7 +479,7 @@ def _download(url: str, out, name: str, progress: bool) -> str:
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         raise ReleaseFileUnavailable(f"{name}: could not download {url}: {reason}. Fix: set {DATA_ENV} to a folder "
-                                     f"holding it (or pass --data-dir), or run `ts2 release fetch` again with "
+                                     f"holding it (or pass data_dir), or run `ts2 release fetch` again with "
                                      f"network access.") from None
     return digest.hexdigest()
 
@@ -488,10 +488,10 @@ def _offline_message(files: Iterable[PinnedFile], cache_dir=None) -> str:
     files = list(files)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if not all(RELEASE_FILES.get(f.filename) == f for f in files):  # e.g. TIFA160 ratings, TIFA v1.0 files
-        lines = [f"{len(files)} file(s) are not cached and offline mode (--offline or HF_HUB_OFFLINE=1) forbids "
+        lines = [f"{len(files)} file(s) are not cached and offline mode (offline=True or HF_HUB_OFFLINE=1) forbids "
                  "downloading them:"]
         lines += [f"  {f.filename}  <-  {resolved_url(f)}" for f in files]
-        lines.append(f"Run once with network access (without --offline, HF_HUB_OFFLINE unset) to cache them under "
+        lines.append(f"Run once with network access (without offline=True, HF_HUB_OFFLINE unset) to cache them under "
                      f"{cache} and the Hugging Face hub cache, or pass a local copy of the file.")
         return "\n".join(lines)
     lines = [f"{len(files)} TS2 release file(s) are not cached and HF_HUB_OFFLINE=1 forbids downloading them:"]
@@ -499,7 +499,7 @@ def _offline_message(files: Iterable[PinnedFile], cache_dir=None) -> str:
         lines.append(f"  {file.filename}  <-  {resolved_url(file) or 'no public download: ' + file.note}")
     lines.append(
         f"Download them under those names (keeping subfolders) into one folder and set {DATA_ENV}=that folder "
-        f"(or pass --data-dir), or run `ts2 release fetch --all` once with network access (cache: "
+        f"(or pass data_dir), or run `ts2 release fetch --all` once with network access (cache: "
         f"{cache} and the Hugging Face hub cache)."
     )
     return "\n".join(lines)
@@ -561,7 +561,7 @@ def _local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[st
     if missing:
         raise ReleaseFileUnavailable(
             f"{folder} has no {', '.join(missing)} (a local release copy uses the release's names: "
-            f"{', '.join(RELEASE_FILES)}); add them, or unset {DATA_ENV} / drop --data-dir to download them"
+            f"{', '.join(RELEASE_FILES)}); add them, or unset {DATA_ENV} / drop data_dir to download them"
         )
     for file in files:
         if file.sha256 is None:  # nothing pinned to compare a local copy with

@@ -9,12 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import sys
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from .meta import META_METRICS, SUMMARY_KEYS, TS2Result
 from .orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
 from .table_meta import meta_from_tables
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DELTA_SWAP_NOTE", "OFFICIAL_RAW_NOTE", "PARTITION_DELTA_NOTE", "Reproduction", "find_release_table2", "higher_is_better_from_paper", "release_paper_table",
            "released_reproduction",
@@ -61,7 +66,15 @@ class Reproduction:
         return {"segs": self.segs, "unit": "fraction", "rows": rows, "notes": self.notes}
 
     def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame(self.rows)
+
+
+def _is_frame(item) -> bool:
+    """A pandas DataFrame (none can exist while pandas is not imported: the light path never imports it)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(item, pandas.DataFrame)
 
 
 def higher_is_better_from_paper(paper: pd.DataFrame, column: str) -> bool:
@@ -98,13 +111,18 @@ def reproduce_table(
     a range string or SEG ids (:func:`scorers.graph.resolve_seg_subset`); ``Reproduction.segs`` states the choice.
     """
     if columns is None and paper is not None:
-        from .table_readers import score_columns
+        from .light_tables import light_header
+        from .table_columns import KEY_COLUMNS
 
-        frames = [scores] if isinstance(scores, (pd.DataFrame, str, Path)) else [t for _, t in scores]
+        frames = [scores] if _is_frame(scores) or isinstance(scores, (str, Path)) else [t for _, t in scores]
         present = set()
         for frame in frames:
-            present.update(score_columns(frame) if isinstance(frame, pd.DataFrame) else
-                           score_columns(pd.read_csv(frame, nrows=0)))
+            header = None if _is_frame(frame) else light_header(frame)
+            if header is None:  # a frame, or a header only pandas reads (its own rules, its own errors)
+                from .table_readers import read_csv
+
+                header = list((frame if _is_frame(frame) else read_csv(frame, nrows=0)).columns)
+            present.update(c for c in header if c not in KEY_COLUMNS)
         columns = [c for c in dict.fromkeys(paper["column"]) if c in present]
         if not columns:
             raise ValueError("no metric columns to evaluate (none of the paper's columns is in the scores table)")
@@ -194,10 +212,10 @@ def find_release_table2(data_dir: str | None = None, *, progress: bool = True) -
     families) or ``table2_full_precision.csv``; otherwise ``table2_full_precision.csv`` comes from the cache or one
     download (the official repository's full-precision Table 2). Raises
     :class:`scorers.release.ReleaseFileUnavailable` naming why each source could not be had."""
+    from .light_tables import paper_table
     from .release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
-    from .table_readers import read_paper_table, read_table2_full_precision
 
-    readers = {"paper_table2.csv": read_paper_table, "table2_full_precision.csv": read_table2_full_precision}
+    readers = {"paper_table2.csv": paper_table, "table2_full_precision.csv": paper_table}
     local = local_data_dir(data_dir) is not None
     reasons = []
     for name, reader in readers.items():

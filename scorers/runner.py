@@ -229,9 +229,9 @@ def check_run_options(*, batch_size: int = 32, num_workers: int = 2, on_error: s
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
     if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch size must be an integer >= 1 (--batch-size), got {batch_size!r}")
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     if not isinstance(num_workers, int) or num_workers < 0:
-        raise ValueError(f"num_workers must be an integer >= 0 (--num-workers), got {num_workers!r}")
+        raise ValueError(f"num_workers must be an integer >= 0, got {num_workers!r}")
 
 
 def check_run_inputs(images: Sequence[Any], prompts: Sequence[str], keys: Sequence | None, **options) -> list[str]:
@@ -341,8 +341,8 @@ def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num
             entries = []
             if bad and on_error == "raise":
                 position, message = bad[0]
-                raise ValueError(f"item {keys[position]!r}: {message} (use on_error='skip' / --on-error skip "
-                                 "to record it and go on)")
+                raise ValueError(f"item {keys[position]!r}: {message} (use on_error='skip' to record it and "
+                                 "go on)")
             entries += [{"key": keys[p], "score": None, "record": None, "error": m, "stamp": stamps.get(keys[p])}
                         for p, m in bad]
             if positions:

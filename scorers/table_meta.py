@@ -9,19 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence, Union
 
 import numpy as np
-import pandas as pd
 
 from .graph import resolve_seg_subset
 from .join import join_scores
 from .meta import TS2Evaluator, TS2Result
 from .orientation import resolve_orientation
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["TableMeta", "meta_from_tables"]
 
-Table = Union[str, Path, pd.DataFrame]
+Table = Union[str, Path, "pd.DataFrame"]
 
 #: The unit of every meta-metric value this library returns and every JSON output writes (tables print %, labelled).
 UNIT = "fraction"
@@ -56,7 +58,54 @@ class TableMeta:
         return out
 
 
+def _is_path(item) -> bool:
+    return isinstance(item, (str, Path))
+
+
+def _sources(scores) -> list[tuple[str | None, object]]:
+    if _is_path(scores) or not isinstance(scores, Sequence):  # one path or one frame
+        scores = [scores]
+    return [item if isinstance(item, tuple) else (None, item) for item in scores]
+
+
+def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
+    """The pandas-free reading of :mod:`scorers.light_tables` when every input is a path it takes: ``(seg ids, nodes,
+    subset, {column: values}, {column: source}, pairing, notes, source notes)``, or None (the pandas path decides)."""
+    from .light_tables import light_metadata, light_scores
+
+    sources = _sources(scores)
+    if not _is_path(metadata) or not sources or not all(_is_path(table) for _, table in sources):
+        return None
+    light = light_metadata(metadata)
+    if light is None:
+        return None
+    try:
+        subset = resolve_seg_subset(seg_subset, light.seg_id)
+    except ValueError:  # the pandas path raises it, after any error of reading the score tables
+        return None
+    values: dict[str, np.ndarray] = {}
+    origin: dict[str, str] = {}
+    pairing: dict[str, str] = {}
+    notes: list[str] = []
+    source_notes: dict[str, list[str]] = {}
+    for source, table in sources:
+        source = source or str(table)
+        read = light_scores(table, light, columns=columns, required_segs=subset, clean_quotes=clean_quotes,
+                            max_columns=max_columns)
+        if read is None or any(name in values for name in read[0]):
+            return None
+        pairing[source] = read[1]
+        if read[2]:
+            notes.append(f"{Path(source).name}: {read[2]}")
+            source_notes[source] = [notes[-1]]
+        values.update(read[0])
+        origin.update(dict.fromkeys(read[0], source))
+    return light.seg_id, light.node, subset, values, origin, pairing, notes, source_notes
+
+
 def _tables(scores, columns) -> list[tuple[str, pd.DataFrame]]:
+    import pandas as pd
+
     from .table_readers import read_score_table
 
     if isinstance(scores, (str, Path, pd.DataFrame)):
@@ -100,11 +149,56 @@ def meta_from_tables(
     ``"all"``/None, a range string or SEG ids; a keyed table may leave out SEGs outside it. ``on`` names the keys; a
     table without them is an error, or with ``lacking_keys_by_position`` paired by row position (``ts2 report``).
     """
-    from .table_readers import column_scores, read_metadata, score_columns
+    chosen = list(columns) if columns else None
+    light = None
+    if on is None and not lacking_keys_by_position:
+        from .table_columns import MAX_METRIC_COLUMNS
+
+        light = _light(scores, metadata, chosen, seg_subset, clean_quotes, MAX_METRIC_COLUMNS)
+    if light is not None:
+        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes = light
+        available = list(read)
+    else:
+        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes, frame = _pandas_path(
+            scores, metadata, chosen, seg_subset, on, lacking_keys_by_position)
+        available = list(frame.columns)
+    if chosen:
+        unknown = [c for c in chosen if c not in available]
+        if unknown:
+            from .table_columns import preview_names
+
+            raise ValueError(f"score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
+        wanted = chosen
+    else:
+        order = [c for c in dict.fromkeys(paper["column"]) if c in available] if paper is not None else []
+        wanted = order + [c for c in available if c not in order]
+    if light is not None:
+        values = {c: read[c] for c in wanted}
+    else:
+        from .table_readers import column_scores
+
+        values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
+    orientation = resolve_orientation(wanted, lower_is_better=lower_is_better, higher_is_better=higher_is_better,
+                                      paper=paper)
+    evaluator = TS2Evaluator(seg_ids, nodes, seg_subset=subset)
+    results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=variant, n_bootstrap=n_bootstrap,
+                                      confidence=confidence, seed=seed, progress=progress)
+    segs = results[wanted[0]].segs
+    out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
+                    pairing=pairing, notes=notes, sources=origin,
+                    source_notes=source_notes)
+    return out
+
+
+def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position):
+    """Read and join with pandas (:mod:`scorers.table_readers`, :func:`scorers.join.join_scores`): every rule and
+    error message lives on this path."""
+    import pandas as pd
+
+    from .table_readers import read_metadata, score_columns
 
     if not isinstance(metadata, pd.DataFrame):
         metadata = read_metadata(metadata)
-    chosen = list(columns) if columns else None
     tables = _tables(scores, chosen)
     if not tables:
         raise ValueError("no score tables given")
@@ -132,26 +226,5 @@ def meta_from_tables(
                 raise ValueError(f"score column {name!r} appears in both {origin[name]} and {source}; rename one")
             combined[name] = joined.frame[name].reset_index(drop=True)
             origin[name] = source
-    frame = pd.DataFrame(combined)
-    available = list(frame.columns)
-    if chosen:
-        unknown = [c for c in chosen if c not in available]
-        if unknown:
-            from .table_readers import preview_names
-
-            raise ValueError(f"score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
-        wanted = chosen
-    else:
-        order = [c for c in dict.fromkeys(paper["column"]) if c in available] if paper is not None else []
-        wanted = order + [c for c in available if c not in order]
-    values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
-    orientation = resolve_orientation(wanted, lower_is_better=lower_is_better, higher_is_better=higher_is_better,
-                                      paper=paper)
-    evaluator = TS2Evaluator(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), seg_subset=subset)
-    results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=variant, n_bootstrap=n_bootstrap,
-                                      confidence=confidence, seed=seed, progress=progress)
-    segs = results[wanted[0]].segs
-    out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
-                    pairing=pairing, notes=notes, sources=origin,
-                    source_notes=source_notes)
-    return out
+    return (metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), subset, None, origin, pairing, notes,
+            source_notes, pd.DataFrame(combined))

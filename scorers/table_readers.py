@@ -32,17 +32,7 @@ __all__ = [
     "score_columns",
 ]
 
-#: release column -> canonical column
-METADATA_COLUMNS = {
-    "id": "seg_id",
-    "target_prompt": "prompt",
-    "file_name": "file_name",
-    "image_source": "image_source",
-    "rank": "node",
-}
-#: columns that identify an image (never treated as score columns)
-KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt", "target_prompt", "image_source",
-               "error_count", "partition", "is_head")
+from .table_columns import KEY_COLUMNS, METADATA_COLUMNS  # noqa: E402  (re-exported: release -> canonical names)
 
 
 class CSVReadError(ValueError):
@@ -146,16 +136,7 @@ def _metadata_row_error(path, frame: pd.DataFrame, file_names: pd.Series, nodes:
     raise AssertionError(f"{where}: flagged but passes every rule")  # pragma: no cover - the masks match the rules
 
 
-#: Most metric columns one score table may bring without naming the wanted ones (``--column``): a file wider than
-#: this is almost always a mistake (a transposed table, a pivot), and reading it whole costs minutes and gigabytes.
-MAX_METRIC_COLUMNS = 1000
-
-
-def preview_names(names: Sequence[object], limit: int = 8) -> str:
-    """The first few of a list of names for an error message: ``'a', 'b', ... (10,000 in all)``."""
-    names = list(names)
-    shown = ", ".join(repr(str(n)) for n in names[:limit])
-    return shown if len(names) <= limit else f"{shown}, ... ({len(names):,} in all)"
+from .table_columns import MAX_METRIC_COLUMNS, preview_names  # noqa: E402  (re-exported)
 
 
 def read_score_table(
@@ -181,7 +162,7 @@ def read_score_table(
     else:
         if len(available) > max_columns:
             raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
-                             f"at most {max_columns:,} are evaluated at once: pick some with --column")
+                             f"at most {max_columns:,} are evaluated at once: pick some with columns")
         usecols = None
     return read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
 

@@ -215,7 +215,7 @@ def hub_segs(
         raise FileNotFoundError(
             f"could not fetch the TS2 dataset {repo_id!r}: the Hugging Face Hub ({constants.ENDPOINT}) does not "
             "answer and the dataset is not in the cache; connect once (it is then reused offline), or pass "
-            "--data-dir / data_dir=DIR holding metadata.csv and images/"
+            "data_dir=DIR holding metadata.csv and images/"
         )
     try:
         builder.download_and_prepare()

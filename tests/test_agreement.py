@@ -362,7 +362,7 @@ def test_bad_input_is_a_clear_value_error(kwargs, message):
 
 def test_too_many_pooled_pairs_is_refused_fast():
     n = A.POOLED_PAIRS_MAX_ITEMS + 1
-    with pytest.raises(ValueError, match="--group-by item"):
+    with pytest.raises(ValueError, match="grouping='item'"):
         A.agreement(np.arange(n) % 5, np.arange(n, dtype=float), coefficient="pairwise_acc")
 
 

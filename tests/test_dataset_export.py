@@ -144,4 +144,4 @@ def test_cli_reports_data_errors(tmp_path, capsys):
     assert main(args + ["--skip-missing-images"]) == 0
     assert "segs: 22 rows" in capsys.readouterr().out
     assert main(args + ["--skip-missing-images"]) == 2
-    assert "is not empty; pass overwrite=True (--overwrite)" in capsys.readouterr().err
+    assert "is not empty; pass --overwrite to replace" in capsys.readouterr().err

@@ -190,7 +190,7 @@ def test_orientation_resolver_precedence():
         "a": False, "x": False}
     assert resolve_orientation(["a", "b"], higher_is_better=False) == {"a": False, "b": False}
     assert set(RELEASED_LOWER_IS_BETTER) == {"llmscore_ec", "llmscore_over"}
-    with pytest.raises(ValueError, match=r"--lower-is-better 'nope': no such score column"):
+    with pytest.raises(ValueError, match=r"lower_is_better 'nope': no such score column"):
         resolve_orientation(["a"], lower_is_better=["nope"])
     with pytest.raises(ValueError, match="both lower-is-better and higher-is-better"):
         resolve_orientation(["a"], lower_is_better=["a"], higher_is_better=["a"])

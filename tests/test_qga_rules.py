@@ -373,7 +373,7 @@ def test_answers_truncated_at_an_image_boundary(tmp_path, small_tables):
     raw = _write(tmp_path, "cut.csv", "0,000-00.jpg,0,yes\n0,000-00.jpg,1,red\n0,000-01.jpg,0,no\n0,000-01.jpg,1,red\n")
     matcher = AnswerMatcher(encoder=FakeEncoder())
     with pytest.raises(ValueError, match=r"cut.csv: no answers for 1 of the metadata's 3 images .*first missing: "
-                                         r"SEG 1, images/001-00.jpg \(metadata row 4\).*--allow-partial"):
+                                         r"SEG 1, images/001-00.jpg \(metadata row 4\).*allow_partial=True"):
         answers_to_scores(raw, questions, metadata=metadata, matcher=matcher)
     out = answers_to_scores(raw, questions, metadata=metadata, matcher=matcher, allow_partial=True)
     assert out.missing == ["images/001-00.jpg"]

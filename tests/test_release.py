@@ -277,7 +277,7 @@ def test_offline_true_with_empty_cache_names_the_file_and_makes_no_request(unpin
     with pytest.raises(ReleaseFileUnavailable) as caught:
         release.fetch(file, progress=False, offline=True)  # HF_HUB_OFFLINE is off here: offline=True wins
     message = str(caught.value)
-    assert message.startswith("1 file(s) are not cached and offline mode (--offline or HF_HUB_OFFLINE=1)")
+    assert message.startswith("1 file(s) are not cached and offline mode (offline=True or HF_HUB_OFFLINE=1)")
     assert f"extra/table.csv  <-  {file.url}" in message and str(fresh_cache / "ts2-evaluate") in message
     assert sources.requests == []
 

@@ -155,7 +155,7 @@ def test_second_run_on_a_locked_cache_stops_with_a_message(scorer, metadata, dat
     holder.lock()  # flock locks belong to an open file: a second open in this same process conflicts too
     try:
         counting = Counting(scorer)
-        with pytest.raises(ValueError, match=rf"in use by another run \(pid {os.getpid()}\).*--out / --cache-dir"):
+        with pytest.raises(ValueError, match=rf"in use by another run \(pid {os.getpid()}\).*another out / cache_dir"):
             score_table(counting, metadata.head(4), data_dir, cache_dir=tmp_path / "c", num_workers=0,
                         progress=False)
         assert counting.calls == 0
@@ -218,7 +218,7 @@ def broken_dir(data_dir, tmp_path):
 
 
 def test_unreadable_image_raises_naming_the_file(scorer, metadata, broken_dir):
-    with pytest.raises(ValueError, match=r"001-02\.jpg.*--on-error skip"):
+    with pytest.raises(ValueError, match=r"001-02\.jpg.*on_error='skip'"):
         score_table(scorer, metadata, broken_dir, batch_size=4, num_workers=1, progress=False)
 
 

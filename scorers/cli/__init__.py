@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
             raise (missing_extra_error(missing) or missing) from None
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        from ._validate import flag_wording  # library errors name parameters; the command names its flags
+
+        message = flag_wording(str(message))
         if secrets or "bearer" in str(message).lower():
             from ..models.openai_compat import redact
 

@@ -16,13 +16,68 @@ from pathlib import Path
 
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
            "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
-           "seg_spec"]
+           "seg_spec", "LIBRARY_TO_FLAG", "flag_wording"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
 BOOTSTRAP_MAX = 100_000
 #: seconds at most for a timeout (one day); ``inf`` overflowed in the HTTP client
 TIMEOUT_MAX = 86_400.0
 PORT_MAX = 65_535
+
+#: The library's errors name its Python parameters; a command's error line names the flag that sets each instead
+#: (:func:`flag_wording`, applied by ``scorers.cli.main``). Library wording (a regular expression) -> the flag's.
+LIBRARY_TO_FLAG = {
+    r"clean_quotes=True": "--clean-quotes",
+    r"n_bootstrap": "--n-bootstrap",
+    r"grouping='item'": "--group-by item",
+    r"each image \(items\)": "each image (--item-col)",
+    r"each image \(systems\)": "each image (--system-col)",
+    r"pick some with columns": "pick some with --column",
+    r"(lower|higher)_is_better '": r"--\1-is-better '",
+    r"seg_subset='all'": "--segs all",
+    r"batch_size must": "--batch-size must",
+    r"num_workers must": "--num-workers must",
+    r"num_gpus_per_worker must": "--num-gpus-per-worker must",
+    r"workers must": "--ray-workers must",
+    r"on_error='skip'": "--on-error skip",
+    r"overwrite=True": "--overwrite",
+    r"another out / cache_dir": "another --out / --cache-dir",
+    r"another cache_dir": "another --cache-dir",
+    r"pass data_dir\)": "pass --data-dir)",
+    r"drop data_dir": "drop --data-dir",
+    r"offline=True": "--offline",
+    r"on_blank='wrong'": "--on-blank wrong",
+    r"allow_partial=True": "--allow-partial",
+    r"max_batch_size must": "--max-batch-size must",
+    r"batch_wait_ms must": "--batch-wait-ms must",
+    r"token_env": "--token-env",
+    r"human column '": "--human '",
+    r"metrics column '": "--metric '",
+    r"item_col '": "--item-col '",
+    r"system_col '": "--system-col '",
+    r"human: name at least one": "--human: name at least one",
+    r"metrics: name at least one": "--metric: name at least one",
+    r"the metrics columns": "the --metric columns",
+    r"another out_dir": "another --out",
+    r"images_per_prompt=(?=[0-9])": "--images-per-prompt ",
+    r"\(use images_per_prompt\)": "(use --images-per-prompt)",
+    r"give each a name \(read_results\(path, name=\.\.\.\)\)": "pass --name",
+    r"pass data_dir=DIR": "pass --data-dir DIR",
+    r"(has no option .*; its options: [^\n]*)$": r"\1 (--option KEY=VALUE; model, precision, pretrained, form, decode and "
+                                                 "allow_random_weights also have their own flags)",
+    r"\(model='openai:MODEL'\)": "(--model openai:MODEL)",
+}
+_LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
+                    for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
+
+
+def flag_wording(message: str) -> str:
+    """A library error message as a command line says it: each parameter of :data:`LIBRARY_TO_FLAG` named as its flag
+    (``n_bootstrap must be >= 0`` -> ``--n-bootstrap must be >= 0``)."""
+    for pattern, flag in _LIBRARY_WORDING:
+        message = pattern.sub(flag, message)
+    return message
+
 
 _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")

@@ -35,8 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
+    from ..light_tables import paper_table as read_paper_table  # pandas only for a file the light reader leaves
     from ..reproduce import release_paper_table, reproduce_table
-    from ..table_readers import read_paper_table
     from ._format import format_reproduction, format_reproduction_markdown
 
     notes = []

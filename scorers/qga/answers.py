@@ -177,7 +177,7 @@ def answers_to_scores(
             row = raw.iloc[int(blank[0])]
             raise ValueError(f"{path}: line {row['line']}: blank answer {row['vqa_answer']!r} (SEG {row['id']}, "
                              f"question {row['question_id']}); {blank.size} blank answer(s) in all "
-                             "(on_blank='wrong' / --on-blank wrong counts them as wrong answers)")
+                             "(on_blank='wrong' counts them as wrong answers)")
     raw = assign_images(raw, questions, metadata, source=str(path))
     rule = "dsg" if questions.kind == "dsg" else "tifa"
     starts = np.flatnonzero(raw["question_id"].to_numpy() == 0)
@@ -212,5 +212,5 @@ def answers_to_scores(
         raise ValueError(f"{path}: no answers for {missing.size} of the metadata's {len(metadata)} images (is the file "
                          f"truncated?); first missing: SEG {table['seg_id'].iloc[first]}, "
                          f"{table['file_name'].iloc[first]} (metadata row {first + 2}); "
-                         "allow_partial=True / --allow-partial scores the rest")
+                         "allow_partial=True scores the rest")
     return AnswerScores(records, table, [str(f) for f in table["file_name"].to_numpy()[missing]])

@@ -61,7 +61,7 @@ def _check_settings(out_dir: Path, settings: dict) -> None:
             changed = sorted(k for k in set(found) | set(settings) if found.get(k) != settings.get(k))
             raise ValueError(f"{out_dir} holds images generated with other settings ({', '.join(changed)}: "
                              f"{ {k: found.get(k) for k in changed} } vs { {k: settings.get(k) for k in changed} }); "
-                             "use another --out or delete the folder")
+                             "use another out_dir or delete the folder")
     else:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(settings, indent=2, sort_keys=True))
@@ -109,7 +109,7 @@ def generate_images(
             for text_id in text_ids:  # one layout per folder: never leave both <id>.png and <id>/ for a text
                 other = out_dir / text_id if images_per_prompt == 1 else out_dir / f"{text_id}.png"
                 if other.exists():
-                    raise ValueError(f"{other} exists but --images-per-prompt {images_per_prompt} writes "
+                    raise ValueError(f"{other} exists but images_per_prompt={images_per_prompt} writes "
                                      f"{image_path(out_dir, text_id, 0, images_per_prompt).relative_to(out_dir)}")
         except ValueError as problem:
             error = str(problem)
@@ -135,7 +135,7 @@ def generate_images(
                               **call_kwargs).images
             if len(images) != len(batch):
                 raise ValueError(f"the pipeline returned {len(images)} images for {len(batch)} prompts; "
-                                 "do not pass num_images_per_prompt (use --images-per-prompt)")
+                                 "do not pass num_images_per_prompt (use images_per_prompt)")
             for (text_id, _, k), image in zip(batch, images):
                 path = image_path(out_dir, text_id, k, images_per_prompt)
                 path.parent.mkdir(parents=True, exist_ok=True)

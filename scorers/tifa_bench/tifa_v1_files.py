@@ -237,7 +237,7 @@ class TIFABench:
 
         out = Path(out)
         if out.exists() and any(out.iterdir()) and not overwrite:
-            raise ValueError(f"{out} is not empty; pass overwrite=True (--overwrite) to replace the export there")
+            raise ValueError(f"{out} is not empty; pass overwrite=True to replace the export there")
         paths = {}
         for config, frame in (("texts", self.texts), ("questions", self.questions)):
             folder = out / config

@@ -1,0 +1,90 @@
+"""Library errors name Python parameters; ``ts2`` names its flags (issue 25, section 4).
+
+The library's messages are checked from the source (an AST walk over every ``raise`` of the modules below: no string in
+it holds a ``--flag``), and the CLI's wording through one real command and :func:`scorers.cli._validate.flag_wording`
+on each library wording it translates.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from scorers.cli import main
+from scorers.cli._validate import LIBRARY_TO_FLAG, flag_wording
+from scorers.meta import ts2_meta
+from scorers.orientation import resolve_orientation
+
+PACKAGE = Path(__file__).resolve().parents[1] / "scorers"
+#: modules whose raise statements were reworded; the CLI, the report, the demo and the model loaders still name flags
+LIBRARY = ["meta.py", "agreement.py", "pairwise.py", "table_readers.py", "orientation.py", "graph.py", "runner.py",
+           "export.py", "cache.py", "release.py", "serve.py", "engines/ray_data.py", "qga/answers.py",
+           "tifa_bench/tifa_v1_files.py", "ratings.py",
+           "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2_dataset.py",
+           "registry.py"]
+
+
+@pytest.mark.parametrize("name", LIBRARY)
+def test_library_raise_statements_name_no_flag(name):
+    tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
+    found = [f"{name}:{sub.lineno}: {sub.value!r}"
+             for node in ast.walk(tree) if isinstance(node, ast.Raise) and node.exc
+             for sub in ast.walk(node.exc)
+             if isinstance(sub, ast.Constant) and isinstance(sub.value, str)
+             and re.search(r"(?<![\w-])--[a-z]", sub.value)]
+    assert found == []
+
+
+def test_library_messages_name_parameters():
+    with pytest.raises(ValueError, match=r"^n_bootstrap must be >= 0, got -1$"):
+        ts2_meta([0.9, 0.1], [0, 0], ["0", "1"], n_bootstrap=-1)
+    with pytest.raises(ValueError, match=r"^lower_is_better 'nope': no such score column"):
+        resolve_orientation(["a"], lower_is_better=["nope"])
+
+
+@pytest.mark.parametrize("library, command_line", [
+    ("n_bootstrap must be >= 0, got -1", "--n-bootstrap must be >= 0, got -1"),
+    ("s.csv: lower_is_better 'nope': no such score column", "s.csv: --lower-is-better 'nope': no such score column"),
+    ("higher_is_better 'x': no such score column", "--higher-is-better 'x': no such score column"),
+    ("stray quote characters: pass clean_quotes=True to strip them",
+     "stray quote characters: pass --clean-quotes to strip them"),
+    ("use fewer resamples (n_bootstrap) or grouping='item'", "use fewer resamples (--n-bootstrap) or --group-by item"),
+    ("item 'a': boom (use on_error='skip' to record it and go on)",
+     "item 'a': boom (use --on-error skip to record it and go on)"),
+    ("workers must be >= 1, got 0", "--ray-workers must be >= 1, got 0"),
+    ("num_workers must be an integer >= 0, got -1", "--num-workers must be an integer >= 0, got -1"),
+    ("max_batch_size must be an integer >= 1, got 0", "--max-batch-size must be an integer >= 1, got 0"),
+    ("or pass another out / cache_dir", "or pass another --out / --cache-dir"),
+    ("offline mode (offline=True or HF_HUB_OFFLINE=1)", "offline mode (--offline or HF_HUB_OFFLINE=1)"),
+    ("human column 'rater': no such column; available: a, b", "--human 'rater': no such column; available: a, b"),
+    ("lower_is_better 'x' is not one of the metrics columns ['m']", "--lower-is-better 'x' is not one of the --metric "
+     "columns ['m']"),
+    ("x/1.png exists but images_per_prompt=1 writes 1.png", "x/1.png exists but --images-per-prompt 1 writes 1.png"),
+    ("two results have the same model name (['a', 'a']); give each a name (read_results(path, name=...)) to tell them "
+     "apart", "two results have the same model name (['a', 'a']); pass --name to tell them apart"),
+    ("or pass data_dir=DIR holding metadata.csv", "or pass --data-dir DIR holding metadata.csv"),
+    ("option(s) ['api_base'] apply to served models only (model='openai:MODEL')",
+     "option(s) ['api_base'] apply to served models only (--model openai:MODEL)"),
+    # words that only contain a parameter's name are left alone
+    ("my_n_bootstrap_column and n_bootstraps", "my_n_bootstrap_column and n_bootstraps"),
+    ("higher_is_better has no entry for column(s) ['a']", "higher_is_better has no entry for column(s) ['a']"),
+])
+def test_cli_names_the_flag(library, command_line):
+    assert flag_wording(library) == command_line
+
+
+def test_every_translation_names_a_flag():
+    assert all("--" in flag for flag in LIBRARY_TO_FLAG.values())
+
+
+def test_a_command_prints_the_flag(tmp_path, capsys):
+    scores = tmp_path / "s.csv"
+    scores.write_text("seg_id,file_name,a\n0,x.jpg,0.5\n0,y.jpg,0.1\n", encoding="utf-8")
+    metadata = tmp_path / "m.csv"
+    metadata.write_text("id,target_prompt,file_name,image_source,rank\n0,p,x.jpg,s,0\n0,p,y.jpg,s,1\n",
+                        encoding="utf-8")
+    code = main(["meta", str(scores), "--metadata", str(metadata), "--lower-is-better", "nope"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--lower-is-better 'nope': no such score column" in err and "lower_is_better" not in err
