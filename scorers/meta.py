@@ -22,7 +22,8 @@ Variants (a variant's name says what it computes):
   ``DeltaEvaluator``): the scores are **not reoriented** (``higher_is_better`` is ignored, as the official code does
   not negate lower-is-better metrics; ``TS2Result.oriented`` is False); delta takes every node pair with different
   error counts, raw, skipping a pair whose node mean is NaN (a NaN score makes its node's mean NaN), and a SEG with
-  no usable pair (e.g. all images on error-0 nodes) scores 0 and counts.
+  no usable pair (e.g. all images on error-0 nodes) scores 0 and counts; sep likewise skips every pair of a node
+  holding a NaN score (``KSTestEvaluator`` passes it to scipy's ``ks_2samp``, whose statistic is then NaN).
 * ``"published"`` -- the algorithm of the code behind the paper's published Table 2 (:mod:`scorers.meta_published`):
   paper-era walks that visit level 0 twice (:func:`scorers.graph.paper_era_walks`), rank/sep/delta per walk, walk
   values weighted by walk size; delta divided by the sample standard deviation (ddof=1) of the metric's scores over
@@ -377,7 +378,7 @@ class TS2Evaluator:
                     out[m][k], counts[m][k] = value, used
             else:
                 out["rank"][k], counts["rank"][k] = layout.rank(local)
-                out["sep"][k], counts["sep"][k] = layout.sep(local)
+                out["sep"][k], counts["sep"][k] = layout.sep(local, nan_skips_pair=variant == "official")
                 if variant == "official":
                     out["delta"][k], counts["delta"][k] = layout.delta_official(local)
                 else:
@@ -589,11 +590,13 @@ class _SEGLayout:
         value = np.divide((weight * -r).sum(axis=1), total, out=np.full(total.shape, np.nan), where=total > 0)
         return value, (k >= 2).sum(axis=1)
 
-    def sep(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def sep(self, scores: np.ndarray, *, nan_skips_pair: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Mean KS statistic over node pairs with different error counts, per metric column.
 
         0 where no pair can be computed: a single error level, or NaN scores that empty every node of a level (the
-        spec's and the official evaluator's rule); ``used`` is then 0.
+        spec's and the official evaluator's rule); ``used`` is then 0. A NaN score is dropped from its node, unless
+        ``nan_skips_pair``: then every pair of a node holding a NaN is skipped, as the official ``KSTestEvaluator``
+        does (it passes the NaN to scipy's ``ks_2samp``, whose NaN statistic it skips).
         """
         n_cols = scores.shape[1]
         if len(self.pairs) == 0:
@@ -608,6 +611,9 @@ class _SEGLayout:
         gap = np.abs(cdf[:, self.pairs[:, 0], :] - cdf[:, self.pairs[:, 1], :]) * valid.T[:, None, :]
         ks = gap.max(axis=2)  # (C, pairs)
         usable = (counts[:, self.pairs[:, 0]] > 0) & (counts[:, self.pairs[:, 1]] > 0)
+        if nan_skips_pair:
+            complete = counts == self.onehot.sum(axis=1)[None, :]  # (C, N): the node holds no NaN
+            usable &= complete[:, self.pairs[:, 0]] & complete[:, self.pairs[:, 1]]
         used = usable.sum(axis=1)
         value = np.divide((ks * usable).sum(axis=1), used, out=np.zeros(n_cols), where=used > 0)  # no pair -> 0
         return value, used

@@ -23,7 +23,8 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
 
     ``variant="official"`` follows the official TS2 evaluator (``DeltaEvaluator`` in its ``evaluators/base.py``): raw
     scores (``higher_is_better`` is not applied), delta over every node pair with different error counts where a node
-    holding a NaN score has a NaN mean and its pairs are skipped, and 0 for a SEG with no usable pair."""
+    holding a NaN score has a NaN mean and its pairs are skipped, and 0 for a SEG with no usable pair; sep as its
+    ``KSTestEvaluator``: scipy's ``ks_2samp`` on each node pair's scores as they are, a NaN statistic skipped."""
     frame = pd.DataFrame({"score": np.asarray(scores, dtype=float), "seg": seg_ids, "node": [str(n) for n in nodes]})
     if not higher_is_better and variant != "official":
         frame["score"] = -frame["score"]
@@ -58,11 +59,11 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
             lo, hi = (a, b) if ea < eb else (b, a)
             if len(values[lo]) == 0 or len(values[hi]) == 0:
                 continue
+            if variant == "official":
+                continue  # below: the official rule keeps NaN scores in the nodes
             with warnings.catch_warnings():  # only the statistic is used, not scipy's p-value method
                 warnings.simplefilter("ignore", RuntimeWarning)
                 ks.append(stats.ks_2samp(values[lo], values[hi]).statistic)
-            if variant == "official":
-                continue  # below: the official rule keeps NaN scores in the node means
             if abs(ea - eb) == 1:
                 gaps.append(values[lo].mean() - values[hi].mean())
         if variant == "official":
@@ -75,6 +76,11 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
                 gap = with_nan[lo].mean() - with_nan[hi].mean()  # NaN when either node holds a NaN score
                 if not np.isnan(gap):
                     gaps.append(gap)
+                with warnings.catch_warnings():  # KSTestEvaluator: ks_2samp on the scores as they are, NaN included
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    statistic = stats.ks_2samp(with_nan[lo], with_nan[hi]).statistic  # NaN propagates
+                if not np.isnan(statistic):
+                    ks.append(statistic)
         sep[seg] = float(np.mean(ks)) if ks else 0.0  # the spec: a SEG with no computable pair has sep 0
         if variant == "official":
             delta[seg] = float(np.mean(gaps)) if gaps else 0.0  # no usable pair: 0, and the SEG counts

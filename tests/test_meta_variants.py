@@ -101,6 +101,27 @@ def test_official_nan_skips_the_node_pair():
     assert seg0(out, "delta") == pytest.approx(0.4, abs=1e-12)
 
 
+def test_official_sep_skips_a_node_pair_with_a_nan_like_ks_2samp():
+    # The official KSTestEvaluator hands each node's scores, NaN included, to scipy's ks_2samp, whose NaN statistic
+    # (nan_policy="propagate") makes the evaluator skip that pair. Expected value: that loop, run here with scipy.
+    from scipy.stats import ks_2samp
+
+    nodes = {"0": [0.9, np.nan, 0.8], "1a": [0.5, 0.7], "1b": [0.6], "2": [0.1, 0.85]}
+    scores = [s for values in nodes.values() for s in values]
+    names = [n for n, values in nodes.items() for _ in values]
+    level = {"0": 0, "1a": 1, "1b": 1, "2": 2}
+    stats = [ks_2samp(np.array(nodes[a]), np.array(nodes[b]))[0]
+             for i, a in enumerate(nodes) for b in list(nodes)[i + 1:] if level[a] != level[b]]
+    kept = [x for x in stats if not np.isnan(x)]
+    assert len(stats) == 5 and len(kept) == 2  # (1a,2), (1b,2); the three pairs with node 0 are NaN
+    out = ts2_meta(scores, [0] * len(scores), names, variant="official")
+    assert seg0(out, "sep") == pytest.approx(sum(kept) / len(kept), abs=1e-12)
+    paper = ts2_meta(scores, [0] * len(scores), names)  # the spec drops the NaN image and keeps all five pairs
+    dropped = [ks_2samp([v for v in nodes[a] if not np.isnan(v)], [v for v in nodes[b] if not np.isnan(v)])[0]
+               for i, a in enumerate(nodes) for b in list(nodes)[i + 1:] if level[a] != level[b]]
+    assert seg0(paper, "sep") == pytest.approx(sum(dropped) / len(dropped), abs=1e-12)
+
+
 def test_official_uses_raw_scores():
     # error counts (lower is better) 0, 2, 5 on nodes 0, 1, 2: the official code does not negate them.
     # delta = mean(0-2, 0-5, 2-5) = -10/3; rank = -spearman(errors, raw) = -1.
