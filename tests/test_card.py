@@ -4,6 +4,7 @@ tests against a plain mean / scipy; missing sets listed with their reason; the H
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 from pathlib import Path
@@ -190,16 +191,14 @@ def test_bad_arguments_are_one_line(capsys, tmp_path, shared_ts2):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "missing.csv" in err
 
 
-def test_html_renders_in_chromium(card_run, cards):
+@contextlib.contextmanager
+def offline_page(html_path: Path):
+    """The card's HTML file in headless Debian Chromium, with every request but the file itself refused."""
     chromium = Path("/usr/bin/chromium")
     if not chromium.exists():
         pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
     from playwright import sync_api
 
-    root, _files, _argv = card_run
-    html_path = root / "out" / "mplug_tifa.html"
-    shots = REPO / "artifacts" / "card"
-    shots.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
         try:
@@ -207,14 +206,22 @@ def test_html_renders_in_chromium(card_run, cards):
             page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(("file:", "data:"))
                        else route.continue_())  # offline: nothing but the file itself may load
             page.goto(html_path.as_uri())
-            assert page.locator("h1").inner_text() == "Report card: mplug_tifa"
-            assert page.locator(".verdict").inner_text() == cards["mplug_tifa"]["verdict"]
-            width = page.locator("img").evaluate("img => img.complete ? img.naturalWidth : 0")
-            assert width > 0  # the inlined PNG decoded
-            assert page.locator("h2", has_text="genai_bench").count() == 1
-            page.screenshot(path=str(shots / "card.png"), full_page=True)
+            yield page
         finally:
             browser.close()
+
+
+def test_html_renders_in_chromium(card_run, cards):
+    root, _files, _argv = card_run
+    shots = REPO / "artifacts" / "card"
+    shots.mkdir(parents=True, exist_ok=True)
+    with offline_page(root / "out" / "mplug_tifa.html") as page:
+        assert page.locator("h1").inner_text() == "Report card: mplug_tifa"
+        assert page.locator(".verdict").inner_text() == cards["mplug_tifa"]["verdict"]
+        width = page.locator("img").evaluate("img => img.complete ? img.naturalWidth : 0")
+        assert width > 0  # the inlined PNG decoded
+        assert page.locator("h2", has_text="genai_bench").count() == 1
+        page.screenshot(path=str(shots / "card.png"), full_page=True)
     print(f"\ncard screenshot: {shots / 'card.png'}")
 
 
@@ -666,28 +673,15 @@ def test_reward_with_a_fixed_affine_normalisation_equals_ts2_meta_on_the_hand_ma
 
 
 def test_reward_card_with_a_preference_set_renders_in_chromium(pref_run):
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
-    from playwright import sync_api
-
     root, _pairs, _scores, _parts, cards = pref_run
     shots = REPO / "artifacts" / "card"
     shots.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(("file:", "data:"))
-                       else route.continue_())
-            page.goto((root / "out" / "reward.html").as_uri())
-            assert page.locator(".verdict").inner_text() == cards["reward"]["verdict"]
-            assert page.locator("h2", has_text="toy").count() == 1
-            assert page.locator("li", has_text="against its parts:").count() == 1
-            assert page.locator("img").evaluate("img => img.complete ? img.naturalWidth : 0") > 0
-            page.screenshot(path=str(shots / "card_reward.png"), full_page=True)
-        finally:
-            browser.close()
+    with offline_page(root / "out" / "reward.html") as page:
+        assert page.locator(".verdict").inner_text() == cards["reward"]["verdict"]
+        assert page.locator("h2", has_text="toy").count() == 1
+        assert page.locator("li", has_text="against its parts:").count() == 1
+        assert page.locator("img").evaluate("img => img.complete ? img.naturalWidth : 0") > 0
+        page.screenshot(path=str(shots / "card_reward.png"), full_page=True)
 
 
 def test_reward_on_a_rating_set_is_built_from_its_parts_columns(card_run, capsys, shared_ts2):

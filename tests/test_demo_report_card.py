@@ -34,16 +34,11 @@ from scorers.table_readers import read_metadata
 
 from .pin_override import pin_tifa160
 from .test_agreement_cli import tifa160_cache_copy, write_tifa_json
+from .test_demo_fixes import config  # noqa: F401  (fixture: the demo's settings on the release tables)
 from .test_release import fresh_cache  # noqa: F401  (fixture: an empty HF_HOME)
 
 N_BOOT = 200  # enough for intervals to exist; the numbers compared below do not depend on it
 MAX = 2 * 2**20
-
-
-@pytest.fixture(scope="module")
-def config(shared_ts2):
-    return AppConfig.resolve(metadata=shared_ts2 / "metadata.csv", scores_csv=shared_ts2 / "released_scores.csv",
-                             paper_table=shared_ts2 / "paper_table2.csv")
 
 
 @pytest.fixture(scope="module")

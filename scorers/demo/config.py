@@ -147,3 +147,16 @@ class AppConfig:
 
     def with_(self, **changes) -> "AppConfig":
         return replace(self, **changes)
+
+
+def check_upload_size(path: str | Path, max_bytes: int) -> None:
+    """Refuse an uploaded file that is empty or larger than ``max_bytes``, in one line (ValueError)."""
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise ValueError(f"the file is {_human_size(size)}; the limit is {_human_size(max_bytes)}")
+    if size == 0:
+        raise ValueError("the file is empty")
+
+
+def _human_size(size: int) -> str:
+    return f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{size / 2**10:.1f} KB"

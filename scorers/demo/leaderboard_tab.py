@@ -6,7 +6,6 @@ readers, whose errors are readable), arranges the rows and marks the user's own 
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from scorers.reproduce import Reproduction, reproduce_table
 from scorers.join import join_scores, table_keys
 from scorers.table_readers import CSVReadError, column_scores, read_score_table, score_columns
 
-from .config import AppConfig
+from .config import AppConfig, check_upload_size
 from .sources import Tables
 
 __all__ = [
@@ -135,20 +134,13 @@ def is_uploaded(frame: pd.DataFrame) -> pd.Series:
     return frame["metric"].astype(str).str.startswith(YOURS)
 
 
-def _human(size: int) -> str:
-    return f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{size / 2**10:.1f} KB"
-
 
 def read_upload(
     path: str | Path, metadata: pd.DataFrame, max_bytes: int
 ) -> tuple[pd.DataFrame, list[str] | None, list[str]]:
     """Validate an uploaded scores CSV; returns ``(frame, join keys or None, score columns)`` or raises ValueError."""
     path = Path(path)
-    size = os.path.getsize(path)
-    if size > max_bytes:
-        raise ValueError(f"the file is {_human(size)}; the limit is {_human(max_bytes)}")
-    if size == 0:
-        raise ValueError("the file is empty")
+    check_upload_size(path, max_bytes)
     try:
         frame = read_score_table(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:

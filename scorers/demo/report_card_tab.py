@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -18,7 +17,7 @@ from typing import Callable
 import pandas as pd
 
 from ..formatting import MISSING, format_number
-from .config import AppConfig
+from .config import AppConfig, check_upload_size
 from .sources import Tables
 
 __all__ = [
@@ -65,9 +64,6 @@ TIFA160_NEEDS_FILE = (
 # Uploaded cards
 # ----------------------------------------------------------------------------------------------------------------------
 
-
-def _human(size: int) -> str:
-    return f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{size / 2**10:.1f} KB"
 
 
 def _not_a_card(detail: str) -> ValueError:
@@ -124,11 +120,7 @@ def validate_cards(payload) -> dict[str, dict]:
 def read_card_upload(path: str | Path, max_bytes: int) -> dict[str, dict]:
     """Read and check an uploaded card JSON; returns ``{metric: card}`` or raises ValueError (one line)."""
     path = Path(path)
-    size = os.path.getsize(path)
-    if size > max_bytes:
-        raise ValueError(f"the file is {_human(size)}; the limit is {_human(max_bytes)}")
-    if size == 0:
-        raise ValueError("the file is empty")
+    check_upload_size(path, max_bytes)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
