@@ -16,6 +16,7 @@ from scorers.table_readers import read_metadata  # noqa: E402
 from scorers.ts2_scoring import score_data_dir, score_table  # noqa: E402
 from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: E402,F401
 from tests import ray_session  # noqa: E402
+from tests.ts2_fixture_data import make_data_dir  # noqa: E402
 
 local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)
 
@@ -157,7 +158,13 @@ def test_decode_stage_then_actor_in_process_keeps_order_and_reports_bad_images(c
     decoded = _Decoder(scorer.image_transform)(batch)
     assert list(decoded["kind"]) == ["tensor", "", "tensor", "", "tensor"]
     assert "bad.png" in decoded["error"][1] and "missing.png" in decoded["error"][3]
-    out = _ScoreActor(spec)(decoded)
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        out = _ScoreActor(spec)(decoded)
+    finally:  # the actor takes one thread (its Ray CPU); this test process must keep its own for later tests
+        torch.set_num_threads(threads)
     assert list(out["key"]) == list("abcde") and np.isnan(out["score"][[1, 3]]).all()
     reference = run(scorer, paths[:3], prompts[0:1] + prompts[2:3] + prompts[4:5], batch_size=8, num_workers=0,
                     progress=False)
