@@ -23,7 +23,7 @@ LIBRARY = ["meta.py", "agreement.py", "pairwise.py", "table_readers.py", "orient
            "export.py", "cache.py", "release.py", "serve.py", "engines/ray_data.py", "qga/answers.py",
            "tifa_bench/tifa_v1_files.py", "ratings.py",
            "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2_dataset.py",
-           "registry.py"]
+           "registry.py", "set_scoring.py"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
@@ -67,6 +67,32 @@ def test_library_messages_name_parameters():
     ("or pass data_dir=DIR holding metadata.csv", "or pass --data-dir DIR holding metadata.csv"),
     ("option(s) ['api_base'] apply to served models only (model='openai:MODEL')",
      "option(s) ['api_base'] apply to served models only (--model openai:MODEL)"),
+    # scorers.set_scoring: each line as ts2 score --set printed it before the library named parameters
+    ("set_name 'x': not a set this tool knows; one of ts2, tifa_v1", "--set 'x': not a set this tool knows; one of "
+     "ts2, tifa_v1"),
+    ("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset BaiqiL/GenAI-Bench, ratings and images in one "
+     "table) with set_file=FILE", "genai_bench: give the GenAI-Bench Parquet file (the Hub dataset BaiqiL/GenAI-Bench, "
+     "ratings and images in one table) with --set-file FILE"),
+    ("(first: a.jpg); on_error='skip' records them and goes on", "(first: a.jpg); --on-error skip records them and "
+     "goes on"),
+    ("download the HPDv2 test images and pass images_dir=DIR", "download the HPDv2 test images and pass --images-dir "
+     "DIR"),
+    ("add them, or on_error='skip' to record them and go on", "add them, or --on-error skip to record them and go on"),
+    ("set_name='ts2' reads data_dir (metadata.csv + images/); images_dir and set_file apply to the other sets",
+     "--set ts2 reads --data-dir (metadata.csv + images/); --images-dir and --set-file apply to the other sets"),
+    ("data_dir is TS2's folder; set_name='hpdv2' takes images_dir (and set_file)",
+     "--data-dir is TS2's folder; --set hpdv2 takes --images-dir (and --set-file)"),
+    ("set_name='mjbench_alignment': the set already has a column 'x'; its scores would replace it",
+     "--set mjbench_alignment: the set already has a column 'x'; its scores would replace it"),
+    ("tifa_v1: the TIFA v1.0 bench scores your generated images; pass images_dir=DIR (<text_id>.png",
+     "tifa_v1: the TIFA v1.0 bench scores your generated images; pass --images-dir DIR (<text_id>.png"),
+    ("set_name='tifa_v1' reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); set_file does not "
+     "apply", "--set tifa_v1 reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); --set-file does "
+     "not apply"),
+    ("set_name='tifa_v1' with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate engine, no jpeg_draft",
+     "--set tifa_v1 with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate engine, no --jpeg-draft"),
+    # scorers.release: the note of paper_table2.csv
+    ("so it is only read from data_dir/$TS2_DATA (the same", "so it is only read from --data-dir/$TS2_DATA (the same"),
     # words that only contain a parameter's name are left alone
     ("my_n_bootstrap_column and n_bootstraps", "my_n_bootstrap_column and n_bootstraps"),
     ("higher_is_better has no entry for column(s) ['a']", "higher_is_better has no entry for column(s) ['a']"),

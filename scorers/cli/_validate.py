@@ -66,6 +66,18 @@ LIBRARY_TO_FLAG = {
     r"(has no option .*; its options: [^\n]*)$": r"\1 (--option KEY=VALUE; model, precision, pretrained, form, decode and "
                                                  "allow_random_weights also have their own flags)",
     r"\(model='openai:MODEL'\)": "(--model openai:MODEL)",
+    # scorers.set_scoring
+    r"set_name '": "--set '",
+    r"set_name='([\w.-]+)'": r"--set \1",
+    r"set_file=FILE": "--set-file FILE",
+    r"images_dir=DIR": "--images-dir DIR",
+    r"reads data_dir": "reads --data-dir",
+    r"images_dir and set_file apply": "--images-dir and --set-file apply",
+    r"data_dir is TS2's folder": "--data-dir is TS2's folder",
+    r"takes images_dir \(and set_file\)": "takes --images-dir (and --set-file)",
+    r"set_file does not apply": "--set-file does not apply",
+    r"no jpeg_draft": "no --jpeg-draft",
+    r"read from data_dir/\$TS2_DATA": "read from --data-dir/$TS2_DATA",  # scorers.release: paper_table2.csv
 }
 _LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
                     for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
