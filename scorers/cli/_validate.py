@@ -78,7 +78,22 @@ LIBRARY_TO_FLAG = {
     r"set_file does not apply": "--set-file does not apply",
     r"no jpeg_draft": "no --jpeg-draft",
     r"read from data_dir/\$TS2_DATA": "read from --data-dir/$TS2_DATA",  # scorers.release: paper_table2.csv
+    # scorers.models.open_clip_weights (before the model rules below)
+    r"model='([^'\n]*)', pretrained=None:": r"--model \1:",
+    r"model='([^'\n]*)', pretrained='([^'\n]*)':": r"--model \1 --pretrained \2:",
+    r"model='([^'\n]*)': an open_clip architecture": r"--model \1: an open_clip architecture",
+    r"pretrained=(TAG|FILE|PATH)": r"--pretrained \1",
+    r"allow_random_weights=True": "--allow-random-weights",
 }
+#: scorers.models.loading.model_source's ``option`` (the parameter naming a model) -> the flag that sets it
+_MODEL_OPTIONS = {"model": "--model", "sbert": "--sbert", "base": "--option base=", "processor": "--option processor=",
+                  "tokenizer": "--option tokenizer="}
+for _name, _flag in _MODEL_OPTIONS.items():
+    LIBRARY_TO_FLAG.update({
+        rf"{_name}=('[^'\n]*'): (not a local folder|cannot load it)": rf"{_flag} \1: \2",
+        rf"{_name}='([^'\n]*)': no such folder": rf"{_flag} \1: no such folder",
+        rf"with {_name}=PATH": f"with {_flag} PATH",
+    })
 _LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
                     for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
 

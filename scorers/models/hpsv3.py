@@ -184,7 +184,7 @@ class HPSv3Backend:
         else:
             weights, base = Path(_hub_checkpoint(str(model))), base or DEFAULT_HPSV3_BASE
         self.pixels = int(pixels or options.get("pixels", PIXELS))
-        with model_source(base, option="--option base=") as source:
+        with model_source(base, option="base") as source:
             pin = {"revision": DEFAULT_HPSV3_BASE_REVISION} if source == DEFAULT_HPSV3_BASE else {}  # a Hub id
             config = AutoConfig.from_pretrained(source, **pin)
             processor = AutoProcessor.from_pretrained(source, padding_side="right", **pin)

@@ -261,7 +261,7 @@ class ImageRewardBackend:
 def _load_tokenizer(source: str, blip: bool = False):
     from .loading import model_source
 
-    with model_source(source, option="--option tokenizer=", files=("vocab.txt", "tokenizer_config.json")) as where:
+    with model_source(source, option="tokenizer", files=("vocab.txt", "tokenizer_config.json")) as where:
         if blip:
             return _blip_tokenizer(where)
         from transformers import AutoTokenizer
