@@ -304,7 +304,8 @@ def score_set(
                                           options=dict(scorer_options or {}), engine=engine,
                                           engine_options=engine_options)
     if getattr(scorer, "name", None) in rows.columns:
-        raise ValueError(f"set_name='{name}': the set already has a column {scorer.name!r}; its scores would replace it")
+        raise ValueError(f"set_name='{name}': the set already has a column {scorer.name!r}; its scores would "
+                         "replace it")
     run_kwargs.setdefault("inputs", {"set": name, "sha256": prov.get("sha256"),
                                      "images_dir": None if images_dir is None else str(Path(images_dir).resolve())})
     key_columns = list(rows.columns)

@@ -23,7 +23,8 @@ LIBRARY = ["meta.py", "agreement.py", "pairwise.py", "table_readers.py", "orient
            "export.py", "cache.py", "release.py", "serve.py", "engines/ray_data.py", "qga/answers.py",
            "tifa_bench/tifa_v1_files.py", "ratings.py",
            "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2_dataset.py",
-           "registry.py", "set_scoring.py", "models/loading.py", "models/open_clip_weights.py", "models/sbert.py"]
+           "registry.py", "set_scoring.py", "models/loading.py", "models/open_clip_weights.py", "models/sbert.py",
+           "models/hpsv3.py", "models/imagereward.py"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
@@ -128,6 +129,12 @@ def test_library_messages_name_parameters():
      "weights file with --pretrained FILE"),
     ("hpsv2: cannot get r/f (E); pass a local file with pretrained=PATH",
      "hpsv2: cannot get r/f (E); pass a local file with --pretrained PATH"),
+    # scorers.models.hpsv3, scorers.models.imagereward
+    ("model='./h': no such file or folder", "--model ./h: no such file or folder"),
+    ("model='MizzenAI/HPSv3': cannot get HPSv3.safetensors (E); pass a local HPSv3.safetensors or a folder",
+     "--model MizzenAI/HPSv3: cannot get HPSv3.safetensors (E); pass a local HPSv3.safetensors or a folder"),
+    ("model='/x': checkpoint does not match ImageReward (missing ['a'], unexpected [])",
+     "--model /x: checkpoint does not match ImageReward (missing ['a'], unexpected [])"),
     # words that only contain a parameter's name are left alone
     ("my_n_bootstrap_column and n_bootstraps", "my_n_bootstrap_column and n_bootstraps"),
     ("higher_is_better has no entry for column(s) ['a']", "higher_is_better has no entry for column(s) ['a']"),

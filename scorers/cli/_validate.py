@@ -94,6 +94,7 @@ for _name, _flag in _MODEL_OPTIONS.items():
         rf"{_name}='([^'\n]*)': no such folder": rf"{_flag} \1: no such folder",
         rf"with {_name}=PATH": f"with {_flag} PATH",
     })
+LIBRARY_TO_FLAG[r"model='([^'\n]*)':"] = r"--model \1:"  # after the rules above: scorers.models.hpsv3, imagereward
 _LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
                     for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
 

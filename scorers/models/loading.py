@@ -108,9 +108,9 @@ def _resolve(name: str, option: str, files: Sequence[str]) -> str:
 def model_source(name: str, *, option: str = "model", files: Sequence[str] = ("config.json",),
                  resolve: bool = True, errors: tuple[type[BaseException], ...] = ()) -> Iterator[str]:
     """Yield where to load ``name`` from (see module docstring); loading errors inside the block become a
-    :class:`ModelLoadError`. ``option`` is the parameter that passes another model (``model``, ``sbert``): the errors name it (``model='x': ...``;
-    ``ts2`` names its flag instead: ``scorers.cli._validate.LIBRARY_TO_FLAG``); ``files``
-    are the checkpoint files that show a Hub repo is cached (``config.json``; ``modules.json`` for
+    :class:`ModelLoadError`. ``option`` is the parameter that passes another model (``model``, ``sbert``): the
+    errors name it (``model='x': ...``; ``ts2`` names its flag instead: ``scorers.cli._validate.LIBRARY_TO_FLAG``);
+    ``files`` are the checkpoint files that show a Hub repo is cached (``config.json``; ``modules.json`` for
     sentence-transformers; ``open_clip_config.json`` for open_clip). ``resolve=False`` yields ``name`` unchanged
     (names the loader resolves itself, e.g. an open_clip architecture + tag); ``errors`` adds exception types that
     mean "could not load" for that loader (open_clip raises ``RuntimeError`` for a missing tag or download)."""
