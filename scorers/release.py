@@ -185,7 +185,7 @@ _FILES = (
                "b77c0343762e8667d00dc5786d9ad50ebab6806c"),
     PinnedFile(None, "5b042131a4acf7ee86cfe2b7c6672a78e685a31255f0d94f1489cb583b46c9b5", "paper_table2.csv",
                note="the paper's Table 2 (arXiv:2404.04251) as printed, transcribed to CSV with names, families and "
-                    "FLOPs; no public file has this content, so it is only read from --data-dir/$TS2_DATA (the same "
+                    "FLOPs; no public file has this content, so it is only read from data_dir/$TS2_DATA (the same "
                     "numbers at full precision download as table2_full_precision.csv)"),
 )
 

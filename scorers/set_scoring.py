@@ -59,7 +59,7 @@ def check_set_name(name: str) -> str:
     """The canonical set name, or a ``ValueError`` listing the names."""
     canonical = ALIASES.get(name, name)
     if canonical not in SETS:
-        raise ValueError(f"--set {name!r}: not a set this tool knows; one of {', '.join(SETS)} (mj_bench = "
+        raise ValueError(f"set_name {name!r}: not a set this tool knows; one of {', '.join(SETS)} (mj_bench = "
                          "mjbench_alignment)")
     return canonical
 
@@ -113,7 +113,7 @@ def load_set(name: str, path: str | Path | None = None, *, offline: bool | None 
 
         if path is None:
             raise SetImagesUnavailable("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset "
-                                       "BaiqiL/GenAI-Bench, ratings and images in one table) with --set-file FILE")
+                                       "BaiqiL/GenAI-Bench, ratings and images in one table) with set_file=FILE")
         local = Path(path)
         if not local.is_file():
             raise FileNotFoundError(f"{local}: no such file")
@@ -187,7 +187,7 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
         absent = [ref for ref, data in zip(images, embedded) if not data]
         if absent and on_error == "raise":
             raise SetImagesUnavailable(f"{name}: {len(absent)} of {len(images)} images have no bytes in "
-                                       f"{provenance['file']} (first: {absent[0]}); --on-error skip records them "
+                                       f"{provenance['file']} (first: {absent[0]}); on_error='skip' records them "
                                        "and goes on")
         return [data if data else f"{ref} (no image bytes in the set's file)" for ref, data in zip(images, embedded)]
     where = IMAGE_SOURCES.get(name, "the set's images")
@@ -199,7 +199,7 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
         if len(absolute) == len(named):
             return list(images)
         raise SetImagesUnavailable(f"{name}: the images are not available offline ({len(named)} files such as "
-                                   f"{named[0]!r}); download {where} and pass --images-dir DIR")
+                                   f"{named[0]!r}); download {where} and pass images_dir=DIR")
     root = Path(images_dir)
     refs, missing = [], []
     for image in images:
@@ -214,7 +214,7 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
                                    f"download {where} into it")
     if missing and on_error == "raise":
         raise SetImagesUnavailable(f"{name}: {len(missing)} of {len(refs)} images are not under {root} (first: "
-                                   f"{missing[0]}); add them, or --on-error skip to record them and go on")
+                                   f"{missing[0]}); add them, or on_error='skip' to record them and go on")
     return refs
 
 
@@ -278,7 +278,7 @@ def score_set(
     name = check_set_name(set_name)
     if name == "ts2":
         if images_dir is not None or set_file is not None:
-            raise ValueError("--set ts2 reads --data-dir (metadata.csv + images/); --images-dir and --set-file "
+            raise ValueError("set_name='ts2' reads data_dir (metadata.csv + images/); images_dir and set_file "
                              "apply to the other sets")
         frame, result = score_data_dir(scorer_name, data_dir, out, model=model, precision=precision,
                                        cache_dir=cache_dir, scorer_options=scorer_options, engine=engine,
@@ -286,7 +286,7 @@ def score_set(
         result.extra["set"] = {"name": "ts2", "kind": "ts2", "rows": len(frame)}
         return frame, result
     if data_dir is not None:
-        raise ValueError(f"--data-dir is TS2's folder; --set {name} takes --images-dir (and --set-file)")
+        raise ValueError(f"data_dir is TS2's folder; set_name='{name}' takes images_dir (and set_file)")
     check_run_options(**run_kwargs)
     state = process_state()
     if cache_dir is None and out is not None:
@@ -304,7 +304,8 @@ def score_set(
                                           options=dict(scorer_options or {}), engine=engine,
                                           engine_options=engine_options)
     if getattr(scorer, "name", None) in rows.columns:
-        raise ValueError(f"--set {name}: the set already has a column {scorer.name!r}; its scores would replace it")
+        raise ValueError(f"set_name='{name}': the set already has a column {scorer.name!r}; its scores would "
+                         "replace it")
     run_kwargs.setdefault("inputs", {"set": name, "sha256": prov.get("sha256"),
                                      "images_dir": None if images_dir is None else str(Path(images_dir).resolve())})
     key_columns = list(rows.columns)
@@ -351,11 +352,11 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
     from .ts2_scoring import build_run_scorer, write_outputs
 
     if images_dir is None:
-        raise SetImagesUnavailable("tifa_v1: the TIFA v1.0 bench scores your generated images; pass --images-dir DIR "
+        raise SetImagesUnavailable("tifa_v1: the TIFA v1.0 bench scores your generated images; pass images_dir=DIR "
                                    "(<text_id>.png or <text_id>/<k>.png, as `ts2 tifa-bench generate` writes)")
     if set_file is not None:
-        raise ValueError("--set tifa_v1 reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); "
-                         "--set-file does not apply")
+        raise ValueError("set_name='tifa_v1' reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); "
+                         "set_file does not apply")
     if bench is None:
         from .tifa_bench.tifa_v1_files import load_tifa_v1
 
@@ -364,8 +365,8 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
         bench = _main_first(state, lambda: load_tifa_v1(offline=offline, require_questions=scorer_name == "tifa"))
     if scorer_name == "tifa":
         if engine != "accelerate" or run_kwargs.pop("jpeg_draft", None):
-            raise ValueError("--set tifa_v1 with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate "
-                             "engine, no --jpeg-draft")
+            raise ValueError("set_name='tifa_v1' with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate "
+                             "engine, no jpeg_draft")
         bench_run = score_images(bench, images_dir, None, model=model, precision=precision,
                                  scorer_options=scorer_options, cache_dir=cache_dir, **run_kwargs)
         frame = bench_run.images

@@ -23,7 +23,8 @@ LIBRARY = ["meta.py", "agreement.py", "pairwise.py", "table_readers.py", "orient
            "export.py", "cache.py", "release.py", "serve.py", "engines/ray_data.py", "qga/answers.py",
            "tifa_bench/tifa_v1_files.py", "ratings.py",
            "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2_dataset.py",
-           "registry.py"]
+           "registry.py", "set_scoring.py", "models/loading.py", "models/open_clip_weights.py", "models/sbert.py",
+           "models/hpsv3.py", "models/imagereward.py"]
 
 
 @pytest.mark.parametrize("name", LIBRARY)
@@ -67,12 +68,93 @@ def test_library_messages_name_parameters():
     ("or pass data_dir=DIR holding metadata.csv", "or pass --data-dir DIR holding metadata.csv"),
     ("option(s) ['api_base'] apply to served models only (model='openai:MODEL')",
      "option(s) ['api_base'] apply to served models only (--model openai:MODEL)"),
+    # scorers.set_scoring: each line as ts2 score --set printed it before the library named parameters
+    ("set_name 'x': not a set this tool knows; one of ts2, tifa_v1", "--set 'x': not a set this tool knows; one of "
+     "ts2, tifa_v1"),
+    ("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset BaiqiL/GenAI-Bench, ratings and images in one "
+     "table) with set_file=FILE", "genai_bench: give the GenAI-Bench Parquet file (the Hub dataset BaiqiL/GenAI-Bench, "
+     "ratings and images in one table) with --set-file FILE"),
+    ("(first: a.jpg); on_error='skip' records them and goes on", "(first: a.jpg); --on-error skip records them and "
+     "goes on"),
+    ("download the HPDv2 test images and pass images_dir=DIR", "download the HPDv2 test images and pass --images-dir "
+     "DIR"),
+    ("add them, or on_error='skip' to record them and go on", "add them, or --on-error skip to record them and go on"),
+    ("set_name='ts2' reads data_dir (metadata.csv + images/); images_dir and set_file apply to the other sets",
+     "--set ts2 reads --data-dir (metadata.csv + images/); --images-dir and --set-file apply to the other sets"),
+    ("data_dir is TS2's folder; set_name='hpdv2' takes images_dir (and set_file)",
+     "--data-dir is TS2's folder; --set hpdv2 takes --images-dir (and --set-file)"),
+    ("set_name='mjbench_alignment': the set already has a column 'x'; its scores would replace it",
+     "--set mjbench_alignment: the set already has a column 'x'; its scores would replace it"),
+    ("tifa_v1: the TIFA v1.0 bench scores your generated images; pass images_dir=DIR (<text_id>.png",
+     "tifa_v1: the TIFA v1.0 bench scores your generated images; pass --images-dir DIR (<text_id>.png"),
+    ("set_name='tifa_v1' reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); set_file does not "
+     "apply", "--set tifa_v1 reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); --set-file does "
+     "not apply"),
+    ("set_name='tifa_v1' with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate engine, no jpeg_draft",
+     "--set tifa_v1 with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate engine, no --jpeg-draft"),
+    # scorers.release: the note of paper_table2.csv
+    ("so it is only read from data_dir/$TS2_DATA (the same", "so it is only read from --data-dir/$TS2_DATA (the same"),
+    # scorers.models.loading.model_source: its option is the parameter naming the model; the quotes stay as they were
+    ("model='/m/clpi': no such folder (a local model folder, or a Hub id like owner/name)",
+     "--model /m/clpi: no such folder (a local model folder, or a Hub id like owner/name)"),
+    ("sbert='/m/no-sbert': no such folder (a local", "--sbert /m/no-sbert: no such folder (a local"),
+    ("model='o/n': not a local folder and not in the Hugging Face cache (/hf/hub), and HF_HUB_OFFLINE=1 forbids "
+     "downloading it; pass a local model folder with model=PATH", "--model 'o/n': not a local folder and not in the "
+     "Hugging Face cache (/hf/hub), and HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with "
+     "--model PATH"),
+    ("sbert='o/n': not a local folder and not in the Hugging Face cache (/c), and http://h did not answer within 3 s; "
+     "pass a local model folder with sbert=PATH (or connect and run once to cache it)", "--sbert 'o/n': not a local "
+     "folder and not in the Hugging Face cache (/c), and http://h did not answer within 3 s; pass a local model "
+     "folder with --sbert PATH (or connect and run once to cache it)"),
+    ("ModelLoadError: base='o/n': cannot load it (boom); looked in 'o/n' and the Hugging Face cache /c; pass a local "
+     "model folder with base=PATH", "ModelLoadError: --option base= 'o/n': cannot load it (boom); looked in 'o/n' and "
+     "the Hugging Face cache /c; pass a local model folder with --option base= PATH"),
+    ("processor='o/n': cannot load it (x); pass a local model folder with processor=PATH",
+     "--option processor= 'o/n': cannot load it (x); pass a local model folder with --option processor= PATH"),
+    ("tokenizer='./t': no such folder (a", "--option tokenizer= ./t: no such folder (a"),
+    ("model='ViT-X --pretrained y': cannot load it (z)", "--model 'ViT-X --pretrained y': cannot load it (z)"),
+    # scorers.models.open_clip_weights
+    ("model='ViT-B-32': an open_clip architecture with no weights would score with random weights; pass pretrained=TAG"
+     " or a weights file (tags of ViT-B-32: openai, ...), or allow_random_weights=True to do so on purpose",
+     "--model ViT-B-32: an open_clip architecture with no weights would score with random weights; pass --pretrained "
+     "TAG or a weights file (tags of ViT-B-32: openai, ...), or --allow-random-weights to do so on purpose"),
+    ("model='ViT-B-32', pretrained='openai': its weights (r) are not in the Hugging Face cache (/c) and "
+     "HF_HUB_OFFLINE=1 is set; pass a weights file with pretrained=FILE (or connect and run once to cache them)",
+     "--model ViT-B-32 --pretrained openai: its weights (r) are not in the Hugging Face cache (/c) and "
+     "HF_HUB_OFFLINE=1 is set; pass a weights file with --pretrained FILE (or connect and run once to cache them)"),
+    ("model='ViT-B-32', pretrained='nope': not a file and not a pretrained tag of ViT-B-32 (tags: openai)",
+     "--model ViT-B-32 --pretrained nope: not a file and not a pretrained tag of ViT-B-32 (tags: openai)"),
+    ("model='ViT-B-32', pretrained=None: cannot load it (x); looked in the Hugging Face cache /c; pass a weights file "
+     "with pretrained=FILE", "--model ViT-B-32: cannot load it (x); looked in the Hugging Face cache /c; pass a "
+     "weights file with --pretrained FILE"),
+    ("hpsv2: cannot get r/f (E); pass a local file with pretrained=PATH",
+     "hpsv2: cannot get r/f (E); pass a local file with --pretrained PATH"),
+    # scorers.models.hpsv3, scorers.models.imagereward
+    ("model='./h': no such file or folder", "--model ./h: no such file or folder"),
+    ("model='MizzenAI/HPSv3': cannot get HPSv3.safetensors (E); pass a local HPSv3.safetensors or a folder",
+     "--model MizzenAI/HPSv3: cannot get HPSv3.safetensors (E); pass a local HPSv3.safetensors or a folder"),
+    ("model='/x': checkpoint does not match ImageReward (missing ['a'], unexpected [])",
+     "--model /x: checkpoint does not match ImageReward (missing ['a'], unexpected [])"),
     # words that only contain a parameter's name are left alone
     ("my_n_bootstrap_column and n_bootstraps", "my_n_bootstrap_column and n_bootstraps"),
     ("higher_is_better has no entry for column(s) ['a']", "higher_is_better has no entry for column(s) ['a']"),
+    ("http://h does not serve model 'x'; it serves: a", "http://h does not serve model 'x'; it serves: a"),
+    ("api_base='u': bad", "api_base='u': bad"),
 ])
 def test_cli_names_the_flag(library, command_line):
     assert flag_wording(library) == command_line
+
+
+def test_library_model_errors_name_parameters(tmp_path):
+    from scorers.models.loading import ModelLoadError, model_source
+
+    typo = str(tmp_path / "clpi")
+    with pytest.raises(ModelLoadError, match=rf"^model='{re.escape(typo)}': no such folder"):
+        with model_source(typo):
+            pass
+    with pytest.raises(ModelLoadError, match=rf"^sbert='{re.escape(typo)}': no such folder"):
+        with model_source(typo, option="sbert"):
+            pass
 
 
 def test_every_translation_names_a_flag():

@@ -66,7 +66,35 @@ LIBRARY_TO_FLAG = {
     r"(has no option .*; its options: [^\n]*)$": r"\1 (--option KEY=VALUE; model, precision, pretrained, form, decode and "
                                                  "allow_random_weights also have their own flags)",
     r"\(model='openai:MODEL'\)": "(--model openai:MODEL)",
+    # scorers.set_scoring
+    r"set_name '": "--set '",
+    r"set_name='([\w.-]+)'": r"--set \1",
+    r"set_file=FILE": "--set-file FILE",
+    r"images_dir=DIR": "--images-dir DIR",
+    r"reads data_dir": "reads --data-dir",
+    r"images_dir and set_file apply": "--images-dir and --set-file apply",
+    r"data_dir is TS2's folder": "--data-dir is TS2's folder",
+    r"takes images_dir \(and set_file\)": "takes --images-dir (and --set-file)",
+    r"set_file does not apply": "--set-file does not apply",
+    r"no jpeg_draft": "no --jpeg-draft",
+    r"read from data_dir/\$TS2_DATA": "read from --data-dir/$TS2_DATA",  # scorers.release: paper_table2.csv
+    # scorers.models.open_clip_weights (before the model rules below)
+    r"model='([^'\n]*)', pretrained=None:": r"--model \1:",
+    r"model='([^'\n]*)', pretrained='([^'\n]*)':": r"--model \1 --pretrained \2:",
+    r"model='([^'\n]*)': an open_clip architecture": r"--model \1: an open_clip architecture",
+    r"pretrained=(TAG|FILE|PATH)": r"--pretrained \1",
+    r"allow_random_weights=True": "--allow-random-weights",
 }
+#: scorers.models.loading.model_source's ``option`` (the parameter naming a model) -> the flag that sets it
+_MODEL_OPTIONS = {"model": "--model", "sbert": "--sbert", "base": "--option base=", "processor": "--option processor=",
+                  "tokenizer": "--option tokenizer="}
+for _name, _flag in _MODEL_OPTIONS.items():
+    LIBRARY_TO_FLAG.update({
+        rf"{_name}=('[^'\n]*'): (not a local folder|cannot load it)": rf"{_flag} \1: \2",
+        rf"{_name}='([^'\n]*)': no such folder": rf"{_flag} \1: no such folder",
+        rf"with {_name}=PATH": f"with {_flag} PATH",
+    })
+LIBRARY_TO_FLAG[r"model='([^'\n]*)':"] = r"--model \1:"  # after the rules above: scorers.models.hpsv3, imagereward
 _LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
                     for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
 

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ._options import DATA_DIR_HELP, SEGS_HELP, add_n_bootstrap_argument
-from ._validate import confidence, count, input_dir, input_file, seg_spec
+from ._validate import confidence, count, flag_wording, input_dir, input_file, seg_spec
 
 
 def _name_value(option: str):
@@ -228,8 +228,8 @@ def _scored_sets(card: dict, scored: dict) -> None:
     preference sets (scored; pairs file) where the card has no section for them, and each scored file's set
     provenance."""
     for name, entry in scored.items():
-        if entry["status"] != "scored":
-            card["sets"][name] = {"status": "not evaluated", "reason": entry["reason"]}
+        if entry["status"] != "scored":  # the library's reason names parameters; the card names the flags
+            card["sets"][name] = {"status": "not evaluated", "reason": flag_wording(entry["reason"])}
         elif entry["kind"] == "pairs" and card["sets"].get(name, {}).get("status") != "evaluated":
             card["sets"][name] = {"status": "not evaluated", "scores": entry["pairs_path"],
                                   "reason": f"scored ({entry['pairs_path']}: {entry['info'].get('rows')} pairs with "

@@ -37,7 +37,7 @@ class ScorerSpec:
     build: Callable[[], Any]
     model: str
     unavailable: str | None = None
-    option: str = "--model"  # the demo's flag that sets this model (the library's errors name the CLI's --model)
+    option: str = "--model"  # the demo's flag that sets this model (in place of the CLI's --model in the errors)
 
 
 class LazyScorer:
@@ -74,7 +74,10 @@ class LazyScorer:
                     self._scorer = self.spec.build()
                 except Exception as error:  # any loading failure becomes a status message, not a crash
                     log.exception("loading %s failed", self.spec.name)
-                    self._error = re.sub(r"--model\b", self.spec.option, f"{type(error).__name__}: {error}")
+                    from ..cli._validate import flag_wording  # the library names parameters: the flags, as ts2 says
+
+                    self._error = re.sub(r"--model\b", self.spec.option,
+                                         flag_wording(f"{type(error).__name__}: {error}"))
                 self.load_seconds = time.perf_counter() - start
         if self._scorer is None:
             raise RuntimeError(self.status())

@@ -56,7 +56,7 @@ class HFEmbedder:
             if processor is None:  # the checkpoint's own; PickScore takes another repo's (``processor=``)
                 processor = AutoProcessor.from_pretrained(source)
         if isinstance(processor, str):
-            with model_source(processor, option="--option processor=",
+            with model_source(processor, option="processor",
                               files=("preprocessor_config.json",)) as source:
                 pin = {"revision": processor_revision} if processor_revision and source == processor else {}
                 processor = AutoProcessor.from_pretrained(source, **pin)

@@ -176,15 +176,15 @@ class HPSv3Backend:
             if (path / CONFIG_NAME).is_file():
                 options = json.loads((path / CONFIG_NAME).read_text())
             if not weights.is_file():
-                raise ModelLoadError(f"--model {model}: no {CHECKPOINT_NAME} in that folder")
+                raise ModelLoadError(f"model={model!r}: no {CHECKPOINT_NAME} in that folder")
         elif path.is_file():
             weights, base = path, base or DEFAULT_HPSV3_BASE
         elif str(model).startswith((".", "/")):
-            raise ModelLoadError(f"--model {model}: no such file or folder")
+            raise ModelLoadError(f"model={model!r}: no such file or folder")
         else:
             weights, base = Path(_hub_checkpoint(str(model))), base or DEFAULT_HPSV3_BASE
         self.pixels = int(pixels or options.get("pixels", PIXELS))
-        with model_source(base, option="--option base=") as source:
+        with model_source(base, option="base") as source:
             pin = {"revision": DEFAULT_HPSV3_BASE_REVISION} if source == DEFAULT_HPSV3_BASE else {}  # a Hub id
             config = AutoConfig.from_pretrained(source, **pin)
             processor = AutoProcessor.from_pretrained(source, padding_side="right", **pin)
@@ -208,7 +208,7 @@ class HPSv3Backend:
         missing, unexpected = self.model.load_state_dict(state, strict=False)
         missing = [k for k in missing if k != "lm_head.weight"]
         if missing or unexpected:
-            raise ModelLoadError(f"--model {model}: checkpoint does not match HPSv3 on {base} (missing {missing[:3]}, "
+            raise ModelLoadError(f"model={model!r}: checkpoint does not match HPSv3 on {base} (missing {missing[:3]}, "
                                  f"unexpected {unexpected[:3]})")
         self.head = reward_head(int(text_config.hidden_size), int(head_state["0.weight"].shape[0]),
                                 int(head_state["5.weight"].shape[0]))
@@ -264,5 +264,5 @@ def _hub_checkpoint(repo: str) -> str:
         return hf_hub_download(repo, CHECKPOINT_NAME,
                                revision=DEFAULT_HPSV3_REVISION if repo == DEFAULT_HPSV3_MODEL else None)
     except Exception as error:
-        raise ModelLoadError(f"--model {repo}: cannot get {CHECKPOINT_NAME} ({type(error).__name__}); pass a local "
+        raise ModelLoadError(f"model={repo!r}: cannot get {CHECKPOINT_NAME} ({type(error).__name__}); pass a local "
                              "HPSv3.safetensors or a folder") from None

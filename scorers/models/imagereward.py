@@ -226,7 +226,7 @@ class ImageRewardBackend:
             if path.is_file():
                 weights, med = str(path), med_config or str(path.with_name("med_config.json"))
             elif path.exists() or str(model).startswith((".", "/")):
-                raise ModelLoadError(f"--model {model}: neither an ImageReward folder ({CONFIG_NAME}) nor an "
+                raise ModelLoadError(f"model={model!r}: neither an ImageReward folder ({CONFIG_NAME}) nor an "
                                      "official ImageReward.pt file")
             else:
                 pinned = DEFAULT_IMAGEREWARD_REVISION if str(model) == DEFAULT_IMAGEREWARD_MODEL else None
@@ -241,7 +241,7 @@ class ImageRewardBackend:
             missing, unexpected = self.model.load_state_dict(convert_official_state_dict(state), strict=False)
             missing = [k for k in missing if not k.endswith("position_ids")]
             if missing or unexpected:
-                raise ModelLoadError(f"--model {model}: checkpoint does not match ImageReward (missing "
+                raise ModelLoadError(f"model={model!r}: checkpoint does not match ImageReward (missing "
                                      f"{missing[:3]}, unexpected {unexpected[:3]})")
             self.tokenizer = _load_tokenizer(tokenizer or "bert-base-uncased", blip=True)
             self.mean, self.std, self.max_length = IMAGEREWARD_MEAN, IMAGEREWARD_STD, MAX_LENGTH
@@ -261,7 +261,7 @@ class ImageRewardBackend:
 def _load_tokenizer(source: str, blip: bool = False):
     from .loading import model_source
 
-    with model_source(source, option="--option tokenizer=", files=("vocab.txt", "tokenizer_config.json")) as where:
+    with model_source(source, option="tokenizer", files=("vocab.txt", "tokenizer_config.json")) as where:
         if blip:
             return _blip_tokenizer(where)
         from transformers import AutoTokenizer
@@ -279,5 +279,5 @@ def _hub_files(repo: str, revision: str | None) -> tuple[str, str]:
         return (hf_hub_download(repo, "ImageReward.pt", revision=revision),
                 hf_hub_download(repo, "med_config.json", revision=revision))
     except Exception as error:  # offline and not cached, no such repo/file...
-        raise ModelLoadError(f"--model {repo}: cannot get ImageReward.pt / med_config.json ({type(error).__name__}); "
+        raise ModelLoadError(f"model={repo!r}: cannot get ImageReward.pt / med_config.json ({type(error).__name__}); "
                              "pass a local ImageReward.pt or a converted folder") from None

@@ -1,14 +1,15 @@
 """Where a model is loaded from, and one clear error when it cannot be: shared by every model family.
 
-``with model_source(name, option="--model") as source: Model.from_pretrained(source)``
+``with model_source(name, option="model") as source: Model.from_pretrained(source)``
 
 * a local folder (or file) is used as it is; a path-like name that does not exist (``./models/clp``, ``/x/y``,
-  ``a/b/c``) fails at once: ``--model ./models/clp: no such folder``;
+  ``a/b/c``) fails at once: ``model='./models/clp': no such folder``;
 * a Hub id (``owner/name``) is loaded by name while the Hub answers; when it does not (``HF_HUB_OFFLINE=1``, or no
   answer within :data:`PROBE_TIMEOUT_S` seconds) it is loaded from its cached snapshot, and when it is not cached the
   load fails in seconds instead of after a minute of retries;
 * errors raised while loading (``OSError``, invalid ids) become one line naming the model, the cache looked in and the
-  option that takes a local path (:class:`ModelLoadError`, a ``ValueError``: the CLI prints it, no traceback).
+  parameter that takes a local path (:class:`ModelLoadError`, a ``ValueError``: the CLI prints it, naming its flag
+  instead, no traceback).
 """
 from __future__ import annotations
 
@@ -81,15 +82,15 @@ def _resolve(name: str, option: str, files: Sequence[str]) -> str:
     if os.path.exists(os.path.expanduser(name)):
         return os.path.expanduser(name)
     if _looks_like_path(name):
-        raise ModelLoadError(f"{option} {name}: no such folder (a local model folder, or a Hub id like owner/name)")
+        raise ModelLoadError(f"{option}={name!r}: no such folder (a local model folder, or a Hub id like owner/name)")
     from huggingface_hub import constants
 
     snapshot = _cached_snapshot(name, files)
     if constants.is_offline_mode():
         if snapshot is None:
             raise ModelLoadError(
-                f"{option} {name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
-                f"HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with {option} PATH"
+                f"{option}={name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
+                f"HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with {option}=PATH"
             )
         return snapshot
     if hub_reachable():
@@ -97,18 +98,19 @@ def _resolve(name: str, option: str, files: Sequence[str]) -> str:
     if snapshot is not None:
         return snapshot
     raise ModelLoadError(
-        f"{option} {name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
+        f"{option}={name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
         f"{constants.ENDPOINT} did not answer within {PROBE_TIMEOUT_S:g} s; pass a local model folder with "
-        f"{option} PATH (or connect and run once to cache it)"
+        f"{option}=PATH (or connect and run once to cache it)"
     )
 
 
 @contextmanager
-def model_source(name: str, *, option: str = "--model", files: Sequence[str] = ("config.json",),
+def model_source(name: str, *, option: str = "model", files: Sequence[str] = ("config.json",),
                  resolve: bool = True, errors: tuple[type[BaseException], ...] = ()) -> Iterator[str]:
     """Yield where to load ``name`` from (see module docstring); loading errors inside the block become a
-    :class:`ModelLoadError`. ``option`` is how the user passes another model (``--model``, ``--sbert``); ``files``
-    are the checkpoint files that show a Hub repo is cached (``config.json``; ``modules.json`` for
+    :class:`ModelLoadError`. ``option`` is the parameter that passes another model (``model``, ``sbert``): the
+    errors name it (``model='x': ...``; ``ts2`` names its flag instead: ``scorers.cli._validate.LIBRARY_TO_FLAG``);
+    ``files`` are the checkpoint files that show a Hub repo is cached (``config.json``; ``modules.json`` for
     sentence-transformers; ``open_clip_config.json`` for open_clip). ``resolve=False`` yields ``name`` unchanged
     (names the loader resolves itself, e.g. an open_clip architecture + tag); ``errors`` adds exception types that
     mean "could not load" for that loader (open_clip raises ``RuntimeError`` for a missing tag or download)."""
@@ -123,6 +125,6 @@ def model_source(name: str, *, option: str = "--model", files: Sequence[str] = (
         if isinstance(error, ValueError) and not isinstance(error, (HFValidationError, *errors)):
             raise  # a model that loaded but is unsupported, etc.: the library's own message is the clear one
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ModelLoadError(f"{option} {name!r}: cannot load it ({first_line}); looked in {source!r} and the "
-                             f"Hugging Face cache {hub_cache_dir()}; pass a local model folder with {option} PATH"
+        raise ModelLoadError(f"{option}={name!r}: cannot load it ({first_line}); looked in {source!r} and the "
+                             f"Hugging Face cache {hub_cache_dir()}; pass a local model folder with {option}=PATH"
                              ) from None

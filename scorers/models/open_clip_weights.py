@@ -1,7 +1,7 @@
-"""Where a built-in open_clip architecture gets its weights (``--model ViT-B-32 --pretrained openai``), decided before
+"""Where a built-in open_clip architecture gets its weights (``model="ViT-B-32", pretrained="openai"``), decided before
 open_clip is asked, so that a failure is one line in seconds instead of a minute of retries:
 
-* no ``--pretrained``: an error naming ``--pretrained`` (open_clip would build the architecture with *random* weights
+* no ``pretrained``: an error naming ``pretrained`` (open_clip would build the architecture with *random* weights
   and only log a warning), unless ``allow_random_weights=True`` (benchmarks, which time the forward pass);
 * a file: used as it is;
 * a tag: its weights' Hub repo is looked up in open_clip's table; when the Hub does not answer one short probe
@@ -27,8 +27,8 @@ def random_weights_error(model: str) -> ModelLoadError:
     tags = open_clip.list_pretrained_tags_by_model(model)
     example = f" (tags of {model}: {', '.join(tags[:4])}{', ...' if len(tags) > 4 else ''})" if tags else ""
     return ModelLoadError(
-        f"--model {model}: an open_clip architecture with no weights would score with random weights; pass "
-        f"--pretrained TAG or a weights file{example}, or --allow-random-weights to do so on purpose")
+        f"model={model!r}: an open_clip architecture with no weights would score with random weights; pass "
+        f"pretrained=TAG or a weights file{example}, or allow_random_weights=True to do so on purpose")
 
 
 def _hub_files(cfg: dict) -> tuple[str, tuple[str, ...]] | None:
@@ -61,7 +61,7 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
     import open_clip
     from huggingface_hub import constants
 
-    label = f"--model {model}" + ("" if pretrained is None else f" --pretrained {pretrained}")
+    label = f"model={model!r}, pretrained={pretrained!r}"
     offline = None
     if pretrained is None:
         if not allow_random_weights:
@@ -82,7 +82,7 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
                            f"{constants.ENDPOINT} did not answer within {PROBE_TIMEOUT_S:g} s")
                     raise ModelLoadError(
                         f"{label}: its weights ({repo}) are not in the Hugging Face cache ({hub_cache_dir()}) and "
-                        f"{why}; pass a weights file with --pretrained FILE (or connect and run once to cache them)")
+                        f"{why}; pass a weights file with pretrained=FILE (or connect and run once to cache them)")
                 offline = _offline()
     try:
         if offline is None:
@@ -95,7 +95,7 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
     except (OSError, RuntimeError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ModelLoadError(f"{label}: cannot load it ({first}); looked in the Hugging Face cache "
-                             f"{hub_cache_dir()}; pass a weights file with --pretrained FILE") from None
+                             f"{hub_cache_dir()}; pass a weights file with pretrained=FILE") from None
 
 
 def hpsv2_checkpoint(repo: str, filename: str, revision: str) -> str:
@@ -107,4 +107,4 @@ def hpsv2_checkpoint(repo: str, filename: str, revision: str) -> str:
         return hf_hub_download(repo, filename, revision=revision)
     except Exception as error:
         raise ModelLoadError(f"hpsv2: cannot get {repo}/{filename} ({type(error).__name__}); "
-                             "pass a local file with --pretrained PATH") from None
+                             "pass a local file with pretrained=PATH") from None

@@ -7,10 +7,10 @@ __all__ = ["load_sbert"]
 
 def load_sbert(model: str, *, device: str | None = None):
     """A ``SentenceTransformer`` for ``model`` (a Hub id or a local folder; offline rules of
-    :func:`scorers.models.loading.model_source`, errors naming ``--sbert``)."""
+    :func:`scorers.models.loading.model_source`, errors naming ``sbert``)."""
     from sentence_transformers import SentenceTransformer
 
     from .loading import model_source
 
-    with model_source(str(model), option="--sbert", files=("modules.json", "config.json")) as source:
+    with model_source(str(model), option="sbert", files=("modules.json", "config.json")) as source:
         return SentenceTransformer(source, device=device)
