@@ -205,16 +205,22 @@ def released_reproduction(
     return reproduction
 
 
-def find_release_table2(data_dir: str | None = None, *, progress: bool = True) -> tuple[Path, pd.DataFrame]:
+def find_release_table2(data_dir: str | None = None, *, progress: bool = True,
+                        light: bool = False) -> tuple[Path, pd.DataFrame]:
     """``(path, paper table)``: the paper's Table 2 from the release (:mod:`scorers.release`).
 
     A local release copy (``data_dir`` / ``$TS2_DATA``) gives ``paper_table2.csv`` (the printed table, with names and
     families) or ``table2_full_precision.csv``; otherwise ``table2_full_precision.csv`` comes from the cache or one
     download (the official repository's full-precision Table 2). Raises
-    :class:`scorers.release.ReleaseFileUnavailable` naming why each source could not be had."""
-    from .light_tables import paper_table
+    :class:`scorers.release.ReleaseFileUnavailable` naming why each source could not be had. The table is a
+    DataFrame; ``light=True`` (``ts2 reproduce``'s start-up) may give :class:`scorers.light_tables.LightPaperTable`
+    instead, which has only the members the reproduction reads."""
     from .release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
 
+    if light:
+        from .light_tables import paper_table
+    else:
+        from .table_readers import read_paper_table as paper_table
     readers = {"paper_table2.csv": paper_table, "table2_full_precision.csv": paper_table}
     local = local_data_dir(data_dir) is not None
     reasons = []
@@ -238,7 +244,7 @@ def release_paper_table(data_dir: str | None = None, *, progress: bool = True
     from .release import ReleaseFileUnavailable
 
     try:
-        return find_release_table2(data_dir, progress=progress)[1], None, []
+        return find_release_table2(data_dir, progress=progress, light=True)[1], None, []
     except ReleaseFileUnavailable as error:
         note = (f"the paper's Table 2 is not available ({error}): only our values are shown; pass --paper FILE for "
                 "the residuals")
