@@ -249,8 +249,8 @@ def main() -> None:
                         worst[meta_metric] = max(worst[meta_metric], (gap, f"{table.stem} {row['partition']}"))
         print("largest |official - ts2 reproduce --variant official --segs all| (fractions; ts2 JSON rounds to "
               "1e-6): " + ", ".join(f"{m} {gap:.1e} ({where})" for m, (gap, where) in worst.items()))
-        print("(sep differs where a node holds NaN scores: the official KSTestEvaluator passes them to scipy's "
-              "ks_2samp, whose NaN result skips the pair; ts2 drops the NaN scores and compares the rest)")
+        print("(a node holding a NaN score: the official KSTestEvaluator passes it to scipy's ks_2samp, whose NaN "
+              "statistic skips the pair; variant official does the same)")
     load = ", load average %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
     print(f"(ts2 reproduce {args.repeat} runs, official {args.official_repeat}; medians; {sys.executable}, "
           f"{os.cpu_count()} CPUs{load})")
