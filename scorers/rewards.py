@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-__all__ = ["DIFFERENTIABLE", "RemoteReward", "Reward", "RewardOutput", "load"]
+__all__ = ["DIFFERENTIABLE", "RemoteReward", "Reward", "RewardOutput", "check_normalize", "load"]
 
 #: rewards with an on-device tensor path that can keep the autograd graph
 DIFFERENTIABLE = ("pickscore", "hpsv2", "clip_score", "imagereward")
@@ -483,6 +483,16 @@ def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str
             raise ValueError(f"reward: differentiable=True is available for {', '.join(DIFFERENTIABLE)} only; "
                              f"{', '.join(refused)} has no differentiable path (VLM judges and HPSv3 score through "
                              "generated text or a processor on the CPU)")
+    normalize = check_normalize(normalize, weights)
+    scorers = {name: build_scorer(name, model=models.get(name), device=device, **opts[name]) for name in weights}
+    return Reward(scorers, weights, differentiable=differentiable, normalize=normalize)
+
+
+
+def check_normalize(normalize, weights: Mapping[str, float]):
+    """``normalize`` as :func:`load` takes it, checked against the rewards' names: ``"none"``, ``"running"``, or
+    ``{name: (shift, scale)}`` with finite numbers and a non-zero scale (returned as float pairs). Raises
+    ``ValueError`` naming the first bad entry."""
     if isinstance(normalize, str):
         if normalize not in NORMALIZE:
             raise ValueError(f"reward: normalize must be 'none', 'running' or {{name: (shift, scale)}}, "
@@ -490,7 +500,7 @@ def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str
     elif isinstance(normalize, Mapping):
         for name, pair in normalize.items():
             if name not in weights:
-                raise ValueError(f"reward: normalize names {name!r}, which is not among the rewards {sorted(weights)}")
+                raise ValueError(f"reward: normalize: {name} is not among the rewards {sorted(weights)}")
             try:
                 shift, scale = (float(v) for v in pair)
             except (TypeError, ValueError):
@@ -501,8 +511,7 @@ def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str
         normalize = {name: tuple(float(v) for v in pair) for name, pair in normalize.items()}
     else:
         raise ValueError(f"reward: normalize must be 'none', 'running' or {{name: (shift, scale)}}, got {normalize!r}")
-    scorers = {name: build_scorer(name, model=models.get(name), device=device, **opts[name]) for name in weights}
-    return Reward(scorers, weights, differentiable=differentiable, normalize=normalize)
+    return normalize
 
 
 class RemoteReward:

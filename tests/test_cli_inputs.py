@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 
 import numpy as np
@@ -185,3 +186,16 @@ def test_answers_rows_after_an_images_first_row_name_the_same_image(capsys, tmp_
     raw.write_text("0,images/000-00.jpg,0,yes\n0,images/000-00.jpg,1,no\n", encoding="utf-8")
     code, _ = run_cli(capsys, "answers-to-scores", raw, "--questions", "tifa", "--data-dir", tmp_path, "--out", out)
     assert code == 0 and pd.read_csv(out)["tifa"].tolist() == [0.5]  # 1 of 2 answers correct, by hand
+
+
+def test_reward_weights_one_parser_for_serve_and_card():
+    """``ts2 serve pickscore=1 hpsv2=0.5`` and ``ts2 card --reward pickscore=1,hpsv2=0.5`` read weights one way."""
+    from scorers.cli._validate import reward_weights
+
+    assert reward_weights(["pickscore=1", "hpsv2=0.5"], "reward") == {"pickscore": 1.0, "hpsv2": 0.5}
+    assert reward_weights("pickscore, hpsv2=-0.25", "--reward") == {"pickscore": 1.0, "hpsv2": -0.25}
+    for items, needle in ((["a=1", "a=2"], "reward: a given twice"), (["a=x"], "reward a=x: the weight 'x'"),
+                          (["a=nan"], "reward a=nan: expected NAME=WEIGHT with a finite weight"),
+                          (["=1"], "reward =1: expected NAME=WEIGHT"), ([""], "reward: expected NAME=WEIGHT")):
+        with pytest.raises(ValueError, match=re.escape(needle)):
+            reward_weights(items, "reward")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
            "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
-           "seg_spec", "LIBRARY_TO_FLAG", "flag_wording"]
+           "seg_spec", "reward_weights", "LIBRARY_TO_FLAG", "flag_wording"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
 BOOTSTRAP_MAX = 100_000
@@ -254,3 +254,29 @@ def output_dir(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text} is a file; give a folder")
     _writable_folder(path, text)
     return text
+
+
+def reward_weights(items, flag: str) -> dict[str, float]:
+    """``["pickscore=1", "hpsv2=0.5"]`` (or one comma-separated string) -> ``{"pickscore": 1.0, "hpsv2": 0.5}``; a bare
+    name weighs 1. ``ts2 serve``'s rewards and ``ts2 card --reward``. Raises ``ValueError`` naming ``flag`` and the
+    bad item: a weight that is not a finite number, an empty name, a name given twice, nothing given."""
+    if isinstance(items, str):
+        items = items.split(",")
+    weights: dict[str, float] = {}
+    for part in (p.strip() for p in items):
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        try:
+            weight = float(value) if sep else 1.0
+        except ValueError:
+            raise ValueError(f"{flag} {part}: the weight {value.strip()!r} is not a number") from None
+        if not name or not math.isfinite(weight):
+            raise ValueError(f"{flag} {part}: expected NAME=WEIGHT with a finite weight")
+        if name in weights:
+            raise ValueError(f"{flag}: {name} given twice")
+        weights[name] = weight
+    if not weights:
+        raise ValueError(f"{flag}: expected NAME=WEIGHT[,NAME=WEIGHT...]")
+    return weights

@@ -106,7 +106,8 @@ def run_card(args: argparse.Namespace) -> int:
     import os
 
     from ..report.card import (PreferenceSet, RatingSet, RewardSpec, build_cards, parse_reward_normalize,
-                               parse_reward_weights, write_card)
+                               write_card)
+    from ._validate import reward_weights
     from ._options import release_or_given
     from ._saved import command_line
 
@@ -152,7 +153,7 @@ def run_card(args: argparse.Namespace) -> int:
         preferences.append(PreferenceSet(name=name, source=source, scores=preference_scores[name], columns=columns))
     reward = None
     if args.reward:
-        weights = parse_reward_weights(args.reward)
+        weights = reward_weights(args.reward, "--reward")
         reward = RewardSpec(weights=weights, normalize=parse_reward_normalize(args.reward_normalize, weights))
     elif args.reward_normalize != "none":
         raise ValueError("--reward-normalize: only with --reward")

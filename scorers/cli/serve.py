@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ._options import add_command
-from ._validate import count
+from ._validate import count, reward_weights
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,13 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def parse_rewards(items: list[str], models: list[str]):
-    weights: dict[str, float] = {}
-    for item in items:
-        name, sep, weight = item.partition("=")
-        try:
-            weights[name] = float(weight) if sep else 1.0
-        except ValueError:
-            raise ValueError(f"reward {item!r}: expected SCORER or SCORER=WEIGHT (a number)") from None
+    weights = reward_weights(items, "reward")
     model: str | dict | None = None
     if models:
         if len(weights) == 1 and len(models) == 1 and "=" not in models[0]:

@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["FIGURE_CAPTION", "HEADLINES", "PREFERENCE_HEADLINES", "RATINGS_COLUMNS", "PreferenceSet", "RatingSet",
            "RewardSpec", "build_cards", "card_figure", "card_html", "card_markdown", "figure_dots",
-           "parse_reward_normalize", "parse_reward_weights", "read_pair_table", "read_set_scores", "weighted_reward",
+           "parse_reward_normalize", "read_pair_table", "read_set_scores", "weighted_reward",
            "write_card"]
 
 #: each human set's own headline convention (the coefficient and grouping its paper reports), with where it comes from
@@ -107,57 +107,28 @@ class RewardSpec:
     name: str = "reward"
 
 
-def parse_reward_weights(text: str) -> dict[str, float]:
-    """``"pickscore=1,hpsv2=0.5"`` -> ``{"pickscore": 1.0, "hpsv2": 0.5}`` (a bare name weighs 1)."""
-    import math
-
-    weights: dict[str, float] = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        name, sep, value = part.partition("=")
-        name = name.strip()
-        try:
-            weight = float(value) if sep else 1.0
-        except ValueError:
-            raise ValueError(f"--reward {part}: the weight {value.strip()!r} is not a number") from None
-        if not name or not math.isfinite(weight):
-            raise ValueError(f"--reward {part}: expected NAME=WEIGHT with a finite weight")
-        if name in weights:
-            raise ValueError(f"--reward: {name} given twice")
-        weights[name] = weight
-    if not weights:
-        raise ValueError("--reward: expected NAME=WEIGHT[,NAME=WEIGHT...]")
-    return weights
-
-
 def parse_reward_normalize(text: str, weights: Mapping[str, float]):
     """``"none"`` / ``"running"`` / ``"pickscore=20:2,hpsv2=0.25:0.01"`` (``NAME=SHIFT:SCALE``, giving
-    ``(r - SHIFT) / SCALE``; parts left out are not normalised), checked as :func:`scorers.rewards.load` checks it."""
-    import math
+    ``(r - SHIFT) / SCALE``; parts left out are not normalised), checked by :func:`scorers.rewards.check_normalize`,
+    as :func:`scorers.rewards.load` checks it."""
+    from ..rewards import check_normalize
 
     text = text.strip()
     if text in ("none", "running"):
         return text
-    out = {}
+    pairs = {}
     for part in (p.strip() for p in text.split(",") if p.strip()):
         name, sep, pair = part.partition("=")
-        name = name.strip()
-        if not sep:
-            raise ValueError(f"--reward-normalize {part}: expected none, running or NAME=SHIFT:SCALE[,...]")
-        if name not in weights:
-            raise ValueError(f"--reward-normalize {part}: {name} is not among the rewards {sorted(weights)}")
         shift, colon, scale = pair.partition(":")
-        try:
-            shift_f, scale_f = float(shift), float(scale)
-        except ValueError:
-            raise ValueError(f"--reward-normalize {part}: expected NAME=SHIFT:SCALE with numbers") from None
-        if not colon or not (math.isfinite(shift_f) and math.isfinite(scale_f)) or scale_f == 0:
-            raise ValueError(f"--reward-normalize {part}: needs a finite SHIFT and a non-zero SCALE")
-        out[name] = (shift_f, scale_f)
-    if not out:
+        if not sep or not colon:
+            raise ValueError(f"--reward-normalize {part}: expected none, running or NAME=SHIFT:SCALE[,...]")
+        pairs[name.strip()] = (shift.strip(), scale.strip())
+    if not pairs:
         raise ValueError("--reward-normalize: expected none, running or NAME=SHIFT:SCALE[,...]")
-    return out
+    try:
+        return check_normalize(pairs, weights)
+    except ValueError as error:
+        raise ValueError(f"--reward-normalize {text}: {error}") from None
 
 
 def weighted_reward(components: Mapping[str, Sequence[float]], weights: Mapping[str, float],
