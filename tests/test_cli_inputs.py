@@ -199,3 +199,16 @@ def test_reward_weights_one_parser_for_serve_and_card():
                           (["=1"], "reward =1: expected NAME=WEIGHT"), ([""], "reward: expected NAME=WEIGHT")):
         with pytest.raises(ValueError, match=re.escape(needle)):
             reward_weights(items, "reward")
+
+
+def test_models_by_name_one_parser_for_serve_and_card():
+    """``--model`` for one or several scorers: ``ts2 serve`` and ``ts2 card --scorer`` read it one way."""
+    from scorers.cli._validate import models_by_name
+
+    assert models_by_name([], ["pickscore"], "rewards") == {}
+    assert models_by_name(["/m/ps"], ["pickscore"], "rewards") == {"pickscore": "/m/ps"}
+    assert models_by_name(["pickscore=/m/ps", "hpsv2=/m/h"], ["pickscore", "hpsv2"], "rewards") == {
+        "pickscore": "/m/ps", "hpsv2": "/m/h"}
+    with pytest.raises(ValueError, match=re.escape("--model /m/ps: with several rewards, give NAME=MODEL with NAME "
+                                                   "one of pickscore, hpsv2")):
+        models_by_name(["/m/ps"], ["pickscore", "hpsv2"], "rewards")

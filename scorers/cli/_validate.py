@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
            "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
-           "seg_spec", "reward_weights", "LIBRARY_TO_FLAG", "flag_wording"]
+           "seg_spec", "models_by_name", "reward_weights", "LIBRARY_TO_FLAG", "flag_wording"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
 BOOTSTRAP_MAX = 100_000
@@ -280,3 +280,20 @@ def reward_weights(items, flag: str) -> dict[str, float]:
     if not weights:
         raise ValueError(f"{flag}: expected NAME=WEIGHT[,NAME=WEIGHT...]")
     return weights
+
+
+def models_by_name(given, names, flag: str) -> dict[str, str]:
+    """``--model`` values for one or several named scorers -> ``{name: model}``: with one scorer, one bare ``MODEL``;
+    otherwise each ``NAME=MODEL`` with ``NAME`` among ``names``. ``ts2 serve`` and ``ts2 card --scorer``."""
+    names = list(names)
+    models: dict[str, str] = {}
+    for item in given:
+        name, sep, model = item.partition("=")
+        if sep and name in names:
+            models[name] = model
+        elif len(names) == 1 and len(given) == 1:
+            models[names[0]] = item
+        else:
+            raise ValueError(f"--model {item}: with several {flag}, give NAME=MODEL with NAME one of "
+                             f"{', '.join(names)}")
+    return models

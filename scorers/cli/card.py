@@ -194,20 +194,12 @@ def _score_sets(args: argparse.Namespace) -> dict:
     import os
 
     from ..set_scoring import check_set_name, score_sets
+    from ._validate import models_by_name
     from .score import parse_options
 
     sets = list(dict.fromkeys(["ts2"] + [s.strip() for s in args.sets.split(",") if s.strip()]))
     scorers = [s.strip() for s in args.scorer.split(",") if s.strip()]
-    models = {}
-    for given in args.model:
-        name, sep, model = given.partition("=")
-        if sep and name in scorers:
-            models[name] = model
-        elif len(scorers) == 1 and len(args.model) == 1:
-            models[scorers[0]] = given
-        else:
-            raise ValueError(f"--model {given}: with several --scorer, give NAME=M with NAME one of "
-                             f"{', '.join(scorers)}")
+    models = models_by_name(args.model, scorers, "--scorer")
     for name in sets:
         check_set_name(name)
     images_dirs, set_files = dict(args.images_dir), dict(args.set_file)

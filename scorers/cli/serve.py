@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ._options import add_command
-from ._validate import count, reward_weights
+from ._validate import count, models_by_name, reward_weights
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,19 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def parse_rewards(items: list[str], models: list[str]):
+    """``(reward, model)`` for :func:`scorers.serve.serve_rewards`: a bare name when one reward weighs 1, else
+    ``{name: weight}``; ``{name: model}`` from ``--model`` (None when not given)."""
     weights = reward_weights(items, "reward")
-    model: str | dict | None = None
-    if models:
-        if len(weights) == 1 and len(models) == 1 and "=" not in models[0]:
-            model = models[0]
-        else:
-            model = {}
-            for item in models:
-                name, sep, value = item.partition("=")
-                if not sep or name not in weights:
-                    raise ValueError(f"--model {item!r}: with several rewards use SCORER=MODEL, SCORER one of "
-                                     f"{', '.join(weights)}")
-                model[name] = value
+    model = models_by_name(models, weights, "rewards") or None
     return (next(iter(weights)) if len(weights) == 1 and next(iter(weights.values())) == 1.0 else weights), model
 
 
