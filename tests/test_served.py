@@ -143,7 +143,8 @@ def test_unreachable_server_and_unknown_model_fail_fast_with_one_line():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(ServedModelError, match=f"cannot reach http://127.0.0.1:{port}/v1"):
+    with pytest.raises(ServedModelError, match=rf"cannot reach http://127.0.0.1:{port}/v1: .*check api_base / "
+                                               "OPENAI_BASE_URL"):  # the library names its parameter
         OpenAIChat("tiny", api_base=f"http://127.0.0.1:{port}/v1")
     with ChatServer(echo) as server:
         with pytest.raises(ServedModelError, match="does not serve model 'other'; it serves: tiny"):
@@ -407,6 +408,7 @@ def test_cli_errors_are_one_line(data_dir, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"ts2 score: error: cannot reach http://127.0.0.1:{port}/v1" in done.stderr
+    assert "check --api-base / OPENAI_BASE_URL" in done.stderr  # the flag, not the library's parameter name
     done = subprocess.run(ts2("score", "clip_score", "--data-dir", data_dir, "--out", tmp_path / "x.csv",
                               "--api-base", "http://127.0.0.1:1/v1"), env=run_env(), capture_output=True, text=True,
                           timeout=120)

@@ -66,6 +66,7 @@ LIBRARY_TO_FLAG = {
     r"(has no option .*; its options: [^\n]*)$": r"\1 (--option KEY=VALUE; model, precision, pretrained, form, decode and "
                                                  "allow_random_weights also have their own flags)",
     r"\(model='openai:MODEL'\)": "(--model openai:MODEL)",
+    r"check api_base / OPENAI_BASE_URL": "check --api-base / OPENAI_BASE_URL",  # scorers.models.openai_compat
     # scorers.set_scoring
     r"set_name '": "--set '",
     r"set_name='([\w.-]+)'": r"--set \1",

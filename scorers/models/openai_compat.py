@@ -215,7 +215,7 @@ class OpenAIChat:
                 response = self._http.get("/models", timeout=min(self.timeout, 10.0))
         except Exception as error:  # httpx errors, and anything else sending raised: one redacted line
             raise ServedModelError(self._redact(f"cannot reach {self.base_url}: {type(error).__name__}: {error} "
-                                                "(is the server running? check --api-base / OPENAI_BASE_URL)")) from None
+                                                "(is the server running? check api_base / OPENAI_BASE_URL)")) from None
         if response.status_code in (401, 403):
             raise ServedModelError(f"{self.base_url} refused the API key (HTTP {response.status_code}); set "
                                    "OPENAI_API_KEY or api_key")
