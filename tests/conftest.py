@@ -1,6 +1,7 @@
 """Shared test settings: offline Hub, private HF caches, and the path of the shared TS2 release tables."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -48,6 +49,22 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def refused_port():
+    """A 127.0.0.1 port that refuses connections for the whole ``with`` block (yields the port number).
+
+    The socket stays bound and never listens: a connect is refused at once, no other socket can bind the port, and
+    the kernel never gives it to a client socket as its own source port. A port bound then released (``free_port``)
+    guarantees none of this: another process may listen on it before the test connects, and a client whose
+    ephemeral source port happens to be that port connects to itself (a TCP self-connect) instead of being refused.
+    """
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
 
 
 def env_with_scripts(env: dict | None = None) -> dict:

@@ -4,7 +4,6 @@ weights cannot be fetched fails in seconds, naming ``--model`` and ``--pretraine
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scorers.cli import main
+from tests.conftest import refused_port
 from tests.ts2_fixture_data import make_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,13 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     return make_data_dir(tmp_path_factory.mktemp("data"), seg_ids=[0], image_size=16, with_questions=False)
-
-
-def _closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released): connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _run_cli(argv: list[str], env: dict, blocked: str | None = None, timeout: float = 120):
@@ -141,11 +134,11 @@ def test_pretrained_tag_offline_fails_fast_naming_both_options(empty_hub, monkey
 def test_pretrained_tag_with_an_unreachable_hub_fails_after_one_probe(empty_hub, monkeypatch, data_dir, tmp_path,
                                                                       capsys):
     """A Hub endpoint that refuses connections (a closed loopback port), HF_HUB_OFFLINE not set."""
-    port = _closed_port()
-    monkeypatch.setattr(empty_hub, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(empty_hub, "ENDPOINT", f"http://127.0.0.1:{port}")
-    code, err, seconds = _timed_main(["score", "clip_score", "--model", "ViT-B-32", "--pretrained", "openai",
-                                      "--data-dir", str(data_dir), "--out", str(tmp_path / "s.csv")], capsys)
+    with refused_port() as port:  # held while the CLI runs: refused, never taken by another socket meanwhile
+        monkeypatch.setattr(empty_hub, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(empty_hub, "ENDPOINT", f"http://127.0.0.1:{port}")
+        code, err, seconds = _timed_main(["score", "clip_score", "--model", "ViT-B-32", "--pretrained", "openai",
+                                          "--data-dir", str(data_dir), "--out", str(tmp_path / "s.csv")], capsys)
     line = err.strip().splitlines()[-1]
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"http://127.0.0.1:{port} did not answer" in line and "--pretrained FILE" in line

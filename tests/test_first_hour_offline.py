@@ -11,7 +11,7 @@ import pytest
 
 from scorers import release
 from scorers.cli import main
-from tests.conftest import free_port
+from tests.conftest import refused_port
 from tests.test_release import fresh_cache  # noqa: F401  (fixture: empty HF_HOME)
 
 #: the issue's bound for an offline failure, seconds (the retries took 24-30 s)
@@ -23,12 +23,13 @@ def no_network(fresh_cache, monkeypatch):  # noqa: F811
     """Online mode (HF_HUB_OFFLINE unset), both download hosts pointed at a port that refuses connections."""
     from huggingface_hub import constants
 
-    base = f"http://127.0.0.1:{free_port()}"
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setenv("HF_ENDPOINT", base)
-    monkeypatch.setenv(release.GITHUB_ENV, base)
-    return base
+    with refused_port() as port:  # held for the whole test: refused, never taken by another socket meanwhile
+        base = f"http://127.0.0.1:{port}"
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setenv("HF_ENDPOINT", base)
+        monkeypatch.setenv(release.GITHUB_ENV, base)
+        yield base
 
 
 def _timed(argv, capsys):

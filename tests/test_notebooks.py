@@ -47,14 +47,12 @@ def test_quickstart_without_hf_hub_offline_and_without_network(shared_ts2, tmp_p
     """Issue 23: notebook 01 with HF_HUB_OFFLINE unset on a machine whose Hub does not answer (a closed loopback port),
     run from a folder with no shared/ts2 above it: it finds the release's metadata.csv through TS2_DATA, as the CLI
     does, and takes its offline path instead of a traceback."""
-    import socket
+    from tests.conftest import refused_port
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    test_notebook_executes("01_quickstart.ipynb", shared_ts2, tmp_path, monkeypatch, cwd=elsewhere)
+    with refused_port() as port:  # held while the notebook runs: refused, never taken by another socket meanwhile
+        for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        test_notebook_executes("01_quickstart.ipynb", shared_ts2, tmp_path, monkeypatch, cwd=elsewhere)

@@ -161,14 +161,13 @@ def test_item_stamp_of_encoded_bytes_follows_their_content():
 def test_unreachable_hub_with_nothing_cached_is_one_clear_error(hub_fixture):
     """No answer from the endpoint (a closed loopback port): one line naming the dataset, the endpoint and
     --data-dir, after one probe instead of huggingface_hub's retries."""
-    import socket
+    from tests.conftest import refused_port
 
     root, _, clip, hub = hub_fixture
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    env = _env(hub, root / "hf-unreachable", HF_ENDPOINT=closed)
-    done = _score(["clip_score", "--model", clip, "--out", "unreachable.csv", "--no-progress"], env, root)
+    with refused_port() as port:  # held until the subprocess is done: nothing else can listen there meanwhile
+        closed = f"http://127.0.0.1:{port}"
+        env = _env(hub, root / "hf-unreachable", HF_ENDPOINT=closed)
+        done = _score(["clip_score", "--model", clip, "--out", "unreachable.csv", "--no-progress"], env, root)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     error = [line for line in done.stderr.splitlines() if line.startswith("ts2 score: error:")]
     assert len(error) == 1 and "saxon/T2IScoreScore" in error[0] and closed in error[0] and "--data-dir" in error[0]

@@ -5,7 +5,6 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ from PIL import Image
 
 from scorers.cache import RequestCache
 from scorers.models.openai_compat import OpenAIChat, ServedModelError
+from tests.conftest import refused_port
 from tests.loopback_chat_server import ChatServer, body_hash, chat_reply, request_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,12 +140,10 @@ def _seed_refusing_answers():
 
 
 def test_unreachable_server_and_unknown_model_fail_fast_with_one_line():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with pytest.raises(ServedModelError, match=rf"cannot reach http://127.0.0.1:{port}/v1: .*check api_base / "
-                                               "OPENAI_BASE_URL"):  # the library names its parameter
-        OpenAIChat("tiny", api_base=f"http://127.0.0.1:{port}/v1")
+    with refused_port() as port:  # held for the connect: a released probe port may be taken or self-connected
+        with pytest.raises(ServedModelError, match=rf"cannot reach http://127.0.0.1:{port}/v1: .*check api_base / "
+                                                   "OPENAI_BASE_URL"):  # the library names its parameter
+            OpenAIChat("tiny", api_base=f"http://127.0.0.1:{port}/v1")
     with ChatServer(echo) as server:
         with pytest.raises(ServedModelError, match="does not serve model 'other'; it serves: tiny"):
             OpenAIChat("other", api_base=server.url)
@@ -400,12 +398,10 @@ def test_served_scoring_needs_no_accelerate(data_dir, tmp_path):
 
 
 def test_cli_errors_are_one_line(data_dir, tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    done = subprocess.run(ts2("score", "vqa_score", "--data-dir", data_dir, "--out", tmp_path / "x.csv", "--model",
-                              "openai:tiny", "--api-base", f"http://127.0.0.1:{port}/v1"), env=run_env(),
-                          capture_output=True, text=True, timeout=120)
+    with refused_port() as port:  # held until the subprocess is done: nothing else can listen there meanwhile
+        done = subprocess.run(ts2("score", "vqa_score", "--data-dir", data_dir, "--out", tmp_path / "x.csv",
+                                  "--model", "openai:tiny", "--api-base", f"http://127.0.0.1:{port}/v1"),
+                              env=run_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"ts2 score: error: cannot reach http://127.0.0.1:{port}/v1" in done.stderr
     assert "check --api-base / OPENAI_BASE_URL" in done.stderr  # the flag, not the library's parameter name
