@@ -62,12 +62,14 @@ def test_injected_429_500_timeout_and_dropped_connection_are_retried():
     faults = [
         (lambda b, a: request_text(b) == "q1" and a == 0, ("status", 429, {"Retry-After": "2"})),
         (lambda b, a: request_text(b) == "q2" and a < 2, ("status", 500)),
-        (lambda b, a: request_text(b) == "q3" and a == 0, ("sleep", 3.0)),
+        (lambda b, a: request_text(b) == "q3" and a == 0, ("sleep", 10.0)),
         (lambda b, a: request_text(b) == "q4" and a == 0, "drop"),
     ]
     with ChatServer(echo, faults=faults) as server:
-        # a 2 s deadline: well above a loopback echo on a loaded 2-core machine, well below the 3 s injected stall
-        served = client(server, timeout=2.0, backoff=0.1, max_concurrency=4)
+        # a 5 s deadline: far above a loopback echo (milliseconds here) even on a loaded CI machine twice as slow (a
+        # 2 s one left a stalled CI thread little room: an extra timeout retry changes the attempt counts below), and
+        # well below the 10 s injected stall (the stalled handler thread is a daemon: the test does not wait for it)
+        served = client(server, timeout=5.0, backoff=0.1, max_concurrency=4)
         waits = []
         served._sleep = waits.append  # record the backoff instead of waiting
         answers = served.answer(images(6), [f"q{i}" for i in range(6)])
