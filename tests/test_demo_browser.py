@@ -228,8 +228,17 @@ def test_single_row_gallery_leaves_no_empty_block(page):
     page.locator("#seg-pick input[role=combobox]").press_sequentially("SEG 120 ")  # filters the long list
     page.get_by_role("option", name=re.compile(r"SEG 120 ")).first.click()  # 6 images: one row of 6 columns
     page.wait_for_function("() => (document.querySelector('#seg-summary')?.innerText ?? '').includes('SEG 120 ')")
-    page.wait_for_function("() => document.querySelectorAll('#seg-gallery img').length === 6")
-    page.wait_for_timeout(500)  # let the height update settle
+    # wait until the 6 tiles have loaded and the layout has settled (the gallery and its tiles at the same place on
+    # two frames in a row), not for a fixed 500 ms, a guess that a slower machine may outrun
+    page.wait_for_function("""async () => {
+        const imgs = [...document.querySelectorAll('#seg-gallery img')];
+        if (imgs.length !== 6 || !imgs.every(i => i.complete && i.naturalWidth > 0)) return false;
+        const layout = () => JSON.stringify([...document.querySelectorAll('#seg-gallery, #seg-gallery img')].map(
+            e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom, r.height]; }));
+        const before = layout();
+        await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+        return layout() === before;
+    }""")
     gallery = page.locator("#seg-gallery").bounding_box()
     tiles = page.locator("#seg-gallery img").evaluate_all(
         "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; })")
@@ -275,7 +284,7 @@ def test_score_tab_returns_clipscore_of_tiny_local_model(page, demo_env):
     page.wait_for_function("() => !(document.querySelector('#model-status')?.innerText ?? '').includes('enter the prompt')")
     page.locator("#score-button").click()
     value = page.locator("#score-value textarea")
-    page.wait_for_function("() => document.querySelector('#score-value textarea').value !== ''")
+    page.wait_for_function("() => (document.querySelector('#score-value textarea')?.value ?? '') !== ''")
     assert float(value.input_value()) == pytest.approx(expected, abs=5e-5)
     assert "Ready:" in page.locator("#model-status").inner_text()
     assert "enter the prompt" not in page.locator("#model-status").inner_text()
