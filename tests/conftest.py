@@ -74,6 +74,16 @@ def env_with_scripts(env: dict | None = None) -> dict:
     return env
 
 
+@pytest.fixture(autouse=True)
+def _fresh_hub_reachability(monkeypatch):
+    """Each test probes the Hub afresh: ``scorers.models.loading.hub_reachable`` remembers every endpoint's answer
+    for the life of the process, so a test pointing the Hub at a loopback port would otherwise inherit the answer an
+    earlier test got from a server that happened to have the same host and port."""
+    loading = sys.modules.get("scorers.models.loading")
+    if loading is not None:  # not imported yet: nothing remembered yet
+        monkeypatch.setattr(loading, "_reachable", {})
+
+
 @pytest.fixture(scope="session")
 def shared_ts2() -> Path:
     """Path of the read-only TS2 release tables (``../shared/ts2``)."""
