@@ -44,6 +44,8 @@ def page(offline_app):
 
 
 def test_leaderboard_rows_show_intervals_and_no_residual_note(page, offline_app):
+    page.get_by_role("tab", name="Leaderboard").click()  # the module's page may be on another tab
+    page.locator("#leaderboard [data-testid='cell-0-1']").wait_for()
     header = page.locator("#leaderboard th").all_inner_texts()
     assert [h.strip() for h in header][-3:] == ["rank 95% CI", "sep 95% CI", "delta 95% CI"]
     config = offline_app["config"]
