@@ -20,8 +20,14 @@ def served_app(config):
     from scorers.demo import build_app, launch_kwargs
 
     demo = build_app(config)
-    port = free_port()
-    demo.launch(prevent_thread_lock=True, quiet=True, **launch_kwargs(config, port=port))
+    for attempt in range(3):  # a released probe port may be taken before gradio binds it: then try another one
+        port = free_port()
+        try:
+            demo.launch(prevent_thread_lock=True, quiet=True, **launch_kwargs(config, port=port))
+            break
+        except OSError:  # gradio: "Cannot find empty port in range: PORT-PORT"
+            if attempt == 2:
+                raise
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
         yield f"http://127.0.0.1:{port}/"
