@@ -118,10 +118,9 @@ def test_concurrent_clients_get_their_rewards_in_order_and_requests_are_batched(
         assert list(info.components) == ["clip_score"] and len(info.components["clip_score"]) == len(jobs[i][1])
     assert after["requests"] - before["requests"] == n_clients
     forwards = after["forward_calls"] - before["forward_calls"]
-    assert forwards < n_clients  # merged: 8 simultaneous requests, 2 s batch wait, max 8 per batch
-    # more than 5 in one forward: Serve's default max_ongoing_requests (5) no longer caps a batch (the first request
-    # may go alone: nothing overlapped it yet; the 7 others arrive within the 2 s wait of the next batch)
-    assert max(info.stats["timing"]["batch_requests"] for _, info in results) >= 6
+    assert forwards < n_clients  # merged: 8 simultaneous requests, 2 s batch wait once busy, max 8 per batch
+    # (no bound on the largest batch: a lone request is answered without waiting, so how many of the 8 share one
+    # forward depends on how fast the proxy hands them over: 7 on an idle machine, 4 under a full suite's load)
 
 
 def test_a_lone_request_does_not_wait_for_company(service):
