@@ -123,6 +123,15 @@ def test_concurrent_clients_get_their_rewards_in_order_and_requests_are_batched(
     # forward depends on how fast the proxy hands them over: 7 on an idle machine, 4 under a full suite's load)
 
 
+def test_a_batch_is_not_capped_by_serves_default_of_5_ongoing_requests():
+    """Serve lets a replica hold only ``max_ongoing_requests`` requests (default 5), so a batch of up to 8 needs room
+    for at least 8, and for a full batch queueing behind the one in the forward: 16. Read from the deployment the app
+    binds (Ray has no public getter for an Application's deployment; an AttributeError here means Ray moved it).
+    The concurrent-clients test above cannot bound the largest batch without depending on the machine's load."""
+    deployment = build_app("clip_score", max_batch_size=8)._bound_deployment
+    assert deployment.max_ongoing_requests == 2 * 8
+
+
 def test_a_lone_request_does_not_wait_for_company(service):
     """Sequential requests (concurrency 1) skip the 2 s batch wait: only overlapping requests wait for each other.
     The first may still wait once (the previous forward merged several); the last two must not."""
