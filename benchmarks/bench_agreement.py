@@ -4,7 +4,7 @@ Data: 2,000 prompts x 5 T2I models = 10,000 images (TIFA160's layout, scaled up)
 two raters, and 20 synthetic metrics of varying noise (half of them quantised like TIFA's question fractions, so ties
 are common). Grouping ``item`` (per-prompt coefficients averaged; the bootstrap resamples prompts).
 
-Ours: ``scorers.agreement.agreement_many`` (every coefficient recomputed on every resample, pairwise accuracy with its
+Ours: ``scorers.stats.agreement.agreement_many`` (every coefficient recomputed on every resample, pairwise accuracy with its
 epsilon re-calibrated on every resample).
 
 Baseline, in the same run: the plain loop -- for every metric x coefficient x resample, the resampled prompts'
@@ -30,7 +30,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scorers.agreement import COEFFICIENTS, agreement_many, bootstrap_indices  # noqa: E402
+from scorers.stats.agreement import COEFFICIENTS, agreement_many, bootstrap_indices  # noqa: E402
 
 SCIPY = {
     "pearson": lambda h, m: stats.pearsonr(h, m).statistic,
@@ -152,7 +152,7 @@ def main() -> None:
     n_pairs = len(metrics) * len(COEFFICIENTS)
     print(f"{args.items} items ({args.items // 5} prompts x 5 models), {len(metrics)} metrics x "
           f"{len(COEFFICIENTS)} coefficients x {args.n_bootstrap} bootstrap resamples, grouping=item")
-    print(f"ours (vectorised, scorers.agreement):   {ours_s:8.2f} s")
+    print(f"ours (vectorised, scorers.stats.agreement):   {ours_s:8.2f} s")
     print(f"plain scipy loop (extrapolated):        {baseline_s:8.2f} s   "
           f"[{run} of {args.n_bootstrap} resamples run per metric x coefficient, x{args.n_bootstrap / run:.0f}]")
     print(f"speed-up: {baseline_s / ours_s:.1f}x   ({n_pairs} metric x coefficient intervals)")

@@ -2,12 +2,12 @@
 
 1. Writes ``--n`` JPEGs (default 2,840, TS2's image count) of 512x512 px at quality 90 into a temp folder: smooth
    random colour fields plus grain, about the size of a generated photo-like image.
-2. Times ``scorers.cache.item_stamp`` on every file, hashed (the default) and ``fast=True`` (size + mtime only). The
+2. Times ``scorers.scoring.cache.item_stamp`` on every file, hashed (the default) and ``fast=True`` (size + mtime only). The
    files were just written, so they are in the page cache: this is the warm-cache cost (a cold disk adds reading time,
    which the scoring run pays too: it decodes the same bytes).
 3. Times CLIPScore on ``--subset`` of the images with a ViT-B/16 CLIP of random weights (transformers ``CLIPModel``
    built from the config of openai/clip-vit-base-patch16, the project's default checkpoint: the same shape and so the
-   same compute as the real weights), through ``scorers.runner.run`` with PIL decoding, batch 16, no cache; then
+   same compute as the real weights), through ``scorers.scoring.runner.run`` with PIL decoding, batch 16, no cache; then
    extrapolates linearly to ``--n`` images (the per-image cost of a batched forward is constant in the batch count).
 4. Prints both and the ratio hash / CLIPScore.
 
@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scorers.cache import item_stamp  # noqa: E402
+from scorers.scoring.cache import item_stamp  # noqa: E402
 
 
 def write_images(folder: Path, n: int, side: int = 512, seed: int = 0) -> list[str]:
@@ -95,8 +95,8 @@ def main() -> None:
 
         import torch
 
-        from scorers.embedding import CLIPScore
-        from scorers.runner import run
+        from scorers.metrics.embedding import CLIPScore
+        from scorers.scoring.runner import run
 
         scorer = CLIPScore(random_clip_vit_b16(tmp / "clip"), device="cpu")
         subset = paths[: args.subset]

@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from PIL import Image
 
-from scorers.embedding import CLIPScore, EmbeddingScorer
-from scorers.runner import run
+from scorers.metrics.embedding import CLIPScore, EmbeddingScorer
+from scorers.scoring.runner import run
 
 PROMPTS = [
     "A Christmas tree with lights and teddy bear",

@@ -33,10 +33,10 @@ def main() -> None:
 
     import ray
 
-    from scorers.engines.ray_data import RayScorer, run_ray
-    from scorers.table_readers import read_metadata
-    from scorers.ts2_scoring import score_table
-    from scorers.registry import build_scorer
+    from scorers.scoring.engines.ray_data import RayScorer, run_ray
+    from scorers.tables.readers import read_metadata
+    from scorers.ts2.scoring import score_table
+    from scorers.scoring.registry import build_scorer
     from tests.tiny_embed_models import tiny_models
     from tests.ts2_fixture_data import make_data_dir
 

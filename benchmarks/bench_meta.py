@@ -18,9 +18,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scorers.reproduce import higher_is_better_from_paper  # noqa: E402
-from scorers.meta import TS2Evaluator  # noqa: E402
-from scorers.table_readers import column_scores, read_metadata, read_paper_table, read_score_table  # noqa: E402
+from scorers.ts2.reproduce import higher_is_better_from_paper  # noqa: E402
+from scorers.stats.meta import TS2Evaluator  # noqa: E402
+from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table  # noqa: E402
 from tests.reference_meta import reference_meta  # noqa: E402
 
 

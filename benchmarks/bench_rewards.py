@@ -59,7 +59,7 @@ def batched(scorer, pictures, prompts, batch_size):
 
 
 def speed(args) -> None:
-    from scorers.registry import build_scorer
+    from scorers.scoring.registry import build_scorer
     from tests.tiny_reward_models import tiny_reward_models
 
     torch.set_num_threads(args.threads)

@@ -46,9 +46,9 @@ def _serve(latency: float, queue, stop) -> None:
 def score(url: str, images, prompts, concurrency: int) -> tuple[float, np.ndarray, int]:
     """Seconds to score ``images`` through the runner at ``concurrency``, the scores, and the requests sent."""
     from scorers.models.openai_compat import OpenAIChat
-    from scorers.qga.vqascore import VQAScorer
-    from scorers.runner import run
-    from scorers.usage import MeteredScorer
+    from scorers.metrics.qga.vqascore import VQAScorer
+    from scorers.scoring.runner import run
+    from scorers.scoring.usage import MeteredScorer
 
     backend = OpenAIChat("tiny", api_base=url, max_concurrency=concurrency)
     scorer = MeteredScorer(VQAScorer(backend=backend))

@@ -7,8 +7,8 @@ interpreter's own start-up on this machine, the baseline), so figures from a bus
 Cases: ``ts2 --help``; ``ts2 reproduce`` on the release tables of ``--shared`` (``$TS2_DATA``: metadata.csv,
 released_scores.csv and the paper's printed ``paper_table2.csv``); ``ts2 reproduce`` with the official full-precision
 Table 2 (a temporary release folder linking metadata.csv and released_scores.csv from ``--shared`` and
-``table2_full_precision.csv`` from ``--published``); ``python -c "import scorers.meta"``. Targets (issue 25): ``ts2
---help`` <= 0.3 s, ``ts2 reproduce`` <= 0.6 s, ``import scorers.meta`` <= 0.25 s; a case over its target is marked.
+``table2_full_precision.csv`` from ``--published``); ``python -c "import scorers.stats.meta"``. Targets (issue 25): ``ts2
+--help`` <= 0.3 s, ``ts2 reproduce`` <= 0.6 s, ``import scorers.stats.meta`` <= 0.25 s; a case over its target is marked.
 
     python benchmarks/bench_startup.py [--shared ../shared/ts2] [--published ../shared/published] [--repeat 7]
 """
@@ -68,7 +68,7 @@ def main() -> None:
             (folder / full.name).symlink_to(full)
             cases.append(("ts2 reproduce (table2_full_precision.csv)", CLI + ["reproduce"],
                           dict(env, TS2_DATA=str(folder)), 0.6))
-        cases.append(('python -c "import scorers.meta"', [sys.executable, "-c", "import scorers.meta"], env, 0.25))
+        cases.append(('python -c "import scorers.stats.meta"', [sys.executable, "-c", "import scorers.stats.meta"], env, 0.25))
         for _, argv, case_env, _ in cases:  # warm the byte-code and file caches once
             timed(argv, case_env, 1)
         medians = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-__all__ = ["MISSING", "format_number", "is_missing"]
+__all__ = ["MISSING", "format_number", "is_missing", "latex_escape"]
 
 #: what a missing (None / NaN) number prints as, in every table
 MISSING = "-"
@@ -27,3 +27,10 @@ def format_number(value: object, digits: int = 1, *, scale: float = 1.0, signed:
     if is_missing(value):
         return MISSING
     return f"{value * scale:{'+' if signed else ''}.{digits}{spec}}"
+
+
+def latex_escape(text: object) -> str:
+    """Escape LaTeX's special characters in user text (metric names, families)."""
+    specials = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
+                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return "".join(specials.get(char, char) for char in str(text))

@@ -59,10 +59,11 @@ def main() -> None:
     parser.add_argument("--gate")
     args = parser.parse_args()
 
-    from scorers.registry import build_scorer
-    from scorers.runner import finish, process_state
-    from scorers.ts2_scoring import score_table, write_outputs
-    from scorers.table_readers import read_metadata
+    from scorers.scoring.registry import build_scorer
+    from scorers.scoring.runner import finish, process_state
+    from scorers.scoring.rows import write_outputs
+    from scorers.ts2.scoring import score_table
+    from scorers.tables.readers import read_metadata
 
     state = process_state()
     assert state.num_processes == args.expect_processes, (state.num_processes, args.expect_processes)

@@ -24,8 +24,8 @@ ENV = "TS2_TEST_PINS"
 
 
 def pin_tifa160(monkeypatch, digest: str) -> None:
-    """Pin ``scorers.ratings.TIFA160`` to ``digest`` for this test."""
-    from scorers import ratings
+    """Pin ``scorers.sets.ratings.TIFA160`` to ``digest`` for this test."""
+    from scorers.sets import ratings as ratings
 
     monkeypatch.setattr(ratings, "TIFA160", replace(ratings.TIFA160, sha256=digest))
 
@@ -41,13 +41,13 @@ def tifa160_cache_path(digest: str) -> Path:
     """Where ``release.fetch`` keeps a TIFA160 copy pinned to ``digest`` under the current ``HF_HOME``."""
     from huggingface_hub import constants
 
-    from scorers import ratings
+    from scorers.sets import ratings as ratings
 
     return Path(constants.HF_HOME) / "ts2-evaluate" / digest / ratings.TIFA160.filename
 
 
 def _apply(pins: dict[str, str]) -> None:
-    from scorers import ratings
+    from scorers.sets import ratings as ratings
     from scorers.tifa_bench import tifa_v1_files as data
 
     for key, digest in pins.items():

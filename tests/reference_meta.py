@@ -1,6 +1,6 @@
 """Straightforward TS2 meta-metrics: a per-walk / per-pair pandas + scipy loop.
 
-Written for obviousness, not speed. The tests cross-check ``scorers.meta`` against it, and
+Written for obviousness, not speed. The tests cross-check ``scorers.stats.meta`` against it, and
 ``benchmarks/bench_meta.py`` uses it as the speed baseline.
 """
 from __future__ import annotations

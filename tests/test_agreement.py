@@ -1,4 +1,4 @@
-"""scorers.agreement: hand-computed cases, property tests against scipy and a plain double loop, the bootstrap
+"""scorers.stats.agreement: hand-computed cases, property tests against scipy and a plain double loop, the bootstrap
 against explicitly resampled arrays, paired comparison and bad input."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from scorers import agreement as A
+from scorers.stats import agreement as A
 
 # float tolerance for two exact formulas of the same number computed in different orders (double precision)
 TOL = 1e-9
@@ -302,7 +302,7 @@ def test_bootstrap_is_seeded():
 # ----------------------------------------------------------------------------------------------------------------------
 
 def test_compare_by_prompt_uses_the_meta_paired_test(rated):
-    from scorers.meta import paired_mean_test
+    from scorers.stats.meta import paired_mean_test
 
     h, m, items, _ = rated
     noisy = m + np.random.default_rng(0).normal(0, 1, m.size)

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from scorers import ratings as R
-from scorers.release import ChecksumMismatch, PinnedFile
+from scorers.sets import ratings as R
+from scorers.tables.release import ChecksumMismatch, PinnedFile
 from scorers.cli import main
 from tests.pin_override import pin_tifa160, tifa160_cache_path
 
@@ -164,7 +164,7 @@ def test_unpinned_download_records_digest_and_never_serves_a_changed_file(served
     digest = hashlib.sha256(original.read_bytes()).hexdigest()
     cache = tmp_path / "hf-cache"
     source = _source(server, original, None)
-    with caplog.at_level("WARNING", logger="scorers.release"):
+    with caplog.at_level("WARNING", logger="scorers.tables.release"):
         path = R.fetch_tifa160(offline=False, cache_dir=cache, source=source)
     assert path == cache / "unpinned" / R.TIFA160.revision / R.TIFA160.filename
     assert path.with_name(path.name + ".sha256").read_text().strip() == digest  # trust on first use

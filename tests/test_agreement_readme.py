@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.ratings import TIFA160
+from scorers.sets.ratings import TIFA160
 from tests.pin_override import ENV as PIN_ENV
 from tests.conftest import env_with_scripts
 from tests.test_agreement_cli import tifa160_cache_copy, write_tifa_json

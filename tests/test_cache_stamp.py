@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from scorers.cache import item_stamp
-from scorers.runner import run
+from scorers.scoring.cache import item_stamp
+from scorers.scoring.runner import run
 
 
 class MeanRed:

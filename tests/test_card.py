@@ -629,11 +629,11 @@ def test_bad_preference_and_reward_arguments_are_one_line(capsys, tmp_path, shar
 
 @pytest.mark.parametrize("normalize", ["none", "running", {"a": (0.5, 2.0)}])
 def test_weighted_reward_normalises_as_the_reward_api(normalize):
-    """The card's per-image sum equals scorers.rewards.Reward's on one batch holding every image (its running
+    """The card's per-image sum equals scorers.rewards.api.Reward's on one batch holding every image (its running
     statistics then hold all of them), float64 tensors; tolerance: summation order (numpy pairwise vs Python)."""
     torch = pytest.importorskip("torch")
     from scorers.report.card import weighted_reward
-    from scorers.rewards import Reward
+    from scorers.rewards.api import Reward
 
     rng = np.random.default_rng(5)
     parts = {"a": rng.normal(3, 2, 50), "b": rng.normal(0, 0.1, 50)}

@@ -1,4 +1,4 @@
-"""The TS2 datasets builder through ``scorers.ts2_dataset.load_ts2``: counts, fields, questions, source lookup, Hub path."""
+"""The TS2 datasets builder through ``scorers.ts2.dataset.load_ts2``: counts, fields, questions, source lookup, Hub path."""
 from __future__ import annotations
 
 import logging
@@ -10,8 +10,8 @@ import datasets
 import pandas as pd
 import pytest
 
-from scorers import graph
-from scorers.ts2_dataset import (
+from scorers.stats import graph
+from scorers.ts2.dataset import (
     builder_module,
     find_builder_script,
     load_ts2,

@@ -13,8 +13,8 @@ import yaml
 from PIL import Image
 
 from scorers.cli import main
-from scorers.ts2_dataset import load_ts2
-from scorers.export import export_parquet, parse_size, portable_features
+from scorers.ts2.dataset import load_ts2
+from scorers.ts2.export import export_parquet, parse_size, portable_features
 from tests.ts2_fixture_data import make_data_dir
 from tests.module_fixtures import full_data_dir_of_module as data_dir, ts2_cache_dir as cache_dir  # noqa: F401
 

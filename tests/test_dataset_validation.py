@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from scorers.ts2_dataset import builder_module, load_ts2
+from scorers.ts2.dataset import builder_module, load_ts2
 from tests.ts2_fixture_data import make_data_dir
 
 TS2DataError = builder_module().TS2DataError  # the builder's error (load_ts2 runs the builder)
@@ -229,7 +229,7 @@ BAD_HEADERS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_METADATA) + sorted(BAD_HEADERS))
 def test_library_and_builder_reject_the_same_metadata(tmp_path, case):
-    from scorers.table_readers import read_metadata
+    from scorers.tables.readers import read_metadata
 
     text = BAD_HEADERS.get(case) or _HEADER + BAD_METADATA[case]
     path = tmp_path / "metadata.csv"
@@ -242,7 +242,7 @@ def test_library_and_builder_reject_the_same_metadata(tmp_path, case):
 
 
 def test_library_and_builder_read_good_metadata_alike(tmp_path, shared_ts2):
-    from scorers.table_readers import read_metadata
+    from scorers.tables.readers import read_metadata
 
     for path in (tmp_path / "metadata.csv", shared_ts2 / "metadata.csv"):
         if path.parent == tmp_path:
@@ -255,7 +255,7 @@ def test_library_and_builder_read_good_metadata_alike(tmp_path, shared_ts2):
 
 @pytest.mark.parametrize("seg_id, ok", [("3", True), (" 3 ", True), ("1.0", False), ("", False), ("x", False)])
 def test_answers_files_use_the_same_integer_rule(tmp_path, seg_id, ok):
-    from scorers.qga.answers import read_raw_answers
+    from scorers.metrics.qga.answers import read_raw_answers
 
     (tmp_path / "a.csv").write_text(f"id,image,question_id,vqa_answer\n{seg_id},a.jpg,0,yes\n")
     if ok:
@@ -266,10 +266,10 @@ def test_answers_files_use_the_same_integer_rule(tmp_path, seg_id, ok):
 
 
 def test_question_readers_have_one_name_each(shared_ts2):
-    """scorers.ts2_dataset.read_question_frame -> DataFrame, scorers.qga.questions.read_question_set -> QuestionSet;
+    """scorers.ts2.dataset.read_question_frame -> DataFrame, scorers.metrics.qga.questions.read_question_set -> QuestionSet;
     the library has no third ``read_questions`` with another return type."""
-    import scorers.ts2_dataset as data
-    from scorers.qga import questions
+    import scorers.ts2.dataset as data
+    from scorers.metrics.qga import questions
 
     frame = data.read_question_frame(shared_ts2 / "dsg_questions.csv", "dsg")
     qs = questions.read_question_set(shared_ts2 / "dsg_questions.csv")

@@ -1,6 +1,6 @@
 """The demo's logic without a browser: config resolution, upload validation, leaderboard rows, SEG explorer, scorers.
 
-Numbers are checked against ``scorers.meta.ts2_meta`` computed here; error messages against the text the UI shows.
+Numbers are checked against ``scorers.stats.meta.ts2_meta`` computed here; error messages against the text the UI shows.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 TS2 = [sys.executable, "-c", "import sys; from scorers.cli import main; sys.exit(main())"]
 
-from scorers.graph import build_segs  # noqa: E402
-from scorers.meta import ts2_meta  # noqa: E402
+from scorers.stats.graph import build_segs  # noqa: E402
+from scorers.stats.meta import ts2_meta  # noqa: E402
 from scorers.demo.config import AppConfig  # noqa: E402
 from scorers.demo.explorer import SegExplorer  # noqa: E402
 from scorers.demo.leaderboard_tab import (  # noqa: E402
@@ -121,7 +121,7 @@ def test_ts2_data_folder_gives_all_three_tables(monkeypatch, shared_ts2):
     monkeypatch.setenv("TS2_DATA", str(shared_ts2))
     tables = load_tables(AppConfig.resolve())
     assert tables.problems == []
-    release_dir = shared_ts2.resolve()  # scorers.release resolves the TS2_DATA folder (../shared may be a link)
+    release_dir = shared_ts2.resolve()  # scorers.tables.release resolves the TS2_DATA folder (../shared may be a link)
     assert tables.paths == {"metadata": release_dir / "metadata.csv", "scores": release_dir / "released_scores.csv",
                             "paper": release_dir / "paper_table2.csv"}
     assert tables.paper is not None
@@ -135,7 +135,7 @@ def test_small_data_dir_takes_tables_as_a_pair_from_the_release(tmp_path, monkey
     assert (config.metadata, config.scores_csv, config.data_dir) == (None, None, data_dir)
     assert not config.hub_images  # images from the data_dir
     tables = load_tables(config)
-    release_dir = shared_ts2.resolve()  # scorers.release resolves the TS2_DATA folder (../shared may be a link)
+    release_dir = shared_ts2.resolve()  # scorers.tables.release resolves the TS2_DATA folder (../shared may be a link)
     assert tables.paths["metadata"] == release_dir / "metadata.csv" and len(tables.metadata) == 2840
     assert tables.paths["scores"] == release_dir / "released_scores.csv"
 
@@ -419,12 +419,12 @@ class FakeTIFA:
 def test_qga_scorer_shows_per_question_answers_when_registered_and_a_vlm_is_set(monkeypatch, config):
     from PIL import Image
 
-    import scorers.registry
+    import scorers.scoring.registry
 
     import scorers.models.text_lm
 
-    monkeypatch.setitem(scorers.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
-    monkeypatch.delitem(scorers.registry.SCORERS, "dsg", raising=False)  # a registry without DSG: shown unavailable
+    monkeypatch.setitem(scorers.scoring.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
+    monkeypatch.delitem(scorers.scoring.registry.SCORERS, "dsg", raising=False)  # a registry without DSG: shown unavailable
     monkeypatch.setattr(scorers.models.text_lm, "TextLM", lambda name: f"lm:{name}")
     assert "--qg-model" in scorer_specs(config.with_(vlm="tiny-vlm"))["TIFA"].unavailable  # no question source
     specs = scorer_specs(config.with_(vlm="tiny-vlm", qg_model="tiny-qg"))
@@ -445,7 +445,7 @@ def test_qga_scorer_shows_per_question_answers_when_registered_and_a_vlm_is_set(
 def test_clipscore_slot_matches_the_library_on_a_tiny_local_model(tmp_path, config):
     from PIL import Image
 
-    from scorers.embedding import CLIPScore
+    from scorers.metrics.embedding import CLIPScore
 
     from .tiny_embed_models import build_hf_clip
 
@@ -518,9 +518,9 @@ def test_cli_demo_share_flag_reaches_launch(monkeypatch, shared_ts2, capsys):
 def test_qga_scorer_uses_the_data_dir_question_table_without_a_generator(monkeypatch, config, tmp_path, shared_ts2):
     import shutil
 
-    import scorers.registry
+    import scorers.scoring.registry
 
-    monkeypatch.setitem(scorers.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
+    monkeypatch.setitem(scorers.scoring.registry.SCORERS, "tifa", f"{__name__}:FakeTIFA")
     shutil.copy(shared_ts2 / "tifa_questions.csv", tmp_path / "tifa_questions.csv")
     specs = scorer_specs(config.with_(vlm="tiny-vlm", data_dir=tmp_path))
     assert specs["TIFA"].unavailable is None

@@ -21,8 +21,8 @@ if not CHROMIUM.exists():
 import gradio  # noqa: E402,F401
 from playwright import sync_api  # noqa: E402,F401
 
-from scorers.meta import ts2_meta  # noqa: E402
-from scorers.table_readers import read_metadata  # noqa: E402
+from scorers.stats.meta import ts2_meta  # noqa: E402
+from scorers.tables.readers import read_metadata  # noqa: E402
 from scorers.demo import AppConfig  # noqa: E402
 from scorers.demo.leaderboard_tab import published_reproduction  # noqa: E402
 from scorers.demo.sources import load_tables  # noqa: E402
@@ -271,7 +271,7 @@ def test_single_row_gallery_leaves_no_empty_block(page):
 def test_score_tab_returns_clipscore_of_tiny_local_model(page, demo_env):
     from PIL import Image
 
-    from scorers.embedding import CLIPScore
+    from scorers.metrics.embedding import CLIPScore
 
     image_path = demo_env["root"] / "red.png"
     Image.new("RGB", (64, 48), (200, 30, 30)).save(image_path)
@@ -313,7 +313,7 @@ def test_score_tab_returns_clipscore_of_tiny_local_model(page, demo_env):
 def test_clamped_zero_score_shows_the_raw_cosine(page, demo_env):
     from PIL import Image
 
-    from scorers.embedding import CLIPScore
+    from scorers.metrics.embedding import CLIPScore
 
     cosine_of = CLIPScore(demo_env["config"].clip_model, form="cosine")
     candidates = [(r, g, b) for r in (0, 120, 250) for g in (0, 120, 250) for b in (0, 120, 250)]

@@ -19,7 +19,7 @@ if not CHROMIUM.exists():
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
 pytest.importorskip("gradio", reason="gradio is not installed")
 
-from scorers import release  # noqa: E402
+from scorers.tables import release  # noqa: E402
 from scorers.demo import AppConfig  # noqa: E402
 from scorers.demo.leaderboard_tab import published_reproduction  # noqa: E402
 from scorers.demo.sources import load_tables  # noqa: E402

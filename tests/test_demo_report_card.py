@@ -1,7 +1,7 @@
 """The demo's Report card tab without a browser (issue 27 item 5): a published metric's card on TS2 + TIFA160, uploaded
 cards (one card, ``ts2 card --json``'s object of cards) and bad uploads, each refused in one line.
 
-Expected numbers come from outside the card code: ``scorers.meta.ts2_meta`` on the release column and the release's
+Expected numbers come from outside the card code: ``scorers.stats.meta.ts2_meta`` on the release column and the release's
 metadata (TS2), scipy's Spearman on the TIFA160-format file (the headline of TIFA160), and the card JSON that
 ``ts2 card --json`` itself prints (uploads).
 """
@@ -29,8 +29,8 @@ from scorers.demo.report_card_tab import (
     tifa160_note,
 )
 from scorers.demo.sources import load_tables
-from scorers.meta import ts2_meta
-from scorers.table_readers import read_metadata
+from scorers.stats.meta import ts2_meta
+from scorers.tables.readers import read_metadata
 
 from .pin_override import pin_tifa160
 from .test_agreement_cli import tifa160_cache_copy, write_tifa_json

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("scorers.graph", "scorers.meta", "scorers.agreement", "scorers.embedding")
+MODULES = ("scorers.stats.graph", "scorers.stats.meta", "scorers.stats.agreement", "scorers.metrics.embedding")
 
 
 def test_the_examples_run():

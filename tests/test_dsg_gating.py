@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.qga.dsg import dsg_passed, dsg_score
-from scorers.qga.matching import AnswerMatcher
-from scorers.qga.questions import Question
-from scorers.qga.records import build_records, image_scores
-from scorers.table_readers import column_scores, read_metadata, read_score_table
+from scorers.metrics.qga.dsg import dsg_passed, dsg_score
+from scorers.metrics.qga.matching import AnswerMatcher
+from scorers.metrics.qga.questions import Question
+from scorers.metrics.qga.records import build_records, image_scores
+from scorers.tables.readers import column_scores, read_metadata, read_score_table
 
 # Three levels: 0 is a root; 1 depends on 0; 2 depends on 1 (so 0 is its grandparent); 3 is a second root;
 # 4 depends on 0 and 3 (two parents).
@@ -170,7 +170,7 @@ def test_parents_gating_on_the_raw_answers_equals_the_hand_computation(shared_ts
 def test_dsg_scorer_takes_the_gating(tmp_path):
     """The runner scorer (``ts2 score dsg --dsg-gating``): a scripted VQA backend answering the three-level graph's
     questions with the first case above (root no, the rest yes)."""
-    from scorers.qga.question_scorers import DSGScorer, TIFAScorer
+    from scorers.metrics.qga.question_scorers import DSGScorer, TIFAScorer
 
     rows = ["id,prompt,question_id,parent_question_id,question,choices,answer"]
     links = ["-1", "0", "1", "-1", "0-3"]  # PARENTS in the release's notation (a-b = parents a and b)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from PIL import Image
 
-from scorers.embedding import (ALIGNScore, CLIPScore, SigLIPScore, apply_form, paired_cosine,
+from scorers.metrics.embedding import (ALIGNScore, CLIPScore, SigLIPScore, apply_form, paired_cosine,
                                sigmoid_probability)
 from tests.tiny_embed_models import tiny_models
 from tests.ts2_fixture_data import make_data_dir

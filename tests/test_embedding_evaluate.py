@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from scorers.embedding import ALIGNScore, CLIPScore, SigLIPScore
+from scorers.metrics.embedding import ALIGNScore, CLIPScore, SigLIPScore
 from tests.tiny_embed_models import tiny_models
 
 MODULES = Path(__file__).resolve().parents[1] / "evaluate_modules"

@@ -11,9 +11,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from scorers.registry import build_scorer  # noqa: E402
-from scorers.table_readers import read_metadata  # noqa: E402
-from scorers.ts2_scoring import score_data_dir, score_table  # noqa: E402
+from scorers.scoring.registry import build_scorer  # noqa: E402
+from scorers.tables.readers import read_metadata  # noqa: E402
+from scorers.ts2.scoring import score_data_dir, score_table  # noqa: E402
 from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: E402,F401
 from tests import ray_session  # noqa: E402
 from tests.ts2_fixture_data import make_data_dir  # noqa: E402
@@ -49,8 +49,8 @@ def test_ray_rerun_after_a_crashed_driver_scores_only_the_rest(local_ray, clip_p
                                                                monkeypatch):
     """The driver dies (an exception out of its collect loop) after 2 of the ~6 batches reached the cache; the rerun
     scores exactly the others and the CSV equals an uninterrupted run's."""
-    from scorers.cache import ShardWriter
-    from scorers.engines.ray_data import RayScorer, run_ray
+    from scorers.scoring.cache import ShardWriter
+    from scorers.scoring.engines.ray_data import RayScorer, run_ray
 
     metadata = read_metadata(data_dir / "metadata.csv")
     cache_dir = tmp_path / "cache"
@@ -143,8 +143,8 @@ def test_served_vlm_judge_on_ray_equals_the_default_engine(local_ray, tmp_path):
 def test_decode_stage_then_actor_in_process_keeps_order_and_reports_bad_images(clip_path, data_dir, tmp_path):
     """The two stages' functions without Ray: a batch with an unreadable file and a missing one is decoded (errors
     per row, the rest as arrays) and scored by the actor's code in order; the good rows equal the default engine's."""
-    from scorers.engines.ray_data import _Decoder, _ScoreActor
-    from scorers.runner import run
+    from scorers.scoring.engines.ray_data import _Decoder, _ScoreActor
+    from scorers.scoring.runner import run
 
     spec = {"name": "clip_score", "model": clip_path, "options": OPTIONS}
     scorer = build_scorer("clip_score", model=clip_path, device="cpu", **OPTIONS)

@@ -6,7 +6,7 @@ import pytest
 
 import evaluate  # noqa: E402  (a core dependency: never skipped)
 
-from scorers.meta import ts2_meta  # noqa: E402
+from scorers.stats.meta import ts2_meta  # noqa: E402
 
 MODULE = str(Path(__file__).resolve().parents[1] / "evaluate_modules" / "ts2_meta")
 SCORES = [0.9, 0.6, 0.1, 0.7, 0.8, 0.2, 0.5, 0.4]

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from scorers.agreement import agreement, correlation
-from scorers.meta import ts2_meta
+from scorers.stats.agreement import agreement, correlation
+from scorers.stats.meta import ts2_meta
 from tests.reference_meta import reference_meta, reference_summary
 
 SCALES = (1e-300, 1e-200, 1e200, 1e300)

@@ -22,8 +22,9 @@ import pandas as pd
 import psutil
 import pytest
 
-from scorers.cache import ScoreCache
-from scorers.ts2_scoring import score_table, write_outputs
+from scorers.scoring.cache import ScoreCache
+from scorers.scoring.rows import write_outputs
+from scorers.ts2.scoring import score_table
 from tests.test_runner import Counting, clip_path, data_dir, metadata, scorer  # noqa: F401  (shared fixtures)
 from tests.conftest import console_script
 

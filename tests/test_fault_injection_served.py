@@ -19,12 +19,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
+from scorers.metrics.qga.vqascore import backend_yes_probability
 from PIL import Image
 
-from scorers.cache import RequestCache
+from scorers.scoring.cache import RequestCache
 from scorers.cli import main
 from scorers.models.openai_compat import OpenAIChat, ServedModelError, redact
-from scorers.qga.vqascore import yes_probability_from_logprobs as yes_mass
+from scorers.metrics.qga.vqascore import yes_probability_from_logprobs as yes_mass
 from tests.loopback_chat_server import ChatServer, ThreadedLoopback, chat_reply, request_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +94,7 @@ def test_a_logprob_above_zero_is_refused_not_turned_into_a_probability_above_one
         cache = RequestCache(tmp_path / "requests")
         served.use_request_cache(cache)
         with pytest.raises(ServedModelError, match=r"logprob 2\.0 of token 'Yes' is above 0"):
-            served.yes_probability(pictures(2), ["q", "r"])  # before: 7.389 = exp(2)
+            backend_yes_probability(served, pictures(2), ["q", "r"])  # before: 7.389 = exp(2)
         cache.close()
     assert len(RequestCache(tmp_path / "requests")) == 0  # an invalid reply is never cached
 
@@ -110,11 +112,11 @@ def test_yes_variants_add_by_log_sum_exp_and_a_mass_above_one_is_refused():
     three = [{"token": t, "logprob": math.log(0.6)} for t in ("Yes", " Yes", "Yes.")]  # sums to 1.8
     with ChatServer(lambda body: chat_reply("Yes", top_logprobs=three)) as server:
         with pytest.raises(ServedModelError, match=r"summing to 1\.8 > 1"):
-            client(server.url).yes_probability(pictures(1), ["q"])  # before: 1.8
+            backend_yes_probability(client(server.url), pictures(1), ["q"])  # before: 1.8
     # float32 rounding of log(1) just above 0 is accepted as 0
     near_one = [{"token": "Yes", "logprob": 3e-7}, {"token": "No", "logprob": -20.0}]
     with ChatServer(lambda body: chat_reply("Yes", top_logprobs=near_one)) as server:
-        np.testing.assert_allclose(client(server.url).yes_probability(pictures(1), ["q"]), [1.0], rtol=0, atol=3e-9)
+        np.testing.assert_allclose(backend_yes_probability(client(server.url), pictures(1), ["q"]), [1.0], rtol=0, atol=3e-9)
 
 
 @pytest.mark.parametrize("usage", [{"prompt_tokens": -12000, "completion_tokens": 1},
@@ -166,7 +168,7 @@ def test_every_request_carries_max_tokens():
     with ChatServer(lambda body: yes_reply()) as server:
         served = client(server.url)
         served.answer(pictures(1), ["q"])
-        served.yes_probability(pictures(1), ["q"])
+        backend_yes_probability(served, pictures(1), ["q"])
         served.generate(["write"])
         served.generate(["write"], max_new_tokens=7)
     assert [b["max_tokens"] for b in server.bodies] == [16, 1, 512, 7]
@@ -205,7 +207,7 @@ def test_timeout_is_a_total_deadline_per_attempt(reply):
             served.answer(pictures(1), ["q"])  # before: each byte within 1 s kept the attempt alive for 20 s+
         elapsed = time.monotonic() - started
     # two attempts of 1 s each plus one backoff of at most 0.01 s (2.0-2.3 s here), with 12 s of margin for a loaded
-    # CI machine twice as slow; without the deadline one attempt alone lasts as long as the server trickles (20 s for
+    # CI machine twice as slow; without the deadline one attempt alone lasts as the server trickles (20 s for
     # the body, 40 s for the headers), so the bound still tells the two apart
     assert server.posts == 2 and 2.0 <= elapsed < 15.0, elapsed
 
@@ -449,7 +451,7 @@ def test_evaluate_modules_with_a_served_model(module, data_dir, tmp_path, monkey
 # ----------------------------------------------------------------------------- issue 25 item 4: P(yes) is one rule
 
 def test_vqascore_reads_token_logprobs_through_the_one_rule():
-    from scorers.qga.vqascore import VQAScorer
+    from scorers.metrics.qga.vqascore import VQAScorer
 
     class TokenLogprobs:  # a backend that returns token logprobs only (no yes_probability of its own)
         yes_word = "Yes"
@@ -466,4 +468,4 @@ def test_vqascore_reads_token_logprobs_through_the_one_rule():
         served = client(server.url)
         assert served.first_token_logprobs(pictures(1), ["q"]) == [top]
         np.testing.assert_allclose(VQAScorer(backend=served).score(pictures(1), ["a"]), [0.6], rtol=1e-12)
-        np.testing.assert_allclose(served.yes_probability(pictures(1), ["q"]), [0.6], rtol=1e-12)
+        np.testing.assert_allclose(backend_yes_probability(served, pictures(1), ["q"]), [0.6], rtol=1e-12)

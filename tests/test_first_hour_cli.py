@@ -9,7 +9,7 @@ import pytest
 
 import scorers
 from scorers.cli import main
-from scorers.registry import SCORERS, get_factory, list_scorers
+from scorers.scoring.registry import SCORERS, get_factory, list_scorers
 
 
 def test_list_scorers_covers_the_registry_in_order():
@@ -22,10 +22,10 @@ def test_list_scorers_covers_the_registry_in_order():
 
 def test_default_models_are_the_factories_own():
     """The table is written by hand; each default model must be the one the factory really uses."""
-    from scorers.judges.llmscore import DEFAULT_CAPTIONER, DEFAULT_LLM
-    from scorers.judges.viescore import DEFAULT_VIESCORE_MODEL
-    from scorers.qga.matching import DEFAULT_SBERT
-    from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
+    from scorers.metrics.judges.llmscore import DEFAULT_CAPTIONER, DEFAULT_LLM
+    from scorers.metrics.judges.viescore import DEFAULT_VIESCORE_MODEL
+    from scorers.metrics.qga.matching import DEFAULT_SBERT
+    from scorers.metrics.qga.question_scorers import DEFAULT_VQA_MODEL
 
     info = {i.name: i.default_model for i in list_scorers()}
     for name in ("clip_score", "align_score", "siglip_score"):
@@ -35,10 +35,10 @@ def test_default_models_are_the_factories_own():
     assert info["vqa_score"].startswith(DEFAULT_VQA_MODEL)
     assert info["viescore"].startswith(DEFAULT_VIESCORE_MODEL)
     assert info["llmscore"].startswith(DEFAULT_CAPTIONER) and DEFAULT_LLM in info["llmscore"]
-    from scorers.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL
+    from scorers.metrics.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL
     from scorers.models.hpsv3 import DEFAULT_HPSV3_MODEL
     from scorers.models.imagereward import DEFAULT_IMAGEREWARD_MODEL
-    from scorers.preference import HPSV2_CHECKPOINTS, PICKSCORE_MODEL
+    from scorers.metrics.reward_models import HPSV2_CHECKPOINTS, PICKSCORE_MODEL
 
     assert info["pickscore"].startswith(PICKSCORE_MODEL)
     assert info["hpsv2"].startswith(inspect.signature(get_factory("hpsv2")).parameters["model"].default)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from scorers import release
+from scorers.tables import release
 from scorers.cli import main
 from tests.conftest import refused_port
 from tests.test_release import fresh_cache  # noqa: F401  (fixture: empty HF_HOME)

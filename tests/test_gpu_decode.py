@@ -11,8 +11,8 @@ import pytest
 import torch
 from PIL import Image
 
-from scorers.embedding import CLIPScore
-from scorers.runner import run
+from scorers.metrics.embedding import CLIPScore
+from scorers.scoring.runner import run
 from tests.tiny_embed_models import build_open_clip, tiny_models
 
 UINT8_TOL = 1e-6  # uint8 + normalise on the device vs open_clip's float transform: same float32 ops, same order

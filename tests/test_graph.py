@@ -1,7 +1,7 @@
 """SEG structure: labels, error counts, partitions, walks, pairs."""
 import pytest
 
-from scorers.graph import build_segs, default_partition, error_count, node_pairs, partition_of, walks
+from scorers.stats.graph import build_segs, default_partition, error_count, node_pairs, partition_of, walks
 
 
 @pytest.mark.parametrize("label, expected", [("0", 0), ("0b", 0), ("1a", 1), ("2", 2), ("12c", 12), (3, 3), (2.0, 2)])

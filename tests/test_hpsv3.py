@@ -139,7 +139,7 @@ def reference_rewards(folder, pictures, prompts):
 
 
 def test_batched_rewards_equal_the_official_forward_one_pair_per_call(folder):
-    from scorers.preference import HPSv3Score
+    from scorers.metrics.reward_models import HPSv3Score
 
     scorer = HPSv3Score(folder, device="cpu")
     pictures = images()
@@ -188,7 +188,7 @@ def test_ts2_score_writes_one_finite_score_per_image(folder, tmp_path, monkeypat
 def test_evaluate_module_equals_the_library(folder, tmp_path, monkeypatch):
     import evaluate
 
-    from scorers.preference import HPSv3Score
+    from scorers.metrics.reward_models import HPSv3Score
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     root = Path(__file__).resolve().parents[1]

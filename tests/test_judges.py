@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from scorers.cache import RequestCache
-from scorers.judges.llmscore import LLMScorer, parse_llmscore
-from scorers.judges.viescore import VIEScorer, parse_viescore, viescore_prompt
+from scorers.scoring.cache import RequestCache
+from scorers.metrics.judges.llmscore import LLMScorer, parse_llmscore
+from scorers.metrics.judges.viescore import VIEScorer, parse_viescore, viescore_prompt
 from tests.loopback_chat_server import ChatServer, chat_reply, request_text
 
 ROOT = Path(__file__).resolve().parents[1]

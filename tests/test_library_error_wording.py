@@ -14,8 +14,8 @@ import pytest
 
 from scorers.cli import main
 from scorers.cli._validate import LIBRARY_TO_FLAG, flag_wording
-from scorers.meta import ts2_meta
-from scorers.orientation import resolve_orientation
+from scorers.stats.meta import ts2_meta
+from scorers.stats.orientation import resolve_orientation
 
 PACKAGE = Path(__file__).resolve().parents[1] / "scorers"
 #: modules whose raise statements were reworded; the CLI, the report, the demo and the model loaders still name flags
@@ -72,7 +72,7 @@ def test_library_messages_name_parameters():
      "cannot reach http://h/v1: ConnectError: refused (is the server running? check --api-base / OPENAI_BASE_URL)"),
     ("option(s) ['api_base'] apply to served models only (model='openai:MODEL')",
      "option(s) ['api_base'] apply to served models only (--model openai:MODEL)"),
-    # scorers.set_scoring: each line as ts2 score --set printed it before the library named parameters
+    # scorers.sets.scoring: each line as ts2 score --set printed it before the library named parameters
     ("set_name 'x': not a set this tool knows; one of ts2, tifa_v1", "--set 'x': not a set this tool knows; one of "
      "ts2, tifa_v1"),
     ("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset BaiqiL/GenAI-Bench, ratings and images in one "
@@ -96,7 +96,7 @@ def test_library_messages_name_parameters():
      "not apply"),
     ("set_name='tifa_v1' with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate engine, no jpeg_draft",
      "--set tifa_v1 with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate engine, no --jpeg-draft"),
-    # scorers.release: the note of paper_table2.csv
+    # scorers.tables.release: the note of paper_table2.csv
     ("so it is only read from data_dir/$TS2_DATA (the same", "so it is only read from --data-dir/$TS2_DATA (the same"),
     # scorers.models.loading.model_source: its option is the parameter naming the model; the quotes stay as they were
     ("model='/m/clpi': no such folder (a local model folder, or a Hub id like owner/name)",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers.meta import TS2Evaluator, as_scores, compare, ts2_meta
+from scorers.stats.meta import TS2Evaluator, as_scores, compare, ts2_meta
 from tests.reference_meta import reference_meta
 
 

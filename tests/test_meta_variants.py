@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorers.graph import paper_era_walks, walks
-from scorers.meta import ts2_meta
+from scorers.stats.graph import paper_era_walks, walks
+from scorers.stats.meta import ts2_meta
 
 PUBLISHED = Path(__file__).resolve().parents[1].parent / "shared" / "published" / "table2_full_precision.csv"
 
@@ -141,8 +141,8 @@ def test_official_uses_raw_scores():
 def published_reproduction(shared_ts2):
     if not PUBLISHED.is_file():
         pytest.skip("../shared/published/table2_full_precision.csv is not available")
-    from scorers.reproduce import reproduce_table
-    from scorers.table_readers import read_metadata, read_score_table, read_table2_full_precision
+    from scorers.ts2.reproduce import reproduce_table
+    from scorers.tables.readers import read_metadata, read_score_table, read_table2_full_precision
 
     paper = read_table2_full_precision(PUBLISHED)
     reproduction = reproduce_table(read_score_table(shared_ts2 / "released_scores.csv"),

@@ -34,7 +34,7 @@ def test_notebook_executes(name, shared_ts2, tmp_path, monkeypatch, cwd=None):
     nb = _read(name)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # tempfile.mkdtemp() in the notebooks lands here
-    # the release tables as the CLI takes them (scorers.release): a local copy through TS2_DATA, as the README says
+    # the release tables as the CLI takes them (scorers.tables.release): a local copy through TS2_DATA, as the README says
     monkeypatch.setenv("TS2_DATA", str(shared_ts2))
     client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
                             resources={"metadata": {"path": str(cwd or EXAMPLES)}})

@@ -7,9 +7,9 @@ import sys
 import numpy as np
 import pytest
 
-from scorers.agreement import (bootstrap_indices, compare_preference_accuracy, pairs_from_rankings,
+from scorers.stats.agreement import (bootstrap_indices, compare_preference_accuracy, pairs_from_rankings,
                                pairwise_preference_accuracy)
-from scorers.preference_accuracy import human_preferences
+from scorers.stats.preference_accuracy import human_preferences
 
 
 # ---- references written independently of the module: plain Python loops ------------------------------------------
@@ -175,7 +175,7 @@ def test_nan_pairs_dropped_and_counted():
 
 
 def test_import_is_numpy_only():
-    code = ("import sys, scorers.preference_accuracy; "
+    code = ("import sys, scorers.stats.preference_accuracy; "
             "print(sorted(m for m in ('scipy', 'pandas', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -183,7 +183,7 @@ def test_import_is_numpy_only():
 
 @pytest.mark.parametrize("ties", ["calibrated", "excluded"])
 def test_bootstrap_in_blocks_equals_one_block(ties, monkeypatch):
-    import scorers.preference_accuracy as PA
+    import scorers.stats.preference_accuracy as PA
 
     a, b, h, items = random_pairs(3, n=150)
     whole = pairwise_preference_accuracy(a, b, h, ties=ties, items=items, n_bootstrap=40, seed=2)
@@ -202,13 +202,13 @@ def test_pair_table_feeds_the_accuracy(tmp_path):
 
 
 def test_calibrated_equals_agreement_pairwise_accuracy_on_all_pairs():
-    from scorers.agreement import pairwise_accuracy
+    from scorers.stats.agreement import pairwise_accuracy
 
     rng = np.random.default_rng(5)
     h = rng.integers(1, 6, 40).astype(float)  # Likert ratings: many human ties
     m = np.round(rng.normal(size=40), 1)  # coarse metric: metric ties too
     i, j = np.triu_indices(40, 1)
     got = pairwise_preference_accuracy(m[i], m[j], np.sign(h[i] - h[j]).astype(int), n_bootstrap=0)
-    value, eps = pairwise_accuracy(h, m)  # the rating-set implementation (scorers.agreement._PairSet)
+    value, eps = pairwise_accuracy(h, m)  # the rating-set implementation (scorers.stats.agreement._PairSet)
     assert got.statistic == pytest.approx(value, abs=1e-12)
     assert got.epsilon == pytest.approx(eps, abs=1e-12)

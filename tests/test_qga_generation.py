@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from scorers.qga.generation import (CATEGORIES, FEW_SHOT, QuestionGenerator, generation_prompt, parse_generation,
+from scorers.metrics.qga.generation import (CATEGORIES, FEW_SHOT, QuestionGenerator, generation_prompt, parse_generation,
                                     qa_filter)
-from scorers.qga.matching import AnswerMatcher
-from scorers.qga.questions import read_question_set
+from scorers.metrics.qga.matching import AnswerMatcher
+from scorers.metrics.qga.questions import read_question_set
 from tests.test_qga_rules import FakeEncoder
 
 OUTPUT = """Element: cat | animal/human
@@ -136,8 +136,8 @@ class AnswerBook:
 def test_on_demand_questions_score_a_new_prompt_with_tifa_and_dsg(shared_ts2):
     from PIL import Image
 
-    from scorers.qga.generation import OnDemandQuestions
-    from scorers.qga.question_scorers import DSGScorer, TIFAScorer
+    from scorers.metrics.qga.generation import OnDemandQuestions
+    from scorers.metrics.qga.question_scorers import DSGScorer, TIFAScorer
 
     book = AnswerBook({"is there a cat?": "yes", "What animal is on the sofa?": "a dog", "is the sofa red?": "no",
                        "is there a Christmas tree?": "yes"})

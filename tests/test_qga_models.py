@@ -92,8 +92,8 @@ def minilm():
 @pytest.mark.parametrize("kind", ["blip_vqa", "instructblip", "llava"])
 @pytest.mark.parametrize("scorer", ["tifa", "dsg", "vqa_score"])
 def test_end_to_end_through_runner(checkpoints, data_dir, minilm, tmp_path, kind, scorer):
-    from scorers.ts2_scoring import score_data_dir
-    from scorers.table_readers import read_metadata
+    from scorers.ts2.scoring import score_data_dir
+    from scorers.tables.readers import read_metadata
 
     options = {"vqa_backend": kind, "batch_size": 16}
     if scorer != "vqa_score":
@@ -110,7 +110,7 @@ def test_end_to_end_through_runner(checkpoints, data_dir, minilm, tmp_path, kind
     backend = _backend(kind, checkpoints[kind], batch_size=1, max_new_tokens=None)  # the scorer's defaults
     first = Image.open(data_dir / metadata["file_name"][0]).convert("RGB")
     if scorer == "vqa_score":
-        from scorers.qga.vqascore import vqascore_question
+        from scorers.metrics.qga.vqascore import vqascore_question
 
         expected = backend.yes_probability([first], [vqascore_question(metadata["prompt"][0])])[0]
         np.testing.assert_allclose(scores[0], expected, rtol=1e-4)
@@ -165,8 +165,8 @@ class ScriptedBackend:
 
 def test_dsg_rule_through_runner_hand_computed(data_dir, tmp_path):
     """SEG 1's DSG questions with a scripted backend: hand-computed scores, both accumulation switches."""
-    from scorers.qga.questions import read_question_set
-    from scorers.ts2_scoring import score_data_dir
+    from scorers.metrics.qga.questions import read_question_set
+    from scorers.ts2.scoring import score_data_dir
 
     questions = read_question_set(data_dir / "dsg_questions.csv")
     qs = questions.for_seg(1)
@@ -194,7 +194,7 @@ class EyesBackend:
 
 def eyes_dsg(device=None, data_dir=None, yes_rule=None, **options):
     """A registry factory: the real DSGScorer with the scripted backend (as ``ts2 score dsg`` builds it)."""
-    from scorers.qga.question_scorers import DSGScorer
+    from scorers.metrics.qga.question_scorers import DSGScorer
 
     return DSGScorer(backend=EyesBackend(), data_dir=data_dir, yes_rule=yes_rule, device=device, **options)
 
@@ -206,7 +206,7 @@ def test_cli_score_yes_rule_reaches_the_scorer(data_dir, tmp_path, monkeypatch, 
 
     import pandas as pd
 
-    import scorers.registry as registry
+    import scorers.scoring.registry as registry
     from scorers.cli import main
 
     monkeypatch.setitem(registry.SCORERS, "eyes_dsg", "tests.test_qga_models:eyes_dsg")
@@ -226,10 +226,11 @@ def test_cli_score_yes_rule_reaches_the_scorer(data_dir, tmp_path, monkeypatch, 
 
 LAUNCH_SCRIPT = '''
 import sys
-from scorers.registry import build_scorer
-from scorers.runner import finish, process_state
-from scorers.ts2_scoring import score_table, write_outputs
-from scorers.table_readers import read_metadata
+from scorers.scoring.registry import build_scorer
+from scorers.scoring.runner import finish, process_state
+from scorers.scoring.rows import write_outputs
+from scorers.ts2.scoring import score_table
+from scorers.tables.readers import read_metadata
 data_dir, model, questions, sbert, out, cache = sys.argv[1:7]
 state = process_state()
 assert state.num_processes == 2, state.num_processes
@@ -249,7 +250,7 @@ def test_tifa_under_two_accelerate_processes_equals_one(checkpoints, data_dir, m
 
     import pandas as pd
 
-    from scorers.ts2_scoring import score_data_dir
+    from scorers.ts2.scoring import score_data_dir
 
     questions = str(data_dir / "tifa_questions.csv")
     reference, _ = score_data_dir("tifa", data_dir, tmp_path / "one.csv", model=str(checkpoints["blip_vqa"]),

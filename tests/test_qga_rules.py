@@ -5,12 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.qga.answers import answers_to_scores, read_raw_answers
-from scorers.qga.dsg import dsg_passed, dsg_score
-from scorers.qga.matching import AnswerMatcher, clean_answer, is_blank, yes_no_by_release, yes_no_by_word
-from scorers.qga.questions import is_yes_no, questions_from_records, read_question_set
-from scorers.qga.records import build_records, image_scores
-from scorers.qga.tifa import tifa_score
+from scorers.metrics.qga.answers import answers_to_scores, read_raw_answers
+from scorers.metrics.qga.dsg import dsg_passed, dsg_score
+from scorers.metrics.qga.matching import AnswerMatcher, clean_answer, is_blank, yes_no_by_release, yes_no_by_word
+from scorers.metrics.qga.questions import is_yes_no, questions_from_records, read_question_set
+from scorers.metrics.qga.records import build_records, image_scores
+from scorers.metrics.qga.tifa import tifa_score
 
 
 class FakeEncoder:
@@ -71,7 +71,7 @@ def test_yes_no_question_does_not_depend_on_choice_order():
 
 def test_builder_copy_of_the_yes_no_test_agrees():
     """The dataset builder (standalone on the Hub) keeps its own copy of is_yes_no: both agree on a corpus."""
-    from scorers.ts2_dataset import builder_module
+    from scorers.ts2.dataset import builder_module
 
     corpus = [("yes", "no"), ("no", "yes"), ("Yes", "No"), (" yes", "no "), ("YES", "nO"), ("yes", "no", "maybe"),
               ("yes",), ("yes", "yes"), ("no", "no"), ("yes", "nope"), ("yeah", "no"), ("red", "blue"), ("1", "2"),
@@ -181,7 +181,7 @@ def test_build_records_and_image_scores_dsg():
 # ---------------------------------------------------------------- question tables
 
 def test_questions_validation_errors(tmp_path):
-    from scorers.qga.questions import QuestionTableError as TS2DataError
+    from scorers.metrics.qga.questions import QuestionTableError as TS2DataError
 
     with pytest.raises(TS2DataError, match=r"<memory> line 3 \(SEG 0\) question 1: choices 'red' is not"):
         questions_from_records(_rows(("0", "0", "q?", "yes|no", "yes"), ("0", "1", "q2?", "red", "red")))
@@ -235,10 +235,10 @@ def _corrupt(line, column, value):
     (_corrupt(5, "answer", ""), r"line 5 \(SEG 1\) question 0: empty answer"),
 ])
 def test_both_readers_reject_corrupt_tables_alike(tmp_path, table, message):
-    """scorers.ts2_dataset.read_question_frame (the dataset's reader) and scorers.qga.questions.read_question_set (scoring's) run
+    """scorers.ts2.dataset.read_question_frame (the dataset's reader) and scorers.metrics.qga.questions.read_question_set (scoring's) run
     the same checks: the same corrupt table fails in both with the same message, naming file, line, SEG, question."""
-    from scorers.ts2_dataset import read_question_frame as data_read_questions
-    from scorers.qga.questions import QuestionTableError as TS2DataError
+    from scorers.ts2.dataset import read_question_frame as data_read_questions
+    from scorers.metrics.qga.questions import QuestionTableError as TS2DataError
 
     path = _write(tmp_path, "dsg_questions.csv", table)
     with pytest.raises(TS2DataError, match=message) as from_data:
@@ -253,7 +253,7 @@ def test_both_readers_reject_corrupt_tables_alike(tmp_path, table, message):
 
 
 def test_both_readers_accept_the_same_good_table(tmp_path):
-    from scorers.ts2_dataset import read_question_frame as data_read_questions
+    from scorers.ts2.dataset import read_question_frame as data_read_questions
 
     path = _write(tmp_path, "dsg_questions.csv", _corrupt(2, "answer", "yes"))
     frame, qs = data_read_questions(path, "dsg"), read_question_set(path)
@@ -307,7 +307,7 @@ def _write(tmp_path, name, text):
 
 @pytest.fixture
 def small_tables(tmp_path):
-    from scorers.table_readers import read_metadata
+    from scorers.tables.readers import read_metadata
 
     return (read_question_set(_write(tmp_path, "q.csv", QUESTIONS_CSV)),
             read_metadata(_write(tmp_path, "metadata.csv", METADATA_CSV)))
@@ -457,7 +457,7 @@ def test_cli_yes_rule(tmp_path, capsys):
 
 def test_dsg_passed_long_chain_and_cycle_via_graphlib():
     # a 5,000-question chain (each depends on the next) needs no recursion; failing the root fails all of them
-    from scorers.qga.dsg import dsg_passed
+    from scorers.metrics.qga.dsg import dsg_passed
 
     n = 5000
     parents = [(q + 1,) for q in range(n - 1)] + [()]

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.meta import ts2_meta
-from scorers.qga.records import image_scores
-from scorers.table_readers import column_scores, read_metadata, read_score_table
+from scorers.stats.meta import ts2_meta
+from scorers.metrics.qga.records import image_scores
+from scorers.tables.readers import column_scores, read_metadata, read_score_table
 
 VLMS = ("llava", "mplug", "blip1")
 
@@ -173,9 +173,9 @@ ALL_SEGS = range(165)
 def test_yes_rule_figures(shared_ts2, release, minilm):
     """Recomputes the README's yes-rule table (printed as Markdown with -s) and checks its numbers, to the shown
     precision (0.01 points: the table rounds to two decimals)."""
-    from scorers.qga.answers import answers_to_scores
-    from scorers.qga.matching import YES_RULES, AnswerMatcher
-    from scorers.qga.questions import read_question_set
+    from scorers.metrics.qga.answers import answers_to_scores
+    from scorers.metrics.qga.matching import YES_RULES, AnswerMatcher
+    from scorers.metrics.qga.questions import read_question_set
 
     metadata, released = release
     seg_ids, nodes = metadata["seg_id"].to_numpy(), metadata["node"].to_numpy()

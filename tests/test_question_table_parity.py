@@ -1,4 +1,4 @@
-"""The library's question-table validator (``scorers.qga.questions``) and the dataset builder's standalone copy
+"""The library's question-table validator (``scorers.metrics.qga.questions``) and the dataset builder's standalone copy
 (``dataset_script/ts2/ts2.py``) accept and reject the same tables with the same messages (issue 25.2).
 
 The rules layer no longer runs the builder script to validate questions; the builder keeps its copy because it runs
@@ -11,8 +11,8 @@ import logging
 
 import pytest
 
-from scorers.ts2_dataset import builder_module, read_question_frame
-from scorers.qga.questions import QuestionTableError, read_question_csv, read_question_set, validate_question_rows
+from scorers.ts2.dataset import builder_module, read_question_frame
+from scorers.metrics.qga.questions import QuestionTableError, read_question_csv, read_question_set, validate_question_rows
 
 TIFA = "id,prompt,question_id,question,choices,answer\n"
 DSG = "id,prompt,question_id,question,choices,answer,parent_question_id\n"

@@ -1,4 +1,4 @@
-"""Release tables on demand (scorers.release): pinned sources, sha256, one download, zero requests after, offline.
+"""Release tables on demand (scorers.tables.release): pinned sources, sha256, one download, zero requests after, offline.
 
 A real HTTP server on 127.0.0.1 stands in for both the Hub (``HF_ENDPOINT``) and raw GitHub (``TS2_GITHUB_URL``): it
 serves the ``../shared/ts2`` files under the same URL paths as the real sources and records every request.
@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from scorers import release
+from scorers.tables import release
 from scorers.cli import main
-from scorers.release import RELEASE_FILES, ChecksumMismatch, PinnedFile, ReleaseFileUnavailable
+from scorers.tables.release import RELEASE_FILES, ChecksumMismatch, PinnedFile, ReleaseFileUnavailable
 from tests.conftest import use_hf_home
 from tests.loopback_http import LoopbackServer
 from tests.ts2_fixture_data import release_bytes
@@ -229,7 +229,7 @@ def _gets(sources, url_path="/other/abc123/table.csv") -> int:
 def test_unpinned_first_download_records_its_digest_then_zero_requests(unpinned, sources, fresh_cache, caplog):
     file, data = unpinned
     digest = hashlib.sha256(data).hexdigest()
-    with caplog.at_level("WARNING", logger="scorers.release"):
+    with caplog.at_level("WARNING", logger="scorers.tables.release"):
         local = release.fetch(file, progress=False)
     assert local == fresh_cache / "ts2-evaluate" / "unpinned" / "abc123" / "table.csv"
     assert local.read_bytes() == data
@@ -354,7 +354,7 @@ def test_data_dir_argument_wins_over_ts2_data(tmp_path, shared_ts2, monkeypatch)
 def test_local_copy_that_differs_warns_or_fails_when_strict(tmp_path, shared_ts2, caplog):
     edited = (shared_ts2 / "released_scores.csv").read_bytes().replace(b'"3', b"3")
     (tmp_path / "released_scores.csv").write_bytes(edited)
-    with caplog.at_level("WARNING", logger="scorers.release"):
+    with caplog.at_level("WARNING", logger="scorers.tables.release"):
         assert release.path("released_scores.csv", data_dir=tmp_path) == (tmp_path / "released_scores.csv")
     assert "released_scores.csv differs from the official release file" in caplog.text
     with pytest.raises(ChecksumMismatch, match="released_scores.csv: sha256"):

@@ -1,4 +1,4 @@
-"""`ts2 reproduce` and `ts2 meta` with no path arguments read the release tables through scorers.release (issue 14):
+"""`ts2 reproduce` and `ts2 meta` with no path arguments read the release tables through scorers.tables.release (issue 14):
 a local copy ($TS2_DATA), or the cache filled once from the (loopback stand-in of the) Hub and GitHub."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from scorers import release
+from scorers.tables import release
 from scorers.cli import main
 from tests.reference_meta import released_reference
 from tests.test_release import fresh_cache, sources  # noqa: F401  (fixtures: loopback sources, empty HF_HOME)
@@ -107,7 +107,7 @@ def test_offline_with_nothing_cached_is_one_clear_error(fresh_cache, monkeypatch
 
 def test_table2_full_precision_reader_by_hand(tmp_path):
     """The official file's layout (fractions; spearman = rank, ks = sep, delta) read as the paper table (in %)."""
-    from scorers.table_readers import read_table2_full_precision
+    from scorers.tables.readers import read_table2_full_precision
     from tests.ts2_fixture_data import OFFICIAL_TABLE2_HEADER
 
     path = tmp_path / "t2.csv"

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from scorers.cli import main
-from scorers.graph import build_segs
-from scorers.meta import ts2_meta
+from scorers.stats.graph import build_segs
+from scorers.stats.meta import ts2_meta
 from scorers.report import _contrast_columns
 from scorers.report import figures
 from scorers.report.costs import flops_from_paper
@@ -168,7 +168,7 @@ def test_graph_columns_include_yours():
 
 
 def test_cli_formats_highlight_family(shared_ts2, tmp_path, capsys):
-    from scorers.table_readers import read_metadata
+    from scorers.tables.readers import read_metadata
 
     metadata = read_metadata(shared_ts2 / "metadata.csv")
     keys = metadata[["seg_id", "file_name"]].assign(my_metric=-metadata["error_count"])

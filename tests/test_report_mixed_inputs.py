@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from scorers.cli import main
-from scorers.meta import ts2_meta
-from scorers.table_readers import read_metadata
+from scorers.stats.meta import ts2_meta
+from scorers.tables.readers import read_metadata
 
 import matplotlib  # noqa: E402,F401  (the [report] extra: a test dependency, never skipped)
 

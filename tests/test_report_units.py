@@ -74,7 +74,7 @@ def test_latex_escapes_names():
 
 def test_one_suffix_parser_for_flops_and_sizes():
     """--flops and --max-shard-size share scorers.units.parse_quantity (values from the SI / IEC definitions)."""
-    from scorers.export import parse_size
+    from scorers.ts2.export import parse_size
     from scorers.units import parse_quantity
 
     assert parse_quantity("604M") == 604e6 and parse_quantity("64KiB", units=("B",), binary=True) == 64 * 1024

@@ -9,7 +9,7 @@ from PIL import Image
 
 from scorers.report import write_report
 from scorers.report.figures import DPI
-from scorers.table_readers import read_metadata
+from scorers.tables.readers import read_metadata
 
 #: the largest side any report figure may have, in pixels: 16 inches + 2 for the colour bar at the report's DPI
 MAX_SIDE = (16 + 2) * DPI

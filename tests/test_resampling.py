@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from scorers.resampling import (ConfidenceInterval, PairedComparison, bootstrap_mean_interval,
+from scorers.stats.resampling import (ConfidenceInterval, PairedComparison, bootstrap_mean_interval,
                                 bootstrap_ratio_interval, percentile_interval, resample_indices)
 
 

@@ -48,7 +48,7 @@ def test_unifiedreward_language_model_by_hand():
 
 
 def test_every_reward_scorer_has_a_figure():
-    from scorers.registry import SCORERS
+    from scorers.scoring.registry import SCORERS
 
     rewards = ["pickscore", "hpsv2", "imagereward", "hpsv3", "unifiedreward"]
     assert set(MEASURED_FLOPS) == set(rewards) and set(rewards) <= set(SCORERS)
@@ -73,7 +73,7 @@ def test_ts2_report_places_a_reward_column_on_the_flops_figure(shared_ts2, tmp_p
     import numpy as np
 
     from scorers.cli import main
-    from scorers.table_readers import read_metadata
+    from scorers.tables.readers import read_metadata
 
     metadata = read_metadata(shared_ts2 / "metadata.csv")
     rng = np.random.default_rng(0)

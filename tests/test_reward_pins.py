@@ -33,7 +33,7 @@ class LoopbackHubModel(LoopbackHubDataset):
 
 
 def test_the_pins_are_the_cited_commits():
-    from scorers.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL, DEFAULT_UNIFIEDREWARD_REVISION
+    from scorers.metrics.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL, DEFAULT_UNIFIEDREWARD_REVISION
     from scorers.models.hpsv3 import (DEFAULT_HPSV3_BASE, DEFAULT_HPSV3_BASE_REVISION, DEFAULT_HPSV3_MODEL,
                                       DEFAULT_HPSV3_REVISION)
 
@@ -110,7 +110,7 @@ def test_unifiedreward_default_model_is_loaded_at_the_pinned_commit(model, revis
     import transformers
 
     import scorers.models.loading as loading
-    from scorers.judges.unifiedreward import UnifiedRewardScorer
+    from scorers.metrics.judges.unifiedreward import UnifiedRewardScorer
 
     monkeypatch.setattr(loading, "_resolve", lambda name, option, files: name)
     calls = []

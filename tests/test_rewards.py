@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from scorers.preference import scaled_cosine, standardise
+from scorers.metrics.reward_models import scaled_cosine, standardise
 
 ROOT = Path(__file__).resolve().parents[1]
 MEAN = np.array([0.48145466, 0.4578275, 0.40821073])
@@ -165,7 +165,7 @@ def pair_images():
 
 
 def test_pickscore_matches_the_official_definition_one_score_per_pair(models):
-    from scorers.preference import PickScore
+    from scorers.metrics.reward_models import PickScore
 
     scorer = PickScore(models["pickscore"], device="cpu")
     images = pair_images()
@@ -199,7 +199,7 @@ def hpsv2_official_scores(folder, images, prompt_list):
 
 
 def test_hpsv2_matches_the_official_definition_one_score_per_pair(models):
-    from scorers.preference import HPSv2Score
+    from scorers.metrics.reward_models import HPSv2Score
 
     scorer = HPSv2Score(models["hpsv2"], device="cpu")
     images = pair_images()
@@ -293,7 +293,7 @@ def imagereward_reference_scores(official_pt, tokenizer_dir, images, prompt_list
 def test_imagereward_official_checkpoint_matches_the_official_forward(tmp_path):
     """Converter + forward: an official-layout state dict, loaded through the converter, gives the official rewards;
     one reward per (image, prompt) pair with 2 images x 2 prompts (4 pairs -> 4 rewards, not 8 or 2)."""
-    from scorers.preference import ImageRewardScore
+    from scorers.metrics.reward_models import ImageRewardScore
     from tests.tiny_reward_models import TINY_VISION, build_official_imagereward
 
     official, tokenizer_dir = build_official_imagereward(tmp_path / "official")
@@ -310,7 +310,7 @@ def test_imagereward_official_checkpoint_matches_the_official_forward(tmp_path):
 
 def test_imagereward_converted_folder_round_trips(tmp_path, models):
     """save_pretrained -> load gives the same rewards as loading the official .pt directly."""
-    from scorers.preference import ImageRewardScore
+    from scorers.metrics.reward_models import ImageRewardScore
     from tests.tiny_reward_models import TINY_VISION
 
     official = Path(models["imagereward"]).parent / "official"
@@ -332,7 +332,7 @@ def test_imagereward_converter_rejects_unknown_keys():
 
 @pytest.mark.parametrize("name", ["pickscore", "hpsv2", "imagereward"])
 def test_batched_equals_one_pair_per_call(models, name):
-    from scorers.registry import build_scorer
+    from scorers.scoring.registry import build_scorer
 
     scorer = build_scorer(name, model=models[name], device="cpu")
     images = pair_images()
@@ -373,7 +373,7 @@ def test_ts2_score_writes_one_finite_score_per_image(models, data_dir, tmp_path,
 def test_evaluate_modules_equal_the_library(models, name, tmp_path, monkeypatch):
     import evaluate
 
-    from scorers.registry import build_scorer
+    from scorers.scoring.registry import build_scorer
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     module = evaluate.load(str(ROOT / "evaluate_modules" / name), config_name=models[name], device="cpu")

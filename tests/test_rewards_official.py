@@ -30,7 +30,7 @@ TINY = ('{"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 2, "width"
 def test_official_hpsv2_package_equals_ours(tmp_path, monkeypatch):
     import open_clip
 
-    from scorers.preference import HPSv2Score
+    from scorers.metrics.reward_models import HPSv2Score
     from tests.tiny_embed_models import build_open_clip
 
     root = tmp_path / "official"
@@ -84,7 +84,7 @@ def test_official_imagereward_blip_code_equals_ours(tmp_path, monkeypatch):
     from torchvision.transforms import CenterCrop, Compose, InterpolationMode, Normalize, Resize, ToTensor
     from transformers import BertTokenizer
 
-    from scorers.preference import ImageRewardScore
+    from scorers.metrics.reward_models import ImageRewardScore
     from tests.tiny_reward_models import TINY_VISION, build_official_imagereward
 
     package = tmp_path / "blip_official"

@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.cache import ScoreCache
-from scorers.embedding import CLIPScore
-from scorers.runner import run
-from scorers.ts2_scoring import score_table, write_outputs
-from scorers.table_readers import read_metadata
+from scorers.scoring.cache import ScoreCache
+from scorers.metrics.embedding import CLIPScore
+from scorers.scoring.runner import run
+from scorers.scoring.rows import write_outputs
+from scorers.ts2.scoring import score_table
+from scorers.tables.readers import read_metadata
 from tests.ts2_fixture_data import make_data_dir
 from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: F401
 from tests.conftest import console_script
@@ -322,11 +323,11 @@ def test_cli_score_then_meta_table(clip_path, data_dir, tmp_path, capsys):
 
 
 def test_jpeg_draft_decodes_smaller_and_is_fingerprinted(scorer, metadata, tmp_path):
-    from scorers import runner
+    from scorers.models.images import open_rgb
 
     big = make_data_dir(tmp_path / "big", seg_ids=[0], image_size=64, with_questions=False)
     path = str(big / metadata["file_name"][0])
-    assert runner._open_rgb(path).size == (64, 64) and runner._open_rgb(path, 16).size == (16, 16)
+    assert open_rgb(path).size == (64, 64) and open_rgb(path, 16).size == (16, 16)
     meta0 = read_metadata(big / "metadata.csv")
     full, _ = score_table(scorer, meta0, big, cache_dir=tmp_path / "c", num_workers=0, progress=False)
     with pytest.raises(ValueError, match="different scorer configuration"):
@@ -337,7 +338,7 @@ def test_jpeg_draft_decodes_smaller_and_is_fingerprinted(scorer, metadata, tmp_p
 
 
 def test_registry_builds_every_embedding_scorer_lazily(clip_path):
-    import scorers.registry as registry
+    import scorers.scoring.registry as registry
 
     assert {"clip_score", "align_score", "siglip_score"} <= set(registry.SCORERS)
     built = registry.build_scorer("clip_score", model=clip_path, form="x100", pretrained=None)
@@ -347,7 +348,7 @@ def test_registry_builds_every_embedding_scorer_lazily(clip_path):
 
 
 def test_ts2_score_help_imports_no_model_library():
-    code = ("import sys, scorers.registry, scorers.runner, scorers.cli.score, scorers.models; "
+    code = ("import sys, scorers.scoring.registry, scorers.scoring.runner, scorers.cli.score, scorers.models; "
             "print(sorted(m for m in ('torch', 'transformers', 'open_clip', 'accelerate') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
@@ -362,7 +363,7 @@ def make_recording_scorer(data_dir, device=None, precision="default", suffix="",
 
 
 def test_registry_passes_data_dir_and_cli_options(data_dir, tmp_path, monkeypatch):
-    import scorers.registry as registry
+    import scorers.scoring.registry as registry
     from scorers.cli import main
 
     monkeypatch.setitem(registry.SCORERS, "words", "tests.test_runner:make_recording_scorer")
@@ -375,7 +376,7 @@ def test_registry_passes_data_dir_and_cli_options(data_dir, tmp_path, monkeypatc
 
 
 def test_only_processes_started_by_a_launcher_watch_their_parent(monkeypatch):
-    from scorers import runner
+    from scorers.scoring import runner
 
     monkeypatch.setattr(runner, "_watcher", None)
     for name in runner._LAUNCHER_ENV:
@@ -398,7 +399,7 @@ def test_release_locks_frees_the_cache_even_while_a_forked_child_shares_the_lock
     """A rank stopping because its launcher died calls ``release_locks`` first, so the next run can lock the cache at
     once, even while a forked child still holds the inherited lock file. Control: a plain ``unlock`` (close) does not
     free it while the child lives."""
-    from scorers.cache import CacheBusyError, release_locks
+    from scorers.scoring.cache import CacheBusyError, release_locks
 
     children = []
     try:
@@ -424,7 +425,7 @@ def test_release_locks_frees_the_cache_even_while_a_forked_child_shares_the_lock
 
 def test_record_columns_one_rule_for_csv_and_evaluate():
     """Issue 25: score_table kept str/bool/None fields, score_pairs numbers only, so failed_questions was lost."""
-    from scorers.runner import RunResult, pairs_output, record_columns
+    from scorers.scoring.runner import RunResult, pairs_output, record_columns
 
     records = [{"failed_questions": "1|2", "p": 0.5, "ok": True, "questions": [{"q": 1}]}, None,
                {"failed_questions": "", "p": None}]

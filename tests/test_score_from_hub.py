@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.release import HUB_REPO, HUB_REVISION
+from scorers.tables.release import HUB_REPO, HUB_REVISION
 from tests.loopback_hub import LoopbackHubDataset
 from tests.reference_meta import released_reference
 from tests.conftest import console_script
@@ -128,8 +128,8 @@ def test_encoded_images_are_the_files_bytes_and_pickle(hub_fixture, monkeypatch)
     the sequence by pickling it."""
     from huggingface_hub import constants
 
-    from scorers.ts2_dataset import hub_segs
-    from scorers.table_readers import read_metadata
+    from scorers.ts2.dataset import hub_segs
+    from scorers.tables.readers import read_metadata
 
     root, data, _, hub = hub_fixture
     home = root / "hf-c"
@@ -150,7 +150,7 @@ def test_encoded_images_are_the_files_bytes_and_pickle(hub_fixture, monkeypatch)
 
 
 def test_item_stamp_of_encoded_bytes_follows_their_content():
-    from scorers.cache import item_stamp
+    from scorers.scoring.cache import item_stamp
 
     a, b = b"\xff\xd8jpeg-one", b"\xff\xd8jpeg-two"
     assert item_stamp(a, "p") == item_stamp(bytes(a), "p")

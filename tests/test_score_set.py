@@ -114,7 +114,7 @@ def direct(clip_path):
     """Reference: the registered scorer called once on decoded images (no runner, no set code)."""
     from PIL import Image
 
-    from scorers.registry import build_scorer
+    from scorers.scoring.registry import build_scorer
 
     scorer = build_scorer("clip_score", model=clip_path, device="cpu", form="cosine")
 
@@ -230,7 +230,7 @@ def test_set_ts2_is_the_default_byte_for_byte(clip_path, tmp_path):
 
 
 def test_tifa_v1_images_against_their_captions(clip_path, direct, tmp_path):
-    from scorers.set_scoring import score_set
+    from scorers.sets.scoring import score_set
     from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
     from tests.test_tifa_bench_fixtures import TEXTS, write_images, write_tifa_files
 
@@ -248,7 +248,7 @@ def test_tifa_v1_images_against_their_captions(clip_path, direct, tmp_path):
 
 
 def test_tifa_v1_with_tifa_is_the_bench_run(tmp_path):
-    from scorers.set_scoring import score_set
+    from scorers.sets.scoring import score_set
     from scorers.tifa_bench.image_scoring import score_images
     from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
     from tests.test_tifa_bench_fixtures import ANSWERS_A, ScriptedVQA, matcher, write_images, write_tifa_files
@@ -269,7 +269,7 @@ def test_tifa_v1_with_tifa_is_the_bench_run(tmp_path):
 def test_engine_ray_scores_a_set_as_the_default_engine(local_ray, sets, clip_path, tmp_path):
     """The set path hands the engine choice to the same builder as TS2: a local Ray gives the default's scores
     (embedded image bytes travel to the actors) within 1e-6, the Ray engine test's tolerance."""
-    from scorers.set_scoring import score_set
+    from scorers.sets.scoring import score_set
 
     common = dict(set_file=sets["pickapic_v2"]["file"], model=clip_path, scorer_options={"form": "cosine"},
                   batch_size=2, num_workers=0, progress=False)
@@ -363,7 +363,7 @@ class Counting:
 
 
 def _wrap_build(monkeypatch_or_none, kill_after=None):
-    import scorers.registry as registry
+    import scorers.scoring.registry as registry
 
     built = []
     original = registry.build_scorer

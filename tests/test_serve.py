@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("ray")
 from ray import serve  # noqa: E402
 
-from scorers.rewards import RemoteReward, load  # noqa: E402
-from scorers.serve import Limits, build_app  # noqa: E402
+from scorers.rewards.api import RemoteReward, load  # noqa: E402
+from scorers.rewards.serve import Limits, build_app  # noqa: E402
 from tests import ray_session  # noqa: E402
 
 local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)

@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
+from scorers.metrics.qga.vqascore import backend_yes_probability
 from PIL import Image
 
-from scorers.cache import RequestCache
+from scorers.scoring.cache import RequestCache
 from scorers.models.openai_compat import OpenAIChat, ServedModelError
 from tests.conftest import refused_port
 from tests.loopback_chat_server import ChatServer, body_hash, chat_reply, request_text
@@ -163,7 +165,7 @@ def test_yes_probability_from_scripted_top_logprobs():
     top = [{"token": "Yes", "logprob": math.log(0.3)}, {"token": "No", "logprob": math.log(0.25)},
            {"token": "yes", "logprob": math.log(0.2)}, {"token": " Yes", "logprob": math.log(0.1)}]
     with ChatServer(lambda body: chat_reply("Yes", top_logprobs=top)) as server:
-        probability = client(server).yes_probability(images(2), ["q", "r"])
+        probability = backend_yes_probability(client(server), images(2), ["q", "r"])
         body = server.bodies[0]
     # hand computation: "Yes" and " Yes" (whitespace stripped) count, lower-case "yes" does not: 0.3 + 0.1
     np.testing.assert_allclose(probability, [0.4, 0.4], rtol=1e-12)
@@ -173,7 +175,7 @@ def test_yes_probability_from_scripted_top_logprobs():
 def test_no_logprobs_is_a_clear_error_naming_server_and_model():
     with ChatServer(lambda body: chat_reply("Yes")) as server:
         with pytest.raises(ServedModelError, match=r"http://127\.0\.0\.1:\d+/v1 \(model 'tiny'\) returned no logprobs"):
-            client(server).yes_probability(images(1), ["q"])
+            backend_yes_probability(client(server), images(1), ["q"])
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +227,7 @@ def model_server(path):
 
 def test_served_vqascore_equals_local_teacher_forced(tiny_chat_vlm):
     from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT, ChatVLM
-    from scorers.qga.vqascore import VQAScorer
+    from scorers.metrics.qga.vqascore import VQAScorer
 
     # "Y" is one token of the tiny BPE (real tokenizers have "Yes" as one token); the served path reads the first
     # token's probability, the local path teacher-forces the whole answer, so they agree for one-token answers
@@ -414,7 +416,7 @@ def test_cli_errors_are_one_line(data_dir, tmp_path):
 
 
 def test_served_model_is_the_text_lm_of_question_generation():
-    from scorers.qga.generation import QuestionGenerator
+    from scorers.metrics.qga.generation import QuestionGenerator
 
     generation = ("Element: bicycle | object\nQ: is there a bicycle? | Choices: yes, no | A: yes\n"
                   "Q: what vehicle is shown? | Choices: bicycle, car, bus, train | A: bicycle\nEnd\n")
@@ -428,7 +430,7 @@ def test_served_model_is_the_text_lm_of_question_generation():
 
 
 def test_dsg_through_the_registry_with_a_served_backend(data_dir, minilm, tmp_path):
-    from scorers.ts2_scoring import score_data_dir
+    from scorers.ts2.scoring import score_data_dir
 
     with ChatServer(lambda body: chat_reply("yes")) as server:
         frame, result = score_data_dir("dsg", data_dir, tmp_path / "dsg.csv", model="openai:tiny",

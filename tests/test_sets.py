@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from scorers.release import ChecksumMismatch, ReleaseFileUnavailable
+from scorers.tables.release import ChecksumMismatch, ReleaseFileUnavailable
 from scorers.sets import (LOADERS, PAIR_COLUMNS, RATING_COLUMNS, SetFormatError, load_evalmuse, load_gecko2k,
                           load_hpdv2, load_imagerewarddb, load_mjbench_alignment, load_pickapic_v2)
 from scorers.sets import _common, preferences

@@ -1,4 +1,4 @@
-"""What start-up loads (issue 25.1): the import sets of ``import scorers.meta``, ``ts2 --help`` and ``ts2 reproduce``.
+"""What start-up loads (issue 25.1): the import sets of ``import scorers.stats.meta``, ``ts2 --help`` and ``ts2 reproduce``.
 
 Times are measured by ``benchmarks/bench_startup.py``; these tests pin what makes them: which heavy modules a fresh
 interpreter has loaded after each step. Each case runs in its own subprocess, so nothing another test imported counts.
@@ -33,10 +33,10 @@ def loaded_after(code: str, watched: tuple[str, ...], **env: str) -> list[str]:
 
 
 def test_import_meta_loads_no_model_stack_and_no_pandas():
-    assert loaded_after("import scorers.meta", MODEL_STACK + ("pandas", "scipy.stats")) == []
+    assert loaded_after("import scorers.stats.meta", MODEL_STACK + ("pandas", "scipy.stats")) == []
 
 
-@pytest.mark.parametrize("module", ["scorers.graph", "scorers.meta", "scorers.agreement"])
+@pytest.mark.parametrize("module", ["scorers.stats.graph", "scorers.stats.meta", "scorers.stats.agreement"])
 def test_light_modules_load_no_dataframes_or_models(module):
     assert loaded_after(f"import {module}", MODEL_STACK + ("pandas", "scipy.stats")) == [], module
 
@@ -52,7 +52,7 @@ def test_building_the_parser_imports_no_handler_library():
 
 def test_reproduce_loads_no_model_stack_nor_dataset_script(shared_ts2):
     """``ts2 reproduce`` reads three CSVs and computes meta-metrics: no pandas (the release tables are well-formed, so
-    :mod:`scorers.light_tables` reads them), no models, no ``datasets``, no dataset builder script, no scipy.stats, no
+    :mod:`scorers.tables.light_tables` reads them), no models, no ``datasets``, no dataset builder script, no scipy.stats, no
     plotting."""
     code = ("import contextlib, io\nfrom scorers.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['reproduce']) == 0\n")
@@ -63,7 +63,7 @@ def test_reproduce_loads_no_model_stack_nor_dataset_script(shared_ts2):
 
 def test_question_tables_are_read_without_the_dataset_script(shared_ts2):
     """The rules layer validates question tables itself (issue 25.2): no ``datasets``, no builder script, no pandas."""
-    code = ("from scorers.qga.questions import read_question_set\n"
+    code = ("from scorers.metrics.qga.questions import read_question_set\n"
             f"assert len(read_question_set({str(shared_ts2 / 'dsg_questions.csv')!r})) > 0\n"
             f"assert len(read_question_set({str(shared_ts2 / 'tifa_questions.csv')!r})) > 0\n")
     assert loaded_after(code, MODEL_STACK + ("pandas", "ts2_dataset_script")) == []

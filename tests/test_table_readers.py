@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.table_readers import column_scores, read_table2_full_precision
+from scorers.tables.readers import column_scores, read_table2_full_precision
 
 PREFIXES, PARTS = ("spearman", "ks", "delta"), ("all", "synth", "nat", "real")
 

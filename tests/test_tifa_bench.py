@@ -211,7 +211,7 @@ def test_report_files(bench, tmp_path):
 
 
 def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
-    """Without paths the loader fetches both files with the real ``scorers.release.fetch`` from their pinned commit
+    """Without paths the loader fetches both files with the real ``scorers.tables.release.fetch`` from their pinned commit
     (here a loopback server standing in for raw GitHub via TS2_GITHUB_URL): offline and not cached is a clear error
     with no request; one download each; the text inputs are checked against their pin (for the stand-in, its own
     digest: tests/pin_override.py), the question file's digest is recorded (sha256=None: trust on first use); then
@@ -220,7 +220,7 @@ def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
 
     from huggingface_hub import constants
 
-    from scorers.release import ChecksumMismatch, ReleaseFileUnavailable
+    from scorers.tables.release import ChecksumMismatch, ReleaseFileUnavailable
     from scorers.tifa_bench import tifa_v1_files as data
     from tests.pin_override import pin_tifa_v1
     from tests.test_agreement_cli import _Server

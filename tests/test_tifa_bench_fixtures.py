@@ -118,6 +118,6 @@ class HashEncoder:
 
 
 def matcher():
-    from scorers.qga.matching import AnswerMatcher
+    from scorers.metrics.qga.matching import AnswerMatcher
 
     return AnswerMatcher("hash-encoder", encoder=HashEncoder())

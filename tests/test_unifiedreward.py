@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from scorers.judges.unifiedreward import UNIFIEDREWARD_PROMPT, UnifiedRewardScorer, parse_unifiedreward
+from scorers.metrics.judges.unifiedreward import UNIFIEDREWARD_PROMPT, UnifiedRewardScorer, parse_unifiedreward
 from tests.loopback_chat_server import ChatServer, chat_reply
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from scorers.judges.viescore import (PQ_PROMPT, PROMPTS, VIESCORE_PROMPT, VIESCORE_PROMPT_DETAILED, VIEScorer,
+from scorers.metrics.judges.viescore import (PQ_PROMPT, PROMPTS, VIESCORE_PROMPT, VIESCORE_PROMPT_DETAILED, VIEScorer,
                                      parse_viescore_pq, viescore_prompt)
 from tests.loopback_chat_server import ChatServer, chat_reply, request_text
 

@@ -12,7 +12,7 @@ import torch
 from PIL import Image
 
 from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
-from scorers.qga.vqascore import VQAScorer, styled_backend, vqascore_question
+from scorers.metrics.qga.vqascore import VQAScorer, styled_backend, vqascore_question
 from tests.loopback_chat_server import ChatServer, chat_reply, request_text
 
 # t2v_metrics, copied as literals: t2v_metrics/constants.py SYSTEM_MSG, and the LLaVA-1.5 'chat' style of
@@ -83,7 +83,7 @@ def test_llava_scores_under_each_style_equal_a_forward_by_hand(tiny_llava):
 
 
 def test_served_chat_model_gets_no_system_prompt_with_t2v_metrics():
-    from scorers.registry import build_scorer
+    from scorers.scoring.registry import build_scorer
 
     top = [{"token": "Yes", "logprob": math.log(0.6)}, {"token": "No", "logprob": math.log(0.3)}]
     with ChatServer(lambda body: chat_reply("Yes", top_logprobs=top)) as server:

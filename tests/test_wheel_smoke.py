@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from scorers import __version__, release
+from scorers import __version__
+from scorers.tables import release
 from tests.test_release import fresh_cache, sources  # noqa: F401  (fixtures: loopback sources, empty HF_HOME)
 from tests.ts2_fixture_data import make_data_dir
 
@@ -121,7 +122,7 @@ def test_load_ts2_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
     data_dir = make_data_dir(tmp_path / "data", seg_ids=[0, 1])
     env = _clean_env(HF_HOME=str(tmp_path / "hf"))
     expected = sum(1 for line in (data_dir / "metadata.csv").read_text().splitlines()[1:] if line.strip())
-    done = _run(wheel_venv, [str(wheel_venv), "-c", "import sys, scorers.ts2_dataset as d; "
+    done = _run(wheel_venv, [str(wheel_venv), "-c", "import sys, scorers.ts2.dataset as d; "
                              f"segs = d.load_ts2('segs', data_dir={str(data_dir)!r}); "
                              "print(len(segs), d.__file__)"], tmp_path, env)
     rows, module_file = done.stdout.split()
@@ -133,7 +134,7 @@ def test_score_from_the_wheel_without_paths(wheel_venv, shared_ts2, tmp_path):
     """The README's third command from the wheel: ``ts2 score clip_score --out clip.csv --meta`` with no --data-dir.
     A loopback stand-in of the Hub dataset serves two generated SEGs; the model is a tiny local CLIP (the default is a
     Hub download) and the release tables come from TS2_DATA (their download is tested above)."""
-    from scorers.release import HUB_REPO, HUB_REVISION
+    from scorers.tables.release import HUB_REPO, HUB_REVISION
     from tests.loopback_hub import LoopbackHubDataset
     from tests.tiny_embed_models import build_hf_clip
 

@@ -16,12 +16,12 @@ Everything is validated before a single row is written, and every error names th
 
 Ways in (see the dataset card):
 
-* any ``datasets`` version: ``scorers.ts2_dataset.load_ts2("segs", data_dir=...)`` (imports this file by path);
+* any ``datasets`` version: ``scorers.ts2.dataset.load_ts2("segs", data_dir=...)`` (imports this file by path);
 * ``datasets`` < 4, which still runs scripts: ``load_dataset("dataset_script/ts2", "segs", data_dir=...,
   trust_remote_code=True)``;
 * no script at all: ``ts2 dataset export`` writes Parquet shards + a card, loadable with ``load_dataset(OUT, "segs")``.
 
-This file repeats the two tiny rules it needs from ``scorers.graph`` (node label -> error count, SEG id ->
+This file repeats the two tiny rules it needs from ``scorers.stats.graph`` (node label -> error count, SEG id ->
 partition) so that it runs without the ``scorers`` package; a test checks both copies agree on the whole release.
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ METADATA_FILE = "metadata.csv"
 IMAGES_DIR = "images"
 QUESTION_FILES = {"tifa_questions": "tifa_questions.csv", "dsg_questions": "dsg_questions.csv"}
 
-# --- the two rules shared with scorers.graph (kept tiny; tests/test_dataset_builder.py checks they agree) ----------
+# --- the two rules shared with scorers.stats.graph (kept tiny; tests/test_dataset_builder.py checks they agree) ----------
 #: A node label: the error count's digits followed by an optional letter suffix (``0``, ``1a``, ``0b``, ``12c``).
 NODE_LABEL = re.compile(r"^\s*(\d+)([A-Za-z]*)\s*$")
 PARTITIONS = ("synth", "nat", "real")
@@ -246,7 +246,7 @@ def read_questions(path: str, kind: str, *, seg_ids: set | None = None) -> list[
 
 def is_yes_no_choices(choices) -> bool:
     """A binary question: choices exactly yes and no, either order, any case (the package's
-    ``scorers.qga.questions.is_yes_no``, repeated here so the script runs standalone)."""
+    ``scorers.metrics.qga.questions.is_yes_no``, repeated here so the script runs standalone)."""
     return len(choices) == 2 and {str(c).strip().lower() for c in choices} == {"yes", "no"}
 
 
@@ -259,7 +259,7 @@ def validate_question_rows(records, kind: str, *, source: str, line_of=None, seg
     """Check question rows (dicts with the CSV's columns, from a file or built in memory) and return them parsed.
 
     TS2's question-table rules for the dataset build (:func:`read_questions`). The ``scorers`` library validates
-    question tables with its own copy (``scorers.qga.questions.validate_question_rows``), since this file runs
+    question tables with its own copy (``scorers.metrics.qga.questions.validate_question_rows``), since this file runs
     standalone; ``tests/test_question_table_parity.py`` checks both accept and reject the same tables with the same
     messages:
 

@@ -1,6 +1,6 @@
-"""ALIGNScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.ALIGNScore`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.embedding import ALIGNScore
+"""ALIGNScore as an `evaluate` metric: a thin wrapper over ``scorers.metrics.embedding.ALIGNScore`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.embedding import ALIGNScore
 
 _CITATION = """\
 @inproceedings{jia2021align,

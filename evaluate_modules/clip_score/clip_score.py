@@ -1,6 +1,6 @@
-"""CLIPScore as an `evaluate` metric: a thin wrapper over ``scorers.embedding.CLIPScore`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.embedding import CLIPScore
+"""CLIPScore as an `evaluate` metric: a thin wrapper over ``scorers.metrics.embedding.CLIPScore`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.embedding import CLIPScore
 
 _CITATION = """\
 @inproceedings{hessel2021clipscore,

@@ -1,7 +1,7 @@
-"""DSG as an `evaluate` metric: a thin wrapper over ``scorers.qga.question_scorers.DSGScorer`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.qga.matching import DEFAULT_SBERT
-from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
+"""DSG as an `evaluate` metric: a thin wrapper over ``scorers.metrics.qga.question_scorers.DSGScorer`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.qga.matching import DEFAULT_SBERT
+from scorers.metrics.qga.question_scorers import DEFAULT_VQA_MODEL
 
 _CITATION = """\
 @inproceedings{cho2024dsg,

@@ -1,6 +1,6 @@
-"""HPSv2 / HPSv2.1 as an `evaluate` metric: a thin wrapper over ``scorers.preference.HPSv2Score`` and the runner."""
-import scorers.evaluate_base as base
-from scorers.preference import HPSv2Score
+"""HPSv2 / HPSv2.1 as an `evaluate` metric: a thin wrapper over ``scorers.metrics.reward_models.HPSv2Score`` and the runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.reward_models import HPSv2Score
 
 _CITATION = """\
 @article{wu2023hpsv2,

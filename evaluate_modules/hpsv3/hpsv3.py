@@ -1,7 +1,7 @@
-"""HPSv3 as an `evaluate` metric: a thin wrapper over ``scorers.preference.HPSv3Score`` and the shared runner."""
-import scorers.evaluate_base as base
+"""HPSv3 as an `evaluate` metric: a thin wrapper over ``scorers.metrics.reward_models.HPSv3Score`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
 from scorers.models.hpsv3 import DEFAULT_HPSV3_MODEL
-from scorers.preference import HPSv3Score
+from scorers.metrics.reward_models import HPSv3Score
 
 _CITATION = """\
 @inproceedings{ma2025hpsv3,

@@ -1,8 +1,8 @@
 """Agreement of a faithfulness metric with human ratings as an `evaluate` metric: a thin wrapper over
-``scorers.agreement.agreement_many``."""
+``scorers.stats.agreement.agreement_many``."""
 import datasets
 import evaluate
-from scorers.agreement import COEFFICIENTS, agreement_many
+from scorers.stats.agreement import COEFFICIENTS, agreement_many
 
 _CITATION = """\
 @inproceedings{deutsch2023ties,

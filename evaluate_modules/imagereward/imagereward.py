@@ -1,7 +1,7 @@
-"""ImageReward as an `evaluate` metric: a thin wrapper over ``scorers.preference.ImageRewardScore`` and the runner."""
-import scorers.evaluate_base as base
+"""ImageReward as an `evaluate` metric: a thin wrapper over ``scorers.metrics.reward_models.ImageRewardScore`` and the runner."""
+import scorers.scoring.evaluate_base as base
 from scorers.models.imagereward import DEFAULT_IMAGEREWARD_MODEL
-from scorers.preference import ImageRewardScore
+from scorers.metrics.reward_models import ImageRewardScore
 
 _CITATION = """\
 @inproceedings{xu2023imagereward,

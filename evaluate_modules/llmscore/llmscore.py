@@ -1,6 +1,6 @@
-"""LLMScore as an `evaluate` metric: a thin wrapper over ``scorers.judges.llmscore.LLMScorer`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.judges.llmscore import DEFAULT_CAPTIONER, DEFAULT_LLM, LLMScorer
+"""LLMScore as an `evaluate` metric: a thin wrapper over ``scorers.metrics.judges.llmscore.LLMScorer`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.judges.llmscore import DEFAULT_CAPTIONER, DEFAULT_LLM, LLMScorer
 
 _CITATION = """\
 @article{lu2023llmscore,

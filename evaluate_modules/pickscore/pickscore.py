@@ -1,6 +1,6 @@
-"""PickScore as an `evaluate` metric: a thin wrapper over ``scorers.preference.PickScore`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.preference import PICKSCORE_MODEL, PickScore
+"""PickScore as an `evaluate` metric: a thin wrapper over ``scorers.metrics.reward_models.PickScore`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.reward_models import PICKSCORE_MODEL, PickScore
 
 _CITATION = """\
 @inproceedings{kirstain2023pickapic,

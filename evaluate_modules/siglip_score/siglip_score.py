@@ -1,6 +1,6 @@
-"""SigLIP score as an `evaluate` metric: a thin wrapper over ``scorers.embedding.SigLIPScore`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.embedding import SigLIPScore
+"""SigLIP score as an `evaluate` metric: a thin wrapper over ``scorers.metrics.embedding.SigLIPScore`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.embedding import SigLIPScore
 
 _CITATION = """\
 @inproceedings{zhai2023siglip,

@@ -1,7 +1,7 @@
-"""TS2 meta-metric (rank / sep / delta) as an `evaluate` metric: a thin wrapper over ``scorers.meta.ts2_meta``."""
+"""TS2 meta-metric (rank / sep / delta) as an `evaluate` metric: a thin wrapper over ``scorers.stats.meta.ts2_meta``."""
 import datasets
 import evaluate
-from scorers.meta import ts2_meta
+from scorers.stats.meta import ts2_meta
 
 _CITATION = """\
 @inproceedings{saxon2024ts2,

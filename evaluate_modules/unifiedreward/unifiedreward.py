@@ -1,6 +1,6 @@
-"""UnifiedReward-2.0 pointwise as an `evaluate` metric: a thin wrapper over ``scorers.judges.unifiedreward``."""
-import scorers.evaluate_base as base
-from scorers.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL, UNIFIEDREWARD_PROMPT, UnifiedRewardScorer
+"""UnifiedReward-2.0 pointwise as an `evaluate` metric: a thin wrapper over ``scorers.metrics.judges.unifiedreward``."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL, UNIFIEDREWARD_PROMPT, UnifiedRewardScorer
 
 _CITATION = """\
 @article{wang2025unifiedreward,

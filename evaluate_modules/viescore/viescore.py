@@ -1,6 +1,6 @@
-"""VIEScore as an `evaluate` metric: a thin wrapper over ``scorers.judges.viescore.VIEScorer`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.judges.viescore import DEFAULT_VIESCORE_MODEL, VIEScorer
+"""VIEScore as an `evaluate` metric: a thin wrapper over ``scorers.metrics.judges.viescore.VIEScorer`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.judges.viescore import DEFAULT_VIESCORE_MODEL, VIEScorer
 
 _CITATION = """\
 @inproceedings{ku2024viescore,

@@ -1,7 +1,7 @@
-"""VQAScore as an `evaluate` metric: a thin wrapper over ``scorers.qga.vqascore.VQAScorer`` and the shared runner."""
-import scorers.evaluate_base as base
-from scorers.qga.question_scorers import DEFAULT_VQA_MODEL
-from scorers.qga.vqascore import VQASCORE_TEMPLATE
+"""VQAScore as an `evaluate` metric: a thin wrapper over ``scorers.metrics.qga.vqascore.VQAScorer`` and the shared runner."""
+import scorers.scoring.evaluate_base as base
+from scorers.metrics.qga.question_scorers import DEFAULT_VQA_MODEL
+from scorers.metrics.qga.vqascore import VQASCORE_TEMPLATE
 
 _CITATION = """\
 @inproceedings{lin2024vqascore,

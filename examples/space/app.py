@@ -1,7 +1,7 @@
 """Hugging Face Space entry point of the TS2 demo (``python app.py``); the app is ``scorers.demo`` of the installed
 ts2-evaluate package (requirements.txt), and ``ts2 demo`` runs the same app locally.
 
-No variable is needed to show the leaderboard: the release tables are downloaded once through ``scorers.release``
+No variable is needed to show the leaderboard: the release tables are downloaded once through ``scorers.tables.release``
 (pinned revisions, sha256-verified, kept in the Hugging Face cache) and images come from the Hub dataset
 ``saxon/T2IScoreScore`` at the same pinned revision. Optional settings (Space variables): ``TS2_DATA`` (a local copy
 of the release tables), ``TS2_DATA_DIR`` (a folder with images/ and tables), ``TS2_METADATA`` / ``TS2_SCORES_CSV`` /

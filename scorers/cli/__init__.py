@@ -64,7 +64,7 @@ class _TopFormatter(argparse.RawDescriptionHelpFormatter, DefaultsHelpFormatter)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from scorers import __version__
 
     parser = Parser(
         prog="ts2",
@@ -95,7 +95,7 @@ def _redacting_excepthook(secrets: list[str]):
     def hook(kind, value, tb):
         import traceback
 
-        from ..models.openai_compat import redact
+        from scorers.models.openai_compat import redact
 
         sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb)), secrets))
 
@@ -117,16 +117,16 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return int(args.handler(args) or 0)
         except ModuleNotFoundError as missing:  # an optional dependency: name the extra that installs it
-            from ._extras import missing_extra_error
+            from scorers.cli._extras import missing_extra_error
 
             raise (missing_extra_error(missing) or missing) from None
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        from ._validate import flag_wording  # library errors name parameters; the command names its flags
+        from scorers.cli._validate import flag_wording  # library errors name parameters; the command names its flags
 
         message = flag_wording(str(message))
         if secrets or "bearer" in str(message).lower():
-            from ..models.openai_compat import redact
+            from scorers.models.openai_compat import redact
 
             message = redact(message, secrets)
         print(f"ts2 {args.command}: error: {message}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """``python -m scorers.cli`` (e.g. ``accelerate launch -m scorers.cli score ...``)."""
 import sys
 
-from . import main
+from scorers.cli import main
 
 sys.exit(main())

@@ -1,13 +1,13 @@
-"""Plain-text tables for the terminal (formatting only; numbers come from ``scorers.meta``/``scorers.reproduce``)."""
+"""Plain-text tables for the terminal (formatting only; numbers come from ``scorers.stats.meta``/``scorers.ts2.reproduce``)."""
 from __future__ import annotations
 
 import math
 from typing import Mapping
 
-from ..formatting import format_number
-from ..meta import META_METRICS, SUMMARY_KEYS, TS2Result
+from scorers.formatting import format_number
+from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
 
-__all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct"]
+__all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct", "text_grid"]
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -33,7 +33,7 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
                       for p in SUMMARY_KEYS]
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
         lines.append(cells)
-    return _segs_line(results) + "\n" + _grid([header] + lines)
+    return _segs_line(results) + "\n" + text_grid([header] + lines)
 
 
 def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping[str, TS2Result],
@@ -54,7 +54,7 @@ def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping
     lines = [[f"{k:>{width}} {name}", pct(result.rank.summary.get("avg")), pct(result.sep.summary.get("avg")),
               pct(result.delta.summary.get("avg"))] + [pct(result.rank.summary.get(p)) for p in ("synth", "nat", "real")]
              for k, (name, result) in enumerate(rows, start=1)]
-    grid = _grid([header] + lines)
+    grid = text_grid([header] + lines)
     return _segs_line({**{f"yours:{k}": v for k, v in yours.items()}, **published}) + "\n" + grid
 
 
@@ -89,11 +89,11 @@ def format_reproduction(rows: list[dict], notes: list[str] = (), *, segs: str | 
     else:
         header = header + ["note"]
         notes = [f"{mark} {note}" for note, mark in marks.items()] + list(notes)
-    text = (f"SEGs: {segs}\n" if segs else "") + _grid([header] + lines)
+    text = (f"SEGs: {segs}\n" if segs else "") + text_grid([header] + lines)
     return text + ("\n" + "\n".join(notes) if notes else "")
 
 
-def _grid(rows: list[list[str]]) -> str:
+def text_grid(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for k, row in enumerate(rows):

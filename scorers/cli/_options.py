@@ -11,9 +11,9 @@ import argparse
 import inspect
 import sys
 
-from ..qga.matching import YES_RULES  # numpy only
-from ._validate import bootstrap_count, count, seconds
-from .answers import YES_RULE_HELP
+from scorers.metrics.qga.matching import YES_RULES  # numpy only
+from scorers.cli._validate import bootstrap_count, count, seconds
+from scorers.cli.answers import YES_RULE_HELP
 
 __all__ = ["BARE", "add_command", "DATA_DIR_HELP", "SEGS_HELP", "VARIANT_HELP", "release_or_given", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
            "lower_is_better_columns", "model_options", "print_usage"]
@@ -55,7 +55,7 @@ def served_options(args: argparse.Namespace) -> dict:
     """The served-model options set on the command line (the key read from its environment variable, stripped)."""
     import os
 
-    from ..models.openai_compat import clean_api_key
+    from scorers.models.openai_compat import clean_api_key
 
     options = {"api_base": args.api_base, "max_concurrency": args.max_concurrency, "timeout": args.timeout,
                "max_retries": args.max_retries}
@@ -68,7 +68,7 @@ def served_options(args: argparse.Namespace) -> dict:
 
 def model_options(args: argparse.Namespace, scorer: str) -> dict:
     """Scorer options from the shared flags (checked against what scorer ``scorer`` takes)."""
-    from ..registry import get_factory
+    from scorers.scoring.registry import get_factory
 
     for flag, price in (("--price-per-1k", args.price_per_1k), ("--price-per-1k-output", args.price_per_1k_output)):
         if price is not None and not 0 <= price < float("inf"):
@@ -86,8 +86,8 @@ def model_options(args: argparse.Namespace, scorer: str) -> dict:
 
 def print_usage(records, args: argparse.Namespace, from_cache=None) -> None:
     """The served-request summary (stderr): requests and tokens sent now, and what the caches answered, always
-    apart (``scorers.usage.usage_summary``). Nothing when no item used a served model."""
-    from ..usage import format_usage, usage_summary
+    apart (``scorers.scoring.usage.usage_summary``). Nothing when no item used a served model."""
+    from scorers.scoring.usage import format_usage, usage_summary
 
     usage = usage_summary(records, args.price_per_1k, args.price_per_1k_output, from_cache=from_cache)
     if usage is not None:
@@ -112,7 +112,7 @@ BARE = "\0single column"
 
 def add_orientation_arguments(parser: argparse.ArgumentParser, *, bare: bool = False) -> None:
     """``--lower-is-better COLUMN`` / ``--higher-is-better COLUMN`` (repeatable) of meta, report and correlate: the
-    user's side of :func:`scorers.orientation.resolve_orientation`. ``bare``: ``--lower-is-better`` alone means the
+    user's side of :func:`scorers.stats.orientation.resolve_orientation`. ``bare``: ``--lower-is-better`` alone means the
     table's single score column."""
     extra = {"nargs": "?", "const": BARE} if bare else {}
     parser.add_argument("--lower-is-better", action="append", default=[], metavar="COLUMN", **extra,
@@ -137,7 +137,7 @@ def lower_is_better_columns(given: list[str], columns: list[str]) -> list[str]:
 
 #: --data-dir of the commands that read release tables
 DATA_DIR_HELP = ("folder laid out like the TS2 release (metadata.csv, released_scores.csv, paper_table2.csv...); "
-                 "default: $TS2_DATA, else the Hugging Face cache, downloading a missing file once (scorers.release)")
+                 "default: $TS2_DATA, else the Hugging Face cache, downloading a missing file once (scorers.tables.release)")
 
 #: --variant of meta and reproduce
 VARIANT_HELP = ("paper: the spec's definitions; official: the official TS2 evaluator (raw scores, all-pairs delta); "
@@ -151,6 +151,6 @@ def release_or_given(given: str | None, name: str, data_dir: str | None):
     """``given`` if the user passed a path, else the release file ``name`` (local copy, cache or one download)."""
     if given is not None:
         return given
-    from ..release import path
+    from scorers.tables.release import path
 
     return path(name, data_dir)

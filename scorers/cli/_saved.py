@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from ..atomic import write_text_atomic
+from scorers.atomic import write_text_atomic
 
 __all__ = ["FORMAT", "load_result", "reprint", "save_result"]
 
@@ -23,7 +23,7 @@ FORMAT = "ts2-evaluate result/1"
 
 
 def _sha256(path: str | os.PathLike) -> str:
-    from ..release import sha256_file
+    from scorers.tables.release import sha256_file
 
     return sha256_file(path)
 
@@ -32,7 +32,7 @@ def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table
                 n_bootstrap: int, variant: str | None, inputs: Mapping[str, str | os.PathLike]) -> Path:
     """Write the result file (atomically) and return its path. ``segs`` and ``variant`` are None for results that
     are not TS2 meta-metrics (``ts2 correlate``, ``ts2 tifa-bench report``)."""
-    from .. import __version__
+    from scorers import __version__
 
     scorer_config = {}
     for role, path in inputs.items():

@@ -67,7 +67,7 @@ LIBRARY_TO_FLAG = {
                                                  "allow_random_weights also have their own flags)",
     r"\(model='openai:MODEL'\)": "(--model openai:MODEL)",
     r"check api_base / OPENAI_BASE_URL": "check --api-base / OPENAI_BASE_URL",  # scorers.models.openai_compat
-    # scorers.set_scoring
+    # scorers.sets.scoring
     r"set_name '": "--set '",
     r"set_name='([\w.-]+)'": r"--set \1",
     r"set_file=FILE": "--set-file FILE",
@@ -78,7 +78,7 @@ LIBRARY_TO_FLAG = {
     r"takes images_dir \(and set_file\)": "takes --images-dir (and --set-file)",
     r"set_file does not apply": "--set-file does not apply",
     r"no jpeg_draft": "no --jpeg-draft",
-    r"read from data_dir/\$TS2_DATA": "read from --data-dir/$TS2_DATA",  # scorers.release: paper_table2.csv
+    r"read from data_dir/\$TS2_DATA": "read from --data-dir/$TS2_DATA",  # scorers.tables.release: paper_table2.csv
     # scorers.models.open_clip_weights (before the model rules below)
     r"model='([^'\n]*)', pretrained=None:": r"--model \1:",
     r"model='([^'\n]*)', pretrained='([^'\n]*)':": r"--model \1 --pretrained \2:",
@@ -187,7 +187,7 @@ def port(text: str) -> int:
 def seg_spec(text: str) -> str:
     """``--segs``: ``default``, ``all`` or a SEG range (``0-163``, ``0-10,20``), checked now (its size included);
     returned as given."""
-    from ..graph import parse_seg_range
+    from scorers.stats.graph import parse_seg_range
 
     if text.strip().lower() not in ("default", "all"):
         try:

@@ -5,9 +5,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..qga.dsg import GATING  # numpy only
-from ..qga.matching import YES_RULES  # numpy and the standard library only: --help stays fast
-from ._validate import input_dir, input_file, output_file
+from scorers.metrics.qga.dsg import GATING  # numpy only
+from scorers.metrics.qga.matching import YES_RULES  # numpy and the standard library only: --help stays fast
+from scorers.cli._validate import input_dir, input_file, output_file
 
 #: ``--yes-rule`` help, shared with ``ts2 score``
 YES_RULE_HELP = ("how a yes/no question's answer is read: word = the first standalone yes/no word decides, SBERT "
@@ -64,10 +64,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_answers(args: argparse.Namespace) -> int:
-    from ..qga.answers import answers_to_scores
-    from ..qga.matching import AnswerMatcher
-    from ..qga.questions import read_question_set
-    from ..table_readers import read_metadata
+    from scorers.metrics.qga.answers import answers_to_scores
+    from scorers.metrics.qga.matching import AnswerMatcher
+    from scorers.metrics.qga.questions import read_question_set
+    from scorers.tables.readers import read_metadata
 
     if args.dsg_gating is not None and args.questions != "dsg":
         raise ValueError(f"--dsg-gating {args.dsg_gating}: only --questions dsg has parent questions")

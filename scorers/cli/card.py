@@ -1,12 +1,12 @@
 """``ts2 card``: one report card per metric (TS2 + human rating sets + paired tests vs a baseline), from score files;
-``--scorer`` first makes them (``scorers.set_scoring.score_sets``, as ``ts2 score --set``)."""
+``--scorer`` first makes them (``scorers.sets.scoring.score_sets``, as ``ts2 score --set``)."""
 from __future__ import annotations
 
 import argparse
 import json
 
-from ._options import DATA_DIR_HELP, SEGS_HELP, add_n_bootstrap_argument
-from ._validate import confidence, count, flag_wording, input_dir, input_file, seg_spec
+from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, add_n_bootstrap_argument
+from scorers.cli._validate import confidence, count, flag_wording, input_dir, input_file, seg_spec
 
 
 def _name_value(option: str):
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                                "over --scores parts (e.g. pickscore=1,hpsv2=0.5), "
                                                                "against the baseline and each part")
     parser.add_argument("--reward-normalize", default="none", metavar="none|running|NAME=SHIFT:SCALE,...",
-                        help="per-part normalisation before the weighted sum, as scorers.rewards.load: none "
+                        help="per-part normalisation before the weighted sum, as scorers.rewards.api.load: none "
                              "(default), running (z-score over each set's images) or fixed (r - SHIFT) / SCALE")
     parser.add_argument("--ratings-column", action="append", default=[], type=_name_value("--ratings-column"),
                         metavar="NAME=COL", help="the ratings (and preference score) files' column holding metric "
@@ -105,11 +105,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_card(args: argparse.Namespace) -> int:
     import os
 
-    from ..report.card import (PreferenceSet, RatingSet, RewardSpec, build_cards, parse_reward_normalize,
+    from scorers.report.card import (PreferenceSet, RatingSet, RewardSpec, build_cards, parse_reward_normalize,
                                write_card)
-    from ._validate import reward_weights
-    from ._options import release_or_given
-    from ._saved import command_line
+    from scorers.cli._validate import reward_weights
+    from scorers.cli._options import release_or_given
+    from scorers.cli._saved import command_line
 
     if bool(args.scores) == bool(args.scorer):
         raise ValueError("give the metric's score files (--scores NAME=FILE...) or a scorer to run (--scorer NAME)"
@@ -175,9 +175,9 @@ def run_card(args: argparse.Namespace) -> int:
         _scored_sets(card, scored)
     written = {name: write_card(card, args.out) for name, card in cards.items()}
     if args.json:
-        from ..report.card import _json_default
+        from scorers.json_safe import json_default
 
-        print(json.dumps(cards, default=_json_default))
+        print(json.dumps(cards, default=json_default))
     else:
         for name, card in cards.items():
             print(f"{name}: {card['verdict']}")
@@ -193,9 +193,9 @@ def _score_sets(args: argparse.Namespace) -> dict:
     """``--scorer``: score every ``--sets`` set (TS2 always) into ``OUT/scores/`` through ``ts2 score --set``'s path."""
     import os
 
-    from ..set_scoring import check_set_name, score_sets
-    from ._validate import models_by_name
-    from .score import parse_options
+    from scorers.sets.scoring import check_set_name, score_sets
+    from scorers.cli._validate import models_by_name
+    from scorers.cli.score import parse_options
 
     sets = list(dict.fromkeys(["ts2"] + [s.strip() for s in args.sets.split(",") if s.strip()]))
     scorers = [s.strip() for s in args.scorer.split(",") if s.strip()]

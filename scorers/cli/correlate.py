@@ -7,11 +7,11 @@ import os
 import json
 import sys
 
-from ..agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
-from ..formatting import MISSING, format_number
-from ._format import _grid
-from ._validate import bootstrap_count, confidence, count
-from ._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
+from scorers.stats.agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
+from scorers.formatting import MISSING, format_number
+from scorers.cli._format import text_grid
+from scorers.cli._validate import bootstrap_count, confidence, count
+from scorers.cli._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,7 +51,8 @@ def run_correlate(args: argparse.Namespace) -> int:
     (downloaded once into the Hugging Face cache).
     """
 
-    from ..ratings import correlate_frame, read_ratings
+    from scorers.sets.ratings import read_ratings
+    from scorers.stats.correlation import correlate_frame
 
     coefficients = _split([args.coefficients])
     unknown = [c for c in coefficients if c not in COEFFICIENTS]
@@ -80,7 +81,7 @@ def run_correlate(args: argparse.Namespace) -> int:
     else:
         print(text)
     if args.out:
-        from ._saved import command_line, save_result
+        from scorers.cli._saved import command_line, save_result
 
         inputs = {"ratings": args.ratings} if os.path.isfile(args.ratings) else {}
         saved = save_result(args.out, command=command_line(getattr(args, "argv", None)), results=table.to_dict(),
@@ -104,4 +105,4 @@ def format_agreement(rows: list[dict]) -> str:
         lines.append([row["metric"], row["coefficient"], row["grouping"], _num(row["value"]), ci,
                       str(row["n_items"]), f"{row['n_groups']} ({row['n_groups_skipped']})",
                       _num(row["epsilon"], 4) if row["epsilon"] is not None else ""])
-    return _grid(lines)
+    return text_grid(lines)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..ts2_dataset import CONFIGS  # light: scorers.ts2_dataset imports datasets only when a build starts
+from scorers.ts2.dataset import CONFIGS  # light: scorers.ts2.dataset imports datasets only when a build starts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..export import export_parquet
+    from scorers.ts2.export import export_parquet
 
     hub = {k: v for k, v in (("repo_id", args.repo_id), ("revision", args.revision)) if v}
     try:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ._options import add_command
-from ._validate import number, port
+from scorers.cli._options import add_command
+from scorers.cli._validate import number, port
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def _load_demo():
         from scorers import demo
         from scorers.demo import ui  # noqa: F401  (imports gradio)
     except ImportError as error:
-        from ._extras import install_hint
+        from scorers.cli._extras import install_hint
 
         raise FileNotFoundError(f"{error}; " + install_hint("demo")) from None
     return demo

@@ -6,9 +6,9 @@ import json
 import os
 import sys
 
-from ._options import (DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_command, add_n_bootstrap_argument,
+from scorers.cli._options import (DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_command, add_n_bootstrap_argument,
                        add_orientation_arguments, lower_is_better_columns, release_or_given)
-from ._validate import count, input_dir, input_file, seg_spec
+from scorers.cli._validate import count, input_dir, input_file, seg_spec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,7 +45,7 @@ ANNOUNCE_READ_BYTES = 50 * 1024 * 1024
 def run_meta(args: argparse.Namespace) -> int:
     """TS2 meta-metrics of one or more score columns of a per-image scores CSV."""
     if args.from_result is not None:
-        from ._saved import load_result, reprint
+        from scorers.cli._saved import load_result, reprint
 
         if args.scores is not None:
             raise ValueError("--from re-prints a saved result: give it alone, without SCORES")
@@ -53,8 +53,8 @@ def run_meta(args: argparse.Namespace) -> int:
         return 0
     if args.scores is None:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
-    from ..table_meta import meta_from_tables
-    from ..table_readers import read_score_table, score_columns
+    from scorers.ts2.meta_from_tables import meta_from_tables
+    from scorers.tables.readers import read_score_table, score_columns
 
     if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
         raise FileNotFoundError(f"SCORES {args.scores}: no such file")
@@ -89,7 +89,7 @@ def run_meta(args: argparse.Namespace) -> int:
     else:
         print(_meta_text(evaluated, args.variant))
     if args.out:
-        from ._saved import command_line, save_result
+        from scorers.cli._saved import command_line, save_result
 
         saved = save_result(args.out, command=command_line(args.argv), results=evaluated.to_dict(),  # = --json
                             table=_meta_text(evaluated, args.variant),
@@ -102,12 +102,12 @@ def run_meta(args: argparse.Namespace) -> int:
 
 def _meta_text(evaluated, variant: str) -> str:
     """What ``ts2 meta`` prints (and ``--out`` keeps): the table, its unit, and the notes."""
-    from ._format import format_meta_table
+    from scorers.cli._format import format_meta_table
 
     lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
     lines += [f"note: {note}" for note in evaluated.notes]
     if variant == "official":
-        from ..reproduce import OFFICIAL_RAW_NOTE
+        from scorers.ts2.reproduce import OFFICIAL_RAW_NOTE
 
         lines.append(OFFICIAL_RAW_NOTE)
     return "\n".join(lines)

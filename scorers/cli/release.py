@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _status(file, folder) -> str:
-    from ..release import cached_path, sha256_file
+    from scorers.tables.release import cached_path, sha256_file
 
     if folder is not None:
         local = folder / file.filename
@@ -51,8 +51,8 @@ LIST_HEADER = ("name", "status", "sha256", "source")
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ..release import RELEASE_FILES, local_data_dir, resolved_url
-    from ._validate import flag_wording
+    from scorers.tables.release import RELEASE_FILES, local_data_dir, resolved_url
+    from scorers.cli._validate import flag_wording
 
     folder = local_data_dir(args.data_dir)
     # a file whose digest could not be read shows "unpinned" (its first download's digest is recorded, then checked)
@@ -67,8 +67,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from ..release import RELEASE_FILES, local_data_dir, paths
-    from ._validate import flag_wording
+    from scorers.tables.release import RELEASE_FILES, local_data_dir, paths
+    from scorers.cli._validate import flag_wording
 
     if args.all == bool(args.names):
         raise ValueError("name the files to fetch (see `ts2 release list`) or pass --all, not both")

@@ -5,9 +5,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
-from ._validate import count, input_dir, input_file, output_dir, seg_spec
-from ._options import DATA_DIR_HELP, SEGS_HELP, release_or_given
+from scorers.cli._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
+from scorers.cli._validate import count, input_dir, input_file, output_dir, seg_spec
+from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, release_or_given
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,15 +60,15 @@ def run_report(args: argparse.Namespace) -> int:
     metric-by-metric correlation heatmap and one SEG's error graph.
     """
     try:
-        from ..report import write_report
-        from ..report.costs import parse_flops_overrides
+        from scorers.report import write_report
+        from scorers.report.costs import parse_flops_overrides
     except ImportError as error:  # matplotlib is the [report] extra
-        from ._extras import install_hint
+        from scorers.cli._extras import install_hint
 
         raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
-    from ..table_readers import read_metadata, read_paper_table, read_score_table
+    from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
 
     missing = [p for p in args.scores if not Path(p).is_file()]
     if missing:
@@ -99,8 +99,8 @@ def run_report(args: argparse.Namespace) -> int:
         families=_families(args.family),
     )
     if args.ratings:
-        from ..ratings import read_ratings
-        from ..report.human import write_human_agreement
+        from scorers.sets.ratings import read_ratings
+        from scorers.report.human import write_human_agreement
 
         paths, notes = write_human_agreement(
             report.board, read_ratings(args.ratings, offline=True if args.offline else None), Path(args.out),
@@ -109,7 +109,7 @@ def run_report(args: argparse.Namespace) -> int:
         )
         report.paths.update(paths)
         report.notes.extend(notes)
-    from ._saved import command_line, save_result
+    from scorers.cli._saved import command_line, save_result
 
     board = report.board
     report.paths["result"] = save_result(  # the numbers + how they were made (ts2 meta --from re-prints it)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._options import DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_n_bootstrap_argument, release_or_given
-from ._validate import input_dir, input_file, seg_spec
+from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_n_bootstrap_argument, release_or_given
+from scorers.cli._validate import input_dir, input_file, seg_spec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,9 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
-    from ..light_tables import paper_table as read_paper_table  # pandas only for a file the light reader leaves
-    from ..reproduce import release_paper_table, reproduce_table
-    from ._format import format_reproduction, format_reproduction_markdown
+    from scorers.tables.light_tables import paper_table as read_paper_table  # pandas only for a file the light reader leaves
+    from scorers.ts2.reproduce import release_paper_table, reproduce_table
+    from scorers.cli._format import format_reproduction, format_reproduction_markdown
 
     notes = []
     paper = None if args.paper is None else read_paper_table(args.paper)

@@ -1,9 +1,9 @@
 """``ts2 score SCORER --out scores.csv [--data-dir DIR] [--meta]``: per-image scores of TS2 (runs under accelerate).
 
 Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it, from the official Hub dataset through
-``scorers.ts2_dataset.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
+``scorers.ts2.dataset.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
 of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics). ``--set NAME``
-scores another set's images through the same runner (``scorers.set_scoring.score_set``).
+scores another set's images through the same runner (``scorers.sets.scoring.score_set``).
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import argparse
 import json
 import sys
 
-from ._options import add_model_options, model_options, print_usage
-from ._validate import count, input_dir, input_file, output_file
-from .answers import DSG_GATING_HELP, GATING
+from scorers.cli._options import add_model_options, model_options, print_usage
+from scorers.cli._validate import count, input_dir, input_file, output_file
+from scorers.cli.answers import DSG_GATING_HELP, GATING
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -91,13 +91,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 class _ListScorers(argparse.Action):
-    """``ts2 score --list``: print :func:`scorers.registry.format_scorer_list` and exit (like ``--help``)."""
+    """``ts2 score --list``: print :func:`scorers.scoring.registry.format_scorer_list` and exit (like ``--help``)."""
 
     def __init__(self, option_strings, dest, help=None):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from ..registry import format_scorer_list
+        from scorers.scoring.registry import format_scorer_list
 
         print(format_scorer_list())
         parser.exit()
@@ -118,15 +118,15 @@ def parse_options(pairs: list[str]) -> dict:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from ..runner import finish, process_state
-    from ..ts2_scoring import score_data_dir
+    from scorers.scoring.runner import finish, process_state
+    from scorers.ts2.scoring import score_data_dir
 
     options = {"pretrained": args.pretrained, "form": args.form, "decode": args.decode,
                **model_options(args, args.scorer), **parse_options(args.option)}
     if args.allow_random_weights:
         options["allow_random_weights"] = True
     if args.dsg_gating is not None:
-        from ..registry import get_factory
+        from scorers.scoring.registry import get_factory
 
         if getattr(get_factory(args.scorer), "rule", None) != "dsg":
             raise ValueError(f"--dsg-gating: scorer {args.scorer!r} has no parent questions (dsg has)")
@@ -146,7 +146,7 @@ def run_score(args: argparse.Namespace) -> int:
             raise ValueError("--images-dir and --set-file apply to --set NAME (TS2 reads --data-dir)")
         frame, result = score_data_dir(args.scorer, args.data_dir, args.out, **run_options)
     else:
-        from ..set_scoring import check_set_name, score_set
+        from scorers.sets.scoring import check_set_name, score_set
 
         if check_set_name(args.set) != "ts2" and args.meta:
             raise ValueError("--meta prints TS2's meta-metrics; it applies to --set ts2 only")
@@ -176,11 +176,11 @@ def run_score(args: argparse.Namespace) -> int:
 def print_meta(frame, result) -> None:
     """``--meta``: rank/sep/delta of the new score columns, then beside the published leaderboard rows.
 
-    The scored images are the metadata (joined on ``seg_id`` + ``file_name`` by :func:`scorers.table_meta.meta_from_tables`),
+    The scored images are the metadata (joined on ``seg_id`` + ``file_name`` by :func:`scorers.ts2.meta_from_tables.meta_from_tables`),
     the default SEG set (0-163) is stated, and orientation comes from the scorer's own facts
-    (``higher_is_better``) through :func:`scorers.orientation.resolve_orientation`."""
-    from ..table_meta import meta_from_tables
-    from ._format import format_meta_table
+    (``higher_is_better``) through :func:`scorers.stats.orientation.resolve_orientation`."""
+    from scorers.ts2.meta_from_tables import meta_from_tables
+    from scorers.cli._format import format_meta_table
 
     columns = list(result.extra["score_columns"])
     evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], frame[["seg_id", "file_name", "node"]],
@@ -194,10 +194,10 @@ def print_meta(frame, result) -> None:
 def print_beside_leaderboard(frame, results) -> None:
     """The new metric(s) among the release's published metrics (rank Avg order); a note instead when the release
     tables are not available (offline with nothing cached), never a failure of the finished run."""
-    from ..release import ReleaseFileUnavailable, path
-    from ..reproduce import released_reproduction
-    from ..table_readers import read_metadata
-    from ._format import format_beside_leaderboard
+    from scorers.tables.release import ReleaseFileUnavailable, path
+    from scorers.ts2.reproduce import released_reproduction
+    from scorers.tables.readers import read_metadata
+    from scorers.cli._format import format_beside_leaderboard
 
     try:
         published = released_reproduction(progress=False)

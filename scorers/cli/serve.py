@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._options import add_command
-from ._validate import count, models_by_name, reward_weights
+from scorers.cli._options import add_command
+from scorers.cli._validate import count, models_by_name, reward_weights
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def parse_rewards(items: list[str], models: list[str]):
-    """``(reward, model)`` for :func:`scorers.serve.serve_rewards`: a bare name when one reward weighs 1, else
+    """``(reward, model)`` for :func:`scorers.rewards.serve.serve_rewards`: a bare name when one reward weighs 1, else
     ``{name: weight}``; ``{name: model}`` from ``--model`` (None when not given)."""
     weights = reward_weights(items, "reward")
     model = models_by_name(models, weights, "rewards") or None
@@ -43,10 +43,10 @@ def run_serve(args: argparse.Namespace) -> int:
     """A reward service on Ray Serve (the ray extra): POST /score with JSON {"prompts": [...], "images": [base64
     PNG/JPEG, ...]} answers {"rewards": [...], "components": {...}, "timing": {...}}. Concurrent requests are
     batched into one forward. Never unpickles; requests are size-limited; binds 127.0.0.1 unless --host says
-    otherwise. Client: scorers.rewards.RemoteReward(URL).
+    otherwise. Client: scorers.rewards.api.RemoteReward(URL).
     """
 
-    from ..serve import Limits, serve_rewards
+    from scorers.rewards.serve import Limits, serve_rewards
 
     weights, model = parse_rewards(args.rewards, args.model)
     limits = Limits(max_request_bytes=int(args.max_request_mb * 1024 * 1024), max_images=args.max_images,

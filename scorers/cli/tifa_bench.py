@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from ._options import add_command
-from ._validate import bootstrap_count, count, output_dir
+from scorers.cli._options import add_command
+from scorers.cli._validate import bootstrap_count, count, output_dir
 
 
 def _data_options(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +21,7 @@ def _data_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _bench(args: argparse.Namespace, *, require_questions: bool = True):
-    from ..tifa_bench.tifa_v1_files import load_tifa_v1
+    from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
 
     bench = load_tifa_v1(args.text_inputs, args.questions, offline=True if args.offline else None,
                          require_questions=require_questions)
@@ -96,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                        help="an unreadable image stops the run (raise) or is recorded and skipped (skip)")
     score.add_argument("--no-progress", action="store_true", help="no progress bar")
-    from ._options import add_model_options
+    from scorers.cli._options import add_model_options
 
     add_model_options(score)  # --sbert, --yes-rule and the served-model options: the same as `ts2 score`
 
@@ -119,7 +119,7 @@ def _stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(stats, indent=2))
         return 0
-    from ..tifa_bench.tifa_v1_files import SOURCES
+    from scorers.tifa_bench.tifa_v1_files import SOURCES
 
     print(f"prompts: {stats['prompts']:,}")
     for source, n in stats["prompts_per_source"].items():
@@ -147,9 +147,9 @@ def _generate(args: argparse.Namespace) -> int:
     skipped; each image has its own seed, so batching and processes never change it. Multi-GPU: accelerate launch
     $(which ts2) tifa-bench generate ...
     """
-    from ..runner import finish, process_state
-    from ..tifa_bench.generate import generate_images, load_pipeline
-    from .score import parse_options
+    from scorers.scoring.runner import finish, process_state
+    from scorers.tifa_bench.generate import generate_images, load_pipeline
+    from scorers.cli.score import parse_options
 
     bench = _bench(args, require_questions=False)
     state = process_state()
@@ -173,10 +173,10 @@ def _score(args: argparse.Namespace) -> int:
     in OUT/cache, resume, accelerate launch). Writes OUT/questions.csv (one row per image x question),
     OUT/images.csv, OUT/missing.csv (texts without an image) and OUT/run.json.
     """
-    from ..runner import finish, process_state
-    from ..tifa_bench.image_scoring import score_images
-    from ._options import model_options, print_usage
-    from .score import parse_options
+    from scorers.scoring.runner import finish, process_state
+    from scorers.tifa_bench.image_scoring import score_images
+    from scorers.cli._options import model_options, print_usage
+    from scorers.cli.score import parse_options
 
     options = {**model_options(args, "tifa"), **parse_options(args.option)}
     run = score_images(_bench(args), args.images, args.out, name=args.name, model=args.model,
@@ -195,7 +195,7 @@ def _score(args: argparse.Namespace) -> int:
         if info["unknown_files"]:
             print(f"ignored {len(info['unknown_files'])} files that name no text id (e.g. "
                   f"{', '.join(info['unknown_files'][:3])})", file=sys.stderr)
-        from ..tifa_bench.results import BenchResult, summarize
+        from scorers.tifa_bench.results import BenchResult, summarize
 
         table = summarize(BenchResult(info["name"], run.questions, info), n_bootstrap=0)
         overall = table.loc[table["group"] == "overall", "value"].iloc[0]
@@ -208,16 +208,16 @@ def _report(args: argparse.Namespace) -> int:
     try:
         import matplotlib  # noqa: F401  (the chart)
 
-        from ..tifa_bench.model_leaderboard import build_leaderboard, write_leaderboard
+        from scorers.tifa_bench.model_leaderboard import build_leaderboard, write_leaderboard
     except ImportError as error:
-        from ._extras import install_hint
+        from scorers.cli._extras import install_hint
 
         raise ValueError(f"{error}; " + install_hint("report")) from None
-    from ..tifa_bench.results import read_results
+    from scorers.tifa_bench.results import read_results
 
     board = build_leaderboard([read_results(p) for p in args.results], n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_leaderboard(board, args.out, digits=args.digits)
-    from ._saved import command_line, save_result
+    from scorers.cli._saved import command_line, save_result
 
     table = Path(paths["markdown"]).read_text(encoding="utf-8")
     inputs = {}

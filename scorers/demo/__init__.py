@@ -5,14 +5,14 @@ library.
 importing this package) and ``ts2 demo`` both call it, so the Space and the local demo are the same app. Gradio is imported only by ``ui`` (and, inside
 its tab builder, by ``report_card_tab``).
 """
-from .config import AppConfig
+from scorers.demo.config import AppConfig
 
 __all__ = ["AppConfig", "build_app", "launch_kwargs"]
 
 
 def __getattr__(name):
     if name in ("build_app", "launch_kwargs"):
-        from . import ui
+        from scorers.demo import ui
 
         return getattr(ui, name)
     raise AttributeError(name)

@@ -2,7 +2,7 @@
 
 Resolved once into an :class:`AppConfig`, so the rest of the app never guesses paths. The same app runs locally
 (``ts2 demo``) and on a Hugging Face Space (settings from environment variables). A release table with no local path
-here is left ``None`` and read from :mod:`scorers.release` by :func:`scorers.demo.sources.load_tables`: ``$TS2_DATA``
+here is left ``None`` and read from :mod:`scorers.tables.release` by :func:`scorers.demo.sources.load_tables`: ``$TS2_DATA``
 (a local copy of the release), else the Hugging Face cache, else one pinned, sha256-verified download. Images then
 come from the release's Hub dataset at its pinned revision (:attr:`AppConfig.hub_images`).
 """
@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
-from scorers import release
+from scorers.tables import release
 
 __all__ = ["AppConfig", "TABLE_FILES"]
 
-#: file names of the release tables, the same inside a data_dir and in the release (``scorers.release.RELEASE_FILES``)
+#: file names of the release tables, the same inside a data_dir and in the release (``scorers.tables.release.RELEASE_FILES``)
 TABLE_FILES = {"metadata": "metadata.csv", "scores": "released_scores.csv", "paper": "paper_table2.csv"}
 
 #: default CLIP checkpoint for "Score your image" (a Hub id or a local directory)
@@ -29,7 +29,7 @@ class AppConfig:
     """Resolved settings of one demo instance.
 
     ``metadata``/``scores_csv``/``paper_table``: local table files; ``None`` means "from the TS2 release"
-    (``scorers.release``; the paper table through ``scorers.reproduce.find_release_table2``).
+    (``scorers.tables.release``; the paper table through ``scorers.ts2.reproduce.find_release_table2``).
     ``data_dir``: where images live (``data_dir / file_name``); without it images come from the release's Hub
     dataset when the metadata is the release's too (:attr:`hub_images`), else they are drawn as placeholders.
     ``clip_model``: CLIP checkpoint for CLIPScore (Hub id or local dir, loaded on first use).

@@ -1,7 +1,7 @@
 """SEG explorer tab logic: a SEG's prompt, its error graph (matplotlib), its images by node with every metric's score.
 
-The SEG structure is ``scorers.graph.build_segs``; per-image scores are the release's columns read with
-``scorers.table_readers``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
+The SEG structure is ``scorers.stats.graph.build_segs``; per-image scores are the release's columns read with
+``scorers.tables.readers``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
 """
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from scorers.graph import SEG, build_segs
-from scorers.meta import META_METRICS
-from scorers.reproduce import Reproduction
-from scorers.table_readers import align_scores, column_scores
+from scorers.stats.graph import SEG, build_segs
+from scorers.stats.meta import META_METRICS
+from scorers.ts2.reproduce import Reproduction
+from scorers.tables.join import join_scores
+from scorers.tables.readers import column_scores
 
-from ..formatting import format_number
-from .sources import ImageSource, Tables, placeholder_image
+from scorers.formatting import format_number
+from scorers.demo.sources import ImageSource, Tables, placeholder_image
 
 __all__ = ["SegExplorer"]
 
@@ -34,7 +35,7 @@ class SegExplorer:
         self.columns: list[str] = list(published.columns) if published is not None else []
         self.values: dict[str, np.ndarray] = {}
         if published is not None and tables.scores is not None:
-            aligned = align_scores(tables.scores, self.metadata)
+            aligned = join_scores(tables.scores, self.metadata).frame
             self.values = {c: column_scores(aligned, c, clean_quotes=True) for c in self.columns}
 
     def choices(self) -> list[tuple[str, int]]:

@@ -1,6 +1,6 @@
-"""Leaderboard tab logic: published metrics' rank/sep/delta (from ``scorers.reproduce``) and uploaded score CSVs.
+"""Leaderboard tab logic: published metrics' rank/sep/delta (from ``scorers.ts2.reproduce``) and uploaded score CSVs.
 
-Every number comes from :func:`scorers.reproduce.reproduce_table`; this module validates uploads (with the library's
+Every number comes from :func:`scorers.ts2.reproduce.reproduce_table`; this module validates uploads (with the library's
 readers, whose errors are readable), arranges the rows and marks the user's own metric.
 """
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from scorers.meta import META_METRICS
-from scorers.reproduce import Reproduction, reproduce_table
-from scorers.join import join_scores, table_keys
-from scorers.table_readers import CSVReadError, column_scores, read_score_table, score_columns
+from scorers.stats.meta import META_METRICS
+from scorers.ts2.reproduce import Reproduction, reproduce_table
+from scorers.tables.join import join_scores, table_keys
+from scorers.tables.readers import CSVReadError, column_scores, read_score_table, score_columns
 
-from .config import AppConfig, check_upload_size
-from .sources import Tables
+from scorers.demo.config import AppConfig, check_upload_size
+from scorers.demo.sources import Tables
 
 __all__ = [
     "LEADERBOARD_COLUMNS",
@@ -72,7 +72,7 @@ def published_reproduction(tables: Tables, config: AppConfig) -> Reproduction:
     return reproduce_table(
         tables.scores,
         tables.metadata,
-        tables.paper,  # None: orientation from the release's known facts (scorers.orientation)
+        tables.paper,  # None: orientation from the release's known facts (scorers.stats.orientation)
         seg_subset=_seg_subset(config, tables.metadata),
         clean_quotes=True,  # the release's llmscore_over has cells like "3
         n_bootstrap=N_BOOTSTRAP,

@@ -16,9 +16,9 @@ from typing import Callable
 
 import pandas as pd
 
-from ..formatting import MISSING, format_number
-from .config import AppConfig, check_upload_size
-from .sources import Tables
+from scorers.formatting import MISSING, format_number
+from scorers.demo.config import AppConfig, check_upload_size
+from scorers.demo.sources import Tables
 
 __all__ = [
     "CARD_FIELDS",
@@ -78,7 +78,7 @@ def _what(error: Exception) -> str:
 
 def _check_card(name: str, card) -> None:
     """One card's shape: its fields, its sets' statuses, and that it renders (the renderer reads every number)."""
-    from ..report.card import card_markdown
+    from scorers.report.card import card_markdown
 
     if not isinstance(card, dict):
         raise _not_a_card(f"{name!r} is a JSON {type(card).__name__}, not an object")
@@ -162,7 +162,7 @@ class PublishedCards:
         """The release's score columns (the leaderboard's published metrics)."""
         if not self.available:
             return []
-        from ..table_readers import score_columns
+        from scorers.tables.readers import score_columns
 
         return list(score_columns(self.tables.scores))
 
@@ -176,10 +176,10 @@ class PublishedCards:
         return self._cards[metric]
 
     def _build(self, metric: str) -> dict:
-        from ..report.card import RatingSet, build_cards
+        from scorers.report.card import RatingSet, build_cards
 
         scores_path, metadata_path = self.tables.paths["scores"], self.tables.paths["metadata"]
-        # the published rows come from the same folder when it holds both tables, else from scorers.release
+        # the published rows come from the same folder when it holds both tables, else from scorers.tables.release
         folder = scores_path.parent if (scores_path.parent / "metadata.csv").is_file() else None
         present = set(int(s) for s in self.tables.metadata["seg_id"])
         segs = [s for s in self.config.seg_range if s in present]
@@ -261,7 +261,7 @@ def card_summary_frame(card: dict) -> pd.DataFrame:
 
 def card_view(card: dict) -> tuple[str, pd.DataFrame, str]:
     """``(headline markdown, summary table, full card markdown)`` of one card."""
-    from ..report.card import card_markdown
+    from scorers.report.card import card_markdown
 
     head = f"### {card['metric']}: {card['verdict']}"
     body = card_markdown(card).split("\n", 1)[1]  # without its "# Report card" title: the tab has the headline
@@ -273,7 +273,7 @@ def card_figure_image(card: dict):
     matplotlib, or a figure the card's numbers cannot draw: the table and text still show them)."""
     from PIL import Image
 
-    from ..report.card import card_figure
+    from scorers.report.card import card_figure
 
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "card.png"

@@ -1,8 +1,8 @@
-"""Reading the demo's inputs: release tables (local files or ``scorers.release``) and images (data_dir, the release's
+"""Reading the demo's inputs: release tables (local files or ``scorers.tables.release``) and images (data_dir, the release's
 Hub dataset, or a placeholder).
 
-Table parsing and validation are the library's (``scorers.table_readers``), and so is finding the release
-(``scorers.release``: ``$TS2_DATA``, the Hugging Face cache, one pinned and verified download); this module only
+Table parsing and validation are the library's (``scorers.tables.readers``), and so is finding the release
+(``scorers.tables.release``: ``$TS2_DATA``, the Hugging Face cache, one pinned and verified download); this module only
 decides which file each table comes from and turns failures into messages the UI can show.
 """
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 from PIL import Image, ImageDraw
 
-from scorers import release
-from scorers.reproduce import find_release_table2
-from scorers.table_readers import read_metadata, read_paper_table, read_score_table
+from scorers.tables import release
+from scorers.ts2.reproduce import find_release_table2
+from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
 
-from .config import TABLE_FILES, AppConfig
+from scorers.demo.config import TABLE_FILES, AppConfig
 
 __all__ = ["Tables", "ImageSource", "load_tables", "placeholder_image"]
 

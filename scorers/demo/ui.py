@@ -13,13 +13,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from scorers.meta import META_METRICS  # noqa: E402
-from scorers.reproduce import DELTA_SWAP_NOTE  # noqa: E402
+from scorers.stats.meta import META_METRICS  # noqa: E402
+from scorers.ts2.reproduce import DELTA_SWAP_NOTE  # noqa: E402
 
-from ..formatting import MISSING, format_number  # noqa: E402
-from .config import AppConfig  # noqa: E402
-from .explorer import SegExplorer  # noqa: E402
-from .leaderboard_tab import (  # noqa: E402
+from scorers.formatting import MISSING, format_number  # noqa: E402
+from scorers.demo.config import AppConfig  # noqa: E402
+from scorers.demo.explorer import SegExplorer  # noqa: E402
+from scorers.demo.leaderboard_tab import (  # noqa: E402
     MAX_UPLOAD_COLUMNS,
     PARTITION_CHOICES,
     UPLOAD_FORMAT,
@@ -29,9 +29,9 @@ from .leaderboard_tab import (  # noqa: E402
     leaderboard_frame,
     published_reproduction,
 )
-from .report_card_tab import build_report_card_tab  # noqa: E402
-from .upload_scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
-from .sources import ImageSource, load_tables  # noqa: E402
+from scorers.demo.report_card_tab import build_report_card_tab  # noqa: E402
+from scorers.demo.upload_scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
+from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 
 __all__ = ["build_app", "launch_kwargs"]
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from .config import AppConfig
+from scorers.demo.config import AppConfig
 
 __all__ = ["ImageScore", "LazyScorer", "ScorerSpec", "score_image", "scorer_specs"]
 
@@ -74,7 +74,7 @@ class LazyScorer:
                     self._scorer = self.spec.build()
                 except Exception as error:  # any loading failure becomes a status message, not a crash
                     log.exception("loading %s failed", self.spec.name)
-                    from ..cli._validate import flag_wording  # the library names parameters: the flags, as ts2 says
+                    from scorers.cli._validate import flag_wording  # the library names parameters: the flags, as ts2 says
 
                     self._error = re.sub(r"--model\b", self.spec.option,
                                          flag_wording(f"{type(error).__name__}: {error}"))
@@ -87,7 +87,7 @@ class LazyScorer:
 def _registered(name: str) -> str | None:
     """None when the installed ``scorers`` registers scorer ``name``, else why not."""
     try:
-        from scorers.registry import SCORERS
+        from scorers.scoring.registry import SCORERS
     except ImportError as error:
         return f"the installed scorers library has no scorer registry ({error})"
     return None if name in SCORERS else f"the installed scorers library has no {name!r} scorer"
@@ -95,7 +95,7 @@ def _registered(name: str) -> str | None:
 
 def _builder(name: str, **options) -> Callable[[], Any]:
     def build():
-        from scorers.registry import build_scorer
+        from scorers.scoring.registry import build_scorer
 
         return build_scorer(name, **options)
 
@@ -105,7 +105,7 @@ def _builder(name: str, **options) -> Callable[[], Any]:
 def _registry_name(prefix: str) -> str:
     """The registry's name for a QG/A family (``tifa``, ``tifa_score``...): the first registered name with the prefix."""
     try:
-        from scorers.registry import SCORERS
+        from scorers.scoring.registry import SCORERS
     except ImportError:
         return prefix
     return next((name for name in sorted(SCORERS) if name.startswith(prefix)), prefix)
@@ -129,14 +129,14 @@ def _qga_unavailable(name: str, kind: str, config: AppConfig) -> str | None:
 def _qga_builder(name: str, kind: str, config: AppConfig) -> Callable[[], Any]:
     """TIFA/DSG with questions from the data_dir's table and, with ``qg_model``, generated for any other prompt."""
     def build():
-        from scorers.registry import build_scorer
+        from scorers.scoring.registry import build_scorer
 
         table = _question_table(config, kind)
         if not config.qg_model:
             return build_scorer(name, model=config.vlm, questions=str(table))
         from scorers.models.text_lm import TextLM
-        from scorers.qga.generation import OnDemandQuestions, QuestionGenerator
-        from scorers.qga.questions import read_questions
+        from scorers.metrics.qga.generation import OnDemandQuestions, QuestionGenerator
+        from scorers.metrics.qga.questions import read_questions
 
         known = read_questions(table, kind) if table is not None else None
         questions = OnDemandQuestions(QuestionGenerator(TextLM(config.qg_model)), kind=kind, known=known)
@@ -190,7 +190,7 @@ def score_image(scorer: Any, image, prompt: str) -> ImageScore:
     image = open_upload(image)
     records = None
     if hasattr(scorer, "cosine") and hasattr(scorer, "form"):  # embedding scorer: one forward gives both numbers
-        from scorers.embedding import HESSEL_W, apply_form
+        from scorers.metrics.embedding import HESSEL_W, apply_form
 
         cosine = float(np.asarray(scorer.cosine([image], [prompt]), dtype=np.float64).reshape(-1)[0])
         score = float(apply_form(np.array([cosine]), scorer.form, w=getattr(scorer, "w", HESSEL_W))[0])

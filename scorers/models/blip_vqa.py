@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..checks import check_pairs
-from .vqa_base import answer_log_probability, chunks, pick_device, pick_dtype, unique_images
+from scorers.checks import check_pairs
+from scorers.models.vqa_base import answer_log_probability, chunks, pick_device, pick_dtype, unique_images
 
 __all__ = ["BlipVQA"]
 
@@ -28,7 +28,7 @@ class BlipVQA:
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        from .loading import model_source
+        from scorers.models.loading import model_source
 
         with model_source(model) as source:
             self.processor = AutoProcessor.from_pretrained(source)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Sequence
 
 
-from .vqa_base import PromptedVQA, move_inputs, pick_device, pick_dtype
+from scorers.models.vqa_base import PromptedVQA, move_inputs, pick_device, pick_dtype
 
 __all__ = ["CONCISE_SYSTEM_PROMPT", "SHARED_PREFIX_MODEL_TYPES", "ChatVLM"]
 
@@ -39,7 +39,7 @@ class ChatVLM(PromptedVQA):
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        from .loading import model_source
+        from scorers.models.loading import model_source
 
         with model_source(model) as source:
             pin = {"revision": revision} if revision and source == model else {}  # a Hub id: its pinned commit

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import torch
 
-from ._precision import dtype_of
+from scorers.models.precision import dtype_of
 
 __all__ = ["HFEmbedder", "HFImageTransform"]
 
@@ -45,7 +45,7 @@ class HFEmbedder:
                  processor_revision: str | None = None):
         from transformers import AutoModel, AutoProcessor
 
-        from .loading import model_source
+        from scorers.models.loading import model_source
 
         self.model_name = model
         self.dtype = dtype_of(precision)
@@ -90,7 +90,7 @@ class HFEmbedder:
     def encode_images(self, pixel_values: torch.Tensor) -> torch.Tensor:
         """``(n, 3, H, W)`` processed images -> ``(n, d)`` float32 embeddings. uint8 crops (a scorer's own PIL-stage
         transform, e.g. ``pixels.ResizeCropUint8``) get the processor's ``/255`` + mean/std here, in float32."""
-        from .pixels import normalise
+        from scorers.models.pixels import normalise
 
         pixel_values = normalise(pixel_values, self.image_mean, self.image_std, device=self.device, dtype=self.dtype)
         return self.model.get_image_features(pixel_values=pixel_values).pooler_output.float()

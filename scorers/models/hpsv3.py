@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
-from ._precision import dtype_of
+from scorers.models.precision import dtype_of
 
 __all__ = ["DEFAULT_HPSV3_BASE", "DEFAULT_HPSV3_BASE_REVISION", "DEFAULT_HPSV3_MODEL", "DEFAULT_HPSV3_REVISION", "HPSv3Backend", "HPSv3ImageTransform", "INSTRUCTION",
            "PROMPT_WITH_SPECIAL_TOKEN", "REWARD_TOKEN", "convert_official_state_dict", "reward_head", "smart_resize"]
@@ -162,7 +162,7 @@ class HPSv3Backend:
                  precision: str | None = None, pixels: int | None = None):
         from transformers import AutoConfig, AutoProcessor, Qwen2VLForConditionalGeneration
 
-        from .loading import ModelLoadError, model_source
+        from scorers.models.loading import ModelLoadError, model_source
 
         self.model_name = str(model)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -258,7 +258,7 @@ class HPSv3Backend:
 def _hub_checkpoint(repo: str) -> str:
     from huggingface_hub import hf_hub_download
 
-    from .loading import ModelLoadError
+    from scorers.models.loading import ModelLoadError
 
     try:
         return hf_hub_download(repo, CHECKPOINT_NAME,

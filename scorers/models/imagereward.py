@@ -4,7 +4,7 @@ forward.
 The official model (``THUDM/ImageReward``, package ``image-reward``, ``ImageReward/ImageReward.py``) is BLIP's ViT-L
 image encoder, BLIP's BERT text encoder ("med", cross-attention to the image tokens in every layer) and an MLP on the
 text encoder's first token; the reward is the MLP output, standardised by the official mean and std (that rule lives
-in ``scorers.preference``). Here the two encoders are transformers' ``BlipVisionModel`` and ``BlipTextModel``
+in ``scorers.metrics.reward_models``). Here the two encoders are transformers' ``BlipVisionModel`` and ``BlipTextModel``
 (``is_decoder=True`` in the config builds the cross-attention layers; the forward runs bidirectionally, as the
 official ``mode="multimodal"`` encoder does), with the official MLP unchanged.
 
@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
-from ._precision import dtype_of
+from scorers.models.precision import dtype_of
 
 __all__ = ["CONFIG_NAME", "DEFAULT_IMAGEREWARD_MODEL", "IMAGEREWARD_MEAN", "IMAGEREWARD_STD", "ImageRewardBackend",
            "ImageRewardModel", "convert_official_state_dict", "official_configs", "save_pretrained"]
@@ -207,7 +207,7 @@ class ImageRewardBackend:
     def __init__(self, model: str = DEFAULT_IMAGEREWARD_MODEL, *, device: Any = None, precision: str = "fp32",
                  med_config: str | None = None, tokenizer: str | None = None, revision: str | None = None,
                  vision_heads: int | None = None):
-        from .loading import ModelLoadError
+        from scorers.models.loading import ModelLoadError
 
         self.model_name = str(model)
         self.dtype = dtype_of(precision)
@@ -259,7 +259,7 @@ class ImageRewardBackend:
 
 
 def _load_tokenizer(source: str, blip: bool = False):
-    from .loading import model_source
+    from scorers.models.loading import model_source
 
     with model_source(source, option="tokenizer", files=("vocab.txt", "tokenizer_config.json")) as where:
         if blip:
@@ -273,7 +273,7 @@ def _hub_files(repo: str, revision: str | None) -> tuple[str, str]:
     """``ImageReward.pt`` and ``med_config.json`` of a Hub repo (the Hub cache when offline); one-line errors."""
     from huggingface_hub import hf_hub_download
 
-    from .loading import ModelLoadError
+    from scorers.models.loading import ModelLoadError
 
     try:
         return (hf_hub_download(repo, "ImageReward.pt", revision=revision),

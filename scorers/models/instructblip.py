@@ -14,7 +14,7 @@ from typing import Sequence
 
 import torch
 
-from .vqa_base import PromptedVQA, chunks, move_inputs, pick_device, pick_dtype
+from scorers.models.vqa_base import PromptedVQA, chunks, move_inputs, pick_device, pick_dtype
 
 __all__ = ["INSTRUCTBLIP_PROMPT", "InstructBlipVQA"]
 
@@ -42,7 +42,7 @@ class InstructBlipVQA(PromptedVQA):
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        from .loading import model_source
+        from scorers.models.loading import model_source
 
         with model_source(model) as source:
             self.processor = AutoProcessor.from_pretrained(source)

@@ -10,7 +10,7 @@ short-answer suffix (:data:`T2V_METRICS_PROMPT`).
 """
 from __future__ import annotations
 
-from .chat_vlm import ChatVLM
+from scorers.models.chat_vlm import ChatVLM
 
 __all__ = ["LLAVA_PROMPT", "LlavaVQA", "PROMPT_STYLES", "T2V_METRICS_PROMPT", "T2V_METRICS_SYSTEM_MESSAGE"]
 

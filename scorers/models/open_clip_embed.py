@@ -1,6 +1,6 @@
 """open_clip image/text towers: loading by open_clip name + tag (or ``local-dir:``/``hf-hub:``) and batched encoders.
 
-Returns raw (un-normalised) float32 embeddings; how they become a score is ``scorers.embedding``'s job.
+Returns raw (un-normalised) float32 embeddings; how they become a score is ``scorers.metrics.embedding``'s job.
 
 Image preprocessing, two ways (both feed ``encode_images``):
 
@@ -23,9 +23,9 @@ from typing import Any, Sequence
 
 import torch
 
-from ._precision import dtype_of
+from scorers.models.precision import dtype_of
 
-__all__ = ["DECODES", "EncodedImageLoader", "OpenClipEmbedder", "Uint8Transform", "is_open_clip_name"]
+__all__ = ["DECODES", "EncodedImageLoader", "OpenClipEmbedder", "Uint8Transform", "is_open_clip_name", "split_transform"]
 
 DECODES = ("pil", "device")
 
@@ -50,7 +50,7 @@ def is_open_clip_name(model: str, pretrained: str | None = None) -> bool:
     return model.replace("/", "-") in open_clip.list_models()
 
 
-def _split_transform(transform):
+def split_transform(transform):
     """open_clip's eval ``Compose`` -> (PIL-stage transforms, mean, std), or ``None`` when it is not the usual
     ``[PIL transforms..., ToTensor, Normalize]`` shape (then the float transform is used unchanged)."""
     from torchvision import transforms as T
@@ -119,7 +119,7 @@ def _create(model: str, pretrained: str | None, allow_random_weights: bool = Fal
     reached, and a missing tag, file or download is a :class:`~scorers.models.loading.ModelLoadError`."""
     import open_clip
 
-    from .loading import model_source
+    from scorers.models.loading import model_source
 
     label = model if pretrained is None else f"{model} --pretrained {pretrained}"
     if model.startswith("local-dir:"):
@@ -131,7 +131,7 @@ def _create(model: str, pretrained: str | None, allow_random_weights: bool = Fal
             name = model if source == repo else f"local-dir:{source}"
             return open_clip.create_model_and_transforms(name, pretrained=pretrained)
     if model.replace("/", "-") in open_clip.list_models():  # a built-in architecture: no silent random weights, no minute of retries
-        from .open_clip_weights import builtin_weights
+        from scorers.models.open_clip_weights import builtin_weights
 
         with builtin_weights(model, pretrained, allow_random_weights=allow_random_weights) as weights:
             return open_clip.create_model_and_transforms(model, pretrained=weights)
@@ -165,7 +165,7 @@ class OpenClipEmbedder:
         self.model, _, self.reference_transform = _create(model, pretrained, allow_random_weights)
         self.model = self.model.eval().to(self.device, self.dtype)
         self.tokenizer = open_clip.get_tokenizer(model)
-        split = _split_transform(self.reference_transform)
+        split = split_transform(self.reference_transform)
         self.image_transform = self.reference_transform
         self.image_loader = None
         self._mean = self._std = None
@@ -187,7 +187,7 @@ class OpenClipEmbedder:
         other = copy.copy(self)
         other.decode, other.image_loader = decode, None
         if decode == "device":
-            other._device_steps = self._tensor_steps(_split_transform(self.reference_transform))
+            other._device_steps = self._tensor_steps(split_transform(self.reference_transform))
             other.image_loader = EncodedImageLoader(self.image_transform)
         return other
 

@@ -14,7 +14,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from .loading import PROBE_TIMEOUT_S, ModelLoadError, cached_file, hub_cache_dir, hub_reachable
+from scorers.models.loading import PROBE_TIMEOUT_S, ModelLoadError, cached_file, hub_cache_dir, hub_reachable
 
 __all__ = ["builtin_weights", "hpsv2_checkpoint", "random_weights_error"]
 
@@ -99,7 +99,7 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
 
 
 def hpsv2_checkpoint(repo: str, filename: str, revision: str) -> str:
-    """An HPSv2 checkpoint file (``scorers.preference.HPSv2Score``) from the Hub or its cache: one-line error when it
+    """An HPSv2 checkpoint file (``scorers.metrics.reward_models.HPSv2Score``) from the Hub or its cache: one-line error when it
     cannot be had."""
     from huggingface_hub import hf_hub_download
 

@@ -1,5 +1,5 @@
 """Served models behind the OpenAI chat-completions HTTP API (vLLM, SGLang, TGI, Ollama, OpenAI): one client that is
-a VQA backend (``answer``, ``yes_probability`` from ``logprobs``) and a text LM (``generate``).
+a VQA backend (``answer``, and ``first_token_logprobs``, which VQAScore reads as P(yes)) and a text LM (``generate``).
 
 Transport only, no scoring rule: requests are built from the caller's text and images (base64 data URLs), sent
 concurrently by a bounded thread pool, retried with exponential backoff and jitter on HTTP 429, 5xx, timeouts and
@@ -9,7 +9,7 @@ refuses ``seed`` gets the request again without it). Answers come back in input 
 * ``use_request_cache(cache)`` (called by the runner): every answered request is stored under the SHA-256 of its body
   before the call returns, and a stored request is never sent again; the body never holds the API key.
 * ``record()``: a context manager collecting one dict per request (request text with images as hashes, answer,
-  token usage, whether it came from the cache), which ``scorers.usage.MeteredScorer`` turns into per-item records.
+  token usage, whether it came from the cache), which ``scorers.scoring.usage.MeteredScorer`` turns into per-item records.
 * The API key (``api_key`` or ``OPENAI_API_KEY``) is stripped when read (a key with whitespace or control characters
   inside is refused) and goes only into the ``Authorization`` header: never into a record, a cache entry, ``config``,
   ``repr`` or an error message (every message is passed through :func:`redact`, which also hides any ``Bearer ...``).
@@ -37,9 +37,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..cache import request_key
-from .chat_vlm import CONCISE_SYSTEM_PROMPT
-from .vqa_base import check_pairs
+from scorers.json_safe import content_key
+from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
+from scorers.models.vqa_base import check_pairs
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_REPLY_BYTES", "OpenAIChat", "SERVED_OPTIONS", "SERVED_PREFIX",
            "ServedModelError", "clean_api_key", "is_served", "redact", "served_model_name"]
@@ -150,7 +150,7 @@ class OpenAIChat:
                  device: Any = None, precision: Any = None, batch_size: Any = None):
         import httpx
 
-        from ._deadline import deadline_transport
+        from scorers.models._deadline import deadline_transport
 
         self.model = served_model_name(model)
         self.base_url = (api_base or base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -208,7 +208,7 @@ class OpenAIChat:
         (``GET /models``; servers without that route are not checked)."""
         import httpx
 
-        from ._deadline import attempt_deadline
+        from scorers.models._deadline import attempt_deadline
 
         try:
             with attempt_deadline(min(self.timeout, 10.0)):
@@ -234,7 +234,7 @@ class OpenAIChat:
 
     # ------------------------------------------------------------------ runner hooks
     def use_request_cache(self, cache) -> None:
-        """Answered requests go to / come from ``cache`` (a ``scorers.cache.RequestCache``; None detaches)."""
+        """Answered requests go to / come from ``cache`` (a ``scorers.scoring.cache.RequestCache``; None detaches)."""
         self._cache = cache
 
     @contextlib.contextmanager
@@ -259,7 +259,7 @@ class OpenAIChat:
         """The server's ``top_logprobs`` of the first answer token to ``questions[i]`` about ``images[i]``: per item a
         list of ``{"token", "logprob"}`` (validated: logprobs <= 0, probabilities summing to at most 1). A server that
         returns no logprobs raises :class:`ServedModelError` naming the server and model (no silent fallback), and
-        such replies are not cached. What a score makes of them is a rule: ``scorers.qga.vqascore``."""
+        such replies are not cached. What a score makes of them is a rule: ``scorers.metrics.qga.vqascore``."""
         check_pairs(images, questions)
         requests = []
         for image, question in zip(images, questions):
@@ -268,14 +268,6 @@ class OpenAIChat:
             requests.append(request)
         replies = self._run(requests, refs=list(images), validate=self._needs_logprobs)
         return [[dict(t) for t in reply["top_logprobs"]] for reply in replies]
-
-    def yes_probability(self, images: Sequence, questions: Sequence[str]) -> np.ndarray:
-        """P(first answer token is :attr:`yes_word`) (the VQA backend interface): :meth:`first_token_logprobs` read by
-        VQAScore's rule, ``scorers.qga.vqascore.yes_probability_from_logprobs`` (defined there, once)."""
-        from ..qga.vqascore import yes_probability_from_logprobs
-
-        return np.array([yes_probability_from_logprobs(top, self.yes_word)
-                         for top in self.first_token_logprobs(images, questions)], dtype=np.float64)
 
     def _needs_logprobs(self, reply: dict) -> None:
         if not reply.get("top_logprobs"):
@@ -324,7 +316,7 @@ class OpenAIChat:
         a time; replies in order. ``validate(reply)`` (raising :class:`ServedModelError`) runs on every reply, sent
         or cached, before it is cached or used: a reply that fails it is never cached, and a cached one is sent again.
         Every request is finished (and valid ones cached) before the first failure, if any, is raised."""
-        keys = [request_key(r["body"]) for r in requests]
+        keys = [content_key(r["body"]) for r in requests]
         replies: list[dict | None] = [None] * len(requests)
         cached = [False] * len(requests)
         first: dict[str, int] = {}
@@ -384,7 +376,7 @@ class OpenAIChat:
     def _post(self, body: dict) -> dict:
         import httpx
 
-        from ._deadline import attempt_deadline
+        from scorers.models._deadline import attempt_deadline
 
         if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:  # never an unbounded generation
             raise ServedModelError(f"{self.where}: request without a max_tokens >= 1 (got {body.get('max_tokens')!r})")

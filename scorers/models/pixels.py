@@ -15,6 +15,8 @@ from typing import Sequence
 
 import torch
 
+from scorers.models.images import to_rgb
+
 __all__ = ["CLIP_MEAN", "CLIP_STD", "HPSv2Transform", "ResizeCropUint8", "normalise"]
 
 #: OpenAI CLIP's normalisation constants (PickScore's, HPSv2's and ImageReward's preprocessing all use them)
@@ -22,10 +24,6 @@ CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 
 CROPS = ("floor", "round")
-
-
-def _rgb(image):
-    return image if image.mode == "RGB" else image.convert("RGB")
 
 
 class ResizeCropUint8:
@@ -40,7 +38,7 @@ class ResizeCropUint8:
         import numpy as np
         from PIL import Image
 
-        image = _rgb(image)
+        image = to_rgb(image)
         width, height = image.size
         short, long = (width, height) if width <= height else (height, width)
         if short != self.size:
@@ -71,7 +69,7 @@ class HPSv2Transform:
         from torchvision.transforms import InterpolationMode
         from torchvision.transforms import functional as F
 
-        pixels = torch.from_numpy(np.asarray(_rgb(image), dtype=np.uint8).copy()).permute(2, 0, 1).float().div(255)
+        pixels = torch.from_numpy(np.asarray(to_rgb(image), dtype=np.uint8).copy()).permute(2, 0, 1).float().div(255)
         height, width = pixels.shape[1:]
         scale = self.size / float(max(height, width))
         if scale != 1.0 or height != width:

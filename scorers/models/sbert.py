@@ -1,5 +1,5 @@
 """SBERT (sentence-transformers) encoders for answer matching: loading only; the matching rule is
-:mod:`scorers.qga.matching`."""
+:mod:`scorers.metrics.qga.matching`."""
 from __future__ import annotations
 
 __all__ = ["load_sbert"]
@@ -10,7 +10,7 @@ def load_sbert(model: str, *, device: str | None = None):
     :func:`scorers.models.loading.model_source`, errors naming ``sbert``)."""
     from sentence_transformers import SentenceTransformer
 
-    from .loading import model_source
+    from scorers.models.loading import model_source
 
     with model_source(str(model), option="sbert", files=("modules.json", "config.json")) as source:
         return SentenceTransformer(source, device=device)

@@ -1,10 +1,10 @@
 """Model names -> backend objects for the judges (VIEScore, LLMScore): ``openai:MODEL`` is a served model
-(``openai_compat.OpenAIChat``), anything else a local checkpoint. Loading only; prompts live in ``scorers.judges``."""
+(``openai_compat.OpenAIChat``), anything else a local checkpoint. Loading only; prompts live in ``scorers.metrics.judges``."""
 from __future__ import annotations
 
 from typing import Any
 
-from .openai_compat import SERVED_OPTIONS, OpenAIChat, is_served
+from scorers.models.openai_compat import SERVED_OPTIONS, OpenAIChat, is_served
 
 __all__ = ["load_free_text_vlm", "load_text_lm"]
 
@@ -32,7 +32,7 @@ def load_free_text_vlm(model: str, kind: str = "chat_vlm", *, max_new_tokens: in
     if kind not in FREE_TEXT_KINDS:
         raise ValueError(f"judge VLM backend {kind!r} cannot write free text; use one of {FREE_TEXT_KINDS} "
                          "(short-answer VQA models such as BLIP VQA cannot)")
-    from .vqa_base import load_vqa_backend
+    from scorers.models.vqa_base import load_vqa_backend
 
     options: dict = {"device": None if device is None else str(device), "precision": precision,
                      "max_new_tokens": max_new_tokens}
@@ -51,7 +51,7 @@ def load_text_lm(model: str, *, max_new_tokens: int = 512, device: Any = None, p
         return _served(model, served or {}, text_max_new_tokens=max_new_tokens)
     if served:
         raise ValueError(f"option(s) {sorted(served)} apply to served models only (openai:MODEL), not {model!r}")
-    from .text_lm import TextLM
+    from scorers.models.text_lm import TextLM
 
     options: dict = {"device": None if device is None else str(device), "precision": precision,
                      "max_new_tokens": max_new_tokens}

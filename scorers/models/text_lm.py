@@ -9,7 +9,7 @@ from typing import Sequence
 
 import torch
 
-from .vqa_base import chunks, pick_device, pick_dtype
+from scorers.models.vqa_base import chunks, pick_device, pick_dtype
 
 __all__ = ["TextLM"]
 
@@ -23,7 +23,7 @@ class TextLM:
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(precision, self.device)
-        from .loading import model_source
+        from scorers.models.loading import model_source
 
         with model_source(model) as source:
             self.is_encoder_decoder = bool(getattr(AutoConfig.from_pretrained(source), "is_encoder_decoder", False))

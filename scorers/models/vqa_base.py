@@ -12,8 +12,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..checks import check_pairs
-from ._precision import dtype_of
+from scorers.checks import check_pairs
+from scorers.models.precision import dtype_of
 
 __all__ = ["BACKENDS", "PromptedVQA", "SharedPrefix", "answer_log_probability", "chunks", "image_windows",
            "load_vqa_backend", "move_inputs", "pick_device", "pick_dtype", "unique_images"]
@@ -341,7 +341,7 @@ def load_vqa_backend(model: str, backend: str = "auto", **kwargs):
     if backend == "auto":
         from transformers import AutoConfig
 
-        from .loading import model_source
+        from scorers.models.loading import model_source
 
         with model_source(model) as source:
             backend = _AUTO.get(AutoConfig.from_pretrained(source).model_type, "chat_vlm")

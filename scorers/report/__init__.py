@@ -1,6 +1,6 @@
 """Paper-ready output from per-image scores: the Table-2 leaderboard (Markdown/LaTeX/CSV) and four PNG figures.
 
-``write_report`` is what ``ts2 report`` calls. Numbers come from :func:`scorers.reproduce.reproduce_table` (the same
+``write_report`` is what ``ts2 report`` calls. Numbers come from :func:`scorers.ts2.reproduce.reproduce_table` (the same
 function behind ``ts2 reproduce``), figures from :mod:`scorers.report.figures`. Needs matplotlib (``pip install
 ts2-evaluate[report]``); the rest of the library never imports this package.
 """
@@ -12,12 +12,12 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..graph import SEG, build_segs, resolve_seg_subset
-from ..reproduce import Reproduction, reproduce_table
-from ..table_readers import score_columns
-from .costs import MEASURED_FLOPS, measured_flops_note, merged_flops
-from .figures import FORMATS, correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
-from .table_writers import leaderboard_frame, to_latex, to_markdown, write_tables
+from scorers.stats.graph import SEG, build_segs, resolve_seg_subset
+from scorers.ts2.reproduce import Reproduction, reproduce_table
+from scorers.tables.readers import score_columns
+from scorers.report.costs import MEASURED_FLOPS, measured_flops_note, merged_flops
+from scorers.report.figures import FORMATS, correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
+from scorers.report.table_writers import leaderboard_frame, to_latex, to_markdown, write_tables
 
 __all__ = ["Report", "default_seg", "leaderboard_frame", "to_latex", "to_markdown", "write_report"]
 
@@ -67,10 +67,10 @@ def write_report(
     """Leaderboard (``leaderboard.md/.tex/.csv``) and figures (``rank_vs_flops.png``, ``seg_histograms.png``,
     ``correlation_heatmap.png``, ``error_graph_seg<ID>.png``) for every score column, written under ``out_dir``.
 
-    ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.table_readers.read_metadata`
-    frame. Orientation: :func:`scorers.orientation.resolve_orientation` (the paper table, the release's known facts:
+    ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.readers.read_metadata`
+    frame. Orientation: :func:`scorers.stats.orientation.resolve_orientation` (the paper table, the release's known facts:
     LLMScore is lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns). ``flops`` adds or overrides FLOPs per image.
-    ``seg_subset``: ``"default"`` (SEGs 0-163), ``"all"``/None or the SEG ids (:func:`scorers.graph.resolve_seg_subset`);
+    ``seg_subset``: ``"default"`` (SEGs 0-163), ``"all"``/None or the SEG ids (:func:`scorers.stats.graph.resolve_seg_subset`);
     the tables state it. ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
     two best and two worst by rank Avg, plus up to two highlighted metrics). ``formats``: any of ``png, pdf, svg``
     (each figure written once per format). ``highlight``: the user's own columns, drawn apart and marked "yours" in

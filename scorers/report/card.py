@@ -2,18 +2,18 @@
 human rating set, paired tests against a baseline metric, one verdict line per set -- written as Markdown,
 self-contained HTML and JSON with provenance.
 
-The card never scores images: it reads score files. TS2 numbers come from :func:`scorers.table_meta.meta_from_tables`
-(exactly what ``ts2 meta`` computes), rating-set numbers from :func:`scorers.ratings.correlate_frame` (exactly what
+The card never scores images: it reads score files. TS2 numbers come from :func:`scorers.ts2.meta_from_tables.meta_from_tables`
+(exactly what ``ts2 meta`` computes), rating-set numbers from :func:`scorers.stats.correlation.correlate_frame` (exactly what
 ``ts2 correlate`` computes), preference-set numbers from
-:func:`scorers.preference_accuracy.pairwise_preference_accuracy` (both tie conventions, bootstrap over prompts), paired
-tests from :func:`scorers.meta.compare` (TS2, over SEGs),
-:func:`scorers.agreement.compare_agreement` (rating sets) and
-:func:`scorers.preference_accuracy.compare_preference_accuracy` (preference sets, same pairs). A set that was asked
+:func:`scorers.stats.preference_accuracy.pairwise_preference_accuracy` (both tie conventions, bootstrap over prompts), paired
+tests from :func:`scorers.stats.meta.compare` (TS2, over SEGs),
+:func:`scorers.stats.agreement.compare_agreement` (rating sets) and
+:func:`scorers.stats.preference_accuracy.compare_preference_accuracy` (preference sets, same pairs). A set that was asked
 for but cannot be evaluated (no file, offline without a cache, no column for the metric) is kept in the card as
 ``"not evaluated"`` with its reason.
 
 A weighted reward (:class:`RewardSpec`, ``ts2 card --reward pickscore=1,hpsv2=0.5``) is one more metric: its
-per-image score is the weighted sum of its parts' scores after the normalisation :func:`scorers.rewards.load` applies
+per-image score is the weighted sum of its parts' scores after the normalisation :func:`scorers.rewards.api.load` applies
 (:func:`weighted_reward`), and its card also compares it with each part.
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from scorers.json_safe import json_default
 
 __all__ = ["FIGURE_CAPTION", "HEADLINES", "PREFERENCE_HEADLINES", "RATINGS_COLUMNS", "PreferenceSet", "RatingSet",
            "RewardSpec", "build_cards", "card_figure", "card_html", "card_markdown", "figure_dots",
@@ -100,7 +101,7 @@ class PreferenceSet:
 @dataclass
 class RewardSpec:
     """A weighted reward judged as one metric: ``weights`` ``{part: weight}`` over metrics of the card, and
-    ``normalize`` as :func:`scorers.rewards.load` takes it (``"none"``, ``"running"``, ``{part: (shift, scale)}``)."""
+    ``normalize`` as :func:`scorers.rewards.api.load` takes it (``"none"``, ``"running"``, ``{part: (shift, scale)}``)."""
 
     weights: Mapping[str, float]
     normalize: object = "none"
@@ -109,9 +110,9 @@ class RewardSpec:
 
 def parse_reward_normalize(text: str, weights: Mapping[str, float]):
     """``"none"`` / ``"running"`` / ``"pickscore=20:2,hpsv2=0.25:0.01"`` (``NAME=SHIFT:SCALE``, giving
-    ``(r - SHIFT) / SCALE``; parts left out are not normalised), checked by :func:`scorers.rewards.check_normalize`,
-    as :func:`scorers.rewards.load` checks it."""
-    from ..rewards import check_normalize
+    ``(r - SHIFT) / SCALE``; parts left out are not normalised), checked by :func:`scorers.rewards.api.check_normalize`,
+    as :func:`scorers.rewards.api.load` checks it."""
+    from scorers.rewards.api import check_normalize
 
     text = text.strip()
     if text in ("none", "running"):
@@ -135,7 +136,7 @@ def weighted_reward(components: Mapping[str, Sequence[float]], weights: Mapping[
                     normalize="none") -> tuple[np.ndarray, dict]:
     """Per-image ``sum_k w_k * n_k(r_k)`` over score arrays of the same images, and the normalisation stats.
 
-    ``n_k`` is :func:`scorers.rewards.load`'s ``normalize``: ``"none"`` (identity), ``{name: (shift, scale)}``
+    ``n_k`` is :func:`scorers.rewards.api.load`'s ``normalize``: ``"none"`` (identity), ``{name: (shift, scale)}``
     (``(r - shift) / scale``, parts left out: identity), or ``"running"``: ``(r - mean) / std`` with the mean and
     population std (ddof 0) of every finite score of that part -- what the reward's running statistics hold after
     one pass over these images, each image's own included (``r - mean`` when std is 0). An image lacking any part's
@@ -164,7 +165,7 @@ def _read_table(path: str | Path):
     """A CSV / TSV / Parquet / JSON (list of records) / JSONL table as a pandas frame (text cells kept as text)."""
     import pandas as pd
 
-    from ..table_readers import read_csv
+    from scorers.tables.readers import read_csv
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -182,8 +183,7 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
     """``(pairs, provenance)`` of a preference set: ``source`` = the loader's name (its pinned download, ``offline``:
     cache only), the set's own file for its loader (``name`` in :data:`scorers.sets.LOADERS`), or a pair table with
     the columns ``item, prompt, image_a, image_b, preference`` (a/b/tie). Errors are one line naming the file."""
-    from ..sets import LOADERS
-    from ..sets._common import PAIR_COLUMNS, SetFormatError, check_pairs
+    from scorers.sets import LOADERS, PAIR_COLUMNS, SetFormatError, check_pairs
 
     canonical = SET_ALIASES.get(name, name)
     loader = LOADERS.get(canonical) if canonical in PREFERENCE_HEADLINES else None  # rating loaders give no pairs
@@ -209,7 +209,7 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
         for column in ("item", "image_a", "image_b"):
             frame[column] = frame[column].astype(str)
         frame["preference"] = frame["preference"].astype(str).str.strip().str.lower()
-        from ..release import sha256_file
+        from scorers.tables.release import sha256_file
 
         return check_pairs(frame, str(path)), {"source": str(path), "revision": None, "sha256": sha256_file(path),
                                                "sha256_pinned": False, "file": str(path),
@@ -269,7 +269,7 @@ def read_set_scores(paths: Sequence[str | Path]):
 
 
 def _sha(path) -> str | None:
-    from ..release import sha256_file
+    from scorers.tables.release import sha256_file
 
     try:
         return sha256_file(path)
@@ -278,7 +278,7 @@ def _sha(path) -> str | None:
 
 
 def _score_column(table, name: str, source: str) -> str:
-    from ..table_readers import score_columns
+    from scorers.tables.readers import score_columns
 
     available = score_columns(table)
     if name in available:
@@ -290,8 +290,8 @@ def _score_column(table, name: str, source: str) -> str:
 
 
 def _ts2_result(source, column, metadata, *, clean_quotes, segs, n_bootstrap, confidence, seed, lower_is_better=()):
-    from ..table_meta import meta_from_tables
-    from ..table_readers import read_score_table
+    from scorers.ts2.meta_from_tables import meta_from_tables
+    from scorers.tables.readers import read_score_table
 
     table = read_score_table(source, [column])
     return meta_from_tables([(str(source), table)], metadata, columns=[column], seg_subset=segs,
@@ -308,7 +308,7 @@ def _rating_others(rating: RatingSet, frame, opts, exclude: Sequence[str]) -> di
     the per-image scores of the metrics TIFA published): the grey rows of the card's figure."""
     import pandas as pd
 
-    from ..ratings import correlate_frame
+    from scorers.stats.correlation import correlate_frame
 
     coefficient = HEADLINES.get(rating.name, DEFAULT_HEADLINE)[0]
     human = list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
@@ -325,7 +325,7 @@ def _rating_others(rating: RatingSet, frame, opts, exclude: Sequence[str]) -> di
 
 def _preference_others(pset: PreferenceSet, pairs, scores, opts, exclude: Sequence[str]) -> dict:
     """The headline accuracy, with its CI, of every other metric column of a preference set's score files."""
-    from ..preference_accuracy import pairwise_preference_accuracy
+    from scorers.stats.preference_accuracy import pairwise_preference_accuracy
 
     ties = PREFERENCE_HEADLINES.get(SET_ALIASES.get(pset.name, pset.name), DEFAULT_PREFERENCE_HEADLINE)[0]
     out = {}
@@ -358,7 +358,7 @@ def _verdict(comparison: dict | None) -> str:
 
 def _ts2_section(name, column, source, baseline, metadata, data_dir, opts, cache, *, clean_quotes=False,
                  lower_is_better=False, parts: Sequence[str] = ()) -> dict:
-    from ..meta import META_METRICS, compare
+    from scorers.stats.meta import META_METRICS, compare
 
     evaluated = _ts2_result(source, column, metadata, clean_quotes=clean_quotes, lower_is_better=lower_is_better,
                             **opts)
@@ -406,7 +406,7 @@ def _ts2_section(name, column, source, baseline, metadata, data_dir, opts, cache
 
 
 def _rating_frame(rating: RatingSet, offline):
-    from ..ratings import read_ratings
+    from scorers.sets.ratings import read_ratings
 
     return read_ratings(rating.source, offline=offline)
 
@@ -418,10 +418,10 @@ def _rating_column(rating: RatingSet, name: str, frame) -> str | None:
 
 def _rating_section(rating: RatingSet, name: str, baseline_name: str | None, frame, opts,
                     lower_is_better: Sequence[str] = (), parts: Sequence[str] = ()) -> dict:
-    from ..agreement import COEFFICIENTS, compare_agreement
-    from ..meta import as_scores
-    from ..orientation import resolve_orientation
-    from ..ratings import correlate_frame
+    from scorers.stats.agreement import COEFFICIENTS, compare_agreement
+    from scorers.stats.meta import as_scores
+    from scorers.stats.orientation import resolve_orientation
+    from scorers.stats.correlation import correlate_frame
 
     column = _rating_column(rating, name, frame)
     if column is None:
@@ -498,7 +498,7 @@ def _pair_scores(scores, column: str, pairs, flip: bool) -> tuple[np.ndarray, np
 
 def _preference_section(pset: PreferenceSet, name: str, baseline_name: str | None, pairs, scores, opts,
                         lower_is_better: Sequence[str] = (), parts: Sequence[str] = ()) -> dict:
-    from ..preference_accuracy import TIE_CONVENTIONS, compare_preference_accuracy, pairwise_preference_accuracy
+    from scorers.stats.preference_accuracy import TIE_CONVENTIONS, compare_preference_accuracy, pairwise_preference_accuracy
 
     def column_of(metric):
         column = pset.columns.get(metric) or metric
@@ -572,10 +572,10 @@ def _write_reward_scores(reward: RewardSpec, scores, columns, meta_frame, segs, 
     ``target``; each part is joined with the metadata as ``ts2 meta`` joins it. Returns the reward's provenance."""
     import pandas as pd
 
-    from ..atomic import write_text_atomic
-    from ..graph import resolve_seg_subset
-    from ..join import join_scores
-    from ..table_readers import column_scores, read_score_table
+    from scorers.atomic import write_text_atomic
+    from scorers.stats.graph import resolve_seg_subset
+    from scorers.tables.join import join_scores
+    from scorers.tables.readers import column_scores, read_score_table
 
     subset = resolve_seg_subset(segs, meta_frame["seg_id"])
     parts = {}
@@ -595,7 +595,7 @@ def _write_reward_scores(reward: RewardSpec, scores, columns, meta_frame, segs, 
             "normalize": reward.normalize if isinstance(reward.normalize, str) else
             {k: list(v) for k, v in reward.normalize.items()},
             "stats": {"ts2": stats}, "ts2_scores": str(target),
-            "definition": "sum_k w_k * n_k(score_k) per image, n_k as scorers.rewards.load(normalize=...); "
+            "definition": "sum_k w_k * n_k(score_k) per image, n_k as scorers.rewards.api.load(normalize=...); "
                           "'running' = z-score with the mean and population std of the part's scores on each set"}
 
 
@@ -609,7 +609,7 @@ def _add_reward_column(reward: RewardSpec, frame, column_of, where: str, info: d
     if len(found) < len(reward.weights):
         info["stats"][where] = {"missing parts": [p for p in reward.weights if p not in found]}
         return
-    from ..meta import as_scores
+    from scorers.stats.meta import as_scores
 
     values = {part: as_scores(frame[c].tolist(), name=f"{where} column {c!r}") for part, c in found.items()}
     frame[reward.name], info["stats"][where] = weighted_reward(values, reward.weights, reward.normalize)
@@ -642,14 +642,14 @@ def build_cards(
     neither ``ts2`` nor given in ``ratings`` is listed as not evaluated with the reason. ``clean_quotes`` strips stray
     quote characters from the ``scores`` files' cells (as ``ts2 meta --clean-quotes``); ``lower_is_better`` names the
     metrics (of ``scores`` or the baseline) whose lower scores are better; others follow
-    :func:`scorers.orientation.resolve_orientation`. ``preferences``: the preference sets (pair tables + per-image
+    :func:`scorers.stats.orientation.resolve_orientation`. ``preferences``: the preference sets (pair tables + per-image
     score files). ``reward``: a weighted reward over metrics of ``scores`` (each part must be one), judged as one
     more metric named ``reward.name``; its per-image TS2 scores are written to ``reward_dir`` as
     ``<name>_ts2_scores.csv`` (``seg_id, file_name, <name>``; default: the current folder), and on each human set its
     scores come from the parts' columns there (normalisation statistics over that set's images).
     """
-    from .. import __version__
-    from ..table_readers import read_metadata, read_score_table
+    from scorers import __version__
+    from scorers.tables.readers import read_metadata, read_score_table
 
     opts = {"segs": segs, "n_bootstrap": n_bootstrap, "confidence": confidence, "seed": seed}
     meta_frame = read_metadata(metadata)
@@ -673,7 +673,7 @@ def build_cards(
         parts_of[reward.name] = list(reward.weights)
     cache: dict = {}
     try:
-        from ..reproduce import released_reproduction
+        from scorers.ts2.reproduce import released_reproduction
 
         cache["published"] = released_reproduction(data_dir, seg_subset=segs, progress=False,
                                                    n_bootstrap=n_bootstrap)
@@ -687,7 +687,7 @@ def build_cards(
         if baseline in scores:
             src, col, quotes = scores[baseline], columns[baseline], clean_quotes
         else:
-            from ..release import path
+            from scorers.tables.release import path
 
             try:
                 src = path("released_scores.csv", data_dir, progress=False)
@@ -696,7 +696,7 @@ def build_cards(
                 baseline_note = f"baseline {baseline}: the release's scores are not available ({error})"
             col, quotes = baseline, True
             if src is not None:
-                from ..table_readers import score_columns
+                from scorers.tables.readers import score_columns
 
                 if baseline not in score_columns(read_score_table(src)):
                     raise ValueError(f"--baseline {baseline}: not one of the --scores names nor a column of the "
@@ -712,7 +712,7 @@ def build_cards(
             frames[rating.name] = _rating_frame(rating, offline)
             src = rating.source
             if str(src).lower() == "tifa160":
-                from ..ratings import fetch_tifa160
+                from scorers.sets.ratings import fetch_tifa160
 
                 src = fetch_tifa160(offline=offline)
             inputs[f"ratings:{rating.name}"] = str(src)
@@ -753,7 +753,7 @@ def build_cards(
     if reward_info is not None:
         provenance["reward"] = reward_info
     if any(r.name == "tifa160" for r in ratings):
-        from ..ratings import TIFA160
+        from scorers.sets.ratings import TIFA160
 
         provenance["tifa160_revision"] = TIFA160.revision  # the pinned file's; matches_pinned says if it was read
         given = provenance["inputs"].get("ratings:tifa160")
@@ -856,7 +856,7 @@ def build_cards(
 
 
 def _fmt(value, digits: int = 3) -> str:
-    from ..formatting import format_number
+    from scorers.formatting import format_number
 
     return format_number(value, digits)
 
@@ -1108,7 +1108,7 @@ def card_figure(card: dict, path: Path) -> Path | None:
 
 def write_card(card: dict, out_dir: str | Path) -> dict[str, Path]:
     """``<metric>.md``, ``<metric>.html`` (figure inlined), ``<metric>.json`` and ``<metric>.png`` in ``out_dir``."""
-    from ..atomic import write_text_atomic
+    from scorers.atomic import write_text_atomic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -1126,18 +1126,8 @@ def write_card(card: dict, out_dir: str | Path) -> dict[str, Path]:
     if png_path:
         paths["png"] = png_path
     for kind, text in (("md", card_markdown(card, png_path.name if png_path else None)), ("html", card_html(card, png)),
-                       ("json", json.dumps(card, indent=1, default=_json_default))):
+                       ("json", json.dumps(card, indent=1, default=json_default))):
         target = out / f"{stem}.{kind}"
         write_text_atomic(target, text)
         paths[kind] = target
     return paths
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, tuple):
-        return list(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

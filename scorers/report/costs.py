@@ -11,7 +11,7 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from ..units import parse_quantity
+from scorers.units import parse_quantity
 
 __all__ = ["FLOPS_CONVENTION", "MEASURED_FLOPS", "flops_from_paper", "measured_flops_note", "merged_flops",
            "parse_flops", "parse_flops_overrides"]

@@ -21,8 +21,8 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
-from ..graph import SEG, node_pairs  # noqa: E402
-from ..meta import TS2Result  # noqa: E402
+from scorers.stats.graph import SEG, node_pairs  # noqa: E402
+from scorers.stats.meta import TS2Result  # noqa: E402
 
 __all__ = ["FORMATS", "correlation_heatmap", "error_graph", "pareto_front", "rank_vs_cost", "seg_histograms"]
 

@@ -1,7 +1,7 @@
 """The report's optional human-agreement table: each metric read both ways, TS2 (rank/sep/Δ Avg, %) beside its
 agreement with human ratings (plain coefficients with bootstrap intervals).
 
-Numbers come from the leaderboard frame (TS2) and :func:`scorers.ratings.correlate_frame` (humans); this module only
+Numbers come from the leaderboard frame (TS2) and :func:`scorers.stats.correlation.correlate_frame` (humans); this module only
 lays them out. A report column is matched to the ratings file by its column name.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..agreement import COEFFICIENTS
-from ..formatting import format_number
-from ..ratings import correlate_frame
+from scorers.stats.agreement import COEFFICIENTS
+from scorers.formatting import format_number
+from scorers.stats.correlation import correlate_frame
 
 __all__ = ["human_agreement_frame", "write_human_agreement"]
 

@@ -1,6 +1,6 @@
 """Table-2-style leaderboards (rank/sep/delta x Avg/Synth/Nat/Real) as Markdown, LaTeX and CSV.
 
-Every number is taken from :func:`scorers.reproduce.reproduce_table`'s rows (in %), so a leaderboard printed here is
+Every number is taken from :func:`scorers.ts2.reproduce.reproduce_table`'s rows (in %), so a leaderboard printed here is
 the same table ``ts2 reproduce`` prints; this module only lays numbers out (best per column in bold, bootstrap
 intervals next to the averages).
 """
@@ -12,9 +12,9 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..formatting import format_number
-from ..meta import META_METRICS, SUMMARY_KEYS
-from ..reproduce import Reproduction
+from scorers.formatting import format_number, latex_escape
+from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
+from scorers.ts2.reproduce import Reproduction
 
 __all__ = ["HEADINGS", "leaderboard_frame", "to_latex", "to_markdown", "value_columns", "write_tables"]
 
@@ -98,7 +98,7 @@ def to_latex(board: pd.DataFrame, *, digits: int = 1, ci: str = "avg", caption: 
     out = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
            rf" & & {groups} \\", rules, rf"Metric & Family & {sub} \\", r"\midrule"]
     for _, row in board.iterrows():
-        cells = [_latex_escape(row["name"]) + _dagger(row, r"$^\dagger$"), _latex_escape(row["family"] or "")]
+        cells = [latex_escape(row["name"]) + _dagger(row, r"$^\dagger$"), latex_escape(row["family"] or "")]
         for key in value_columns():
             text = _fmt(row[key], digits)
             if key in best and _rounded(row[key], digits) == best[key]:
@@ -147,7 +147,7 @@ def _footnote(board: pd.DataFrame, *, markdown: bool) -> str:
         text += " † lower-is-better metric (scores negated before evaluation)."
     if markdown:
         return "\n" + text
-    return _latex_escape(text.replace("†", "DAGGER")).replace("DAGGER", r"$^\dagger$")
+    return latex_escape(text.replace("†", "DAGGER")).replace("DAGGER", r"$^\dagger$")
 
 
 def _dagger(row: pd.Series, marker: str) -> str:
@@ -173,10 +173,3 @@ def _rounded(value: object, digits: int) -> float | None:
 
 def _fmt(value: object, digits: int) -> str:
     return format_number(_rounded(value, digits), digits)
-
-
-def _latex_escape(text: object) -> str:
-    """Escape LaTeX's special characters in user text (metric names, families)."""
-    specials = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
-                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-    return "".join(specials.get(char, char) for char in str(text))

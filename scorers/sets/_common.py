@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..release import sha256_file
+from scorers.tables.release import sha256_file
 
 RATING_COLUMNS = ("item", "system", "image", "prompt", "human")
 PAIR_COLUMNS = ("item", "prompt", "image_a", "image_b", "preference")
@@ -44,11 +44,11 @@ class HubFile:
 
 
 def fetch_hub(file: HubFile, *, offline: bool | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
-    """The local path of ``file`` at its pinned revision, through :mod:`scorers.release` (the project's one download
-    path): with a sha256, a :class:`~scorers.release.PinnedFile` for ``release.fetch`` (a mismatching download is
+    """The local path of ``file`` at its pinned revision, through :mod:`scorers.tables.release` (the project's one download
+    path): with a sha256, a :class:`~scorers.tables.release.PinnedFile` for ``release.fetch`` (a mismatching download is
     refused and deleted); without one, ``release.fetch_hub_unpinned``. ``offline`` = cache only, default
     ``HF_HUB_OFFLINE``."""
-    from ..release import PinnedFile, fetch, fetch_hub_unpinned
+    from scorers.tables.release import PinnedFile, fetch, fetch_hub_unpinned
 
     if file.sha256 is None:
         return fetch_hub_unpinned(file.repo_id, file.filename, file.revision, cache_dir=cache_dir, offline=offline)
@@ -98,7 +98,7 @@ def check_ratings(frame, where: str):
 
 def read_json_entries(path: str | Path, expected: str) -> list[dict]:
     """A JSON list of objects (EvalMuse's ``train_list.json``, HPDv2's ``test.json``) through
-    :func:`scorers.table_readers.read_json_list`, a malformed file raised as :class:`SetFormatError`."""
-    from ..table_readers import read_json_list
+    :func:`scorers.tables.readers.read_json_list`, a malformed file raised as :class:`SetFormatError`."""
+    from scorers.tables.readers import read_json_list
 
     return read_json_list(path, expected, error=SetFormatError)

@@ -13,7 +13,7 @@ images embedded in a Parquet column).
 * HPDv2 ``test.json``: a list of ``{prompt, image_path: [...], rank: [...], raw_annotations}``; ``rank`` is the
   averaged human ranking of the images at the same index, 1 = best (HPSv2's evaluation compares it with the rank of
   the model scores, 0/1 = highest score). Each prompt's k ranked images become its k(k-1)/2 pairs
-  (:func:`scorers.preference_accuracy.pairs_from_rankings`); equal ranks are ties.
+  (:func:`scorers.stats.preference_accuracy.pairs_from_rankings`); equal ranks are ties.
 * ImageRewardDB ``metadata-test.parquet``: one row per image with ``image_path``, ``prompt_id``, ``prompt``,
   ``rank`` (within the prompt, 1 = best), ``overall_rating``, ``image_text_alignment_rating``, ``fidelity_rating``;
   pairs as for HPDv2, per ``prompt_id``. ImageReward's test code drops equal-rank pairs and counts a metric tie as
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import HubFile, SetFormatError, check_columns, check_pairs, fetch_hub, provenance, read_json_entries
+from scorers.sets._common import HubFile, SetFormatError, check_columns, check_pairs, fetch_hub, provenance, read_json_entries
 
 __all__ = ["HPDV2_TEST", "IMAGEREWARDDB_TEST", "MJBENCH_ALIGNMENT", "PICKAPIC_V2_TEST_UNIQUE", "load_hpdv2",
            "load_imagerewarddb", "load_mjbench_alignment", "load_pickapic_v2", "read_hpdv2", "read_imagerewarddb",
@@ -113,7 +113,7 @@ def load_pickapic_v2(path: str | Path | None = None, *, offline: bool | None = N
 
 
 def _ranked_pairs(groups: list[tuple[str, str, list[str], list[float]]], where: str) -> list[dict]:
-    from ..preference_accuracy import pairs_from_rankings
+    from scorers.stats.preference_accuracy import pairs_from_rankings
 
     pairs = pairs_from_rankings([g[3] for g in groups])
     label = {1: "a", -1: "b", 0: "tie"}

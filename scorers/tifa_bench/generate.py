@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..atomic import atomic_path, write_text_atomic
+from scorers.atomic import atomic_path, write_text_atomic
 
 __all__ = ["generate_images", "image_path", "image_seed", "load_pipeline"]
 
@@ -45,7 +45,7 @@ def load_pipeline(model: str, *, device: Any = None, precision: str | None = Non
         from diffusers import DiffusionPipeline
     except ImportError:
         raise ValueError("generation needs diffusers: pip install 'ts2-evaluate[generate]'") from None
-    from ..models._precision import dtype_of
+    from scorers.models.precision import dtype_of
 
     kwargs = {"torch_dtype": dtype_of(precision)} if precision else {}
     pipeline = DiffusionPipeline.from_pretrained(model, **kwargs)
@@ -90,7 +90,7 @@ def generate_images(
     import torch
     from tqdm.auto import tqdm
 
-    from ..runner import process_state
+    from scorers.scoring.runner import process_state
 
     if images_per_prompt < 1 or batch_size < 1:
         raise ValueError(f"images_per_prompt and batch_size must be >= 1 (got {images_per_prompt}, {batch_size})")

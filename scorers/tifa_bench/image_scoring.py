@@ -1,8 +1,8 @@
-"""Score a folder of generated images on TIFA v1.0 through the runner, with the TIFA scorer of ``scorers.qga``.
+"""Score a folder of generated images on TIFA v1.0 through the runner, with the TIFA scorer of ``scorers.metrics.qga``.
 
 Images: ``DIR/<text_id>.png`` (one per text) or ``DIR/<text_id>/<k>.png`` (several; ``.jpg``/``.jpeg``/``.webp``
 too). Each image is one runner item: all its text's questions go to the VQA backend in batched calls, answers are
-matched to choices and scored by ``scorers.qga`` (the one implementation of TIFA's rules), and the runner caches
+matched to choices and scored by ``scorers.metrics.qga`` (the one implementation of TIFA's rules), and the runner caches
 each finished batch durably (``<out>/cache/``), so a killed run resumes without re-asking finished images'
 questions, under ``accelerate launch`` too.
 
@@ -30,8 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..atomic import atomic_path, write_text_atomic
-from .tifa_v1_files import TIFABench
+from scorers.atomic import atomic_path, write_text_atomic
+from scorers.tifa_bench.tifa_v1_files import TIFABench
 
 __all__ = ["IMAGE_SUFFIXES", "BenchRun", "ByTextId", "ImageIndex", "find_images", "score_images"]
 
@@ -93,7 +93,7 @@ def _natural(name: str) -> tuple:
 
 
 class ByTextId:
-    """Runner adapter around a :class:`scorers.qga.question_scorers.TIFAScorer` built on ``bench.question_set()``: the runner's
+    """Runner adapter around a :class:`scorers.metrics.qga.question_scorers.TIFAScorer` built on ``bench.question_set()``: the runner's
     prompt of an item is its text id, turned here into the text's position (the question set's "SEG id").
 
     Its ``config`` (the cache fingerprint) is the scorer's without the question file's name and size: the questions
@@ -111,7 +111,7 @@ class ByTextId:
 
     def __getattr__(self, name):
         if name == "use_request_cache" and "scorer" in self.__dict__:  # a served scorer keeps its requests in the
-            return getattr(self.scorer, name)  # runner's request cache (scorers.usage.MeteredScorer)
+            return getattr(self.scorer, name)  # runner's request cache (scorers.scoring.usage.MeteredScorer)
         raise AttributeError(name)
 
 
@@ -124,7 +124,7 @@ class BenchRun:
     missing: pd.DataFrame
     info: dict
     paths: dict[str, Path] = field(default_factory=dict)
-    #: the runner's per-image records and whether each came from the cache (served usage: ``scorers.usage``)
+    #: the runner's per-image records and whether each came from the cache (served usage: ``scorers.scoring.usage``)
     records: list = field(default_factory=list)
     from_cache: list = field(default_factory=list)
 
@@ -156,9 +156,9 @@ def score_images(
     build the registered ``tifa`` scorer as ``ts2 score tifa`` does. ``cache_dir`` defaults to ``<out_dir>/cache``.
     Returns the run on every process; the main process writes the files.
     """
-    from ..registry import build_scorer
-    from ..runner import process_state
-    from ..set_scoring import score_rows
+    from scorers.scoring.registry import build_scorer
+    from scorers.scoring.runner import process_state
+    from scorers.scoring.rows import score_rows
 
     with_questions = set(bench.questions["text_id"])
     no_questions = [t for t in bench.text_ids if t not in with_questions]

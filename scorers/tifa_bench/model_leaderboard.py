@@ -13,9 +13,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..formatting import MISSING, format_number, is_missing
-from .tifa_v1_files import SOURCES
-from .results import BenchResult, compare_runs, summarize
+from scorers.formatting import MISSING, format_number, is_missing, latex_escape
+from scorers.tifa_bench.tifa_v1_files import SOURCES
+from scorers.tifa_bench.results import BenchResult, compare_runs, summarize
 
 __all__ = ["Leaderboard", "build_leaderboard", "category_chart", "to_latex", "to_markdown", "write_leaderboard"]
 
@@ -130,20 +130,19 @@ def to_markdown(board: Leaderboard, *, digits: int = 1) -> str:
 
 def to_latex(board: Leaderboard, *, digits: int = 1, caption: str | None = None) -> str:
     """A ``table*`` with Table 4's columns (values in %, CIs in small type)."""
-    from ..report.table_writers import _latex_escape
 
     columns = board.columns()
     wide = board.wide()
     spec = "l" + "r" * len(columns)
     lines = [r"\begin{table*}[t]", r"\centering", r"\resizebox{\textwidth}{!}{%", rf"\begin{{tabular}}{{{spec}}}",
-             r"\toprule", "Model & " + " & ".join(_latex_escape(_heading(g, k)) for g, k in columns) + r" \\",
+             r"\toprule", "Model & " + " & ".join(latex_escape(_heading(g, k)) for g, k in columns) + r" \\",
              r"\midrule"]
     for _, row in wide.iterrows():
         cells = [_cell(row[n], row[f"{n}_ci_low"], row[f"{n}_ci_high"], digits, True, True)
                  for n in (_column_name(g, k) for g, k in columns)]
-        lines.append(_latex_escape(row["model"]) + " & " + " & ".join(cells) + r" \\")
+        lines.append(latex_escape(row["model"]) + " & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}}",
-              rf"\caption{{{_latex_escape(caption or 'TIFA v1.0: per-category accuracy, TIFA score per source and overall (%), 95% bootstrap intervals over text inputs.')}}}",
+              rf"\caption{{{latex_escape(caption or 'TIFA v1.0: per-category accuracy, TIFA score per source and overall (%), 95% bootstrap intervals over text inputs.')}}}",
               r"\end{table*}"]
     return "\n".join(lines) + "\n"
 

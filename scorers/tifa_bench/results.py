@@ -6,10 +6,10 @@ questions answered correctly; a text's score is the mean over its images (one im
 **overall** score is the mean over texts and a **source**'s score the mean over that source's texts; a
 **category**'s accuracy is the fraction of all questions of that category answered correctly (question-weighted).
 
-Confidence intervals resample **texts** (prompts): :func:`scorers.resampling.bootstrap_ratio_interval` (percentile;
+Confidence intervals resample **texts** (prompts): :func:`scorers.stats.resampling.bootstrap_ratio_interval` (percentile;
 the same numbers as ``scipy.stats.bootstrap(paired=True, method="percentile")``) of the ratio
 ``sum(correct) / sum(questions)`` per category, or of the mean text score, with the texts' numbers paired. The
-paired model comparison is :func:`scorers.resampling.paired_mean_test` (bootstrap CI of the mean difference + sign-flip
+paired model comparison is :func:`scorers.stats.resampling.paired_mean_test` (bootstrap CI of the mean difference + sign-flip
 p-value) on the texts both models scored: the same test ``ts2 meta`` uses for two metrics over SEGs.
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..resampling import PairedComparison, bootstrap_ratio_interval, paired_mean_test
-from ..table_readers import read_csv
-from .tifa_v1_files import CATEGORIES, SOURCES
+from scorers.stats.resampling import PairedComparison, bootstrap_ratio_interval, paired_mean_test
+from scorers.tables.readers import read_csv
+from scorers.tifa_bench.tifa_v1_files import CATEGORIES, SOURCES
 
 __all__ = ["BenchResult", "compare_runs", "read_results", "summarize", "text_scores"]
 

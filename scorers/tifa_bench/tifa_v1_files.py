@@ -10,10 +10,10 @@ The two public files of the TIFA repository (``Yushi-Hu/tifa``, folder ``tifa_v1
   animal/human, attribute, activity, spatial, location, color, counting, food, material, shape, other).
 
 Pass local paths, or leave them out to download the files pinned in :data:`FILES` once into the Hugging Face cache
-(:func:`pinned_path`, through ``scorers.release.fetch``: the one place that downloads release files).
+(:func:`pinned_path`, through ``scorers.tables.release.fetch``: the one place that downloads release files).
 
 A text's questions get ids 0..n-1 in file order. Question rows are checked by the question content rules of TS2's
-tables (``scorers.qga.questions.check_question``: non-blank question and answer, two or more distinct choices...);
+tables (``scorers.metrics.qga.questions.check_question``: non-blank question and answer, two or more distinct choices...);
 an answer outside its choices is kept and logged, as for TS2. Every error names the file, the entry and the text id.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..table_readers import read_json_list
+from scorers.tables.readers import read_json_list
 
 __all__ = ["CATEGORIES", "FILES", "REVISION", "SOURCES", "TIFABench", "load_tifa_v1", "pinned_path",
            "read_question_answers", "read_text_inputs", "source_of"]
@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 REVISION = "5abab2dc3df7a9fa75db88083c20d6feae243512"
 _RAW = "https://raw.githubusercontent.com/Yushi-Hu/tifa/{revision}/tifa_v1.0/{name}"
 #: name -> (file name, sha256). The text inputs' digest is the same at :data:`REVISION` and at the repository's head.
-#: ``None`` = the digest could not be read: trust on first use (``scorers.release`` records the first download's digest
+#: ``None`` = the digest could not be read: trust on first use (``scorers.tables.release`` records the first download's digest
 #: beside the cached copy, checks every later read against it, and logs the digest with a warning: paste it here).
 FILES: dict[str, tuple[str, str | None]] = {
     "text_inputs": ("tifa_v1.0_text_inputs.json", "650281d508b056ac9782bc84d5493626424ee851a8778af90b9db554cfbc1a0f"),
@@ -61,12 +61,12 @@ def source_of(text_id: str) -> str:
 def pinned_path(name: str, *, offline: bool | None = None) -> Path:
     """The local copy of pinned file ``name`` (``"text_inputs"`` / ``"question_answers"``), downloaded once.
 
-    Goes through ``scorers.release.fetch`` (download into the HF cache, sha256 check, reuse; a clear error when
+    Goes through ``scorers.tables.release.fetch`` (download into the HF cache, sha256 check, reuse; a clear error when
     offline and not cached; ``offline=None`` follows ``HF_HUB_OFFLINE``). A file pinned in :data:`FILES` must have
     that digest; for one with ``None`` the first download's digest is recorded and every later read is checked
     against it.
     """
-    from ..release import PinnedFile, fetch  # the release module owns every download
+    from scorers.tables.release import PinnedFile, fetch  # the release module owns every download
 
     if name not in FILES:
         raise ValueError(f"unknown TIFA v1.0 file {name!r}; choose from {sorted(FILES)}")
@@ -140,10 +140,10 @@ def read_question_answers(path: str | Path, texts: pd.DataFrame | None = None) -
 
 
 def _validate(frame: pd.DataFrame, source: str) -> None:
-    """The question content rules of TS2's tables (:func:`scorers.qga.questions.check_question`: non-blank question
+    """The question content rules of TS2's tables (:func:`scorers.metrics.qga.questions.check_question`: non-blank question
     and answer, two or more distinct choices), each error labelled the TIFA way: file, entry (the JSON list index,
     row k of ``frame``), text id and question id. An answer outside its choices is kept and logged."""
-    from ..qga.questions import check_question
+    from scorers.metrics.qga.questions import check_question
 
     off_choice = []
     for k, (text_id, question_id, question, choices, answer) in enumerate(zip(
@@ -189,9 +189,9 @@ class TIFABench:
         return out
 
     def question_set(self):
-        """The questions as a :class:`scorers.qga.questions.QuestionSet` whose "SEG ids" are text positions
+        """The questions as a :class:`scorers.metrics.qga.questions.QuestionSet` whose "SEG ids" are text positions
         (``texts`` row numbers), each text's questions in id order, with ``element``/``category`` kept."""
-        from ..qga.questions import Question, QuestionSet
+        from scorers.metrics.qga.questions import Question, QuestionSet
 
         position = {t: i for i, t in enumerate(self.texts["text_id"])}
         captions = dict(zip(self.texts["text_id"], self.texts["caption"]))

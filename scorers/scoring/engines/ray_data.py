@@ -1,0 +1,267 @@
+"""The Ray Data engine: ``ts2 score SCORER --engine ray``.
+
+rows (key, image reference, prompt) -> decode in CPU tasks (``map_batches`` with plain tasks: the scorer's
+``image_transform`` / ``image_loader``, the same picklable callables the accelerate runner's DataLoader workers run,
+fetched once from a worker that built the scorer) -> ``map_batches`` on actors (one scorer per actor, built through
+:func:`scorers.scoring.registry.build_scorer`; they only run the model) -> the driver collects the batches as they finish.
+Decoded items travel between the stages as numpy arrays (tensors keep their dtype; PIL images go as ``H x W x 3``
+uint8 and are rebuilt on the actor), so the actors see exactly what the default engine's workers produce.
+
+Resume is the accelerate engine's: the driver locks the same :class:`scorers.scoring.cache.ScoreCache`, skips the keys already
+finished (same fingerprint = the scorer's ``config``, same inputs, unchanged items) and appends every batch to the
+cache as it arrives, so a killed driver loses at most the batches in flight and a rerun scores only the rest. A cache
+made by one engine is resumed by the other. The result is a :class:`scorers.scoring.runner.RunResult` in input order, so
+:func:`scorers.ts2.scoring.score_table` / ``write_outputs`` give the same file and columns as the default engine.
+
+``address``: ``None`` starts a local Ray (or uses the one already initialised in this process), ``"auto"`` joins the
+cluster of this machine (``ray start --head``), ``"ray://HOST:10001"`` or ``"HOST:6379"`` another one. Workers must
+be able to import ``scorers`` and read the image paths and model folders (a shared filesystem, or the Hub).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+import numpy as np
+
+from scorers.scoring.cache import ScoreCache, item_stamp
+from scorers.models.images import open_rgb
+from scorers.scoring.runner import RunResult, assemble_result, call_scorer, check_run_inputs
+
+__all__ = ["RayScorer", "ensure_ray", "run_ray"]
+
+
+def _import_ray():
+    """``ray`` (with Ray Data); a missing one is a ``ModuleNotFoundError`` naming ``ray``, which the CLI turns into
+    one line naming the ``ray`` extra (``scorers.cli._extras``)."""
+    import ray
+    import ray.data  # noqa: F401
+
+    return ray
+
+
+def ensure_ray(address: str | None = None):
+    """The ``ray`` module, initialised: joins ``address`` (or starts a local Ray) unless this process already is."""
+    ray = _import_ray()
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return ray
+
+
+def _build(spec: dict, num_gpus: float):
+    from scorers.scoring.registry import build_scorer
+
+    device = "cuda" if num_gpus else "cpu"
+    return build_scorer(spec["name"], model=spec.get("model"), device=device, precision=spec.get("precision"),
+                        data_dir=spec.get("data_dir"), **dict(spec.get("options") or {}))
+
+
+def _describe(spec: dict, num_gpus: float) -> dict:
+    """What the driver needs of a scorer (its column name, cache fingerprint, orientation), built on a worker."""
+    scorer = _build(spec, num_gpus)
+    return {"name": scorer.name, "config": dict(getattr(scorer, "config", {"name": scorer.name})),
+            "higher_is_better": dict(getattr(scorer, "higher_is_better", {})),
+            "has_loader": getattr(scorer, "image_loader", None) is not None,
+            "decoder": _Decoder(getattr(scorer, "image_transform", None), getattr(scorer, "image_loader", None))}
+
+
+class _Decoder:
+    """The CPU decode stage: rows ``{key, image, prompt}`` -> the same rows with ``item`` (a numpy array: the
+    transformed tensor, or the RGB pixels of a PIL image when the scorer has no transform), ``kind`` (``tensor`` /
+    ``pil``) and ``error`` (why the image could not be read; the driver decides raise vs skip) instead of ``image``."""
+
+    def __init__(self, transform=None, loader=None, jpeg_draft: int | None = None):
+        self.transform, self.loader, self.jpeg_draft = transform, loader, jpeg_draft
+
+    def with_draft(self, jpeg_draft: int | None) -> "_Decoder":
+        return _Decoder(self.transform, self.loader, jpeg_draft)
+
+    def _decode(self, ref):
+        if self.loader is not None:
+            return self.loader(ref)
+        image = open_rgb(ref, self.jpeg_draft)
+        return self.transform(image) if self.transform is not None else image
+
+    def __call__(self, batch: dict) -> dict:
+        import torch
+
+        keys = [str(k) for k in batch["key"]]
+        items, kinds, errors = [], [], []
+        for key, ref in zip(keys, batch["image"]):
+            ref = bytes(ref) if isinstance(ref, (bytes, bytearray, np.ndarray)) else str(ref)
+            try:
+                item = self._decode(ref)
+                if isinstance(item, torch.Tensor):
+                    items.append(item.numpy())
+                    kinds.append("tensor")
+                else:  # a PIL image (scorers without a transform, e.g. VLM judges)
+                    items.append(np.asarray(item.convert("RGB"), dtype=np.uint8))
+                    kinds.append("pil")
+                errors.append("")
+            except Exception as error:  # reported per item; the driver decides raise vs skip
+                name = ref if isinstance(ref, str) else f"image of item {key!r}"
+                items.append(np.zeros(0, dtype=np.uint8))
+                kinds.append("")
+                errors.append(f"cannot read {name}: {type(error).__name__}: {error}")
+        column = np.empty(len(items), dtype=object)  # one array per row (shapes may differ)
+        for i, item in enumerate(items):
+            column[i] = item
+        prompts = np.array([str(p) for p in batch["prompt"]], dtype=object)
+        return {"key": np.array(keys, dtype=object), "prompt": prompts, "item": column,
+                "kind": np.array(kinds, dtype=object), "error": np.array(errors, dtype=object)}
+
+
+class _ScoreActor:
+    """One per Ray actor: builds the scorer once, then scores batches the decode stage made (``item``, ``kind``,
+    ``error``): the model's forward only."""
+
+    def __init__(self, spec: dict, num_gpus: float = 0):
+        import torch
+
+        torch.set_num_threads(1)  # one CPU per actor (num_cpus=1): no oversubscription
+        self.scorer = _build(spec, num_gpus)
+
+    def __call__(self, batch: dict) -> dict:
+        import torch
+        from PIL import Image
+
+        keys = [str(k) for k in batch["key"]]
+        prompts, errors = [str(p) for p in batch["prompt"]], [str(e) for e in batch["error"]]
+        ok = [i for i, e in enumerate(errors) if not e]
+        items = [torch.from_numpy(np.array(batch["item"][i])) if batch["kind"][i] == "tensor"
+                 else Image.fromarray(np.asarray(batch["item"][i], dtype=np.uint8), "RGB") for i in ok]
+        scores = np.full(len(keys), np.nan, dtype=np.float64)
+        records = [""] * len(keys)
+        if ok:
+            if all(isinstance(x, torch.Tensor) for x in items) and len({tuple(x.shape) for x in items}) == 1:
+                items = torch.stack(items)
+            got, recs = call_scorer(self.scorer, items, [prompts[i] for i in ok])
+            for i, s, r in zip(ok, got.tolist(), recs):
+                scores[i] = s
+                records[i] = "" if r is None else json.dumps(r, ensure_ascii=False)
+        return {"key": np.array(keys, dtype=object), "score": scores,
+                "record": np.array(records, dtype=object), "error": np.array(errors, dtype=object)}
+
+
+class RayScorer:
+    """A scorer that lives on Ray actors: ``spec`` is :func:`~scorers.scoring.registry.build_scorer`'s arguments
+    (``name``, ``model``, ``precision``, ``data_dir``, ``options``). On the driver it holds only what the output and
+    the cache need (``name``, ``config``, ``higher_is_better``), asked of one worker; :meth:`run` is the engine."""
+
+    def __init__(self, spec: dict, *, address: str | None = None, num_gpus_per_worker: float = 0,
+                 workers: int | None = None):
+        if num_gpus_per_worker < 0:
+            raise ValueError(f"num_gpus_per_worker must be >= 0, got {num_gpus_per_worker}")
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.spec, self.num_gpus = dict(spec), float(num_gpus_per_worker)
+        ray = ensure_ray(address)
+        self.workers = workers or self._default_workers(ray)
+        describe = ray.remote(num_cpus=1, num_gpus=self.num_gpus)(_describe)
+        facts = ray.get(describe.remote(self.spec, self.num_gpus))
+        self.name, self.config = facts["name"], facts["config"]
+        self.higher_is_better, self.has_loader = facts["higher_is_better"], facts["has_loader"]
+        self.decoder = facts["decoder"]
+
+    def _default_workers(self, ray) -> int:
+        resources = ray.cluster_resources()
+        if self.num_gpus:
+            return max(1, int(resources.get("GPU", 0) // self.num_gpus))
+        return max(1, int(resources.get("CPU", 1)))
+
+    def run(self, images, prompts, keys=None, **run_kwargs) -> RunResult:
+        return run_ray(self, images, prompts, keys, **run_kwargs)
+
+
+def run_ray(
+    scorer: RayScorer,
+    images: Sequence[Any],
+    prompts: Sequence[str],
+    keys: Sequence[str] | None = None,
+    *,
+    batch_size: int = 32,
+    num_workers: int = 2,  # the accelerate engine's DataLoader workers; actors decode here (scorer.workers)
+    cache_dir=None,
+    on_error: str = "raise",
+    progress: bool = True,
+    jpeg_draft: int | None = None,
+    inputs: dict | None = None,
+    fast_stamp: bool = False,
+) -> RunResult:
+    """:func:`scorers.scoring.runner.run`'s contract on Ray Data actors (see the module docstring)."""
+    keys = check_run_inputs(images, prompts, keys, batch_size=batch_size, num_workers=num_workers, on_error=on_error)
+    if jpeg_draft and scorer.has_loader:
+        raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {scorer.name!r} reads images with its own "
+                         "image_loader (e.g. decode='device')")
+    fingerprint = dict(scorer.config)
+    if jpeg_draft:
+        fingerprint["jpeg_draft"] = int(jpeg_draft)
+    cache = ScoreCache(cache_dir, fingerprint, inputs) if cache_dir is not None else None
+    stamps = ({k: item_stamp(im, p, fast=fast_stamp) for k, im, p in zip(keys, images, prompts)}
+              if cache is not None else {})
+    finished: dict[str, dict] = {}
+    writer = None
+    try:
+        if cache is not None:
+            cache.lock()
+            cache.prepare()
+            finished = cache.finished(stamps)
+            writer = cache.writer(0)
+        pending = [i for i, k in enumerate(keys) if k not in finished]
+        new = _score_pending(scorer, images, prompts, keys, pending, stamps, writer, batch_size=batch_size,
+                             on_error=on_error, progress=progress, jpeg_draft=jpeg_draft)
+    finally:
+        if writer is not None:
+            writer.close()
+        if cache is not None:
+            cache.unlock()
+    return assemble_result(keys, finished, new, batches=0, extra={"engine": "ray"})
+
+
+def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, batch_size, on_error, progress,
+                   jpeg_draft) -> list[dict]:
+    if not pending:
+        return []
+    ray = ensure_ray()
+    from tqdm.auto import tqdm
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    rows = [{"key": keys[i], "image": images[i] if isinstance(images[i], (bytes, str)) else str(images[i]),
+             "prompt": prompts[i]} for i in pending]
+    dataset = ray.data.from_items(rows, override_num_blocks=max(1, -(-len(rows) // batch_size)))
+    actors = min(scorer.workers, -(-len(rows) // batch_size))
+    # CPU tasks decode. With GPU actors they get a CPU each (a GPU node has CPUs to spare); CPU actors take one CPU
+    # each and the decode tasks share those CPUs (num_cpus=0, at most `actors` at a time) so the pipeline cannot wait
+    # for a CPU the actors hold.
+    decoded = dataset.map_batches(
+        scorer.decoder.with_draft(jpeg_draft), batch_size=batch_size, batch_format="numpy",
+        num_cpus=1 if scorer.num_gpus else 0,
+        **({} if scorer.num_gpus else {"compute": ray.data.TaskPoolStrategy(size=actors)}),
+    )
+    scored = decoded.map_batches(
+        _ScoreActor, batch_size=batch_size, batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=1, num_gpus=scorer.num_gpus or None,
+        fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus},
+    )
+    new: list[dict] = []
+    bar = tqdm(total=len(rows), unit="img", desc=f"{scorer.name} (ray)", disable=not progress)
+    try:
+        for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
+            entries = []
+            for key, score, record, error in zip(batch["key"], batch["score"], batch["record"], batch["error"]):
+                key = str(key)
+                if error and on_error == "raise":
+                    raise ValueError(f"item {key!r}: {error} (use on_error='skip' to record it and go "
+                                     "on)")
+                entries.append({"key": key, "score": None if error or np.isnan(score) else float(score),
+                                "record": json.loads(record) if record else None, "error": str(error) or None,
+                                "stamp": stamps.get(key)})
+            if writer is not None:
+                writer.append(entries)
+            new += entries
+            bar.update(len(entries))
+    finally:
+        bar.close()
+    return new

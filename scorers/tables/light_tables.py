@@ -1,0 +1,327 @@
+"""The pandas-free fast path of :func:`scorers.ts2.meta_from_tables.meta_from_tables` for well-formed CSV files.
+
+``ts2 reproduce`` on the release tables spends more time importing pandas (about 0.3 s) than computing Table 2. The
+readers here parse the CSV text with the standard library's C ``csv`` reader (no Python code runs per row: the rows are
+collected by ``list()`` and the columns by ``zip``) and check the columns with NumPy and compiled regular expressions.
+
+They only ever take the simple case, and answer ``None`` for anything else: a cell, header, key or row that any rule of
+:func:`scorers.tables.readers.read_metadata`, :func:`~scorers.tables.readers.read_score_table`,
+:func:`scorers.tables.join.join_scores`, :func:`~scorers.tables.readers.column_scores` or
+:func:`~scorers.tables.readers.read_paper_table` could refuse or read differently (a quote where CSV puts none, a short
+row, a blank line, a duplicated key, a byte-order mark on a score table, a number that the pandas parser might round
+differently...). The caller then takes the pandas path, whose checks word every error, so there is one set of rules
+and messages. What is taken gives the same arrays as the pandas path (``tests/test_light_tables.py``).
+"""
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from scorers.stats.graph import NODE_LABEL
+from scorers.tables.join import ROW_POSITION_NOTE
+from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS
+
+__all__ = ["LightMetadata", "LightPaperTable", "light_header", "light_metadata", "light_paper_table", "light_scores",
+           "light_table2_full_precision", "paper_table"]
+
+_PLAIN_INTEGER = re.compile(r"-?[0-9]+")
+# a number exactly as the release writes them (pandas' C parser and Python's float() read these alike)
+_PLAIN_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _rows(path: str | Path, encoding: str) -> list[list[str]] | None:
+    """The rows of a CSV file (header first) if every row has the header's width and no row is blank; else None."""
+    try:
+        with open(path, newline="", encoding=encoding) as handle:
+            rows = list(csv.reader(handle, strict=True))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    if len(rows) < 2:
+        return None
+    width = len(rows[0])
+    if width == 0 or any(len(row) != width for row in rows):  # a blank line is a row of width 0
+        return None
+    header = rows[0]
+    if len(set(header)) != width or any(not name or name != name.strip() or name.startswith("\ufeff")
+                                        for name in header):
+        return None
+    return rows
+
+
+def _columns(rows: list[list[str]]) -> dict[str, np.ndarray]:
+    return {name: np.asarray(cells, dtype=str) for name, cells in zip(rows[0], zip(*rows[1:]))}
+
+
+def light_header(path: str | Path) -> list[str] | None:
+    """The header of a CSV file (None when it is not a plain one)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            header = next(csv.reader(handle, strict=True), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    if not header or len(set(header)) != len(header) or any(not n or n.startswith("\ufeff") for n in header):
+        return None
+    return header
+
+
+class LightMetadata:
+    """``metadata.csv`` as arrays: ``seg_id`` (int64), ``node`` and ``file_name`` (stripped text), in file order."""
+
+    def __init__(self, seg_id: np.ndarray, node: np.ndarray, file_name: np.ndarray):
+        self.seg_id, self.node, self.file_name = seg_id, node, file_name
+
+    def __len__(self) -> int:
+        return self.seg_id.size
+
+
+def light_metadata(path: str | Path) -> LightMetadata | None:
+    """``metadata.csv`` when it passes every rule of :func:`scorers.tables.readers.read_metadata` plainly: SEG ids of
+    ASCII digits, non-empty prompts and unique non-empty file names, node labels of ASCII digits and letters, a head
+    in every SEG. None otherwise."""
+    rows = _rows(path, "utf-8-sig")
+    if rows is None:
+        return None
+    columns = _columns(rows)
+    renamed = {METADATA_COLUMNS.get(name, name) for name in columns}
+    if len(renamed) != len(columns):  # "id" and "seg_id" both present: the pandas path decides
+        return None
+    columns = {METADATA_COLUMNS.get(name, name): cells for name, cells in columns.items()}
+    if any(c not in columns for c in ("seg_id", "prompt", "file_name", "node")):
+        return None
+    seg_text = columns["seg_id"].tolist()
+    if not all(_PLAIN_INTEGER.fullmatch(cell) for cell in seg_text):
+        return None
+    file_names = [cell.strip() for cell in columns["file_name"].tolist()]
+    nodes = [cell.strip() for cell in columns["node"].tolist()]
+    if (any(not cell.strip() for cell in columns["prompt"].tolist()) or not all(file_names)
+            or len(set(file_names)) != len(file_names)):
+        return None
+    labels = [NODE_LABEL.match(node) for node in nodes]
+    if not all(label and label.group(1).isascii() for label in labels):
+        return None
+    seg_id = np.asarray([int(cell) for cell in seg_text], dtype=np.int64)
+    errors = np.asarray([int(label.group(1)) for label in labels], dtype=np.int64)
+    segs, first = np.unique(seg_id, return_inverse=True)
+    heads = np.full(segs.size, np.iinfo(np.int64).max)
+    np.minimum.at(heads, first, errors)
+    if (heads != 0).any():
+        return None
+    return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object))
+
+
+def _numbers(cells: np.ndarray, clean_quotes: bool) -> np.ndarray | None:
+    """:func:`scorers.tables.readers.column_scores` of a column of text cells, the whole column at once with the same
+    NumPy operations (stripped, unquoted with ``clean_quotes``, empty -> NaN, NumPy's text-to-float cast), when the
+    cast takes every cell and leaves at least one number and no infinity; None otherwise (the pandas path then reads
+    the column cell by cell and words the error)."""
+    try:
+        cells.astype(np.bytes_)  # ASCII only: NumPy and Python then strip the same whitespace
+    except UnicodeEncodeError:
+        return None
+    text = np.strings.strip(cells)
+    if clean_quotes:
+        text = np.strings.strip(text, "\"'")
+    try:
+        values = np.where(text == "", "nan", text).astype(np.float64)
+    except ValueError:
+        return None
+    if np.isinf(values).any() or np.isnan(values).all():
+        return None
+    return values
+
+
+def light_scores(
+    path: str | Path,
+    metadata: LightMetadata,
+    *,
+    columns: Sequence[str] | None,
+    required_segs: Sequence[int] | None,
+    clean_quotes: bool,
+    max_columns: int,
+) -> tuple[dict[str, np.ndarray], str, str | None] | None:
+    """``({column: scores in metadata order}, pairing, note)`` of a per-image score table, when the pandas path would
+    take it without a word: keyed on ``seg_id``/``id`` + ``file_name`` with every key known and once, covering every
+    metadata row of ``required_segs``; or without keys (no ``file_name``; an ``image_id`` with empty cells), one row per
+    metadata row, its SEG ids (if any) matching row by row. None otherwise."""
+    rows = _rows(path, "utf-8")
+    if rows is None:
+        return None
+    table = _columns(rows)
+    available = [c for c in table if c not in KEY_COLUMNS]
+    if columns:
+        if any(c not in table for c in columns):
+            return None
+        wanted = [c for c in available if c in set(columns)]
+    else:
+        if len(available) > max_columns:
+            return None
+        wanted = available
+    if not wanted:
+        return None
+    seg_name = next((c for c in ("seg_id", "id") if c in table), None)
+    n_rows = len(rows) - 1
+    seg = None
+    if seg_name is not None:
+        seg_text = table[seg_name].tolist()
+        if not all(_PLAIN_INTEGER.fullmatch(cell) for cell in seg_text):
+            return None
+        seg = np.asarray([int(cell) for cell in seg_text], dtype=np.int64)
+    if "file_name" in table:
+        if seg is None:
+            return None
+        position = {key: k for k, key in enumerate(zip(metadata.seg_id.tolist(), metadata.file_name.tolist()))}
+        ours = list(zip(seg.tolist(), [cell.strip() for cell in table["file_name"].tolist()]))
+        index = np.asarray([position.get(key, -1) for key in ours], dtype=np.int64)
+        if (index < 0).any() or np.unique(index).size != index.size:
+            return None
+        order = np.full(len(metadata), -1, dtype=np.int64)
+        order[index] = np.arange(n_rows)
+        covered = order >= 0
+        needed = (np.ones(len(metadata), dtype=bool) if required_segs is None
+                  else np.isin(metadata.seg_id, list(required_segs)))
+        if (needed & ~covered).any():
+            return None
+        taken = np.where(covered, order, 0)
+        values = {}
+        for c in wanted:
+            cells = np.where(covered, table[c][taken], "")
+            values[c] = _numbers(cells, clean_quotes)
+            if values[c] is None:
+                return None
+        return values, f"keys ({seg_name}, file_name)", None
+    reason = None
+    if seg is not None and "image_id" in table:
+        ids = [cell.strip() for cell in table["image_id"].tolist()]
+        empty = sum(cell == "" for cell in ids) + sum(cell.lower() in ("nan", "none") for cell in ids)
+        if not empty:
+            return None  # an image_id key: the pandas path joins on it
+        reason = f"its image_id column has {empty} empty cell(s), so it is not a key either"
+    if n_rows != len(metadata) or (seg is not None and not np.array_equal(seg, metadata.seg_id)):
+        return None
+    values = {}
+    for c in wanted:
+        values[c] = _numbers(table[c], clean_quotes)
+        if values[c] is None:
+            return None
+    return values, "row position", ROW_POSITION_NOTE + (f" ({reason})" if reason else "")
+
+
+class LightPaperTable:
+    """The paper's Table 2 read without pandas, with the few members of a DataFrame that its readers use:
+    ``columns``, ``table["column"]`` (the values of a column), ``to_dict("records")`` and
+    ``drop_duplicates("column")``."""
+
+    def __init__(self, records: list[dict], columns: list[str]):
+        self._records, self.columns = records, columns
+
+    def __getitem__(self, column: str) -> list:
+        return [record[column] for record in self._records]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def to_dict(self, orient: str) -> list[dict]:
+        if orient != "records":
+            raise ValueError(f"orient {orient!r} is not supported; only 'records'")
+        return [dict(record) for record in self._records]
+
+    def drop_duplicates(self, column: str) -> "LightPaperTable":
+        seen, kept = set(), []
+        for record in self._records:
+            if record[column] not in seen:
+                seen.add(record[column])
+                kept.append(record)
+        return LightPaperTable(kept, self.columns)
+
+
+_NUMERIC = ("avg", "synth", "nat", "real")
+# cells pandas reads as missing or as booleans (its default NA strings, any case) rather than as text
+_NOT_TEXT = {"", "#n/a", "#n/a n/a", "#na", "-1.#ind", "-1.#qnan", "-nan", "1.#ind", "1.#qnan", "<na>", "n/a", "na",
+             "nan", "null", "none", "true", "false"}
+
+
+def _text_cell(cell: str) -> bool:
+    """A cell pandas reads as text: not missing, not a boolean, not a number (whatever Python's ``float`` takes is
+    declined too, to be safe)."""
+    if cell.strip().lower() in _NOT_TEXT:
+        return False
+    try:
+        float(cell)
+    except ValueError:
+        return True
+    return False
+
+
+def light_paper_table(path: str | Path) -> LightPaperTable | None:
+    """``paper_table2.csv`` (``column, name, family, meta_metric, avg, synth, nat, real, flop_per_image``) as
+    :func:`scorers.tables.readers.read_paper_table` reads it, when its value cells are plain numbers and its text cells
+    are not numbers (which pandas would read as numbers); None otherwise (and for the official full-precision layout)."""
+    rows = _rows(path, "utf-8")
+    if rows is None:
+        return None
+    header = rows[0]
+    if not {"column", "meta_metric", *_NUMERIC} <= set(header) or "higher_is_better" in header:
+        return None
+    records = []
+    for row in rows[1:]:
+        record = dict(zip(header, row))
+        for name, cell in record.items():
+            if name in _NUMERIC:
+                if not _PLAIN_NUMBER.fullmatch(cell):
+                    return None
+                record[name] = float(cell)
+            elif not _text_cell(cell):
+                return None  # pandas would read NaN, a number or a bool here
+        records.append(record)
+    return LightPaperTable(records, list(header))
+
+
+_PAPER_COLUMNS = ["column", "name", "family", "meta_metric", "avg", "synth", "nat", "real", "flop_per_image"]
+_OFFICIAL_PREFIX = {"rank": "spearman", "sep": "ks", "delta": "delta"}
+_OFFICIAL_PARTS = {"avg": "all", "synth": "synth", "nat": "nat", "real": "real"}
+
+
+def light_table2_full_precision(path: str | Path) -> LightPaperTable | None:
+    """The official ``pareto_information.csv`` (``table2_full_precision.csv``) as
+    :func:`scorers.tables.readers.read_table2_full_precision` reads it (values x 100, one row per metric and
+    meta-metric), when every value and cost cell is a plain number and every metric name is text; None otherwise."""
+    rows = _rows(path, "utf-8")
+    if rows is None:
+        return None
+    header = rows[0]
+    needed = ["metric", "cost"] + [f"{p}-{k}" for p in _OFFICIAL_PREFIX.values() for k in _OFFICIAL_PARTS.values()]
+    if "column" in header or any(c not in header for c in needed):
+        return None
+    table = {name: cells for name, cells in zip(header, zip(*rows[1:]))}
+    numbers = [c for c in header if c != "metric"]  # pandas infers the types of every column of the file
+    if not all(_PLAIN_NUMBER.fullmatch(cell) for c in numbers for cell in table[c]):
+        return None
+    if any(cell != cell.strip() or not _text_cell(cell) for cell in table["metric"]):
+        return None
+    values = {c: 100.0 * np.asarray([float(cell) for cell in table[c]]) for c in needed[2:]}
+    integers = all(_PLAIN_INTEGER.fullmatch(cell) for cell in table["cost"])
+    costs = [int(cell) if integers else float(cell) for cell in table["cost"]]
+    records = []
+    for k, (metric, cost) in enumerate(zip(table["metric"], costs)):
+        for meta_metric, prefix in _OFFICIAL_PREFIX.items():
+            record = {"column": metric, "name": metric, "family": "", "meta_metric": meta_metric,
+                      "flop_per_image": cost}
+            for part, key in _OFFICIAL_PARTS.items():
+                record[part] = float(values[f"{prefix}-{key}"][k])
+            records.append(record)
+    return LightPaperTable([{c: r[c] for c in _PAPER_COLUMNS} for r in records], list(_PAPER_COLUMNS))
+
+
+def paper_table(path: str | Path):
+    """The paper's Table 2 from ``path`` in either layout: the light table when it takes the file, else
+    :func:`scorers.tables.readers.read_paper_table` (pandas, whose checks word any error)."""
+    found = light_paper_table(path) or light_table2_full_precision(path)
+    if found is not None:
+        return found
+    from scorers.tables.readers import read_paper_table
+
+    return read_paper_table(path)

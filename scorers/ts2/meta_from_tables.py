@@ -1,0 +1,230 @@
+"""Score tables -> TS2 meta-metrics: read, join on keys, orient, evaluate. The one path from CSV files to results.
+
+``ts2 meta``, ``ts2 reproduce`` (:func:`scorers.ts2.reproduce.reproduce_table`), ``ts2 report`` and ``ts2 score --meta``
+all call :func:`meta_from_tables`; the flow is: paths (the CLI, through :mod:`scorers.tables.release` for defaults) ->
+:mod:`scorers.tables.readers` (read) -> :func:`scorers.tables.join.join_scores` -> :func:`scorers.stats.orientation.resolve_orientation` ->
+:class:`scorers.stats.meta.TS2Evaluator` -> results the CLI formats.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence, Union
+
+import numpy as np
+
+from scorers.stats.graph import resolve_seg_subset
+from scorers.tables.join import join_scores
+from scorers.stats.meta import TS2Evaluator, TS2Result
+from scorers.stats.orientation import resolve_orientation
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["TableMeta", "meta_from_tables"]
+
+Table = Union[str, Path, "pd.DataFrame"]
+
+#: The unit of every meta-metric value this library returns and every JSON output writes (tables print %, labelled).
+UNIT = "fraction"
+
+
+@dataclass
+class TableMeta:
+    """What :func:`meta_from_tables` computed: ``results`` (``{column: TS2Result}``, fractions), the evaluated
+    ``columns``, their ``orientation`` (``{column: higher_is_better}``), the raw (un-negated) per-image ``values`` in
+    metadata order, ``segs`` (e.g. ``"0-163"``), ``pairing`` per source (``"keys (seg_id, file_name)"`` or ``"row
+    position"``), ``sources`` (column -> table) and ``notes`` for the output (a row-position pairing always has one)."""
+
+    results: dict[str, TS2Result]
+    columns: list[str]
+    orientation: dict[str, bool]
+    values: dict[str, np.ndarray]
+    segs: str
+    pairing: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    unit: str = UNIT
+    sources: dict[str, str] = field(default_factory=dict)
+    source_notes: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """``ts2 meta --json``: ``{column: TS2Result.to_dict() + {"pairing", "unit"}}``."""
+        out = {}
+        for name, result in self.results.items():
+            out[name] = result.to_dict()
+            out[name]["unit"] = self.unit
+            out[name]["pairing"] = self.pairing.get(self.sources.get(name, ""), "")
+            out[name]["notes"] = list(self.source_notes.get(self.sources.get(name, ""), []))
+        return out
+
+
+def _is_path(item) -> bool:
+    return isinstance(item, (str, Path))
+
+
+def _sources(scores) -> list[tuple[str | None, object]]:
+    if _is_path(scores) or not isinstance(scores, Sequence):  # one path or one frame
+        scores = [scores]
+    return [item if isinstance(item, tuple) else (None, item) for item in scores]
+
+
+def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
+    """The pandas-free reading of :mod:`scorers.tables.light_tables` when every input is a path it takes: ``(seg ids, nodes,
+    subset, {column: values}, {column: source}, pairing, notes, source notes)``, or None (the pandas path decides)."""
+    from scorers.tables.light_tables import light_metadata, light_scores
+
+    sources = _sources(scores)
+    if not _is_path(metadata) or not sources or not all(_is_path(table) for _, table in sources):
+        return None
+    light = light_metadata(metadata)
+    if light is None:
+        return None
+    try:
+        subset = resolve_seg_subset(seg_subset, light.seg_id)
+    except ValueError:  # the pandas path raises it, after any error of reading the score tables
+        return None
+    values: dict[str, np.ndarray] = {}
+    origin: dict[str, str] = {}
+    pairing: dict[str, str] = {}
+    notes: list[str] = []
+    source_notes: dict[str, list[str]] = {}
+    for source, table in sources:
+        source = source or str(table)
+        read = light_scores(table, light, columns=columns, required_segs=subset, clean_quotes=clean_quotes,
+                            max_columns=max_columns)
+        if read is None or any(name in values for name in read[0]):
+            return None
+        pairing[source] = read[1]
+        if read[2]:
+            notes.append(f"{Path(source).name}: {read[2]}")
+            source_notes[source] = [notes[-1]]
+        values.update(read[0])
+        origin.update(dict.fromkeys(read[0], source))
+    return light.seg_id, light.node, subset, values, origin, pairing, notes, source_notes
+
+
+def _tables(scores, columns) -> list[tuple[str, pd.DataFrame]]:
+    import pandas as pd
+
+    from scorers.tables.readers import read_score_table
+
+    if isinstance(scores, (str, Path, pd.DataFrame)):
+        scores = [scores]
+    out = []
+    for item in scores:
+        source, table = item if isinstance(item, tuple) else (None, item)
+        if isinstance(table, pd.DataFrame):
+            out.append((source or "scores", table))
+        else:
+            wanted = [c for c in columns or () if c]
+            out.append((source or str(table), read_score_table(table, wanted or None)))
+    return out
+
+
+def meta_from_tables(
+    scores: Table | Sequence[Table | tuple[str, Table]],
+    metadata: str | Path | pd.DataFrame,
+    *,
+    columns: Iterable[str] | None = None,
+    paper: pd.DataFrame | None = None,
+    lower_is_better: Iterable[str] = (),
+    higher_is_better: Mapping[str, bool] | Iterable[str] | bool | None = None,
+    seg_subset: Iterable[int] | str | None = "default",
+    variant: str = "paper",
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+    clean_quotes: bool = False,
+    on: Sequence[str] | None = None,
+    lacking_keys_by_position: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> TableMeta:
+    """rank/sep/delta of the score columns of one or more per-image score tables (paths or frames).
+
+    Each table is joined with ``metadata`` by :func:`scorers.tables.join.join_scores` (on ``seg_id`` + ``file_name`` /
+    ``image_id`` when it has them, else by row position with a note); a column found in two tables is an error naming
+    both. ``columns`` picks the score columns (default: the paper's columns in Table 2 order, then the rest as given).
+    Orientation: :func:`scorers.stats.orientation.resolve_orientation` (``lower_is_better``, ``higher_is_better``, the
+    paper, the release's known facts). ``seg_subset``: ``"default"`` (SEGs 0-163, :data:`scorers.stats.graph.DEFAULT_SEG_IDS`),
+    ``"all"``/None, a range string or SEG ids; a keyed table may leave out SEGs outside it. ``on`` names the keys; a
+    table without them is an error, or with ``lacking_keys_by_position`` paired by row position (``ts2 report``).
+    """
+    chosen = list(columns) if columns else None
+    light = None
+    if on is None and not lacking_keys_by_position:
+        from scorers.tables.columns import MAX_METRIC_COLUMNS
+
+        light = _light(scores, metadata, chosen, seg_subset, clean_quotes, MAX_METRIC_COLUMNS)
+    if light is not None:
+        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes = light
+        available = list(read)
+    else:
+        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes, frame = _pandas_path(
+            scores, metadata, chosen, seg_subset, on, lacking_keys_by_position)
+        available = list(frame.columns)
+    if chosen:
+        unknown = [c for c in chosen if c not in available]
+        if unknown:
+            from scorers.tables.columns import preview_names
+
+            raise ValueError(f"score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
+        wanted = chosen
+    else:
+        order = [c for c in dict.fromkeys(paper["column"]) if c in available] if paper is not None else []
+        wanted = order + [c for c in available if c not in order]
+    if light is not None:
+        values = {c: read[c] for c in wanted}
+    else:
+        from scorers.tables.readers import column_scores
+
+        values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
+    orientation = resolve_orientation(wanted, lower_is_better=lower_is_better, higher_is_better=higher_is_better,
+                                      paper=paper)
+    evaluator = TS2Evaluator(seg_ids, nodes, seg_subset=subset)
+    results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=variant, n_bootstrap=n_bootstrap,
+                                      confidence=confidence, seed=seed, progress=progress)
+    segs = results[wanted[0]].segs
+    out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
+                    pairing=pairing, notes=notes, sources=origin,
+                    source_notes=source_notes)
+    return out
+
+
+def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position):
+    """Read and join with pandas (:mod:`scorers.tables.readers`, :func:`scorers.tables.join.join_scores`): every rule and
+    error message lives on this path."""
+    import pandas as pd
+
+    from scorers.tables.readers import read_metadata, score_columns
+
+    if not isinstance(metadata, pd.DataFrame):
+        metadata = read_metadata(metadata)
+    tables = _tables(scores, chosen)
+    if not tables:
+        raise ValueError("no score tables given")
+    subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
+    combined: dict[str, pd.Series] = {}
+    origin: dict[str, str] = {}
+    pairing: dict[str, str] = {}
+    notes: list[str] = []
+    source_notes: dict[str, list[str]] = {}
+    for source, table in tables:
+        try:
+            joined = join_scores(table, metadata, on=on, required_segs=subset,
+                                 lacking_keys_by_position=lacking_keys_by_position)
+        except ValueError as error:
+            raise ValueError(f"{source}: {error}" if source != "scores" else str(error)) from None
+        pairing[source] = joined.pairing
+        if joined.note:
+            notes.append(f"{Path(source).name}: {joined.note}" if source != "scores" else joined.note)
+            source_notes[source] = [notes[-1]]
+        names = score_columns(joined.frame)
+        if not names:
+            raise ValueError(f"{source}: no score columns (all columns are image keys: {list(table.columns)})")
+        for name in names:
+            if name in combined:
+                raise ValueError(f"score column {name!r} appears in both {origin[name]} and {source}; rename one")
+            combined[name] = joined.frame[name].reset_index(drop=True)
+            origin[name] = source
+    return (metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), subset, None, origin, pairing, notes,
+            source_notes, pd.DataFrame(combined))
