@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from scorers.stats import agreement as A
+from scorers.stats.resampling import resample_indices
 
 # float tolerance for two exact formulas of the same number computed in different orders (double precision)
 TOL = 1e-9
@@ -241,7 +242,7 @@ def test_pooled_bootstrap_equals_explicit_resamples(rated, coefficient):
     h, m, _, _ = rated
     h, m = h[:14], m[:14]  # the plain pairwise loop is O(n^4)
     r = A.agreement(h, m, coefficient=coefficient, n_bootstrap=12, seed=5)
-    idx = A.bootstrap_indices(h.size, 12, 5)
+    idx = resample_indices(h.size, 12, 5)
     for b, rows in enumerate(idx):
         hb, mb = h[rows], m[rows]
         if coefficient == "pairwise_acc":
@@ -259,7 +260,7 @@ def test_item_bootstrap_equals_explicit_prompt_resamples(rated, coefficient):
     h, m, items, _ = rated
     r = A.agreement(h, m, coefficient=coefficient, grouping="item", items=items, n_bootstrap=10, seed=2)
     labels = sorted(r.per_group) if coefficient != "pairwise_acc" else sorted(set(items))
-    idx = A.bootstrap_indices(len(labels), 10, 2)
+    idx = resample_indices(len(labels), 10, 2)
     for b, rows in enumerate(idx):
         groups = [(list(h[items == labels[k]]), list(m[items == labels[k]])) for k in rows]
         if coefficient == "pairwise_acc":
@@ -275,7 +276,7 @@ def test_system_bootstrap_resamples_prompts_and_recomputes_model_means(rated, co
     r = A.agreement(h, m, coefficient=coefficient, grouping="system", items=items, systems=systems,
                     n_bootstrap=10, seed=4)
     prompts = np.unique(items)
-    idx = A.bootstrap_indices(prompts.size, 10, 4)
+    idx = resample_indices(prompts.size, 10, 4)
     for b, rows in enumerate(idx):
         chosen = np.concatenate([np.flatnonzero(items == prompts[k]) for k in rows])
         sys_h = [h[chosen][systems[chosen] == s].mean() for s in np.unique(systems)]
