@@ -45,8 +45,8 @@ from scorers.stats.preference_accuracy import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_
 from scorers.stats.preference_accuracy import PairSet, check_pair_work, dense_pairwise
 from scorers.stats.preference_accuracy import (compare_preference_accuracy, pairs_from_rankings,  # noqa: F401
                                                pairwise_preference_accuracy)  # (re-exported)
-from scorers.stats.resampling import (PairedComparison, paired_mean_test, percentile_interval, resample_counts,
-                                      resample_indices)
+from scorers.stats.resampling import (ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval,
+                                      resample_counts, resample_indices)
 
 __all__ = [
     "COEFFICIENTS",
@@ -72,26 +72,28 @@ DENSE_MAX = 64
 class Agreement:
     """One coefficient of one metric against the human ratings under one grouping.
 
-    ``value`` is a plain coefficient (not %); ``ci`` a bootstrap percentile interval (None without bootstrap);
+    ``statistic`` is a plain coefficient (not %); ``confidence_interval`` a bootstrap percentile interval (``.low``,
+    ``.high``; None without bootstrap);
     ``n_items`` the rows that entered (after NaN pairs and skipped groups), ``n_groups`` the groups used (1 for
     ``none``, prompts for ``item``, models for ``system``), ``n_groups_skipped`` those left out (fewer than 2 items or
     constant input), ``n_nan_dropped`` rows dropped for a NaN, ``epsilon`` the calibrated metric tie threshold
     (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping, keyed by prompt label),
-    ``bootstrap`` the resampled values behind ``ci`` (NaN where undefined on a resample).
+    ``bootstrap`` the resampled values behind ``confidence_interval`` (NaN where undefined on a resample).
+    :meth:`to_dict` is the ``ts2 correlate --json`` row.
 
     Examples:
         >>> result = agreement([1, 2, 3, 4], [0.1, 0.3, 0.2, 0.9], coefficient="spearman", name="clip")
-        >>> result.metric, round(result.value, 12), result.ci, result.n_items
+        >>> result.metric, round(result.statistic, 12), result.confidence_interval, result.n_items
         ('clip', 0.8, None, 4)
-        >>> result.to_row()["ci_low"] is None
+        >>> result.to_dict()["ci_low"] is None
         True
     """
 
     metric: str
     coefficient: str
     grouping: str
-    value: float
-    ci: tuple[float, float] | None
+    statistic: float
+    confidence_interval: ConfidenceInterval | None
     n_items: int
     n_groups: int
     n_groups_skipped: int
@@ -100,14 +102,16 @@ class Agreement:
     per_group: dict = field(default_factory=dict, repr=False)
     bootstrap: np.ndarray | None = field(default=None, repr=False)
 
-    def to_row(self) -> dict:
-        """The ``ts2 correlate --json`` row (NaN becomes None)."""
-        low, high = self.ci if self.ci is not None else (float("nan"), float("nan"))
+    def to_dict(self) -> dict:
+        """The ``ts2 correlate --json`` row (NaN becomes None); its keys (``value``, ``ci_low``, ``ci_high`` ...) are
+        the file format's and stay as they are."""
+        ci = self.confidence_interval
+        low, high = ci if ci is not None else (float("nan"), float("nan"))
         return {
             "metric": self.metric,
             "coefficient": self.coefficient,
             "grouping": self.grouping,
-            "value": json_float(self.value),
+            "value": json_float(self.statistic),
             "ci_low": json_float(low),
             "ci_high": json_float(high),
             "n_items": self.n_items,
@@ -279,7 +283,7 @@ def agreement(
 
     >>> result = agreement([1, 2, 3, 1, 2, 3], [0.1, 0.2, 0.3, 0.3, 0.2, 0.1], grouping="item",
     ...                    items=["p", "p", "p", "q", "q", "q"])
-    >>> result.value, result.per_group, result.n_groups
+    >>> result.statistic, result.per_group, result.n_groups
     (0.0, {'p': 1.0, 'q': -1.0}, 2)
     """
     _check_coefficient(coefficient)
@@ -308,7 +312,7 @@ def agreement_many(
 
     Examples:
         >>> rows = agreement_many([1, 2, 3, 4], {"x": [0.1, 0.3, 0.2, 0.9], "y": [4, 3, 2, 1]}, coefficients=["spearman"])
-        >>> [(r.metric, round(r.value, 6)) for r in rows]
+        >>> [(r.metric, round(r.statistic, 6)) for r in rows]
         [('x', 0.8), ('y', -1.0)]
     """
     if not metrics:
@@ -345,7 +349,7 @@ def inter_rater(
         ValueError: fewer than two raters, or what :func:`agreement` refuses.
 
     Examples:
-        >>> round(inter_rater({"r1": [1, 2, 3, 4], "r2": [1, 3, 2, 4]}).value, 12)  # one pair: 1 - 6 * 2 / 60
+        >>> round(inter_rater({"r1": [1, 2, 3, 4], "r2": [1, 3, 2, 4]}).statistic, 12)  # one pair: 1 - 6 * 2 / 60
         0.8
     """
     names = list(raters)
@@ -368,7 +372,7 @@ def inter_rater(
     eps = [r.epsilon for r in results if r.epsilon is not None]
     return Agreement(
         metric="inter-rater", coefficient=coefficient, grouping=design.grouping,
-        value=float(np.mean([r.value for r in results])), ci=ci,
+        statistic=float(np.mean([r.statistic for r in results])), confidence_interval=ci,
         n_items=min(r.n_items for r in results), n_groups=first.n_groups,
         n_groups_skipped=max(r.n_groups_skipped for r in results),
         n_nan_dropped=max(r.n_nan_dropped for r in results),
@@ -438,9 +442,9 @@ def compare_agreement(
         raise ValueError("the coefficient is undefined on every resample for at least one metric")
     far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
     p_value = min(1.0, 2.0 * (1 + far) / (1 + n_resamples))
-    return PairedComparison(res_a.value - res_b.value, p_value, percentile_interval(diffs, confidence), res_a.value,
-                            res_b.value, data_a.n_units, "prompt" if data_a.cluster is not None else "item",
-                            "paired bootstrap", labels)
+    return PairedComparison(res_a.statistic - res_b.statistic, p_value, percentile_interval(diffs, confidence),
+                            res_a.statistic, res_b.statistic, data_a.n_units,
+                            "prompt" if data_a.cluster is not None else "item", "paired bootstrap", labels)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -595,7 +599,7 @@ class _Prepared:
         runner = {"none": self._pooled, "item": self._by_item, "system": self._by_system}[self.grouping]
         result, boot = runner(coefficient, n_bootstrap, seed)
         if n_bootstrap:
-            result.ci = percentile_interval(boot, confidence)
+            result.confidence_interval = percentile_interval(boot, confidence)
             result.bootstrap = boot
         return (result, boot) if return_boot else result
 
