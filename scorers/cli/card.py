@@ -21,6 +21,8 @@ def _name_value(option: str):
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from scorers.sets.registry import PAIRS, set_names
+
     parser = subparsers.add_parser(
         "card",
         help="one report card per metric: TS2 and human sets, paired tests vs a baseline (md/html/json)",
@@ -42,9 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--preferences", action="append", default=[], type=_name_value("--preferences"),
                         metavar="SET=FILE", help="a preference set: a pair table (item, prompt, image_a, image_b, "
                                                  "preference a/b/tie; CSV, Parquet or JSON), or the set's own file "
-                                                 "for its loader (pickapic_v2, hpdv2, imagerewarddb, "
-                                                 "mjbench_alignment), or FILE = the set's name for its pinned "
-                                                 "download; its images' scores come from --preference-scores")
+                                                 f"for its loader ({', '.join(set_names(PAIRS))}), or FILE = the "
+                                                 "set's name for its pinned download; its images' scores come from "
+                                                 "--preference-scores")
     parser.add_argument("--preference-scores", action="append", default=[], type=_name_value("--preference-scores"),
                         metavar="SET=FILE", help="per-image scores of a --preferences set: a table with an image key "
                                                  "column (image, key, image_path or file_name, as image_a/image_b "
@@ -193,7 +195,8 @@ def _score_sets(args: argparse.Namespace) -> dict:
     """``--scorer``: score every ``--sets`` set (TS2 always) into ``OUT/scores/`` through ``ts2 score --set``'s path."""
     import os
 
-    from scorers.sets.scoring import check_set_name, score_sets
+    from scorers.sets.registry import check_set_name
+    from scorers.sets.scoring import score_sets
     from scorers.cli._validate import models_by_name
     from scorers.cli.score import parse_options
 

@@ -26,50 +26,20 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
-from scorers.json_safe import json_default
 
-__all__ = ["FIGURE_CAPTION", "HEADLINES", "PREFERENCE_HEADLINES", "RATINGS_COLUMNS", "PreferenceSet", "RatingSet",
+from scorers.json_safe import json_default
+from scorers.sets.registry import PAIRS, RATINGS, SEGS, canonical_name, find_set, get_set, headline_of, set_names
+
+__all__ = ["FIGURE_CAPTION", "PreferenceSet", "RatingSet",
            "RewardSpec", "build_cards", "card_figure", "card_html", "card_markdown", "figure_dots",
            "parse_reward_normalize", "read_pair_table", "read_set_scores", "weighted_reward",
            "write_card"]
 
-#: each human set's own headline convention (the coefficient and grouping its paper reports), with where it comes from
-HEADLINES = {
-    "tifa160": ("spearman", "none", "Spearman's rho over all images pooled (TIFA, Hu et al. 2023, reports Spearman's "
-                                    "rho and Kendall's tau against the averaged Likert ratings)"),
-    "genai_bench": ("pairwise_acc", "none", "pairwise accuracy with tie calibration (GenAI-Bench / VQAScore, Lin et al. "
-                                            "2024, following Deutsch et al. 2023)"),
-}
-DEFAULT_HEADLINE = ("spearman", "none", "Spearman's rho over all items pooled (no set-specific convention known)")
 
-#: a release (TS2) column name -> its column in a rating set's file, used when no --ratings-column says otherwise
-RATINGS_COLUMNS = {
-    "tifa160": {"clipscore": "clipscore_vitb32", "mplug_tifa": "tifa_mplug-large"},
-}
-
-#: each preference set's headline tie convention (``ties=`` of pairwise_preference_accuracy) and what its paper did;
-#: the card reports both conventions on every set, the headline one first and in the verdict
-PREFERENCE_HEADLINES = {
-    "pickapic_v2": ("calibrated", "pairwise accuracy with human ties kept and a metric tie threshold (Pick-a-Pic, "
-                                  "Kirstain et al. 2023, tune the threshold on the validation split; here epsilon "
-                                  "is calibrated on the evaluated pairs, Deutsch et al. 2023, which is optimistic)"),
-    "hpdv2": ("excluded", "pairwise accuracy over the human-ranked pairs, human ties dropped, a metric tie wrong "
-                          "(HPSv2, Wu et al. 2023, reports 1 - discordant/all pairs per prompt ranking, which also "
-                          "credits human- and metric-tied pairs; equal when neither ties)"),
-    "imagerewarddb": ("excluded", "pairwise accuracy with human ties dropped and a metric tie counted wrong "
-                                  "(ImageReward, Xu et al. 2023, test accuracy)"),
-    "mjbench_alignment": ("excluded", "pairwise accuracy, a metric tie counted wrong (MJ-Bench, Chen et al. 2024, "
-                                      "report accuracy 'with ties', a score gap within their threshold counted as "
-                                      "a wrong tie, here threshold 0; its labels have no human ties)"),
-}
-DEFAULT_PREFERENCE_HEADLINE = ("calibrated", "pairwise accuracy with tie calibration (Deutsch et al. 2023; no "
-                                             "set-specific convention known)")
-#: other names users give the sets
-SET_ALIASES = {"mj_bench": "mjbench_alignment"}
-
-#: sets the card knows by name; those without a reader here need a scores file (the card never scores images)
-KNOWN_SETS = ("ts2", "tifa160", "genai_bench", "evalmuse", "gecko2k", "pickapic_v2", "hpdv2", "imagerewarddb",
-              "mjbench_alignment")
+def _is_pairs(name: str) -> bool:
+    """``name`` is a preference set of the registry (its own file has a loader; the card asks for pairs)."""
+    record = find_set(name)
+    return record is not None and record.kind == PAIRS
 
 
 @dataclass
@@ -88,7 +58,7 @@ class RatingSet:
 class PreferenceSet:
     """A preference set as the card reads it: ``name`` (a loader's name such as ``hpdv2`` gives its own headline
     convention), ``source`` (a pair table ``item, prompt, image_a, image_b, preference`` as CSV / Parquet / JSON, or
-    the set's own file read by its loader in :data:`scorers.sets.LOADERS`, or the loader's name for its pinned
+    the set's own file read by its loader (:mod:`scorers.sets.registry`), or the loader's name for its pinned
     download), ``scores``: per-image score files (:func:`read_set_scores`) and ``columns``, metric name -> their
     column holding that metric (default: the metric's name)."""
 
@@ -181,12 +151,12 @@ def _read_table(path: str | Path):
 
 def read_pair_table(name: str, source: str, *, offline: bool | None = None):
     """``(pairs, provenance)`` of a preference set: ``source`` = the loader's name (its pinned download, ``offline``:
-    cache only), the set's own file for its loader (``name`` in :data:`scorers.sets.LOADERS`), or a pair table with
+    cache only), the set's own file for its loader (``name`` a preference set of :mod:`scorers.sets.registry`), or a pair table with
     the columns ``item, prompt, image_a, image_b, preference`` (a/b/tie). Errors are one line naming the file."""
-    from scorers.sets import LOADERS, PAIR_COLUMNS, SetFormatError, check_pairs
+    from scorers.sets import PAIR_COLUMNS, SetFormatError, check_pairs
 
-    canonical = SET_ALIASES.get(name, name)
-    loader = LOADERS.get(canonical) if canonical in PREFERENCE_HEADLINES else None  # rating loaders give no pairs
+    canonical = canonical_name(name)
+    loader = find_set(name).load if _is_pairs(name) else None  # rating loaders give no pairs
     if loader is not None and source in (name, canonical):
         return loader(offline=offline)
     path = Path(source)
@@ -216,7 +186,7 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
                                                "note": "a pair table given by the user"}
     if loader is None:
         raise SetFormatError(f"{path}: not a pair table (columns {', '.join(PAIR_COLUMNS)}), and {name!r} is not a "
-                             f"preference set with a loader ({', '.join(PREFERENCE_HEADLINES)})")
+                             f"preference set with a loader ({', '.join(set_names(PAIRS))})")
     return loader(path)
 
 
@@ -310,7 +280,7 @@ def _rating_others(rating: RatingSet, frame, opts, exclude: Sequence[str]) -> di
 
     from scorers.stats.correlation import correlate_frame
 
-    coefficient = HEADLINES.get(rating.name, DEFAULT_HEADLINE)[0]
+    coefficient = headline_of(rating.name, RATINGS).statistic
     human = list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
     skip = {"item", "system", "image", "prompt", *exclude}
     columns = [c for c in frame.columns if c not in skip and not str(c).startswith("human")
@@ -327,7 +297,7 @@ def _preference_others(pset: PreferenceSet, pairs, scores, opts, exclude: Sequen
     """The headline accuracy, with its CI, of every other metric column of a preference set's score files."""
     from scorers.stats.preference_accuracy import pairwise_preference_accuracy
 
-    ties = PREFERENCE_HEADLINES.get(SET_ALIASES.get(pset.name, pset.name), DEFAULT_PREFERENCE_HEADLINE)[0]
+    ties = headline_of(pset.name, PAIRS).statistic
     out = {}
     for column in scores.columns:
         if column in exclude:
@@ -364,7 +334,7 @@ def _ts2_section(name, column, source, baseline, metadata, data_dir, opts, cache
                             **opts)
     result = evaluated.results[column]
     cache.setdefault("ts2_results", {})[name] = result
-    section = {"status": "evaluated", "headline": "rank (avg over SEGs), with sep and delta; values are fractions",
+    section = {"status": "evaluated", "headline": get_set("ts2").headline.convention,
                "column": column, "source": str(source), "meta": evaluated.to_dict()[column], "notes": evaluated.notes}
     published = cache.get("published")
     if published is not None:
@@ -411,8 +381,15 @@ def _rating_frame(rating: RatingSet, offline):
     return read_ratings(rating.source, offline=offline)
 
 
+def _rating_wanted(rating: RatingSet, name: str) -> str:
+    """The column of a rating file that should hold metric ``name``'s scores: ``--ratings-column``, else the set's
+    own column for that release metric (its registry record), else the metric's name."""
+    record = find_set(rating.name)
+    return rating.columns.get(name) or (record.metric_columns.get(name) if record else None) or name
+
+
 def _rating_column(rating: RatingSet, name: str, frame) -> str | None:
-    column = rating.columns.get(name) or RATINGS_COLUMNS.get(rating.name, {}).get(name) or name
+    column = _rating_wanted(rating, name)
     return column if column in frame.columns else None
 
 
@@ -425,14 +402,15 @@ def _rating_section(rating: RatingSet, name: str, baseline_name: str | None, fra
 
     column = _rating_column(rating, name, frame)
     if column is None:
-        wanted = rating.columns.get(name) or RATINGS_COLUMNS.get(rating.name, {}).get(name) or name
+        wanted = _rating_wanted(rating, name)
         return {"status": "not evaluated",
                 "reason": f"{rating.source} has no column {wanted!r} with {name}'s scores (name it with "
                           f"--ratings-column {name}=COL)"}
     human = list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
     if not human:
         return {"status": "not evaluated", "reason": f"{rating.source} has no human_<k> rating columns (--human)"}
-    coefficient, grouping, convention = HEADLINES.get(rating.name, DEFAULT_HEADLINE)
+    head = headline_of(rating.name, RATINGS)
+    coefficient, grouping, convention = head.statistic, head.grouping, head.convention
     flipped = [column] if name in lower_is_better else []
     table = correlate_frame(frame, human=human, metrics=[column], coefficients=COEFFICIENTS, grouping="none",
                             n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"],
@@ -510,8 +488,8 @@ def _preference_section(pset: PreferenceSet, name: str, baseline_name: str | Non
                 "reason": f"the score files of {pset.name} ({', '.join(map(str, pset.scores))}) have no column "
                           f"{pset.columns.get(name) or name!r} with {name}'s scores (name it with "
                           f"--ratings-column {name}=COL)"}
-    headline, convention = PREFERENCE_HEADLINES.get(SET_ALIASES.get(pset.name, pset.name),
-                                                    DEFAULT_PREFERENCE_HEADLINE)
+    head = headline_of(pset.name, PAIRS)
+    headline, convention = head.statistic, head.convention
     order = [headline] + [t for t in TIE_CONVENTIONS if t != headline]
     human = pairs["preference"].to_numpy()
     items = pairs["item"].to_numpy()
@@ -656,7 +634,7 @@ def build_cards(
     scores = dict(scores)
     from dataclasses import replace
 
-    preferences = [replace(p, name=SET_ALIASES.get(p.name, p.name)) for p in preferences]
+    preferences = [replace(p, name=canonical_name(p.name)) for p in preferences]
     columns = {name: _score_column(read_score_table(src), name, str(src)) for name, src in scores.items()}
     parts_of: dict[str, list[str]] = {}
     reward_info = None
@@ -743,7 +721,7 @@ def build_cards(
                 _add_reward_column(reward, frame, lambda part, r=rating, f=frame: _rating_column(r, part, f),
                                    f"ratings:{rating.name}", reward_info)
     asked = list(dict.fromkeys(["ts2"] + [r.name for r in ratings] + [p.name for p in preferences]
-                               + [SET_ALIASES.get(x, x) for x in (sets or ())]))
+                               + [canonical_name(x) for x in (sets or ())]))
     provenance = {
         "command": command, "ts2_evaluate_version": __version__, "segs": None,
         "n_bootstrap": n_bootstrap, "confidence": confidence, "seed": seed,
@@ -795,10 +773,11 @@ def build_cards(
                 except ValueError as error:
                     card_sets[set_name] = {"status": "not evaluated", "reason": f"{pset.source}: {error}"}
             else:
-                known = "" if set_name in KNOWN_SETS else f" ({set_name!r} is not a set the card knows by name: " \
-                                                          f"{', '.join(KNOWN_SETS)})"
+                known_sets = set_names(SEGS, RATINGS, PAIRS)
+                known = "" if set_name in known_sets else f" ({set_name!r} is not a set the card knows by name: " \
+                                                          f"{', '.join(known_sets)})"
                 how = (f"no pair table and per-image scores were given (--preferences {set_name}=FILE "
-                       f"--preference-scores {set_name}=FILE)" if set_name in PREFERENCE_HEADLINES else
+                       f"--preference-scores {set_name}=FILE)" if _is_pairs(set_name) else
                        f"no ratings file with {name}'s scores was given (--ratings {set_name}=FILE)")
                 card_sets[set_name] = {"status": "not evaluated",
                                        "reason": f"{how}; the card reads scores and never scores images{known}"}
