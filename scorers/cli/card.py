@@ -179,13 +179,13 @@ def run_card(args: argparse.Namespace) -> int:
     if args.json:
         from scorers.json_safe import json_default
 
-        print(json.dumps(cards, default=json_default))
+        print(json.dumps({name: card.to_dict() for name, card in cards.items()}, default=json_default))
     else:
         for name, card in cards.items():
-            print(f"{name}: {card['verdict']}")
-            if card.get("parts_verdict"):
-                print(f"  against its parts: {card['parts_verdict']}")
-            for set_name, reason in card["not_evaluated"].items():
+            print(f"{name}: {card.verdict}")
+            if card.parts_verdict:
+                print(f"  against its parts: {card.parts_verdict}")
+            for set_name, reason in card.not_evaluated.items():
                 print(f"  {set_name}: not evaluated: {reason}")
             print(f"  wrote {', '.join(str(p) for p in written[name].values())}")
     return 0
@@ -219,20 +219,19 @@ def _score_sets(args: argparse.Namespace) -> dict:
                       progress=False, offline=True if args.offline else None)
 
 
-def _scored_sets(card: dict, scored: dict) -> None:
+def _scored_sets(card, scored: dict) -> None:
     """Put ``--scorer``'s outcome in a card: sets that could not be scored as not evaluated with their reason,
     preference sets (scored; pairs file) where the card has no section for them, and each scored file's set
     provenance."""
     for name, entry in scored.items():
         if entry["status"] != "scored":  # the library's reason names parameters; the card names the flags
-            card["sets"][name] = {"status": "not evaluated", "reason": flag_wording(entry["reason"])}
-        elif entry["kind"] == "pairs" and card["sets"].get(name, {}).get("status") != "evaluated":
-            card["sets"][name] = {"status": "not evaluated", "scores": entry["pairs_path"],
+            card.sets[name] = {"status": "not evaluated", "reason": flag_wording(entry["reason"])}
+        elif entry["kind"] == "pairs" and card.sets.get(name, {}).get("status") != "evaluated":
+            card.sets[name] = {"status": "not evaluated", "scores": entry["pairs_path"],
                                   "reason": f"scored ({entry['pairs_path']}: {entry['info'].get('rows')} pairs with "
                                             f"{entry['column']}_a/_b), but this card has no preference-set section"}
         elif entry["kind"] == "images":
-            card["sets"][name] = {"status": "not evaluated", "scores": entry["path"],
+            card.sets[name] = {"status": "not evaluated", "scores": entry["path"],
                                   "reason": f"scored ({entry['path']}); TIFA v1.0 is a bench without human ratings"}
-    card["not_evaluated"] = {k: v["reason"] for k, v in card["sets"].items() if v["status"] == "not evaluated"}
-    card["provenance"]["scored_sets"] = {n: {k: v for k, v in e.items() if k != "status"}
+    card.provenance["scored_sets"] = {n: {k: v for k, v in e.items() if k != "status"}
                                          for n, e in scored.items()}

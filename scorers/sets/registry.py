@@ -81,127 +81,76 @@ class SetRecord:
 
 
 # ------------------------------------------------------------------------------------------------------- the loaders
-# Imported when called: the registry stays light, and each arrow stays visible to tests/test_import_contracts.py.
 
 
-def _score_ts2(*args, **kwargs):
-    from scorers.sets.own_paths import score_ts2
+def _later(module: str, name: str) -> Callable:
+    """``scorers.sets.<module>.<name>``, imported when first called: the registry stays light (no pandas), and each
+    arrow stays visible to tests/test_import_contracts.py."""
 
-    return score_ts2(*args, **kwargs)
+    def call(*args, **kwargs):
+        if module == "ratings":
+            from scorers.sets import ratings as found
+        elif module == "preferences":
+            from scorers.sets import preferences as found
+        elif module == "embedded":
+            from scorers.sets import embedded as found
+        else:
+            from scorers.sets import own_paths as found
+        return getattr(found, name)(*args, **kwargs)
 
-
-def _score_tifa_v1(*args, **kwargs):
-    from scorers.sets.own_paths import score_tifa_v1
-
-    return score_tifa_v1(*args, **kwargs)
-
-
-def _load_tifa160(path=None, *, offline=None):
-    from scorers.sets.ratings import load_tifa160
-
-    return load_tifa160(path, offline=offline)
-
-
-def _load_genai_bench(path=None, *, offline=None):
-    from scorers.sets.ratings import load_genai_bench
-
-    return load_genai_bench(path, offline=offline)
-
-
-def _load_evalmuse(path=None, *, offline=None):
-    from scorers.sets.ratings import load_evalmuse
-
-    return load_evalmuse(path, offline=offline)
-
-
-def _load_gecko2k(path=None, *, offline=None):
-    from scorers.sets.ratings import load_gecko2k
-
-    return load_gecko2k(path, offline=offline)
-
-
-def _load_pickapic_v2(path=None, *, offline=None):
-    from scorers.sets.preferences import load_pickapic_v2
-
-    return load_pickapic_v2(path, offline=offline)
-
-
-def _load_hpdv2(path=None, *, offline=None):
-    from scorers.sets.preferences import load_hpdv2
-
-    return load_hpdv2(path, offline=offline)
-
-
-def _load_imagerewarddb(path=None, *, offline=None):
-    from scorers.sets.preferences import load_imagerewarddb
-
-    return load_imagerewarddb(path, offline=offline)
-
-
-def _load_mjbench_alignment(path=None, *, offline=None):
-    from scorers.sets.preferences import load_mjbench_alignment
-
-    return load_mjbench_alignment(path, offline=offline)
-
-
-def _pickapic_bytes(name, images, path):
-    from scorers.sets.embedded import pickapic_bytes
-
-    return pickapic_bytes(name, images, path)
-
-
-def _cell_bytes(name, images, path):
-    from scorers.sets.embedded import parquet_cell_bytes
-
-    return parquet_cell_bytes(name, images, path)
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
 # -------------------------------------------------------------------------------------------------------- the records
 
 _EMBEDDED = "the set's own Parquet file (images embedded)"
+_CELL_BYTES = _later("embedded", "parquet_cell_bytes")
 
 #: every set by its name, in the order the tools list them
 REGISTRY: dict[str, SetRecord] = {record.name: record for record in (
-    SetRecord("ts2", SEGS, score=_score_ts2,
+    SetRecord("ts2", SEGS, score=_later("own_paths", "score_ts2"),
               images=ImageSource("the TS2 images (a data dir with metadata.csv + images/, or the Hub dataset)"),
               headline=Headline("rank", "avg", "rank (avg over SEGs), with sep and delta; values are fractions")),
-    SetRecord("tifa_v1", IMAGES, score=_score_tifa_v1,
+    SetRecord("tifa_v1", IMAGES, score=_later("own_paths", "score_tifa_v1"),
               images=ImageSource("your generated images of the TIFA v1.0 texts (<text_id>.png or <text_id>/<k>.png)")),
-    SetRecord("tifa160", RATINGS, load=_load_tifa160,
+    SetRecord("tifa160", RATINGS, load=_later("ratings", "load_tifa160"),
               images=ImageSource("the TIFA repository's TIFA160 images (the files named by image_path of "
                                  "human_annotations_with_scores.json)"),
               headline=Headline("spearman", "none", "Spearman's rho over all images pooled (TIFA, Hu et al. 2023, "
                                                     "reports Spearman's rho and Kendall's tau against the averaged "
                                                     "Likert ratings)"),
               metric_columns={"clipscore": "clipscore_vitb32", "mplug_tifa": "tifa_mplug-large"}),
-    SetRecord("genai_bench", RATINGS, load=_load_genai_bench, images=ImageSource(_EMBEDDED, _cell_bytes),
+    SetRecord("genai_bench", RATINGS, load=_later("ratings", "load_genai_bench"),
+              images=ImageSource(_EMBEDDED, _CELL_BYTES),
               headline=Headline("pairwise_acc", "none", "pairwise accuracy with tie calibration (GenAI-Bench / "
                                                         "VQAScore, Lin et al. 2024, following Deutsch et al. 2023)")),
-    SetRecord("evalmuse", RATINGS, load=_load_evalmuse, human=("human",),
+    SetRecord("evalmuse", RATINGS, load=_later("ratings", "load_evalmuse"), human=("human",),
               images=ImageSource("the EvalMuse-40K images of the Hub dataset DY-Evalab/EvalMuse (the files named by "
                                  "img_path)")),
-    SetRecord("gecko2k", RATINGS, load=_load_gecko2k, human=("human",),
+    SetRecord("gecko2k", RATINGS, load=_later("ratings", "load_gecko2k"), human=("human",),
               images=ImageSource("the images your Gecko ratings table names in its image column (the pinned release "
                                  "has prompts only)")),
-    SetRecord("pickapic_v2", PAIRS, load=_load_pickapic_v2, images=ImageSource(_EMBEDDED, _pickapic_bytes),
+    SetRecord("pickapic_v2", PAIRS, load=_later("preferences", "load_pickapic_v2"),
+              images=ImageSource(_EMBEDDED, _later("embedded", "pickapic_bytes")),
               headline=Headline("calibrated", "", "pairwise accuracy with human ties kept and a metric tie threshold "
                                                   "(Pick-a-Pic, Kirstain et al. 2023, tune the threshold on the "
                                                   "validation split; here epsilon is calibrated on the evaluated "
                                                   "pairs, Deutsch et al. 2023, which is optimistic)")),
-    SetRecord("hpdv2", PAIRS, load=_load_hpdv2,
+    SetRecord("hpdv2", PAIRS, load=_later("preferences", "load_hpdv2"),
               images=ImageSource("the HPDv2 test images (test.tar.gz of the Hub dataset ymhao/HPDv2, the files named "
                                  "by image_path)"),
               headline=Headline("excluded", "", "pairwise accuracy over the human-ranked pairs, human ties dropped, a "
                                                 "metric tie wrong (HPSv2, Wu et al. 2023, reports 1 - discordant/all "
                                                 "pairs per prompt ranking, which also credits human- and metric-tied "
                                                 "pairs; equal when neither ties)")),
-    SetRecord("imagerewarddb", PAIRS, load=_load_imagerewarddb,
+    SetRecord("imagerewarddb", PAIRS, load=_later("preferences", "load_imagerewarddb"),
               images=ImageSource("the ImageRewardDB test images (images/test/*.zip of the Hub dataset "
                                  "THUDM/ImageRewardDB, extracted; the files named by image_path)"),
               headline=Headline("excluded", "", "pairwise accuracy with human ties dropped and a metric tie counted "
                                                 "wrong (ImageReward, Xu et al. 2023, test accuracy)")),
-    SetRecord("mjbench_alignment", PAIRS, aliases=("mj_bench",), load=_load_mjbench_alignment,
-              images=ImageSource(_EMBEDDED, _cell_bytes),
+    SetRecord("mjbench_alignment", PAIRS, aliases=("mj_bench",), load=_later("preferences", "load_mjbench_alignment"),
+              images=ImageSource(_EMBEDDED, _CELL_BYTES),
               headline=Headline("excluded", "", "pairwise accuracy, a metric tie counted wrong (MJ-Bench, Chen et al. "
                                                 "2024, report accuracy 'with ties', a score gap within their "
                                                 "threshold counted as a wrong tie, here threshold 0; its labels have "
