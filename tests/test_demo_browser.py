@@ -379,6 +379,7 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
 
     from scorers.json_safe import json_default
     from scorers.report.card import build_cards
+    from scorers.ts2.options import MetaOptions
 
     metadata = read_metadata(shared_ts2 / "metadata.csv")
     mplug = pd.read_csv(shared_ts2 / "released_scores.csv")["mplug_tifa"].to_numpy(dtype=float)
@@ -413,7 +414,7 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
 
     cards = build_cards({"mplug_tifa": shared_ts2 / "released_scores.csv", "blip1_dsg": shared_ts2 /
                          "released_scores.csv"}, metadata=shared_ts2 / "metadata.csv", data_dir=str(shared_ts2),
-                        n_bootstrap=100, clean_quotes=True)
+                        options=MetaOptions(n_bootstrap=100, clean_quotes=True))
     good = demo_env["root"] / "cards.json"
     good.write_text(json.dumps({name: card.to_dict() for name, card in cards.items()}, default=json_default))
     clear = page.locator("#card-upload button[aria-label='Clear']")

@@ -112,6 +112,7 @@ def run_card(args: argparse.Namespace) -> int:
     from scorers.cli._validate import reward_weights
     from scorers.cli._options import release_or_given
     from scorers.cli._saved import command_line
+    from scorers.ts2.options import MetaOptions
 
     if bool(args.scores) == bool(args.scorer):
         raise ValueError("give the metric's score files (--scores NAME=FILE...) or a scorer to run (--scorer NAME)"
@@ -167,12 +168,12 @@ def run_card(args: argparse.Namespace) -> int:
         rating.human = list(rating.human) or scored.get(rating.name, {}).get("human", [])
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     baseline = None if args.baseline.lower() == "none" else args.baseline
+    options = MetaOptions(seg_subset=args.segs, n_bootstrap=args.n_bootstrap, confidence=args.confidence,
+                          seed=args.seed, clean_quotes=args.clean_quotes, lower_is_better=lower)
     cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
                         sets=[s.strip() for s in args.sets.split(",") if s.strip()], data_dir=args.data_dir,
-                        segs=args.segs, n_bootstrap=args.n_bootstrap, confidence=args.confidence, seed=args.seed,
-                        offline=True if args.offline else None, command=command_line(args.argv),
-                        clean_quotes=args.clean_quotes, lower_is_better=lower, preferences=preferences,
-                        reward=reward, reward_dir=args.out)
+                        options=options, offline=True if args.offline else None, command=command_line(args.argv),
+                        preferences=preferences, reward=reward, reward_dir=args.out)
     for card in cards.values():  # --scorer: what was scored, and why a set was not (never dropped)
         _scored_sets(card, scored)
     written = {name: write_card(card, args.out) for name, card in cards.items()}

@@ -182,11 +182,13 @@ def print_meta(frame, result) -> None:
     the default SEG set (0-163) is stated, and orientation comes from the scorer's own facts
     (``higher_is_better``) through :func:`scorers.stats.orientation.resolve_orientation`."""
     from scorers.ts2.meta_from_tables import meta_from_tables
+    from scorers.ts2.options import MetaOptions
     from scorers.cli._format import format_meta_table
 
     columns = list(result.extra["score_columns"])
     evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], frame[["seg_id", "file_name", "node"]],
-                                 columns=columns, higher_is_better=result.extra.get("higher_is_better", {}))
+                                 columns=columns,
+                                 options=MetaOptions(higher_is_better=result.extra.get("higher_is_better", {})))
     results = {(c if evaluated.orientation[c] else f"{c} (lower is better)"): evaluated.results[c] for c in columns}
     print(format_meta_table(results))
     print("values in %")

@@ -178,6 +178,7 @@ class PublishedCards:
 
     def _build(self, metric: str) -> Card:
         from scorers.report.card import RatingSet, build_cards
+        from scorers.ts2.options import MetaOptions
 
         scores_path, metadata_path = self.tables.paths["scores"], self.tables.paths["metadata"]
         # the published rows come from the same folder when it holds both tables, else from scorers.tables.release
@@ -189,8 +190,9 @@ class PublishedCards:
             scores["clipscore"] = scores_path  # the baseline from the same file, read the same way
         cards = build_cards(
             scores, metadata=metadata_path, baseline="clipscore", ratings=[RatingSet("tifa160", "tifa160")],
-            data_dir=str(folder) if folder is not None else None, segs=segs, n_bootstrap=self.n_bootstrap,
-            seed=self.seed, offline=self.offline, clean_quotes=True,
+            data_dir=str(folder) if folder is not None else None,
+            options=MetaOptions(seg_subset=segs, n_bootstrap=self.n_bootstrap, seed=self.seed, clean_quotes=True),
+            offline=self.offline,
             command=f"ts2 card --scores {metric}={scores_path.name} --ratings tifa160=tifa160 --clean-quotes "
                     f"--n-bootstrap {self.n_bootstrap} --seed {self.seed} (demo)",
         )

@@ -12,6 +12,7 @@ from scorers.report.card.schema import Card
 from scorers.report.card.sections import (SharedResults, preference_others, preference_section, rating_others,
                                           rating_section, ts2_result, ts2_section)
 from scorers.sets.registry import PAIRS, RATINGS, SEGS, set_names
+from scorers.ts2.options import MetaOptions
 
 __all__ = ["build_cards"]
 
@@ -27,14 +28,9 @@ def build_cards(
     ratings: Sequence[RatingSet] = (),
     sets: Sequence[str] | None = None,
     data_dir: str | None = None,
-    segs="default",
-    n_bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    options: MetaOptions = MetaOptions(n_bootstrap=1000),
     offline: bool | None = None,
     command: str = "",
-    clean_quotes: bool = False,
-    lower_is_better: Sequence[str] = (),
     preferences: Sequence[PreferenceSet] = (),
     reward: RewardSpec | None = None,
     reward_dir: str | Path | None = None,
@@ -43,54 +39,55 @@ def build_cards(
 
     ``baseline``: a name among ``scores`` or a column of the release's ``released_scores.csv`` (default the release's
     ``clipscore``; None: no paired tests). ``ratings``: the human rating sets. ``sets``: names asked for; one that is
-    neither ``ts2`` nor given in ``ratings`` is listed as not evaluated with the reason. ``clean_quotes`` strips stray
-    quote characters from the ``scores`` files' cells (as ``ts2 meta --clean-quotes``); ``lower_is_better`` names the
-    metrics (of ``scores`` or the baseline) whose lower scores are better; others follow
-    :func:`scorers.stats.orientation.resolve_orientation`. ``preferences``: the preference sets (pair tables + per-image
+    neither ``ts2`` nor given in ``ratings`` is listed as not evaluated with the reason. ``options``
+    (:class:`~scorers.ts2.options.MetaOptions`, default 1,000 bootstrap resamples): the SEGs, the bootstrap (every
+    interval and paired test of the card), ``clean_quotes`` (stray quote characters stripped from the ``scores``
+    files' cells, as ``ts2 meta --clean-quotes``) and ``lower_is_better``: here the metrics (of ``scores`` or the
+    baseline) whose lower scores are better; others follow :func:`scorers.stats.orientation.resolve_orientation`.
+    ``preferences``: the preference sets (pair tables + per-image
     score files). ``reward``: a weighted reward over metrics of ``scores`` (each part must be one), judged as one
     more metric named ``reward.name``; its per-image TS2 scores are written to ``reward_dir`` as
     ``<name>_ts2_scores.csv`` (``seg_id, file_name, <name>``; default: the current folder), and on each human set its
     scores come from the parts' columns there (normalisation statistics over that set's images).
     """
-    opts = {"segs": segs, "n_bootstrap": n_bootstrap, "confidence": confidence, "seed": seed}
     read = read_inputs(scores, metadata=metadata, baseline=baseline, ratings=ratings, preferences=preferences,
-                       sets=sets, data_dir=data_dir, segs=segs, offline=offline, clean_quotes=clean_quotes,
-                       reward=reward, reward_dir=reward_dir)
+                       sets=sets, data_dir=data_dir, options=options, offline=offline, reward=reward,
+                       reward_dir=reward_dir)
     shared = SharedResults()
     try:
         from scorers.ts2.reproduce import released_reproduction
 
-        shared.published = released_reproduction(data_dir, seg_subset=segs, progress=False, n_bootstrap=n_bootstrap)
+        shared.published = released_reproduction(data_dir, seg_subset=options.seg_subset, progress=False,
+                                                 n_bootstrap=options.n_bootstrap)
     except (FileNotFoundError, ValueError) as error:  # ReleaseFileUnavailable is a FileNotFoundError
         shared.published_reason = f"the published rows are not available: {str(error).splitlines()[0]}"
     base = None
     if read.baseline_source is not None:
         src, col, quotes = read.baseline_source
-        evaluated = ts2_result(src, col, read.meta_frame, clean_quotes=quotes,
-                               lower_is_better=baseline in lower_is_better, **opts)
+        evaluated = ts2_result(src, col, read.meta_frame, options, clean_quotes=quotes,
+                               lower_is_better=baseline in options.lower_is_better)
         base = {"name": baseline, "ts2": evaluated.results[col], "ts2_column": col, "ts2_source": str(src)}
-    provenance = card_provenance(read, command=command, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed)
+    provenance = card_provenance(read, command=command, options=options)
     cards = {}
     for name, src in read.scores.items():
         card_sets = {}
         for set_name in read.asked:
-            card_sets[set_name] = _section(read, set_name, name, src, base, baseline, opts, shared,
-                                           clean_quotes=clean_quotes, lower_is_better=lower_is_better)
+            card_sets[set_name] = _section(read, set_name, name, src, base, baseline, options, shared)
             if set_name == "ts2":
                 provenance["segs"] = card_sets["ts2"]["meta"]["segs"]
-        _add_other_metrics(read, card_sets, opts, shared)
-        cards[name] = _card(read, name, card_sets, base, baseline, confidence, provenance)
+        _add_other_metrics(read, card_sets, options, shared)
+        cards[name] = _card(read, name, card_sets, base, baseline, options.confidence, provenance)
     return cards
 
 
-def _section(read: CardInputs, set_name: str, name: str, src, base, baseline, opts, shared: SharedResults, *,
-             clean_quotes: bool, lower_is_better: Sequence[str]) -> dict:
+def _section(read: CardInputs, set_name: str, name: str, src, base, baseline, options: MetaOptions,
+             shared: SharedResults) -> dict:
     """Metric ``name``'s section for set ``set_name``."""
     parts = read.parts_of.get(name, ())
     if set_name == "ts2":
-        return ts2_section(name, read.columns[name], src, base, read.meta_frame, opts, shared,
-                           clean_quotes=clean_quotes and name not in read.parts_of,
-                           lower_is_better=name in lower_is_better, parts=parts)
+        return ts2_section(name, read.columns[name], src, base, read.meta_frame, options, shared,
+                           clean_quotes=options.clean_quotes and name not in read.parts_of,
+                           lower_is_better=name in options.lower_is_better, parts=parts)
     if set_name in read.unavailable:
         return {"status": "not evaluated", "reason": read.unavailable[set_name]}
     if name in read.parts_of:
@@ -103,14 +100,14 @@ def _section(read: CardInputs, set_name: str, name: str, src, base, baseline, op
     if set_name in read.frames:
         rating = read.rating(set_name)
         try:
-            return rating_section(rating, name, baseline, read.frames[set_name], opts, lower_is_better, parts=parts)
+            return rating_section(rating, name, baseline, read.frames[set_name], options, parts=parts)
         except ValueError as error:  # e.g. a pooled bootstrap too large, a constant column: say so, go on
             return {"status": "not evaluated", "reason": f"{rating.source}: {error}"}
     if set_name in read.pair_tables:
         pset = read.preference(set_name)
         try:
             section = preference_section(pset, name, baseline, read.pair_tables[set_name], read.set_scores[set_name],
-                                         opts, lower_is_better, parts=parts)
+                                         options, parts=parts)
             section["provenance"] = read.pair_tables[set_name].attrs.get("provenance")
             return section
         except ValueError as error:
@@ -124,7 +121,7 @@ def _section(read: CardInputs, set_name: str, name: str, src, base, baseline, op
     return {"status": "not evaluated", "reason": f"{how}; the card reads scores and never scores images{known}"}
 
 
-def _add_other_metrics(read: CardInputs, card_sets: dict, opts, shared: SharedResults) -> None:
+def _add_other_metrics(read: CardInputs, card_sets: dict, options: MetaOptions, shared: SharedResults) -> None:
     """Each evaluated human set's ``other_metrics``: the headline of its files' other metric columns (computed once
     per set), less the columns the section shows."""
     for set_name, section in card_sets.items():
@@ -135,9 +132,10 @@ def _add_other_metrics(read: CardInputs, card_sets: dict, opts, shared: SharedRe
             try:
                 if set_name in read.pair_tables:
                     shared.others[set_name] = preference_others(read.preference(set_name), read.pair_tables[set_name],
-                                                                read.set_scores[set_name], opts, own)
+                                                                read.set_scores[set_name], options, own)
                 else:
-                    shared.others[set_name] = rating_others(read.rating(set_name), read.frames[set_name], opts, own)
+                    shared.others[set_name] = rating_others(read.rating(set_name), read.frames[set_name], options,
+                                                            own)
             except ValueError:  # a constant or empty column: no grey row, the card's own numbers stand
                 shared.others[set_name] = {}
         shown = {section.get("column"), section.get("baseline_column"),

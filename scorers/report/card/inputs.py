@@ -11,6 +11,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from scorers.sets.registry import PAIRS, canonical_name, find_set, set_names
+from scorers.ts2.options import MetaOptions
 
 __all__ = ["SET_SCORE_KEYS", "CardInputs", "PreferenceSet", "RatingSet", "RewardSpec", "card_provenance",
            "file_sha256", "human_columns", "is_pairs", "parse_reward_normalize", "rating_column", "rating_wanted",
@@ -350,8 +351,8 @@ def _one_line(source, error: Exception) -> str:
 
 
 def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | None, ratings: Sequence[RatingSet],
-                preferences: Sequence[PreferenceSet], sets: Sequence[str] | None, data_dir: str | None, segs,
-                offline: bool | None, clean_quotes: bool, reward: RewardSpec | None,
+                preferences: Sequence[PreferenceSet], sets: Sequence[str] | None, data_dir: str | None,
+                options: MetaOptions, offline: bool | None, reward: RewardSpec | None,
                 reward_dir: str | Path | None) -> CardInputs:
     """Read every input of :func:`~scorers.report.card.build.build_cards` (its parameters, same names). A score file
     without the metric's column, a reward part without a score file and an unknown baseline are errors; a human
@@ -361,6 +362,7 @@ def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | N
 
     from scorers.tables.readers import read_metadata, read_score_table
 
+    segs, clean_quotes = options.seg_subset, options.clean_quotes
     meta_frame = read_metadata(metadata)
     scores = dict(scores)
     preferences = [replace(p, name=canonical_name(p.name)) for p in preferences]
@@ -448,14 +450,14 @@ def _read_preference_set(read: CardInputs, pset: PreferenceSet, offline) -> None
         read.unavailable[pset.name] = _one_line(pset.source, error)
 
 
-def card_provenance(read: CardInputs, *, command: str, n_bootstrap: int, confidence: float, seed: int) -> dict:
+def card_provenance(read: CardInputs, *, command: str, options: MetaOptions) -> dict:
     """The provenance every card of one run shares: the command, the package version, bootstrap settings, each
     input's path and sha256 (``segs`` is filled in by the TS2 section)."""
     from scorers import __version__
 
     provenance = {
         "command": command, "ts2_evaluate_version": __version__, "segs": None,
-        "n_bootstrap": n_bootstrap, "confidence": confidence, "seed": seed,
+        "n_bootstrap": options.n_bootstrap, "confidence": options.confidence, "seed": options.seed,
         "inputs": {role: {"path": str(Path(p).resolve()), "sha256": file_sha256(p)} for role, p in read.files.items()},
         "preference_sets": {n: t.attrs.get("provenance") for n, t in read.pair_tables.items()},
     }

@@ -5,13 +5,14 @@ convention from :mod:`scorers.sets.registry`; the verdict of a paired test; the 
 metrics of a set's files). Sections are the JSON objects :mod:`scorers.report.card.schema` describes."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
 
 from scorers.report.card.inputs import PreferenceSet, RatingSet, human_columns, rating_column, rating_wanted
 from scorers.sets.registry import PAIRS, RATINGS, get_set, headline_of
+from scorers.ts2.options import MetaOptions
 
 __all__ = ["SharedResults", "preference_others", "preference_section", "rating_others", "rating_section", "ts2_result",
            "ts2_section", "verdict_of"]
@@ -29,14 +30,15 @@ class SharedResults:
     others: dict = field(default_factory=dict)
 
 
-def ts2_result(source, column, metadata, *, clean_quotes, segs, n_bootstrap, confidence, seed, lower_is_better=()):
-    from scorers.ts2.meta_from_tables import meta_from_tables
+def ts2_result(source, column, metadata, options: MetaOptions, *, clean_quotes: bool, lower_is_better: bool = False):
+    """``ts2 meta`` on one column of one score file (``lower_is_better``: that column's)."""
     from scorers.tables.readers import read_score_table
+    from scorers.ts2.meta_from_tables import meta_from_tables
 
     table = read_score_table(source, [column])
-    return meta_from_tables([(str(source), table)], metadata, columns=[column], seg_subset=segs,
-                            n_bootstrap=n_bootstrap, confidence=confidence, seed=seed, clean_quotes=clean_quotes,
-                            lower_is_better=[column] if lower_is_better else ())
+    return meta_from_tables([(str(source), table)], metadata, columns=[column],
+                            options=replace(options, clean_quotes=clean_quotes,
+                                            lower_is_better=[column] if lower_is_better else ()))
 
 
 def _finite(x):
@@ -56,14 +58,14 @@ def verdict_of(comparison: dict | None) -> str:
     return "no clear difference"
 
 
-def ts2_section(name, column, source, baseline, metadata, opts, shared: SharedResults, *, clean_quotes=False,
-                lower_is_better=False, parts: Sequence[str] = ()) -> dict:
+def ts2_section(name, column, source, baseline, metadata, options: MetaOptions, shared: SharedResults, *,
+                clean_quotes=False, lower_is_better=False, parts: Sequence[str] = ()) -> dict:
     """TS2: rank / sep / delta (as ``ts2 meta``), the place among the published rows, paired tests over SEGs
     against the ``baseline`` (``{"name", "ts2", "ts2_column", "ts2_source"}``) and a reward's ``parts``."""
     from scorers.stats.meta import META_METRICS, compare
 
-    evaluated = ts2_result(source, column, metadata, clean_quotes=clean_quotes, lower_is_better=lower_is_better,
-                           **opts)
+    evaluated = ts2_result(source, column, metadata, options, clean_quotes=clean_quotes,
+                           lower_is_better=lower_is_better)
     result = evaluated.results[column]
     shared.ts2_results[name] = result
     section = {"status": "evaluated", "headline": get_set("ts2").headline.convention,
@@ -87,8 +89,8 @@ def ts2_section(name, column, source, baseline, metadata, opts, shared: SharedRe
 
     def against(other):
         """(summary, ci, paired comparisons over SEGs) of this metric against the TS2 result ``other``"""
-        comparisons = [compare(result, other, meta_metric=m, n_resamples=opts["n_bootstrap"] or 1000,
-                               confidence=opts["confidence"], seed=opts["seed"]).to_dict() for m in META_METRICS]
+        comparisons = [compare(result, other, meta_metric=m, n_resamples=options.n_bootstrap or 1000,
+                               confidence=options.confidence, seed=options.seed).to_dict() for m in META_METRICS]
         as_dict = other.to_dict()
         return ({m: as_dict[m]["summary"] for m in META_METRICS}, {m: as_dict[m].get("ci") for m in META_METRICS},
                 comparisons)
@@ -108,12 +110,17 @@ def ts2_section(name, column, source, baseline, metadata, opts, shared: SharedRe
     return section
 
 
-def rating_section(rating: RatingSet, name: str, baseline_name: str | None, frame, opts,
-                    lower_is_better: Sequence[str] = (), parts: Sequence[str] = ()) -> dict:
+def rating_section(rating: RatingSet, name: str, baseline_name: str | None, frame, options: MetaOptions,
+                   parts: Sequence[str] = ()) -> dict:
+    """A rating set: agreement of metric ``name``'s column with the human ratings (as ``ts2 correlate``), paired
+    tests on the same items against the baseline and a reward's ``parts`` (``options.lower_is_better``: metric
+    names)."""
     from scorers.stats.agreement import COEFFICIENTS, compare_agreement
+    from scorers.stats.correlation import correlate_frame
     from scorers.stats.meta import as_scores
     from scorers.stats.orientation import resolve_orientation
-    from scorers.stats.correlation import correlate_frame
+
+    lower_is_better = options.lower_is_better
 
     column = rating_column(rating, name, frame)
     if column is None:
@@ -128,7 +135,7 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
     coefficient, grouping, convention = rule.statistic, rule.grouping, rule.convention
     flipped = [column] if name in lower_is_better else []
     table = correlate_frame(frame, human=human, metrics=[column], coefficients=COEFFICIENTS, grouping="none",
-                            n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"],
+                            n_bootstrap=options.n_bootstrap, confidence=options.confidence, seed=options.seed,
                             lower_is_better=flipped)
     rows = table.to_dict()["rows"]
     own = [r for r in rows if r["metric"] == column]
@@ -152,12 +159,12 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
                 warnings.simplefilter("ignore", RuntimeWarning)
                 h = np.nanmean(np.vstack([as_scores(frame[c].tolist(), name=c) for c in human]), axis=0)
         other = correlate_frame(frame, human=human, metrics=[other_col], coefficients=(coefficient,), grouping="none",
-                                n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"],
+                                n_bootstrap=options.n_bootstrap, confidence=options.confidence, seed=options.seed,
                                 lower_is_better=[other_col] if other_name in lower_is_better else [])
         row = next(r for r in other.to_dict()["rows"] if r["metric"] == other_col)
         comparison = compare_agreement(h, a, b, coefficient=coefficient, grouping=grouping,
-                                       n_resamples=opts["n_bootstrap"] or 1000, confidence=opts["confidence"],
-                                       seed=opts["seed"]).to_dict()
+                                       n_resamples=options.n_bootstrap or 1000, confidence=options.confidence,
+                                       seed=options.seed).to_dict()
         return row, comparison
 
     base_col = rating_column(rating, baseline_name, frame) if baseline_name and baseline_name != name else None
@@ -189,10 +196,15 @@ def _pair_scores(scores, column: str, pairs, flip: bool) -> tuple[np.ndarray, np
     return (-a, -b) if flip else (a, b)
 
 
-def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None, pairs, scores, opts,
-                        lower_is_better: Sequence[str] = (), parts: Sequence[str] = ()) -> dict:
+def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None, pairs, scores,
+                       options: MetaOptions, parts: Sequence[str] = ()) -> dict:
+    """A preference set: pairwise accuracy of metric ``name`` under both tie conventions (the set's headline one
+    first), paired tests on the same pairs against the baseline and a reward's ``parts``
+    (``options.lower_is_better``: metric names)."""
     from scorers.stats.preference_accuracy import (TIE_CONVENTIONS, compare_preference_accuracy,
                                                    pairwise_preference_accuracy)
+
+    lower_is_better = options.lower_is_better
 
     def column_of(metric):
         column = pset.columns.get(metric) or metric
@@ -215,7 +227,7 @@ def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None
         return {"status": "not evaluated",
                 "reason": f"none of the {len(pairs)} pairs of {pset.name} has both images scored in column "
                           f"{column!r} (the score files' image keys must equal the pair table's image_a/image_b)"}
-    boot = {"n_bootstrap": opts["n_bootstrap"], "confidence": opts["confidence"], "seed": opts["seed"]}
+    boot = {"n_bootstrap": options.n_bootstrap, "confidence": options.confidence, "seed": options.seed}
 
     def rows_of(a, b):
         out = []
@@ -235,8 +247,8 @@ def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None
     def comparisons(other_column, other_flip):
         oa, ob = _pair_scores(scores, other_column, pairs, other_flip)
         return [{"ties": ties, **compare_preference_accuracy(
-            (sa, sb), (oa, ob), human, ties=ties, items=items, n_bootstrap=opts["n_bootstrap"] or 1000,
-            confidence=opts["confidence"], seed=opts["seed"]).to_dict()} for ties in order]
+            (sa, sb), (oa, ob), human, ties=ties, items=items, n_bootstrap=options.n_bootstrap or 1000,
+            confidence=options.confidence, seed=options.seed).to_dict()} for ties in order]
 
     base_col = column_of(baseline_name) if baseline_name and baseline_name != name else None
     if baseline_name and baseline_name != name and base_col is None:
@@ -261,7 +273,7 @@ def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None
     return section
 
 
-def rating_others(rating: RatingSet, frame, opts, exclude: Sequence[str]) -> dict:
+def rating_others(rating: RatingSet, frame, options: MetaOptions, exclude: Sequence[str]) -> dict:
     """The headline coefficient, with its CI, of every other metric column of a rating file (TIFA160's file holds
     the per-image scores of the metrics TIFA published): the grey rows of the card's figure."""
     import pandas as pd
@@ -276,12 +288,12 @@ def rating_others(rating: RatingSet, frame, opts, exclude: Sequence[str]) -> dic
     if not columns or not human:
         return {}
     table = correlate_frame(frame, human=human, metrics=columns, coefficients=(coefficient,), grouping="none",
-                            n_bootstrap=opts["n_bootstrap"], confidence=opts["confidence"], seed=opts["seed"])
+                            n_bootstrap=options.n_bootstrap, confidence=options.confidence, seed=options.seed)
     return {r["metric"]: {"value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"]}
             for r in table.to_dict()["rows"] if r["metric"] in columns}
 
 
-def preference_others(pset: PreferenceSet, pairs, scores, opts, exclude: Sequence[str]) -> dict:
+def preference_others(pset: PreferenceSet, pairs, scores, options: MetaOptions, exclude: Sequence[str]) -> dict:
     """The headline accuracy, with its CI, of every other metric column of a preference set's score files."""
     from scorers.stats.preference_accuracy import pairwise_preference_accuracy
 
@@ -294,8 +306,8 @@ def preference_others(pset: PreferenceSet, pairs, scores, opts, exclude: Sequenc
         if np.isnan(a).all() or np.isnan(b).all():
             continue
         acc = pairwise_preference_accuracy(a, b, pairs["preference"].to_numpy(), ties=ties,
-                                           items=pairs["item"].to_numpy(), n_bootstrap=opts["n_bootstrap"],
-                                           confidence=opts["confidence"], seed=opts["seed"]).to_dict()
+                                           items=pairs["item"].to_numpy(), n_bootstrap=options.n_bootstrap,
+                                           confidence=options.confidence, seed=options.seed).to_dict()
         ci = acc["confidence_interval"] or (None, None)
         out[column] = {"value": acc["statistic"], "ci_low": ci[0], "ci_high": ci[1]}
     return out
