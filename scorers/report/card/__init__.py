@@ -14,7 +14,7 @@ for but cannot be evaluated (no file, offline without a cache, no column for the
 
 A weighted reward (:class:`RewardSpec`, ``ts2 card --reward pickscore=1,hpsv2=0.5``) is one more metric: its
 per-image score is the weighted sum of its parts' scores after the normalisation :func:`scorers.rewards.api.load` applies
-(:func:`weighted_reward`), and its card also compares it with each part.
+(:func:`scorers.rewards.normalisation.weighted_reward`, the same code), and its card also compares it with each part.
 
 Four parts, one direction: :mod:`~scorers.report.card.inputs` (read every file once) -> :mod:`~scorers.report.card.
 sections` and :mod:`~scorers.report.card.build` (the numbers, a :class:`Card` per metric; :mod:`~scorers.report.card.
@@ -22,9 +22,10 @@ schema`) -> :mod:`~scorers.report.card.render` (Markdown, HTML, JSON, PNG).
 """
 from scorers.report.card.build import build_cards
 from scorers.report.card.inputs import (PreferenceSet, RatingSet, RewardSpec, parse_reward_normalize, read_pair_table,
-                                        read_set_scores, weighted_reward)
+                                        read_set_scores)
 from scorers.report.card.render import FIGURE_CAPTION, card_figure, card_html, card_markdown, figure_dots, write_card
 from scorers.report.card.schema import CARD_FIELDS, Card, SetHeadline, section_kind, set_headline
+from scorers.rewards.normalisation import weighted_reward  # the reward API's normalisation, on score arrays
 
 __all__ = ["CARD_FIELDS", "FIGURE_CAPTION", "Card", "PreferenceSet", "RatingSet", "RewardSpec", "SetHeadline",
            "build_cards", "card_figure", "card_html", "card_markdown", "figure_dots", "parse_reward_normalize",

@@ -10,12 +10,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from scorers.rewards.normalisation import weighted_reward
 from scorers.sets.registry import PAIRS, canonical_name, find_set, set_names
 from scorers.ts2.options import MetaOptions
 
 __all__ = ["SET_SCORE_KEYS", "CardInputs", "PreferenceSet", "RatingSet", "RewardSpec", "card_provenance",
            "file_sha256", "human_columns", "is_pairs", "parse_reward_normalize", "rating_column", "rating_wanted",
-           "read_inputs", "read_pair_table", "read_set_scores", "read_table", "score_column", "weighted_reward"]
+           "read_inputs", "read_pair_table", "read_set_scores", "read_table", "score_column"]
 
 
 @dataclass
@@ -76,35 +77,6 @@ def parse_reward_normalize(text: str, weights: Mapping[str, float]):
         return check_normalize(pairs, weights)
     except ValueError as error:
         raise ValueError(f"--reward-normalize {text}: {error}") from None
-
-
-def weighted_reward(components: Mapping[str, Sequence[float]], weights: Mapping[str, float],
-                    normalize="none") -> tuple[np.ndarray, dict]:
-    """Per-image ``sum_k w_k * n_k(r_k)`` over score arrays of the same images, and the normalisation stats.
-
-    ``n_k`` is :func:`scorers.rewards.api.load`'s ``normalize``: ``"none"`` (identity), ``{name: (shift, scale)}``
-    (``(r - shift) / scale``, parts left out: identity), or ``"running"``: ``(r - mean) / std`` with the mean and
-    population std (ddof 0) of every finite score of that part -- what the reward's running statistics hold after
-    one pass over these images, each image's own included (``r - mean`` when std is 0). An image lacking any part's
-    score (NaN) has no reward (NaN). Summed in the order of ``weights``, as the reward sums its terms.
-    """
-    total = None
-    stats: dict = {}
-    for name, weight in weights.items():
-        r = np.asarray(components[name], dtype=np.float64)
-        if normalize == "running":
-            finite = r[np.isfinite(r)]
-            mean = float(finite.mean()) if finite.size else 0.0
-            std = float(finite.std()) if finite.size else 0.0
-            stats[name] = {"count": int(finite.size), "mean": mean, "std": std}
-            r = (r - mean) / std if std > 0 else r - mean
-        elif isinstance(normalize, Mapping) and name in normalize:
-            shift, scale = normalize[name]
-            stats[name] = {"shift": float(shift), "scale": float(scale)}
-            r = (r - float(shift)) / float(scale)
-        term = float(weight) * r
-        total = term if total is None else total + term
-    return total, stats
 
 
 def is_pairs(name: str) -> bool:
