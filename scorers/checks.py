@@ -1,10 +1,10 @@
 """The input checks every scorer and the runner share: one text (prompt or question) per image, none blank; an option
-whose value must be one of a few names."""
+whose value must be one of a few names; aligned arrays of one length."""
 from __future__ import annotations
 
-from typing import Any, Collection, Sequence
+from typing import Any, Collection, Mapping, Sequence, Sized
 
-__all__ = ["check_choice", "check_pairs"]
+__all__ = ["check_choice", "check_pairs", "check_same_length"]
 
 
 def check_pairs(images: Sequence, texts: Sequence, *, what: str = "prompts", keys: Sequence | None = None,
@@ -25,3 +25,12 @@ def check_choice(name: str, value: Any, choices: Collection) -> Any:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
+
+
+def check_same_length(arrays: Mapping[str, Sized]) -> None:
+    """``ValueError`` unless the named arrays all have one length: ``length mismatch: human has 3, metric has 2
+    entries``."""
+    lengths = {name: len(values) for name, values in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"length mismatch: {shown} entries")

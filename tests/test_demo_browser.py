@@ -157,9 +157,9 @@ def test_upload_valid_csv_adds_highlighted_row(page, demo_env, shared_ts2):
     assert len(rows) == 20
     (row,) = [r for r in rows if r[1] == "★ my_metric"]
     expected = ts2_meta(mine, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
-    assert float(row[4]) == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
-    assert float(row[5]) == pytest.approx(round(100 * expected.sep.summary["avg"], 1))
-    assert float(row[6]) == pytest.approx(round(100 * expected.delta.summary["avg"], 1))
+    assert float(row[4]) == pytest.approx(round(100 * expected.rank.statistic["avg"], 1))
+    assert float(row[5]) == pytest.approx(round(100 * expected.sep.statistic["avg"], 1))
+    assert float(row[6]) == pytest.approx(round(100 * expected.delta.statistic["avg"], 1))
     position = int(row[0]) - 1
     style = page.locator(f"#leaderboard [data-testid='cell-{position}-1']").get_attribute("style")
     assert "rgb(255, 241, 184)" in style  # the user's row is highlighted
@@ -186,7 +186,7 @@ def test_uploading_the_same_metric_name_again_replaces_its_row(page, demo_env, s
     assert len(rows) == 20 and not any("(yours)" in r[1] for r in rows)  # replaced, not "my_metric (yours)"
     (row,) = [r for r in rows if r[1] == "★ my_metric"]
     expected = ts2_meta(again, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
-    assert float(row[4]) == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
+    assert float(row[4]) == pytest.approx(round(100 * expected.rank.statistic["avg"], 1))
     page.screenshot(path=str(ARTIFACTS / "leaderboard_replaced.png"), full_page=True)
 
 
@@ -391,7 +391,7 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     assert _card_shown(page, "mplug_tifa", 2).startswith("mplug_tifa: better than clipscore on ")
     rows = {row[0]: row for row in _table(page, "card-sets")}
     assert set(rows) == {"ts2", "tifa160"}
-    assert rows["ts2"][3] == f"{expected.rank.summary['avg']:.3f}"  # fractions, 3 decimals
+    assert rows["ts2"][3] == f"{expected.rank.statistic['avg']:.3f}"  # fractions, 3 decimals
     assert rows["tifa160"][1] == "not evaluated"
     assert "The TIFA160 part needs the ratings file" in page.locator("#card-status").inner_text()
     page.wait_for_function("() => (document.querySelector('#card-figure img')?.naturalWidth ?? 0) > 0")

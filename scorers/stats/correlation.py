@@ -25,7 +25,7 @@ class CorrelationTable:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"rows": [r.to_row() for r in self.inter_rater + self.rows]}
+        return {"rows": [r.to_dict() for r in self.inter_rater + self.rows]}
 
 
 def _column(frame, name: str, option: str):

@@ -128,8 +128,8 @@ def reproduce_table(
     rows = []
     for column in columns:
         for meta_metric in META_METRICS:
-            summary = results[column][meta_metric].summary
-            ci = results[column][meta_metric].ci
+            summary = results[column][meta_metric].statistic
+            ci = results[column][meta_metric].confidence_interval
             for partition in SUMMARY_KEYS:
                 ours = summary.get(partition, float("nan")) * 100.0
                 ref = published.get((column, meta_metric), {}).get(partition)

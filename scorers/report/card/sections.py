@@ -72,11 +72,11 @@ def ts2_section(name, column, source, baseline, metadata, options: MetaOptions, 
                "column": column, "source": str(source), "meta": evaluated.to_dict()[column], "notes": evaluated.notes}
     published = shared.published
     if published is not None:
-        values = {c: r.rank.summary.get("avg") for c, r in published.results.items()}
-        ours = result.rank.summary.get("avg")
+        values = {c: r.rank.statistic.get("avg") for c, r in published.results.items()}
+        ours = result.rank.statistic.get("avg")
         better = sorted((c for c, v in values.items() if v is not None and v > ours and c != name),
                         key=lambda c: -values[c])
-        cis = {c: (r.rank.ci or {}).get("avg") for c, r in published.results.items()}
+        cis = {c: (r.rank.confidence_interval or {}).get("avg") for c, r in published.results.items()}
         section["published"] = {
             "rank_avg": {c: (None if v is None or np.isnan(v) else float(v)) for c, v in values.items()},
             "rank_avg_ci": {c: (None if ci is None else [_finite(ci[0]), _finite(ci[1])]) for c, ci in cis.items()},
