@@ -377,7 +377,9 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     line; a `ts2 card --json` upload of two cards -> a card picker and the chosen card's verdict."""
     import json
 
-    from scorers.report.card import _json_default, build_cards
+    from scorers.json_safe import json_default
+    from scorers.report.card import build_cards
+    from scorers.ts2.options import MetaOptions
 
     metadata = read_metadata(shared_ts2 / "metadata.csv")
     mplug = pd.read_csv(shared_ts2 / "released_scores.csv")["mplug_tifa"].to_numpy(dtype=float)
@@ -412,19 +414,19 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
 
     cards = build_cards({"mplug_tifa": shared_ts2 / "released_scores.csv", "blip1_dsg": shared_ts2 /
                          "released_scores.csv"}, metadata=shared_ts2 / "metadata.csv", data_dir=str(shared_ts2),
-                        n_bootstrap=100, clean_quotes=True)
+                        options=MetaOptions(n_bootstrap=100, clean_quotes=True))
     good = demo_env["root"] / "cards.json"
-    good.write_text(json.dumps(cards, default=_json_default))
+    good.write_text(json.dumps({name: card.to_dict() for name, card in cards.items()}, default=json_default))
     clear = page.locator("#card-upload button[aria-label='Clear']")
     if clear.count():
         clear.first.click()
     page.locator("#card-upload input[type=file]").set_input_files(str(good))
     page.wait_for_function("() => (document.querySelector('#card-status')?.innerText ?? '').includes('Showing')")
-    assert _card_shown(page, "mplug_tifa", 1) == f"mplug_tifa: {cards['mplug_tifa']['verdict']}"
+    assert _card_shown(page, "mplug_tifa", 1) == f"mplug_tifa: {cards['mplug_tifa'].verdict}"
     assert page.locator("#card-metric-pick input[role=combobox]").input_value() == ""  # an upload, not the release's
     page.locator("#card-choice input[role=combobox]").click()
     page.get_by_role("option", name="blip1_dsg", exact=True).click()
-    assert _card_shown(page, "blip1_dsg", 1) == f"blip1_dsg: {cards['blip1_dsg']['verdict']}"
-    blip = cards["blip1_dsg"]["sets"]["ts2"]["meta"]["rank"]["summary"]["avg"]
+    assert _card_shown(page, "blip1_dsg", 1) == f"blip1_dsg: {cards['blip1_dsg'].verdict}"
+    blip = cards["blip1_dsg"].sets["ts2"]["meta"]["rank"]["summary"]["avg"]
     assert _table(page, "card-sets")[0][3] == f"{blip:.3f}"
     page.screenshot(path=str(ARTIFACTS / "report_card_uploaded.png"), full_page=True)

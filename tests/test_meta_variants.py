@@ -141,13 +141,14 @@ def test_official_uses_raw_scores():
 def published_reproduction(shared_ts2):
     if not PUBLISHED.is_file():
         pytest.skip("../shared/published/table2_full_precision.csv is not available")
+    from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import reproduce_table
     from scorers.tables.readers import read_metadata, read_score_table, read_table2_full_precision
 
     paper = read_table2_full_precision(PUBLISHED)
     reproduction = reproduce_table(read_score_table(shared_ts2 / "released_scores.csv"),
-                                   read_metadata(shared_ts2 / "metadata.csv"), paper, clean_quotes=True,
-                                   variant="published")
+                                   read_metadata(shared_ts2 / "metadata.csv"), paper,
+                                   options=MetaOptions(clean_quotes=True, variant="published"))
     return reproduction, paper.set_index(["column", "meta_metric"])
 
 
