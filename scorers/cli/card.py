@@ -122,11 +122,10 @@ def run_card(args: argparse.Namespace) -> int:
         args.scores = list(zip(scored["ts2"]["columns"], scored["ts2"]["score_paths"]))
         args.ratings = args.ratings + [(n, e["path"]) for n, e in scored.items()
                                        if e.get("kind") == "ratings" and e["status"] == "scored"]
-        if hasattr(args, "preferences"):  # a card with preference sets: the pairs and their images' scores
-            for name, entry in scored.items():
-                if entry.get("kind") == "pairs" and entry["status"] == "scored":
-                    args.preferences = args.preferences + [(name, entry["pairs_path"])]
-                    args.preference_scores = args.preference_scores + [(name, p) for p in entry["score_paths"]]
+        for name, entry in scored.items():  # a card with preference sets: the pairs and their images' scores
+            if entry.get("kind") == "pairs" and entry["status"] == "scored":
+                args.preferences = args.preferences + [(name, entry["pairs_path"])]
+                args.preference_scores = args.preference_scores + [(name, p) for p in entry["score_paths"]]
     scores = {}
     for name, path in args.scores:
         if name in scores:

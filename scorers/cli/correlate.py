@@ -58,8 +58,6 @@ def run_correlate(args: argparse.Namespace) -> int:
     unknown = [c for c in coefficients if c not in COEFFICIENTS]
     if unknown or not coefficients:
         raise ValueError(f"--coefficients: unknown {unknown or coefficients}; choose from {','.join(COEFFICIENTS)}")
-    if args.n_bootstrap < 0:
-        raise ValueError(f"--n-bootstrap must be >= 0, got {args.n_bootstrap}")
     frame = read_ratings(args.ratings, offline=True if args.offline else None)
     table = correlate_frame(
         frame,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -260,15 +260,6 @@ def _text_numbers(cells: pd.Series, clean_quotes: bool) -> np.ndarray | None:
         return text.where(text != "", "nan").to_numpy(dtype=str).astype(np.float64)
     except ValueError:
         return None
-
-
-def iter_columns(frame: pd.DataFrame, columns: Iterable[str] | None = None) -> list[str]:
-    """Requested score columns, checked to exist (default: every non-key column)."""
-    names = list(columns) if columns else score_columns(frame)
-    unknown = [c for c in names if c not in frame.columns]
-    if unknown:
-        raise ValueError(f"score column(s) {unknown[:5]} not found; available: {preview_names(score_columns(frame))}")
-    return names
 
 
 def read_json_list(path: str | Path, what: str, *, error: type[Exception] = ValueError) -> list[dict]:
