@@ -25,7 +25,7 @@ from scorers.demo.explorer import SegExplorer  # noqa: E402
 from scorers.demo.leaderboard_tab import (  # noqa: E402
     evaluate_upload,
     is_uploaded,
-    leaderboard_frame,
+    leaderboard_view,
     published_reproduction,
     read_upload,
 )
@@ -90,7 +90,7 @@ def test_tables_come_from_the_pinned_release_with_no_paths(sources, fresh_cache,
     again = load_tables(config)
     assert again.paths == tables.paths and sources.count() == 4  # second load: 0 requests
     published = published_reproduction(again, config)
-    assert len(leaderboard_frame(published, again.paper, [])) == 19  # the paper's 19 published metric columns
+    assert len(leaderboard_view(published, again.paper, [])) == 19  # the paper's 19 published metric columns
 
 
 def test_offline_with_an_empty_cache_is_the_release_message_not_a_crash(fresh_cache):
@@ -183,7 +183,7 @@ def test_from_env_reads_space_variables(tmp_path, shared_ts2):
 
 
 def test_published_leaderboard_has_19_rows_equal_to_ts2_meta(published, tables):
-    frame = leaderboard_frame(published, tables.paper, [])
+    frame = leaderboard_view(published, tables.paper, [])
     assert len(frame) == 19 and not is_uploaded(frame).any()
     assert list(frame["#"]) == list(range(1, 20))
     metadata = tables.metadata
@@ -202,12 +202,12 @@ def test_published_leaderboard_has_19_rows_equal_to_ts2_meta(published, tables):
 
 
 def test_partition_and_sort(published, tables):
-    frame = leaderboard_frame(published, tables.paper, [], partition="nat", sort_by="sep")
+    frame = leaderboard_view(published, tables.paper, [], partition="nat", sort_by="sep")
     assert list(frame["sep"]) == sorted(frame["sep"], reverse=True)
     nat = {r["column"]: r["ours"] for r in published.rows if r["meta_metric"] == "sep" and r["partition"] == "nat"}
     assert frame.set_index("column")["sep"].to_dict() == pytest.approx({k: round(v, 1) for k, v in nat.items()})
     with pytest.raises(ValueError, match="partition"):
-        leaderboard_frame(published, tables.paper, [], partition="all")
+        leaderboard_view(published, tables.paper, [], partition="all")
 
 
 def test_joined_and_row_aligned_uploads_give_the_same_row(tmp_path, tables, config, published):
@@ -222,7 +222,7 @@ def test_joined_and_row_aligned_uploads_give_the_same_row(tmp_path, tables, conf
     (b,) = evaluate_upload(aligned, tables, config)
     assert a.rows == b.rows
     expected = ts2_meta(mine, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
-    frame = leaderboard_frame(published, tables.paper, [a])
+    frame = leaderboard_view(published, tables.paper, [a])
     assert len(frame) == 20
     row = frame[is_uploaded(frame)].iloc[0]
     assert row["metric"] == "★ mine" and row["family"] == "uploaded"

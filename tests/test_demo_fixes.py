@@ -13,7 +13,7 @@ pytest.importorskip("gradio", reason="gradio is not installed (the demo extra)")
 
 from scorers.tables import release  # noqa: E402
 from scorers.demo import AppConfig, build_app  # noqa: E402
-from scorers.demo.leaderboard_tab import N_BOOTSTRAP, leaderboard_frame, published_reproduction  # noqa: E402
+from scorers.demo.leaderboard_tab import N_BOOTSTRAP, leaderboard_view, published_reproduction  # noqa: E402
 from scorers.demo.upload_scoring import LazyScorer, scorer_specs  # noqa: E402
 from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 from scorers.stats.meta import ts2_meta  # noqa: E402
@@ -111,11 +111,11 @@ def test_no_residual_note_on_a_page_without_residuals(config, published):
     assert DELTA_SWAP_NOTE in published.notes  # the library still says it (ts2 reproduce shows residuals)
     texts = _markdowns(build_app(config))
     assert not any("look swapped" in t for t in texts.values())
-    assert "paper" not in " ".join(leaderboard_frame(published, None, []).columns)  # indeed no paper column
+    assert "paper" not in " ".join(leaderboard_view(published, None, []).columns)  # indeed no paper column
 
 
 def test_leaderboard_rows_show_bootstrap_intervals(published, tables, config):
-    frame = leaderboard_frame(published, tables.paper, [], partition="avg", sort_by="rank").set_index("column")
+    frame = leaderboard_view(published, tables.paper, [], partition="avg", sort_by="rank").set_index("column")
     values = column_scores(tables.scores, "clipscore")
     segs = [s for s in config.seg_range if s in set(tables.metadata["seg_id"])]
     # independent path: ts2_meta's own bootstrap (same resamples and seed) on the raw column
@@ -139,7 +139,7 @@ def test_uploaded_rows_get_intervals_too(tmp_path, tables, config):
     metadata[["seg_id", "file_name"]].assign(mine=-metadata["error_count"] + rng.normal(0, 1, len(metadata))) \
         .to_csv(path, index=False)
     uploaded = evaluate_upload(path, tables, config)
-    frame = leaderboard_frame(published_reproduction(tables, config), tables.paper, uploaded).set_index("column")
+    frame = leaderboard_view(published_reproduction(tables, config), tables.paper, uploaded).set_index("column")
     cell = frame.loc["mine", "rank 95% CI"]
     low, high = (float(x) for x in cell.split("–"))
     assert low < frame.loc["mine", "rank"] < high and not math.isnan(high - low)

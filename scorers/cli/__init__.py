@@ -1,4 +1,5 @@
-"""The ``ts2`` command line: argument parsing and printing only; every number comes from the library.
+"""The ``ts2`` command line: parse and check the arguments, call the library, print its results (tables, JSON, saved
+result files) and its errors as one line naming the flag; every number comes from the library.
 
 Each sub-command group lives in its own module of this package and exposes ``register(subparsers)``; modules are
 discovered here, so adding a command is adding a file.

@@ -28,7 +28,7 @@ __all__ = [
     "evaluate_upload",
     "is_uploaded",
     "read_upload",
-    "leaderboard_frame",
+    "leaderboard_view",
     "published_reproduction",
 ]
 
@@ -92,7 +92,7 @@ def _summary(rows: list[dict], column: str, partition: str) -> dict[str, float |
     return out
 
 
-def leaderboard_frame(
+def leaderboard_view(
     published: Reproduction,
     paper: pd.DataFrame | None,
     uploaded: list[UploadedMetric],

@@ -26,7 +26,7 @@ from scorers.demo.leaderboard_tab import (  # noqa: E402
     UploadedMetric,
     evaluate_upload,
     is_uploaded,
-    leaderboard_frame,
+    leaderboard_view,
     published_reproduction,
 )
 from scorers.demo.report_card_tab import build_report_card_tab  # noqa: E402
@@ -142,7 +142,7 @@ def _leaderboard_tab(config: AppConfig, tables, published) -> None:
     published_names = set(published.columns) if published is not None else set()
 
     def table_for(uploaded: list[UploadedMetric], partition: str, sort_by: str):
-        return _styled(leaderboard_frame(published, tables.paper, uploaded, partition=partition, sort_by=sort_by))
+        return _styled(leaderboard_view(published, tables.paper, uploaded, partition=partition, sort_by=sort_by))
 
     if published is None:
         gr.Markdown("The leaderboard needs the release tables (metadata.csv, released_scores.csv).")

@@ -1,6 +1,7 @@
 """Scorer names -> factories, imported lazily so ``ts2 score --help`` loads no model library.
 
-Adding a scorer is one line in :data:`SCORERS`: ``"name": "module.path:Factory"``. A factory is called as
+Adding a scorer is one record in :data:`SCORER_INFO`: ``ScorerInfo("name", "module.path:Factory", default model,
+pip extra, outputs)`` (:data:`SCORERS`, name -> factory, is read from it). A factory is called as
 ``Factory(device=..., **kwargs)`` where ``kwargs`` holds only what the user set: ``model``, ``precision``, options
 (``ts2 score ... --option questions=q.csv``), and ``data_dir`` if the factory declares that parameter. It returns an
 object following the runner's scorer contract (``scorers.scoring.runner``).
@@ -15,65 +16,64 @@ from typing import Any, Callable
 __all__ = ["SCORERS", "SCORER_INFO", "ScorerInfo", "build_scorer", "format_scorer_list", "get_factory",
            "list_scorers"]
 
-SCORERS: dict[str, str] = {
-    "clip_score": "scorers.metrics.embedding:CLIPScore",
-    "align_score": "scorers.metrics.embedding:ALIGNScore",
-    "siglip_score": "scorers.metrics.embedding:SigLIPScore",
-    "tifa": "scorers.metrics.qga.question_scorers:TIFAScorer",
-    "dsg": "scorers.metrics.qga.question_scorers:DSGScorer",
-    "vqa_score": "scorers.metrics.qga.vqascore:VQAScorer",
-    "viescore": "scorers.metrics.judges.viescore:VIEScorer",
-    "llmscore": "scorers.metrics.judges.llmscore:LLMScorer",
-    # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from public code (pin
-    # tables of reward pipelines; for unifiedreward an HF cache snapshot path); not confirmed against the Hub from the
-    # offline build machine (see each evaluate module's card)
-    "pickscore": "scorers.metrics.reward_models:PickScore",
-    "hpsv2": "scorers.metrics.reward_models:HPSv2Score",
-    "imagereward": "scorers.metrics.reward_models:ImageRewardScore",
-    "hpsv3": "scorers.metrics.reward_models:HPSv3Score",
-    "unifiedreward": "scorers.metrics.judges.unifiedreward:UnifiedRewardScorer",
-}
-
-
 
 @dataclass(frozen=True)
 class ScorerInfo:
-    """What ``ts2 score NAME`` runs by default, which pip extra it needs, and the columns it writes."""
+    """One registered scorer: its ``factory`` (``"module.path:Factory"``, imported only when built), what ``ts2 score
+    NAME`` runs by default, which pip extra it needs, and the columns it writes."""
 
     name: str
+    factory: str
     default_model: str
     extra: str
     outputs: str
 
 
-#: one entry per :data:`SCORERS` name (tests check the default models against the factories' own defaults)
+#: one record per scorer, in ``ts2 score --list`` order (tests check the default models against the factories' own
+#: defaults)
 SCORER_INFO: dict[str, ScorerInfo] = {info.name: info for info in (
-    ScorerInfo("clip_score", "openai/clip-vit-base-patch16 (transformers; open_clip with --model ARCH --pretrained "
-               "TAG)", "models", "clip_score: max(cos, 0) of CLIP image/text embeddings (--form)"),
-    ScorerInfo("align_score", "kakaobrain/align-base", "models", "align_score: max(cos, 0) of ALIGN embeddings"),
-    ScorerInfo("siglip_score", "google/siglip-so400m-patch14-384", "models",
+    ScorerInfo("clip_score", "scorers.metrics.embedding:CLIPScore",
+               "openai/clip-vit-base-patch16 (transformers; open_clip with --model ARCH --pretrained TAG)", "models",
+               "clip_score: max(cos, 0) of CLIP image/text embeddings (--form)"),
+    ScorerInfo("align_score", "scorers.metrics.embedding:ALIGNScore", "kakaobrain/align-base", "models",
+               "align_score: max(cos, 0) of ALIGN embeddings"),
+    ScorerInfo("siglip_score", "scorers.metrics.embedding:SigLIPScore", "google/siglip-so400m-patch14-384", "models",
                "siglip_score: max(cos, 0); siglip_probability: sigmoid match probability"),
-    ScorerInfo("tifa", "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)",
-               "models", "tifa: fraction of the TIFA questions answered correctly; per-question records"),
-    ScorerInfo("dsg", "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)",
-               "models", "dsg: fraction of DSG questions answered yes whose parents pass; per-question records"),
-    ScorerInfo("vqa_score", "Salesforce/blip-vqa-base (or a served VLM: --model openai:MODEL)", "models",
+    ScorerInfo("tifa", "scorers.metrics.qga.question_scorers:TIFAScorer",
+               "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)", "models",
+               "tifa: fraction of the TIFA questions answered correctly; per-question records"),
+    ScorerInfo("dsg", "scorers.metrics.qga.question_scorers:DSGScorer",
+               "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)", "models",
+               "dsg: fraction of DSG questions answered yes whose parents pass; per-question records"),
+    ScorerInfo("vqa_score", "scorers.metrics.qga.vqascore:VQAScorer",
+               "Salesforce/blip-vqa-base (or a served VLM: --model openai:MODEL)", "models",
                "vqa_score: P(yes) to 'Does this figure show \"PROMPT\"?'"),
-    ScorerInfo("viescore", "llava-hf/llava-1.5-7b-hf (or --model openai:MODEL)", "models",
+    ScorerInfo("viescore", "scorers.metrics.judges.viescore:VIEScorer",
+               "llava-hf/llava-1.5-7b-hf (or --model openai:MODEL)", "models",
                "viescore: semantic-consistency rating / 10 from a VLM judge (NaN when unreadable)"),
-    ScorerInfo("llmscore", "llava-hf/llava-1.5-7b-hf captions + meta-llama/Llama-3.1-8B-Instruct judge", "models",
+    ScorerInfo("llmscore", "scorers.metrics.judges.llmscore:LLMScorer",
+               "llava-hf/llava-1.5-7b-hf captions + meta-llama/Llama-3.1-8B-Instruct judge", "models",
                "llmscore_ec: error count (lower is better); llmscore_overall: 1-100 rating (higher is better)"),
-    ScorerInfo("pickscore", "yuvalkirstain/PickScore_v1 (processor of laion/CLIP-ViT-H-14-laion2B-s32B-b79K)", "models",
+    # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from public code (pin
+    # tables of reward pipelines; for unifiedreward an HF cache snapshot path); not confirmed against the Hub from the
+    # offline build machine (see each evaluate module's card)
+    ScorerInfo("pickscore", "scorers.metrics.reward_models:PickScore",
+               "yuvalkirstain/PickScore_v1 (processor of laion/CLIP-ViT-H-14-laion2B-s32B-b79K)", "models",
                "pickscore: logit_scale.exp() * cos (the official raw scale)"),
-    ScorerInfo("hpsv2", "ViT-H-14 with xswu/HPSv2 HPS_v2.1_compressed.pt (--option version=v2.0)", "models",
+    ScorerInfo("hpsv2", "scorers.metrics.reward_models:HPSv2Score",
+               "ViT-H-14 with xswu/HPSv2 HPS_v2.1_compressed.pt (--option version=v2.0)", "models",
                "hpsv2: cosine of the HPSv2 image/text embeddings"),
-    ScorerInfo("imagereward", "THUDM/ImageReward (ImageReward.pt)", "models",
-               "imagereward: (head output - mean) / std of the official ImageReward"),
-    ScorerInfo("hpsv3", "MizzenAI/HPSv3 on Qwen/Qwen2-VL-7B-Instruct", "models",
-               "hpsv3: predicted mean mu; hpsv3_sigma: its uncertainty"),
-    ScorerInfo("unifiedreward", "CodeGoat24/UnifiedReward-2.0-qwen3vl-8b (or --model openai:MODEL)", "models",
+    ScorerInfo("imagereward", "scorers.metrics.reward_models:ImageRewardScore", "THUDM/ImageReward (ImageReward.pt)",
+               "models", "imagereward: (head output - mean) / std of the official ImageReward"),
+    ScorerInfo("hpsv3", "scorers.metrics.reward_models:HPSv3Score", "MizzenAI/HPSv3 on Qwen/Qwen2-VL-7B-Instruct",
+               "models", "hpsv3: predicted mean mu; hpsv3_sigma: its uncertainty"),
+    ScorerInfo("unifiedreward", "scorers.metrics.judges.unifiedreward:UnifiedRewardScorer",
+               "CodeGoat24/UnifiedReward-2.0-qwen3vl-8b (or --model openai:MODEL)", "models",
                "unifiedreward: Alignment rating 1-5 of the pointwise judge (NaN when unreadable)"),
 )}
+
+#: scorer name -> ``"module.path:Factory"``, read from :data:`SCORER_INFO`
+SCORERS: dict[str, str] = {name: info.factory for name, info in SCORER_INFO.items()}
 
 
 def list_scorers() -> list[ScorerInfo]:
@@ -88,6 +88,7 @@ def format_scorer_list() -> str:
         lines += [info.name, f"  default model: {info.default_model}", f"  needs:         pip install '.[{info.extra}]' "
                   f"(from a clone; 'ts2-evaluate[{info.extra}]' once on PyPI)", f"  outputs:       {info.outputs}"]
     return "\n".join(lines)
+
 
 def get_factory(name: str) -> Callable[..., Any]:
     """The factory registered as ``name`` (imports its module now)."""
