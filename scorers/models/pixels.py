@@ -1,7 +1,8 @@
 """Image preprocessing of the reward models, as their official code does it (picklable: runs in DataLoader workers).
 
 * :class:`ResizeCropUint8` -- PIL resize of the short side (bicubic) + centre crop, handed over as a **uint8**
-  ``(3, S, S)`` tensor; the ``/255`` and mean/std normalisation happen on the model's device (:func:`normalise`).
+  ``(3, S, S)`` tensor; the ``/255`` and mean/std normalisation happen on the model's device (:func:`normalise`;
+  :func:`channel_normalise` is the mean/std step alone, for float pixels in ``[0, 1]``).
   ``crop="floor"`` is transformers 4.x ``CLIPImageProcessor``'s crop offset (``(h - S) // 2``: PickScore's processor),
   ``crop="round"`` torchvision ``CenterCrop``'s (``round((h - S) / 2)``: ImageReward's ``_transform``). Both resize the
   long side to ``int(S * long / short)``, as both official pipelines do.
@@ -17,7 +18,7 @@ import torch
 
 from scorers.models.images import to_rgb
 
-__all__ = ["CLIP_MEAN", "CLIP_STD", "HPSv2Transform", "ResizeCropUint8", "normalise"]
+__all__ = ["CLIP_MEAN", "CLIP_STD", "HPSv2Transform", "ResizeCropUint8", "channel_normalise", "normalise"]
 
 #: OpenAI CLIP's normalisation constants (PickScore's, HPSv2's and ImageReward's preprocessing all use them)
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -84,11 +85,17 @@ class HPSv2Transform:
         return f"HPSv2Transform(size={self.size})"
 
 
+def channel_normalise(pixels: torch.Tensor, mean: Sequence[float], std: Sequence[float]) -> torch.Tensor:
+    """Float pixels in ``[0, 1]`` (``(..., 3, H, W)``) -> ``(x - mean) / std`` per channel, in their dtype and on their
+    device; out of place, so gradients flow through it (the reward API's tensor path, :mod:`scorers.rewards.api`)."""
+    m = torch.as_tensor(mean, dtype=pixels.dtype, device=pixels.device).view(-1, 1, 1)
+    s = torch.as_tensor(std, dtype=pixels.dtype, device=pixels.device).view(-1, 1, 1)
+    return (pixels - m) / s
+
+
 def normalise(pixels: torch.Tensor, mean: Sequence[float], std: Sequence[float], *, device, dtype) -> torch.Tensor:
-    """uint8 ``(n, 3, H, W)`` -> ``((x / 255) - mean) / std`` in float32 on ``device``, then cast to ``dtype``; float
-    input is taken as already normalised and only moved."""
+    """uint8 ``(n, 3, H, W)`` -> ``((x / 255) - mean) / std`` (:func:`channel_normalise`) in float32 on ``device``,
+    then cast to ``dtype``; float input is taken as already normalised and only moved."""
     if pixels.dtype != torch.uint8:
         return pixels.to(device, dtype, non_blocking=True)
-    m = torch.tensor(mean, dtype=torch.float32, device=device).view(-1, 1, 1)
-    s = torch.tensor(std, dtype=torch.float32, device=device).view(-1, 1, 1)
-    return pixels.to(device, non_blocking=True).float().div_(255).sub_(m).div_(s).to(dtype)
+    return channel_normalise(pixels.to(device, non_blocking=True).float().div_(255), mean, std).to(dtype)

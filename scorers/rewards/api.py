@@ -130,14 +130,6 @@ def hpsv2_resize_pad(pixels, size: int):
     return F.pad(pixels, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2], value=0.0)
 
 
-def _normalise(pixels, mean, std):
-    import torch
-
-    m = torch.as_tensor(mean, dtype=pixels.dtype, device=pixels.device).view(-1, 1, 1)
-    s = torch.as_tensor(std, dtype=pixels.dtype, device=pixels.device).view(-1, 1, 1)
-    return (pixels - m) / s
-
-
 def _field(value, key):
     """``value[key]`` of a processor's size dict (or attribute of a size object), ``None`` when absent."""
     found = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
@@ -159,6 +151,8 @@ class _TensorPath:
     """A scorer's on-device path: ``preprocess(pixels in [0,1]) -> model input``, ``forward(input, prompts) -> [B]``."""
 
     def __init__(self, scorer):
+        from scorers.models.pixels import channel_normalise
+
         self.scorer = scorer
         name = scorer.name
         if name == "imagereward":
@@ -166,13 +160,15 @@ class _TensorPath:
 
             backend = scorer.backend
             self.module, self.device, self.dtype = backend.model, backend.device, backend.dtype
-            self._pre = lambda x: _normalise(resize_short_crop(x, backend.image_size, "round"), CLIP_MEAN, CLIP_STD)
+            self._pre = lambda x: channel_normalise(resize_short_crop(x, backend.image_size, "round"), CLIP_MEAN,
+                                                    CLIP_STD)
             return
         embedder = scorer.embedder
         self.module, self.device, self.dtype = embedder.model, embedder.device, embedder.dtype
         if name == "hpsv2":
             transform = embedder.image_transform  # pixels.HPSv2Transform
-            self._pre = lambda x: _normalise(hpsv2_resize_pad(x, transform.size), transform.mean, transform.std)
+            self._pre = lambda x: channel_normalise(hpsv2_resize_pad(x, transform.size), transform.mean,
+                                                    transform.std)
         elif embedder.family == "open_clip":
             self._pre = self._open_clip_pre(embedder)
         else:  # transformers CLIP (pickscore, clip_score): short-side resize + centre crop, the processor's mean/std
@@ -190,13 +186,14 @@ class _TensorPath:
                     raise ValueError(f"{name}: {type(processor).__name__} is not a short-side resize + centre crop")
                 size, crop = int(short), "floor"
             mean, std = embedder.image_mean, embedder.image_std
-            self._pre = lambda x: _normalise(resize_short_crop(x, size, crop, crop_size), mean, std)
+            self._pre = lambda x: channel_normalise(resize_short_crop(x, size, crop, crop_size), mean, std)
 
     @staticmethod
     def _open_clip_pre(embedder):
         from torchvision import transforms as T
 
         from scorers.models.open_clip_embed import OpenClipEmbedder, split_transform
+        from scorers.models.pixels import channel_normalise
 
         split = split_transform(embedder.reference_transform)
         if split is None:
@@ -210,7 +207,7 @@ class _TensorPath:
                 and getattr(steps[0], "max_size", None) is None and sizes[0] is not None):
             # open_clip's usual eval transform (Resize(S) + CenterCrop(S) on PIL): PIL's two-pass resize
             size, (mean, std) = sizes[0], split[1:]
-            return lambda x: _normalise(resize_short_crop(x, size, "round"), mean, std)
+            return lambda x: channel_normalise(resize_short_crop(x, size, "round"), mean, std)
         # other shapes: torchvision's own tensor Resize (antialiased) / CenterCrop objects, as decode="device" runs
         # them -- one resize pass, so not PIL's numbers to 1/255 on noisy images (ValueError: no tensor path at all)
         steps = OpenClipEmbedder._tensor_steps(split)
@@ -221,7 +218,7 @@ class _TensorPath:
                 x = step(x)
                 if isinstance(step, T.Resize):
                     x = x.clamp(0, 1)
-            return _normalise(x, mean, std)
+            return channel_normalise(x, mean, std)
 
         return pre
 
