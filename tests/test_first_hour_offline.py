@@ -69,7 +69,7 @@ def test_meta_names_a_missing_scores_file_before_any_network(no_network, tmp_pat
     def no_probe(url):  # any network attempt would be a failure of this test
         raise AssertionError(f"network probe of {url} before the local arguments were checked")
 
-    monkeypatch.setattr(release, "_probe", no_probe)
+    monkeypatch.setattr(release, "probe", no_probe)
     code, err, _ = _timed(["meta", str(tmp_path / "nonexist.csv")], capsys)
     assert code == 2
     assert err.strip() == f"ts2 meta: error: argument SCORES: {tmp_path / 'nonexist.csv'}: no such file"
@@ -88,13 +88,13 @@ def test_demo_tables_fail_fast_with_the_same_line(no_network):
 
 def test_one_probe_per_host(no_network, monkeypatch):
     probed = []
-    real = release._probe
+    real = release.probe
 
     def counting(url):
         probed.append(url)
         return real(url)
 
-    monkeypatch.setattr(release, "_probe", counting)
+    monkeypatch.setattr(release, "probe", counting)
     with pytest.raises(release.ReleaseFileUnavailable):
         release.paths(progress=False)
     assert probed == [no_network]  # both hosts point at the same closed port here: one origin, one probe

@@ -57,7 +57,6 @@ NETWORK_ALLOWED = {
     "scorers/tables/release.py": ({"urllib.request", "huggingface_hub.hf_hub_download"}, "the release tables and every "
                            "pinned file (release.fetch)"),
     "scorers/models/openai_compat.py": ({"httpx"}, "chat requests to served models (vLLM, SGLang, TGI, OpenAI)"),
-    "scorers/models/loading.py": ({"huggingface_hub.get_session"}, "a HEAD request: is the Hub reachable?"),
     "scorers/demo/sources.py": ({"huggingface_hub.hf_hub_download"}, "one image of the Hub dataset for the demo"),
     "scorers/models/_deadline.py": ({"httpx"}, "the served backend's HTTP transport with a total deadline per attempt"),
     "scorers/models/hpsv3.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv3 reward checkpoint (model weights)"),

@@ -18,10 +18,9 @@ import re
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "hub_cache_dir", "hub_reachable", "model_source"]
+from scorers.tables.release import PROBE_TIMEOUT_S, probe  # the one reachability probe (its timeout re-exported)
 
-#: seconds to wait for the Hub's first answer before treating it as unreachable
-PROBE_TIMEOUT_S = 3.0
+__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "hub_cache_dir", "hub_reachable", "model_source"]
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 _reachable: dict[str, bool] = {}
 
@@ -38,18 +37,14 @@ def hub_cache_dir() -> str:
 
 
 def hub_reachable() -> bool:
-    """One HEAD request to the Hub endpoint with a short timeout (any HTTP answer counts), remembered per process."""
+    """Whether the Hub endpoint answers: :func:`scorers.tables.release.probe` with ``answer=True`` (a connection and a
+    first answer, each within :data:`PROBE_TIMEOUT_S` seconds), asked once per endpoint and remembered for the
+    process."""
     from huggingface_hub import constants
 
     endpoint = constants.ENDPOINT
     if endpoint not in _reachable:
-        from huggingface_hub.utils import get_session
-
-        try:
-            get_session().head(endpoint, timeout=PROBE_TIMEOUT_S)
-            _reachable[endpoint] = True
-        except Exception:  # connection refused, DNS failure, timeout, proxy error...: not reachable
-            _reachable[endpoint] = False
+        _reachable[endpoint] = probe(endpoint, answer=True) is None
     return _reachable[endpoint]
 
 

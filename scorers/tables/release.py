@@ -28,9 +28,10 @@ Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
    file next to its destination, hashed, and moved into place only when the sha256 matches; a mismatching download
    is deleted and reported (:class:`ChecksumMismatch`).
 
-Before a download, one TCP connection to each host to be asked (or its proxy) is tried for at most
-:data:`PROBE_TIMEOUT_S` seconds; when it fails, the call fails at once with one line naming the files, the endpoint
-tried and the fix (``$TS2_DATA``, or ``ts2 release fetch`` with network), instead of half a minute of retries.
+Before a download, each host to be asked (or its proxy) is probed once (:func:`probe`: it must accept a connection and
+answer within :data:`PROBE_TIMEOUT_S` seconds); when it does not, the call fails at once with one line naming the
+files, the endpoint tried and the fix (``$TS2_DATA``, or ``ts2 release fetch`` with network), instead of half a minute
+of retries.
 
 ``$TS2_GITHUB_URL`` replaces ``https://raw.githubusercontent.com`` (a mirror, or a test server), as ``HF_ENDPOINT``
 does for the Hub. :class:`PinnedFile` and :func:`fetch` are generic: any other pinned table (e.g. TIFA160 ratings,
@@ -39,6 +40,7 @@ TIFA v1.0 questions) is one ``PinnedFile`` away.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import logging
@@ -60,6 +62,7 @@ __all__ = [
     "ChecksumMismatch",
     "DATA_ENV",
     "GITHUB_ENV",
+    "PROBE_TIMEOUT_S",
     "PinnedFile",
     "RELEASE_FILES",
     "ReleaseFileUnavailable",
@@ -69,6 +72,7 @@ __all__ = [
     "local_data_dir",
     "path",
     "paths",
+    "probe",
     "resolved_url",
     "sha256_file",
 ]
@@ -292,13 +296,21 @@ def _mismatch(file: PinnedFile, got: str, where: str, expected: str | None = Non
     )
 
 
-#: seconds one connection attempt to a download host may take before the host counts as unreachable
+#: seconds a host (or its proxy) may take to accept a connection and to answer before it counts as unreachable
 PROBE_TIMEOUT_S = 3.0
 
 
-def _probe(url: str) -> str | None:
+def probe(url: str, *, answer: bool = False) -> str | None:
     """``None`` when the host of ``url`` (or the proxy set for it) accepts a TCP connection within
-    :data:`PROBE_TIMEOUT_S` seconds, else why not (no HTTP request is sent: nothing is counted or logged)."""
+    :data:`PROBE_TIMEOUT_S` seconds, else why not, in a few words. The one reachability probe: release downloads
+    (here) and model loads (:func:`scorers.models.loading.hub_reachable`) ask it first, so an unreachable host costs
+    one timeout, not half a minute of retries.
+
+    ``answer=False`` sends nothing (no request reaches the host: nothing is counted or logged). ``answer=True`` also
+    waits, as long again at most, for the host's first byte: an ``https`` host's half of the TLS handshake (still no
+    HTTP request), an ``http`` host's status line of a ``HEAD /``, a proxy's answer to ``CONNECT`` (or to the
+    ``HEAD``); so a host that accepts connections but stays silent is unreachable too (model loads ask this: the Hub
+    client would otherwise retry for a minute)."""
     parts = urlsplit(url)
     target = parts
     proxy = urllib.request.getproxies().get(parts.scheme)
@@ -307,7 +319,9 @@ def _probe(url: str) -> str | None:
     host = target.hostname or ""
     port = target.port or (443 if target.scheme == "https" else 80)
     try:
-        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S) as connection:
+            if answer:
+                _first_answer(connection, parts, via_proxy=target is not parts)
     except socket.gaierror:
         return f"cannot resolve {host} (no network or DNS?)"
     except ConnectionRefusedError:
@@ -317,6 +331,26 @@ def _probe(url: str) -> str | None:
     except OSError as error:
         return f"{host}:{port}: {error.strerror or error}"
     return None
+
+
+def _first_answer(connection: socket.socket, parts, *, via_proxy: bool) -> None:
+    """Wait (the connection's timeout) for the first byte the server at the other end of ``connection`` sends."""
+    import ssl
+
+    if parts.scheme == "https" and not via_proxy:
+        try:
+            ssl.create_default_context().wrap_socket(connection, server_hostname=parts.hostname).close()
+        except ssl.SSLError:  # it answered, in a way the download will word (a certificate problem...)
+            pass
+        return
+    if parts.scheme == "https":
+        request = f"CONNECT {parts.hostname}:{parts.port or 443} HTTP/1.1\r\nHost: {parts.hostname}\r\n\r\n"
+    else:
+        root = f"{parts.scheme}://{parts.netloc}/" if via_proxy else "/"  # the host's root: no file is asked for
+        request = f"HEAD {root} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n"
+    connection.sendall(request.encode("ascii", "replace"))
+    if not connection.recv(1):
+        raise ConnectionResetError(errno.ECONNRESET, "closed the connection without answering")
 
 
 def _origin(url: str) -> str:
@@ -339,7 +373,7 @@ def _check_reachable(files: list[PinnedFile]) -> None:
         if file.url is not None and cached_path(file) is None:
             by_origin.setdefault(_origin(resolved_url(file)), []).append(file)
     for origin, group in by_origin.items():
-        reason = _probe(origin)
+        reason = probe(origin)
         if reason is not None:
             raise ReleaseFileUnavailable(_unreachable_message(group, resolved_url(group[0]), reason))
 
@@ -361,7 +395,7 @@ def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progr
         raise ReleaseFileUnavailable(f"{file.filename}: no public download; {file.note}")
     offline = _offline() if offline is None else bool(offline)
     if not offline and cached_path(file, cache_dir) is None:
-        reason = _probe(resolved_url(file))
+        reason = probe(resolved_url(file))
         if reason is not None:
             raise ReleaseFileUnavailable(_unreachable_message([file], resolved_url(file), reason))
     if _hub_parts(file.url) is not None:
