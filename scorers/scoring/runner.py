@@ -59,8 +59,8 @@ from scorers.models.images import open_rgb
 from scorers.scoring.cache import ScoreCache, item_stamp, release_locks
 from scorers.checks import check_pairs
 
-__all__ = ["RunResult", "assemble_result", "broadcast", "check_run_inputs", "check_run_options", "finish", "pairs_output", "process_state", "record_columns",
-           "run", "score_pairs"]
+__all__ = ["RunResult", "RunStart", "assemble_result", "broadcast", "check_run_inputs", "check_run_options", "finish",
+           "pairs_output", "process_state", "record_columns", "run", "score_pairs", "start_run"]
 
 ON_ERROR = ("raise", "skip")
 
@@ -235,6 +235,51 @@ def check_run_inputs(images: Sequence[Any], prompts: Sequence[str], keys: Sequen
     return keys
 
 
+@dataclass
+class RunStart:
+    """What every engine knows before it scores (:func:`start_run`): the item ``keys`` (strings), the ``cache`` (None
+    without a cache folder) and each item's ``stamps`` (key -> :func:`scorers.scoring.cache.item_stamp`; none without
+    a cache)."""
+
+    keys: list[str]
+    cache: ScoreCache | None
+    stamps: dict[str, str]
+
+    def finished(self) -> dict[str, dict]:
+        """Lock and prepare the cache, then its entries still valid for these items (key -> entry; none without a
+        cache). The lock is held until :meth:`close`."""
+        if self.cache is None:
+            return {}
+        self.cache.lock()
+        self.cache.prepare()
+        return self.cache.finished(self.stamps)
+
+    def close(self) -> None:
+        """Release the cache's lock (if any)."""
+        if self.cache is not None:
+            self.cache.unlock()
+
+
+def start_run(scorer, images: Sequence[Any], prompts: Sequence[str], keys: Sequence | None, *, has_loader: bool,
+              cache_dir: str | Path | None = None, jpeg_draft: int | None = None, inputs: dict | None = None,
+              fast_stamp: bool = False, **options) -> RunStart:
+    """The start of a run, the same for every engine (:func:`run`, :func:`scorers.scoring.engines.ray_data.run_ray`):
+    the inputs' and ``options``' checks (:func:`check_run_inputs`); no ``jpeg_draft`` for a scorer that reads images
+    with its own loader (``has_loader``); the cache's fingerprint (the scorer's ``config``, plus ``jpeg_draft`` when
+    set: it changes the scores) and the items' stamps (:func:`scorers.scoring.cache.item_stamp`)."""
+    keys = check_run_inputs(images, prompts, keys, **options)
+    if jpeg_draft and has_loader:
+        raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {getattr(scorer, 'name', scorer)!r} reads "
+                         "images with its own image_loader (e.g. decode='device')")
+    fingerprint = dict(getattr(scorer, "config", {"name": getattr(scorer, "name", "score")}))
+    if jpeg_draft:
+        fingerprint["jpeg_draft"] = int(jpeg_draft)
+    cache = ScoreCache(cache_dir, fingerprint, inputs) if cache_dir is not None else None
+    stamps = ({k: item_stamp(im, p, fast=fast_stamp) for k, im, p in zip(keys, images, prompts)}
+              if cache is not None else {})
+    return RunStart(keys=keys, cache=cache, stamps=stamps)
+
+
 def run(
     scorer,
     images: Sequence[Any],
@@ -261,41 +306,30 @@ def run(
     ``fast_stamp=True`` (``--fast-stamp``) same image file size and mtime (no content read).
     Every process returns the full result.
     """
-    keys = check_run_inputs(images, prompts, keys, batch_size=batch_size, num_workers=num_workers, on_error=on_error)
-
     loader = getattr(scorer, "image_loader", None)
-    if jpeg_draft and loader is not None:
-        raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {getattr(scorer, 'name', scorer)!r} reads "
-                         "images with its own image_loader (e.g. decode='device')")
+    start = start_run(scorer, images, prompts, keys, has_loader=loader is not None, cache_dir=cache_dir,
+                      jpeg_draft=jpeg_draft, inputs=inputs, fast_stamp=fast_stamp, batch_size=batch_size,
+                      num_workers=num_workers, on_error=on_error)
     state = process_state()
     watch_launcher()
-    fingerprint = dict(getattr(scorer, "config", {"name": getattr(scorer, "name", "score")}))
-    if jpeg_draft:
-        fingerprint["jpeg_draft"] = int(jpeg_draft)
-    cache = ScoreCache(cache_dir, fingerprint, inputs) if cache_dir is not None else None
     try:
-        return _run_pending(scorer, images, prompts, keys, state, cache, batch_size=batch_size,
-                            num_workers=num_workers, on_error=on_error, progress=progress, jpeg_draft=jpeg_draft,
-                            loader=loader, fast_stamp=fast_stamp)
+        return _run_pending(scorer, images, prompts, start, state, batch_size=batch_size, num_workers=num_workers,
+                            on_error=on_error, progress=progress, jpeg_draft=jpeg_draft, loader=loader)
     finally:
-        if cache is not None:
-            cache.unlock()
+        start.close()
 
 
-def _run_pending(scorer, images, prompts, keys, state, cache, *, batch_size, num_workers, on_error, progress,
-                 jpeg_draft, loader, fast_stamp=False) -> RunResult:
-    """:func:`run` after its checks: lock + read the cache (main process), score what is missing, gather."""
+def _run_pending(scorer, images, prompts, start: RunStart, state, *, batch_size, num_workers, on_error, progress,
+                 jpeg_draft, loader) -> RunResult:
+    """:func:`run` after :func:`start_run`: lock + read the cache (main process), score what is missing, gather."""
     from torch.utils.data import DataLoader
     from tqdm.auto import tqdm
 
-    stamps = ({k: item_stamp(im, p, fast=fast_stamp) for k, im, p in zip(keys, images, prompts)}
-              if cache is not None else {})
+    keys, cache, stamps = start.keys, start.cache, start.stamps
     finished: dict[str, dict] | str = {}
-    if state.is_main_process and cache is not None:
+    if state.is_main_process:
         try:
-            cache.lock()
-            cache.prepare()
-            finished = cache.finished(stamps)
+            finished = start.finished()
         except ValueError as error:
             finished = str(error)
     finished = broadcast(state, finished)

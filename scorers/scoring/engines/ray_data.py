@@ -24,9 +24,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scorers.scoring.cache import ScoreCache, item_stamp
 from scorers.models.images import open_rgb
-from scorers.scoring.runner import RunResult, assemble_result, call_scorer, check_run_inputs
+from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
 __all__ = ["RayScorer", "ensure_ray", "run_ray"]
 
@@ -189,32 +188,21 @@ def run_ray(
     fast_stamp: bool = False,
 ) -> RunResult:
     """:func:`scorers.scoring.runner.run`'s contract on Ray Data actors (see the module docstring)."""
-    keys = check_run_inputs(images, prompts, keys, batch_size=batch_size, num_workers=num_workers, on_error=on_error)
-    if jpeg_draft and scorer.has_loader:
-        raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {scorer.name!r} reads images with its own "
-                         "image_loader (e.g. decode='device')")
-    fingerprint = dict(scorer.config)
-    if jpeg_draft:
-        fingerprint["jpeg_draft"] = int(jpeg_draft)
-    cache = ScoreCache(cache_dir, fingerprint, inputs) if cache_dir is not None else None
-    stamps = ({k: item_stamp(im, p, fast=fast_stamp) for k, im, p in zip(keys, images, prompts)}
-              if cache is not None else {})
-    finished: dict[str, dict] = {}
+    start = start_run(scorer, images, prompts, keys, has_loader=scorer.has_loader, cache_dir=cache_dir,
+                      jpeg_draft=jpeg_draft, inputs=inputs, fast_stamp=fast_stamp, batch_size=batch_size,
+                      num_workers=num_workers, on_error=on_error)
+    keys = start.keys
     writer = None
     try:
-        if cache is not None:
-            cache.lock()
-            cache.prepare()
-            finished = cache.finished(stamps)
-            writer = cache.writer(0)
+        finished = start.finished()
+        writer = start.cache.writer(0) if start.cache is not None else None
         pending = [i for i, k in enumerate(keys) if k not in finished]
-        new = _score_pending(scorer, images, prompts, keys, pending, stamps, writer, batch_size=batch_size,
+        new = _score_pending(scorer, images, prompts, keys, pending, start.stamps, writer, batch_size=batch_size,
                              on_error=on_error, progress=progress, jpeg_draft=jpeg_draft)
     finally:
         if writer is not None:
             writer.close()
-        if cache is not None:
-            cache.unlock()
+        start.close()
     return assemble_result(keys, finished, new, batches=0, extra={"engine": "ray"})
 
 
