@@ -14,6 +14,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from scorers.checks import parse_float, parse_int  # the one reading of numbers (options take a leading '+')
+
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
            "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
            "seg_spec", "models_by_name", "reward_weights", "LIBRARY_TO_FLAG", "flag_wording"]
@@ -108,33 +110,12 @@ def flag_wording(message: str) -> str:
     return message
 
 
-_INT = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
-def parse_int(text: object) -> int | None:
-    """``text`` as an int when it is plain ASCII digits with an optional sign, else None (``"１２"``, ``"1_000"``,
-    ``"1.5"``, ``"inf"`` -> None)."""
-    text = str(text).strip()
-    return int(text) if _INT.fullmatch(text) else None
-
-
-def parse_float(text: object) -> float | None:
-    """``text`` as a finite float when it is a plain ASCII decimal number, else None (``nan``, ``inf``,
-    ``"1_000"``, full-width digits -> None)."""
-    text = str(text).strip()
-    if not _FLOAT.fullmatch(text):
-        return None
-    value = float(text)
-    return value if math.isfinite(value) else None
-
-
 def count(low: int, high: int | None = None):
     """A ``type=`` for an integer in ``[low, high]``."""
     span = f"from {low:,} to {high:,}" if high is not None else f">= {low:,}"
 
     def check(text: str) -> int:
-        value = parse_int(text)
+        value = parse_int(text, plus=True)
         if value is None or value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be an integer {span}, got {text!r}")
         return value
@@ -178,7 +159,7 @@ def confidence(text: str) -> float:
 
 def port(text: str) -> int:
     """``--port``: 1 to 65535."""
-    value = parse_int(text)
+    value = parse_int(text, plus=True)
     if value is None or not 1 <= value <= PORT_MAX:
         raise argparse.ArgumentTypeError(f"must be a port number from 1 to {PORT_MAX}, got {text!r}")
     return value

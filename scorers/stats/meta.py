@@ -46,7 +46,7 @@ import numpy as np
 from scorers.stats.graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
                     walks)
 from scorers.stats.resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
-from scorers.checks import check_choice
+from scorers.checks import check_choice, parse_number
 from scorers.json_safe import json_float
 
 __all__ = [
@@ -212,19 +212,11 @@ def as_scores(
             if isinstance(cell, (int, float, np.integer, np.floating)) and not isinstance(cell, bool):
                 out[position] = float(cell)
                 continue
-            text = str(cell).strip()
-            if clean_quotes:
-                text = text.strip("\"'")
-            if text == "" or text.lower() == "nan":
-                out[position] = np.nan
-                continue
-            if not text.isascii() or "_" in text:  # float() would take full-width "１２" and "1_000"
+            value = parse_number(str(cell), clean_quotes=clean_quotes)
+            if value is None:
                 bad.append((position, cell))
-                continue
-            try:
-                out[position] = float(text)
-            except ValueError:
-                bad.append((position, cell))
+            else:
+                out[position] = value
         if bad:
             shown = ", ".join(f"position {p}: {v!r}" for p, v in bad[:5])
             more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""

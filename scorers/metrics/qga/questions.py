@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
+from scorers.checks import parse_int
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -36,7 +38,6 @@ logger = logging.getLogger(__name__)
 #: Columns every question table has (DSG tables add ``parent_question_id``).
 QUESTION_COLUMNS = ("id", "prompt", "question_id", "question", "choices", "answer")
 _PARENTS = re.compile(r"^(?:-1|\d+(?:-\d+)*)$")
-_INTEGER = re.compile(r"\s*-?\d+\s*")  # the integer rule of scorers.tables.readers.integer_column (SEG ids)
 
 
 class QuestionTableError(ValueError):
@@ -160,9 +161,10 @@ def _read_csv(path: str) -> tuple[list[str], list[tuple[int, dict]]]:
 
 
 def _as_int(text: str, what: str, where: str) -> int:
-    if not _INTEGER.fullmatch(text):
+    value = parse_int(text)  # the tables' integer rule (scorers.checks.INTEGER, SEG ids)
+    if value is None:
         raise QuestionTableError(f"{where}: {what} {text!r} is not an integer")
-    return int(text)
+    return value
 
 
 def _text(value: object) -> str:
