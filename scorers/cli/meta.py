@@ -53,17 +53,18 @@ def run_meta(args: argparse.Namespace) -> int:
         return 0
     if args.scores is None:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
+    from scorers.tables.columns import check_score_header
+    from scorers.tables.light_tables import csv_header
     from scorers.ts2.meta_from_tables import meta_from_tables
     from scorers.ts2.options import MetaOptions
-    from scorers.tables.readers import read_score_table, score_columns
 
     if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
         raise FileNotFoundError(f"SCORES {args.scores}: no such file")
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
-    table = read_score_table(args.scores, args.column)
-    columns = list(args.column) if args.column else score_columns(table)
+    available = check_score_header(args.scores, csv_header(args.scores), args.column)  # the file is read below
+    columns = list(args.column) if args.column else available
     bar = None
 
     def progress(done: int, total: int) -> None:
@@ -75,8 +76,8 @@ def run_meta(args: argparse.Namespace) -> int:
         bar.update(1)
 
     try:
-        evaluated = meta_from_tables(
-            [(args.scores, table)], metadata, columns=args.column,
+        evaluated = meta_from_tables(  # a path: read without pandas when the file is plain (light_tables)
+            args.scores, metadata, columns=args.column,
             options=MetaOptions(lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
                                 higher_is_better=args.higher_is_better, seg_subset=args.segs, variant=args.variant,
                                 n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes,

@@ -1,13 +1,19 @@
-"""The release's column names and this project's canonical ones (no pandas: the fast readers use them too).
+"""What both table readers share, without pandas: the release's column names and this project's canonical ones, the
+width limit of a score table, the preview of names in messages, and the reading of a score column's text cells.
 
-:mod:`scorers.tables.readers` (pandas) and :mod:`scorers.tables.light_tables` (the pandas-free fast path) both read them here,
-with the width limit of a score table and the preview of names in messages.
+:mod:`scorers.tables.readers` (pandas) and :mod:`scorers.tables.light_tables` (the pandas-free fast path) both use them.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-__all__ = ["KEY_COLUMNS", "MAX_METRIC_COLUMNS", "METADATA_COLUMNS", "preview_names"]
+import numpy as np
+
+from scorers.checks import parse_numbers
+from scorers.stats.meta import as_scores
+
+__all__ = ["KEY_COLUMNS", "MAX_METRIC_COLUMNS", "METADATA_COLUMNS", "check_score_header", "preview_names",
+           "text_scores"]
 
 #: release column -> canonical column
 METADATA_COLUMNS = {
@@ -31,3 +37,29 @@ def preview_names(names: Sequence[object], limit: int = 8) -> str:
     names = list(names)
     shown = ", ".join(repr(str(n)) for n in names[:limit])
     return shown if len(names) <= limit else f"{shown}, ... ({len(names):,} in all)"
+
+
+def check_score_header(path, header: Sequence[str], columns: Sequence[str] | None = None, *,
+                       max_columns: int = MAX_METRIC_COLUMNS) -> list[str]:
+    """The score columns (not image keys) of a score table whose header is ``header``, after the header's checks:
+    each of ``columns`` (the wanted ones) must be in it, and without ``columns`` there are at most ``max_columns``
+    (``ValueError`` naming ``path`` and the first few available names otherwise)."""
+    available = [c for c in header if c not in KEY_COLUMNS]
+    if columns:
+        unknown = [c for c in columns if c not in header]
+        if unknown:
+            raise ValueError(f"{path}: score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
+    elif len(available) > max_columns:
+        raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
+                         f"at most {max_columns:,} are evaluated at once: pick some with columns")
+    return available
+
+
+def text_scores(cells: np.ndarray, *, name: str, clean_quotes: bool = False) -> np.ndarray:
+    """Validated float scores of a score column's text cells (``as read from a CSV: strings``), the one reading of a
+    score cell: the whole column at once (:func:`scorers.checks.parse_numbers`), then the checks of
+    :func:`scorers.stats.meta.as_scores` (no infinity, at least one number); when a cell does not parse, ``as_scores``
+    reads them one by one (:func:`scorers.checks.parse_number`) and its ``ValueError`` names the bad ones by position,
+    ``name`` first."""
+    values = parse_numbers(cells, clean_quotes=clean_quotes)
+    return as_scores(cells if values is None else values, name=name, clean_quotes=clean_quotes)

@@ -5,19 +5,22 @@ A table with keys (``seg_id`` + ``file_name``, or ``seg_id`` + ``image_id``; the
 onto another image. A duplicated key and a key absent from the metadata are errors naming the first few. Only a table
 without keys is paired by row position, and the result says so (:attr:`Joined.note`). ``ts2 meta``, ``ts2 report``,
 ``ts2 reproduce``, ``ts2 score --meta``, the demo and :func:`scorers.ts2.meta_from_tables.meta_from_tables` all go through
-:func:`join_scores`.
+it: :func:`join_scores` joins a pandas frame, and the pandas-free reader of :mod:`scorers.tables.light_tables` calls
+the same rules (:func:`table_keys`, :func:`key_rows`, :func:`check_row_positions`) on its columns of text.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
+
+from scorers.checks import integer_column
 
 if TYPE_CHECKING:  # annotations only: the frames come from the caller (and light_tables imports this module)
     import pandas as pd
 
-__all__ = ["ROW_POSITION_NOTE", "Joined", "join_scores", "table_keys"]
+__all__ = ["ROW_POSITION_NOTE", "Joined", "check_row_positions", "join_scores", "key_rows", "table_keys"]
 
 #: What every output says when a table is paired with the metadata by row position.
 ROW_POSITION_NOTE = "paired by row position: the table has no seg_id/file_name keys"
@@ -46,42 +49,48 @@ class Joined:
         return "row position" if self.keys is None else f"keys ({', '.join(self.keys)})"
 
 
-def _seg_column(frame: pd.DataFrame) -> str | None:
-    return next((c for c in _SEG_NAMES if c in frame.columns), None)
+def _names(table) -> list[str]:
+    """The column names of a frame or of a ``{name: cells}`` mapping."""
+    return list(table.columns) if hasattr(table, "columns") else list(table)
 
 
-def _image_id_problem(values: pd.Series) -> str | None:
+def _seg_column(table) -> str | None:
+    names = _names(table)
+    return next((c for c in _SEG_NAMES if c in names), None)
+
+
+def _image_id_problem(values: Sequence) -> str | None:
     """Why an ``image_id`` column cannot be a key (None if it can): empty cells (the release's ``released_scores.csv``
     has 164, and 11 repeated ids, so it is row-aligned, not keyed)."""
-    text = values.astype(str).str.strip()
-    empty = int((text == "").sum() + text.str.lower().isin(["nan", "none"]).sum())
+    text = np.strings.strip(np.asarray(values, dtype=str))
+    empty = int((text == "").sum() + np.isin(np.strings.lower(text), ["nan", "none"]).sum())
     return f"its image_id column has {empty} empty cell(s)" if empty else None
 
 
-def table_keys(frame: pd.DataFrame) -> tuple[tuple[str, ...] | None, str | None]:
-    """``(key columns, why not)`` of a score table: ``("seg_id", "file_name")`` (the release's ``id`` counts as
-    ``seg_id``), else ``("seg_id", "image_id")`` when ``image_id`` has no empty cell, else ``(None, reason)``.
+def table_keys(table) -> tuple[tuple[str, ...] | None, str | None]:
+    """``(key columns, why not)`` of a score table (a frame, or ``{column: cells}``): ``("seg_id", "file_name")`` (the
+    release's ``id`` counts as ``seg_id``), else ``("seg_id", "image_id")`` when ``image_id`` has no empty cell, else
+    ``(None, reason)``.
 
     A ``file_name`` column without a SEG id column is refused (``ValueError``): file names are joined with their SEG.
     """
-    seg = _seg_column(frame)
-    if "file_name" in frame.columns:
+    seg = _seg_column(table)
+    names = _names(table)
+    if "file_name" in names:
         if seg is None:
             raise ValueError("a file_name column needs a seg_id column next to it (rows are joined on seg_id + "
                              "file_name)")
         return (seg, "file_name"), None
-    if seg is not None and "image_id" in frame.columns:
-        problem = _image_id_problem(frame["image_id"])
+    if seg is not None and "image_id" in names:
+        problem = _image_id_problem(table["image_id"])
         if problem is None:
             return (seg, "image_id"), None
         return None, f"{problem}, so it is not a key either"
     return None, None
 
 
-def _integers(values: pd.Series, what: str, source: str) -> np.ndarray:
-    from scorers.tables.readers import integer_column
-
-    return integer_column(values, what, lambda row: f"{source}line {row + 2}")
+def _integers(values: Sequence, what: str, line: str) -> np.ndarray:
+    return integer_column(values, what, lambda row: f"{line}line {row + 2}")
 
 
 def _key_text(key: tuple) -> str:
@@ -95,6 +104,92 @@ def _metadata_keys(metadata: pd.DataFrame, second: str) -> list[tuple]:
     else:  # image_id: the image's position inside its SEG in metadata order (the official evaluator's numbering)
         other = metadata.groupby("seg_id", sort=False).cumcount().to_numpy()
     return list(zip(seg.tolist(), other.tolist()))
+
+
+def key_rows(
+    table,
+    keys: tuple[str, str],
+    metadata_seg: np.ndarray,
+    metadata_keys: Sequence[tuple],
+    *,
+    required_segs: Iterable[int] | None = None,
+    where: str = "",
+    line: str = "",
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(taken, covered)``: for each metadata row, the row of ``table`` (a frame or ``{column: cells}``) whose keys
+    ``keys`` (e.g. ``("seg_id", "file_name")``) are its entry of ``metadata_keys`` (``(seg id, file name or image
+    id)`` per metadata row; ``metadata_seg``: its SEG ids), 0 where none (``covered`` False). SEG ids and image ids
+    must be integers; a duplicated key, a SEG id or key absent from the metadata, or a metadata row of
+    ``required_segs`` (default: every SEG) that the table leaves out is a ``ValueError`` naming the first few (and the
+    CSV lines: data row k is line k + 2); ``where`` starts every message, ``line`` every line reference."""
+    seg_col, second = keys
+    seg = _integers(table[seg_col], "SEG id", line)
+    known_segs = set(np.asarray(metadata_seg, dtype=np.int64).tolist())
+    unknown = ~np.isin(seg, list(known_segs))
+    if unknown.any():
+        ids = sorted(set(seg[unknown].tolist()))
+        first = int(np.flatnonzero(unknown)[0])
+        raise ValueError(f"{where}unknown SEG id(s) {ids[:10]}{' ...' if len(ids) > 10 else ''} (first on line "
+                         f"{first + 2}); the metadata has SEG ids {min(known_segs)}-{max(known_segs)}")
+    if second == "file_name":
+        other = np.strings.strip(np.asarray(table["file_name"], dtype=str))
+    else:
+        other = _integers(table["image_id"], "image_id", line)
+    ours = list(zip(seg.tolist(), other.tolist()))
+
+    seen: dict[tuple, list[int]] = {}
+    for row, key in enumerate(ours):
+        seen.setdefault(key, []).append(row)
+    repeated = [(key, rows) for key, rows in seen.items() if len(rows) > 1]
+    if repeated:
+        shown = "; ".join(f"{_key_text(key)} on lines {', '.join(str(r + 2) for r in rows[:4])}"
+                          for key, rows in repeated[:_SHOW])
+        more = f" and {len(repeated) - _SHOW} more" if len(repeated) > _SHOW else ""
+        raise ValueError(f"{where}{len(repeated)} duplicate key(s) ({seg_col}, {second}): {shown}{more}; each image "
+                         "needs exactly one row")
+
+    position = {key: k for k, key in enumerate(metadata_keys)}
+    absent = [row for row, key in enumerate(ours) if key not in position]
+    if absent:
+        shown = ", ".join(f"{_key_text(ours[r])} (line {r + 2})" for r in absent[:_SHOW])
+        more = f" and {len(absent) - _SHOW} more" if len(absent) > _SHOW else ""
+        raise ValueError(f"{where}{len(absent)} score row(s) match no metadata row ({seg_col}, {second}): "
+                         f"{shown}{more} (unknown file name or image id?)")
+
+    index = np.full(len(metadata_keys), -1, dtype=np.int64)
+    index[[position[key] for key in ours]] = np.arange(len(ours))
+    covered = index >= 0
+    meta_seg = np.asarray(metadata_seg, dtype=np.int64)
+    needed = np.ones(len(metadata_keys), dtype=bool) if required_segs is None else np.isin(meta_seg, list(required_segs))
+    missing = np.flatnonzero(needed & ~covered)
+    if missing.size:
+        shown = ", ".join(_key_text(metadata_keys[k]) for k in missing[:_SHOW])
+        hint = ("" if required_segs is None else
+                "; to evaluate only the SEGs the table covers, select them (--segs / seg_subset)")
+        raise ValueError(f"{where}{missing.size} metadata row(s) have no score row; first: {shown}"
+                         f"{' ...' if missing.size > _SHOW else ''}{hint}")
+    return np.where(covered, index, 0), covered
+
+
+def check_row_positions(table, n_rows: int, metadata_seg: np.ndarray, *, where: str = "", line: str = "",
+                        lacking: str = "") -> None:
+    """A table without keys (a frame or ``{column: cells}``, ``n_rows`` rows) is paired by row position: it must have
+    the metadata's row count, and its SEG id column, if any, must match the metadata's row by row (``ValueError``
+    otherwise, naming the first line that differs)."""
+    if n_rows != len(metadata_seg):
+        raise ValueError(f"{where}scores has {n_rows} rows but metadata has {len(metadata_seg)}{lacking}, and the "
+                         "table has no seg_id/file_name keys to join on; add seg_id,file_name columns, or give one row "
+                         "per image in metadata order")
+    seg = _seg_column(table)
+    if seg is not None:
+        ours = _integers(table[seg], "SEG id", line)
+        theirs = np.asarray(metadata_seg, dtype=np.int64)
+        mismatch = np.flatnonzero(ours != theirs)
+        if mismatch.size:
+            row = int(mismatch[0])
+            raise ValueError(f"{where}line {row + 2}: SEG id {ours[row]} but metadata row {row + 2} is SEG "
+                             f"{theirs[row]}; a table without file_name keys must follow metadata order (or add a "
+                             "file_name column to join on)")
 
 
 def join_scores(
@@ -147,77 +242,19 @@ def join_scores(
     if keys is None:
         return _by_position(scores, metadata, reason, where, line)
 
-    seg_col, second = keys
-    seg = _integers(scores[seg_col], "SEG id", line)
-    known_segs = set(metadata["seg_id"].astype(np.int64).tolist())
-    unknown = ~np.isin(seg, list(known_segs))
-    if unknown.any():
-        ids = sorted(set(seg[unknown].tolist()))
-        first = int(np.flatnonzero(unknown)[0])
-        raise ValueError(f"{where}unknown SEG id(s) {ids[:10]}{' ...' if len(ids) > 10 else ''} (first on line "
-                         f"{first + 2}); the metadata has SEG ids {min(known_segs)}-{max(known_segs)}")
-    if second == "file_name":
-        other = scores["file_name"].astype(str).str.strip().to_numpy()
-    else:
-        other = _integers(scores["image_id"], "image_id", line)
-    ours = list(zip(seg.tolist(), other.tolist()))
-
-    seen: dict[tuple, list[int]] = {}
-    for row, key in enumerate(ours):
-        seen.setdefault(key, []).append(row)
-    repeated = [(key, rows) for key, rows in seen.items() if len(rows) > 1]
-    if repeated:
-        shown = "; ".join(f"{_key_text(key)} on lines {', '.join(str(r + 2) for r in rows[:4])}"
-                          for key, rows in repeated[:_SHOW])
-        more = f" and {len(repeated) - _SHOW} more" if len(repeated) > _SHOW else ""
-        raise ValueError(f"{where}{len(repeated)} duplicate key(s) ({seg_col}, {second}): {shown}{more}; each image "
-                         "needs exactly one row")
-
-    theirs = _metadata_keys(metadata, second)
-    position = {key: k for k, key in enumerate(theirs)}
-    absent = [row for row, key in enumerate(ours) if key not in position]
-    if absent:
-        shown = ", ".join(f"{_key_text(ours[r])} (line {r + 2})" for r in absent[:_SHOW])
-        more = f" and {len(absent) - _SHOW} more" if len(absent) > _SHOW else ""
-        raise ValueError(f"{where}{len(absent)} score row(s) match no metadata row ({seg_col}, {second}): "
-                         f"{shown}{more} (unknown file name or image id?)")
-
-    index = np.full(len(metadata), -1, dtype=np.int64)
-    for row, key in enumerate(ours):
-        index[position[key]] = row
-    covered = index >= 0
     meta_seg = metadata["seg_id"].astype(np.int64).to_numpy()
-    needed = np.ones(len(metadata), dtype=bool) if required_segs is None else np.isin(meta_seg, list(required_segs))
-    missing = np.flatnonzero(needed & ~covered)
-    if missing.size:
-        shown = ", ".join(_key_text(theirs[k]) for k in missing[:_SHOW])
-        hint = ("" if required_segs is None else
-                "; to evaluate only the SEGs the table covers, select them (--segs / seg_subset)")
-        raise ValueError(f"{where}{missing.size} metadata row(s) have no score row; first: {shown}"
-                         f"{' ...' if missing.size > _SHOW else ''}{hint}")
-    taken = np.where(covered, index, 0)
+    taken, covered = key_rows(scores, keys, meta_seg, _metadata_keys(metadata, keys[1]),
+                              required_segs=required_segs, where=where, line=line)
     frame = scores.iloc[taken].reset_index(drop=True)
     if not covered.all():
         frame = frame.astype(object)
         frame.loc[~covered, :] = ""
-    return Joined(frame=frame, keys=(seg_col, second), note=None, covered=covered)
+    return Joined(frame=frame, keys=keys, note=None, covered=covered)
 
 
 def _by_position(scores: pd.DataFrame, metadata: pd.DataFrame, reason: str | None, where: str,
                  line: str, prefix: str = "", lacking: str = "") -> Joined:
-    if len(scores) != len(metadata):
-        raise ValueError(f"{where}scores has {len(scores)} rows but metadata has {len(metadata)}{lacking}, and the "
-                         "table has no seg_id/file_name keys to join on; add seg_id,file_name columns, or give one row "
-                         "per image in metadata order")
-    seg = _seg_column(scores)
-    if seg is not None:
-        ours = _integers(scores[seg], "SEG id", line)
-        theirs = metadata["seg_id"].astype(np.int64).to_numpy()
-        mismatch = np.flatnonzero(ours != theirs)
-        if mismatch.size:
-            row = int(mismatch[0])
-            raise ValueError(f"{where}line {row + 2}: SEG id {ours[row]} but metadata row {row + 2} is SEG "
-                             f"{theirs[row]}; a table without file_name keys must follow metadata order (or add a "
-                             "file_name column to join on)")
+    check_row_positions(scores, len(scores), metadata["seg_id"].astype(np.int64).to_numpy(), where=where, line=line,
+                        lacking=lacking)
     note = prefix + ROW_POSITION_NOTE + (f" ({reason})" if reason else "")
     return Joined(frame=scores, keys=None, note=note, covered=np.ones(len(metadata), dtype=bool))

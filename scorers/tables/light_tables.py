@@ -1,36 +1,40 @@
 """The pandas-free fast path of :func:`scorers.ts2.meta_from_tables.meta_from_tables` for well-formed CSV files.
 
-``ts2 reproduce`` on the release tables spends more time importing pandas (about 0.3 s) than computing Table 2. The
-readers here parse the CSV text with the standard library's C ``csv`` reader (no Python code runs per row: the rows are
-collected by ``list()`` and the columns by ``zip``) and check the columns with NumPy and compiled regular expressions.
+``ts2 reproduce`` and ``ts2 meta`` on the release tables would spend more time importing pandas (about 0.3 s) than
+computing Table 2. The readers here split the CSV text with the standard library's C ``csv`` reader (no Python code
+runs per row: the rows are collected by ``list()`` and the columns by ``zip``) instead of pandas' parser; everything
+after the split is the one implementation the pandas path uses too: the join (:func:`scorers.tables.join.table_keys`,
+:func:`~scorers.tables.join.key_rows`, :func:`~scorers.tables.join.check_row_positions`), the reading of score cells
+(:func:`scorers.tables.columns.text_scores`) and of integers (:mod:`scorers.checks`).
 
-They only ever take the simple case, and answer ``None`` for anything else: a cell, header, key or row that any rule of
-:func:`scorers.tables.readers.read_metadata`, :func:`~scorers.tables.readers.read_score_table`,
-:func:`scorers.tables.join.join_scores`, :func:`~scorers.tables.readers.column_scores` or
-:func:`~scorers.tables.readers.read_paper_table` could refuse or read differently (a quote where CSV puts none, a short
-row, a blank line, a duplicated key, a byte-order mark on a score table, a number that the pandas parser might round
-differently...). The caller then takes the pandas path, whose checks word every error, so there is one set of rules
-and messages. What is taken gives the same arrays as the pandas path (``tests/test_light_tables.py``).
+They only take files both parsers split alike, and answer ``None`` for anything else: a quote where CSV puts none, a
+short row, a blank line, a duplicated or spaced header name, a byte-order mark on a score table, a cell pandas would
+read as a number or as missing in a paper table... They also answer ``None`` where a rule refuses the table (a
+duplicated key, a bad cell...): the caller then takes the pandas path, which words the error, so there is one set of
+messages. What is taken gives the same arrays as the pandas path (``tests/test_light_tables.py``).
 """
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from scorers.checks import INTEGER, parse_float, parse_int
 from scorers.stats.graph import NODE_LABEL
-from scorers.tables.join import ROW_POSITION_NOTE
-from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS
+from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS, text_scores
+from scorers.tables.join import ROW_POSITION_NOTE, check_row_positions, key_rows, table_keys
 
-__all__ = ["LightMetadata", "LightPaperTable", "light_header", "light_metadata", "light_paper_table", "light_scores",
-           "light_table2_full_precision", "paper_table"]
+__all__ = ["LightMetadata", "LightPaperTable", "csv_header", "light_header", "light_metadata", "light_paper_table",
+           "light_scores", "light_table2_full_precision", "paper_table"]
 
-_PLAIN_INTEGER = re.compile(r"-?[0-9]+")
-# a number exactly as the release writes them (pandas' C parser and Python's float() read these alike)
-_PLAIN_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _plain_number(cell: str) -> float | None:
+    """A number cell as the release writes them (no sign but ``-``, no spaces, finite), which pandas' C parser and
+    Python's ``float`` read alike; None otherwise."""
+    return parse_float(cell) if cell == cell.strip() and not cell.startswith("+") else None
 
 
 def _rows(path: str | Path, encoding: str) -> list[list[str]] | None:
@@ -68,6 +72,17 @@ def light_header(path: str | Path) -> list[str] | None:
     return header
 
 
+def csv_header(path: str | Path) -> list[str]:
+    """The header of a CSV file: :func:`light_header`, or pandas' reading of it (:func:`scorers.tables.readers.read_csv`,
+    whose errors name the file) when it is not a plain one."""
+    header = light_header(path)
+    if header is None:
+        from scorers.tables.readers import read_csv
+
+        header = list(read_csv(path, nrows=0).columns)
+    return header
+
+
 class LightMetadata:
     """``metadata.csv`` as arrays: ``seg_id`` (int64), ``node`` and ``file_name`` (stripped text), in file order."""
 
@@ -93,7 +108,7 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
     if any(c not in columns for c in ("seg_id", "prompt", "file_name", "node")):
         return None
     seg_text = columns["seg_id"].tolist()
-    if not all(_PLAIN_INTEGER.fullmatch(cell) for cell in seg_text):
+    if not all(cell == cell.strip() and INTEGER.fullmatch(cell) for cell in seg_text):
         return None
     file_names = [cell.strip() for cell in columns["file_name"].tolist()]
     nodes = [cell.strip() for cell in columns["node"].tolist()]
@@ -111,27 +126,6 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
     if (heads != 0).any():
         return None
     return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object))
-
-
-def _numbers(cells: np.ndarray, clean_quotes: bool) -> np.ndarray | None:
-    """:func:`scorers.tables.readers.column_scores` of a column of text cells, the whole column at once with the same
-    NumPy operations (stripped, unquoted with ``clean_quotes``, empty -> NaN, NumPy's text-to-float cast), when the
-    cast takes every cell and leaves at least one number and no infinity; None otherwise (the pandas path then reads
-    the column cell by cell and words the error)."""
-    try:
-        cells.astype(np.bytes_)  # ASCII only: NumPy and Python then strip the same whitespace
-    except UnicodeEncodeError:
-        return None
-    text = np.strings.strip(cells)
-    if clean_quotes:
-        text = np.strings.strip(text, "\"'")
-    try:
-        values = np.where(text == "", "nan", text).astype(np.float64)
-    except ValueError:
-        return None
-    if np.isinf(values).any() or np.isnan(values).all():
-        return None
-    return values
 
 
 def light_scores(
@@ -162,52 +156,27 @@ def light_scores(
         wanted = available
     if not wanted:
         return None
-    seg_name = next((c for c in ("seg_id", "id") if c in table), None)
-    n_rows = len(rows) - 1
-    seg = None
-    if seg_name is not None:
-        seg_text = table[seg_name].tolist()
-        if not all(_PLAIN_INTEGER.fullmatch(cell) for cell in seg_text):
-            return None
-        seg = np.asarray([int(cell) for cell in seg_text], dtype=np.int64)
-    if "file_name" in table:
-        if seg is None:
-            return None
-        position = {key: k for k, key in enumerate(zip(metadata.seg_id.tolist(), metadata.file_name.tolist()))}
-        ours = list(zip(seg.tolist(), [cell.strip() for cell in table["file_name"].tolist()]))
-        index = np.asarray([position.get(key, -1) for key in ours], dtype=np.int64)
-        if (index < 0).any() or np.unique(index).size != index.size:
-            return None
-        order = np.full(len(metadata), -1, dtype=np.int64)
-        order[index] = np.arange(n_rows)
-        covered = order >= 0
-        needed = (np.ones(len(metadata), dtype=bool) if required_segs is None
-                  else np.isin(metadata.seg_id, list(required_segs)))
-        if (needed & ~covered).any():
-            return None
-        taken = np.where(covered, order, 0)
-        values = {}
-        for c in wanted:
-            cells = np.where(covered, table[c][taken], "")
-            values[c] = _numbers(cells, clean_quotes)
-            if values[c] is None:
-                return None
-        return values, f"keys ({seg_name}, file_name)", None
-    reason = None
-    if seg is not None and "image_id" in table:
-        ids = [cell.strip() for cell in table["image_id"].tolist()]
-        empty = sum(cell == "" for cell in ids) + sum(cell.lower() in ("nan", "none") for cell in ids)
-        if not empty:
+    seg = next((table[c] for c in ("seg_id", "id") if c in table), None)
+    if seg is not None and (np.strings.strip(seg) != seg).any():
+        return None  # a padded SEG id: read alike, but only the pandas path is trusted with it
+    try:
+        keys, reason = table_keys(table)
+        if keys is not None and keys[1] != "file_name":
             return None  # an image_id key: the pandas path joins on it
-        reason = f"its image_id column has {empty} empty cell(s), so it is not a key either"
-    if n_rows != len(metadata) or (seg is not None and not np.array_equal(seg, metadata.seg_id)):
+        if keys is not None:
+            taken, covered = key_rows(table, keys, metadata.seg_id,
+                                      list(zip(metadata.seg_id.tolist(), metadata.file_name.tolist())),
+                                      required_segs=required_segs)
+            cells = {c: np.where(covered, table[c][taken], "") for c in wanted}
+            pairing, note = f"keys ({', '.join(keys)})", None
+        else:
+            check_row_positions(table, len(rows) - 1, metadata.seg_id)
+            cells = {c: table[c] for c in wanted}
+            pairing, note = "row position", ROW_POSITION_NOTE + (f" ({reason})" if reason else "")
+        values = {c: text_scores(cells[c], name=c, clean_quotes=clean_quotes) for c in wanted}
+    except ValueError:  # a rule refuses the table: the pandas path words the error
         return None
-    values = {}
-    for c in wanted:
-        values[c] = _numbers(table[c], clean_quotes)
-        if values[c] is None:
-            return None
-    return values, "row position", ROW_POSITION_NOTE + (f" ({reason})" if reason else "")
+    return values, pairing, note
 
 
 class LightPaperTable:
@@ -271,9 +240,9 @@ def light_paper_table(path: str | Path) -> LightPaperTable | None:
         record = dict(zip(header, row))
         for name, cell in record.items():
             if name in _NUMERIC:
-                if not _PLAIN_NUMBER.fullmatch(cell):
+                record[name] = _plain_number(cell)
+                if record[name] is None:
                     return None
-                record[name] = float(cell)
             elif not _text_cell(cell):
                 return None  # pandas would read NaN, a number or a bool here
         records.append(record)
@@ -298,13 +267,14 @@ def light_table2_full_precision(path: str | Path) -> LightPaperTable | None:
         return None
     table = {name: cells for name, cells in zip(header, zip(*rows[1:]))}
     numbers = [c for c in header if c != "metric"]  # pandas infers the types of every column of the file
-    if not all(_PLAIN_NUMBER.fullmatch(cell) for c in numbers for cell in table[c]):
+    parsed = {c: [_plain_number(cell) for cell in table[c]] for c in numbers}
+    if any(value is None for c in numbers for value in parsed[c]):
         return None
     if any(cell != cell.strip() or not _text_cell(cell) for cell in table["metric"]):
         return None
-    values = {c: 100.0 * np.asarray([float(cell) for cell in table[c]]) for c in needed[2:]}
-    integers = all(_PLAIN_INTEGER.fullmatch(cell) for cell in table["cost"])
-    costs = [int(cell) if integers else float(cell) for cell in table["cost"]]
+    values = {c: 100.0 * np.asarray(parsed[c]) for c in needed[2:]}
+    integers = [parse_int(cell) for cell in table["cost"]]
+    costs = integers if None not in integers else parsed["cost"]
     records = []
     for k, (metric, cost) in enumerate(zip(table["metric"], costs)):
         for meta_metric, prefix in _OFFICIAL_PREFIX.items():

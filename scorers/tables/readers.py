@@ -5,15 +5,16 @@ project's canonical names (``seg_id``, ``prompt``, ``node``...), so everything d
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from scorers.checks import INTEGER, integer_column
 from scorers.stats.graph import NODE_LABEL, error_count, parse_seg_range, partition_of
 from scorers.stats.meta import as_scores
+from scorers.tables.columns import check_score_header, text_scores
 
 __all__ = [
     "CSVReadError",
@@ -79,7 +80,7 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     # Whole columns are checked at once; the row-by-row rules below (the builder's, in its order) run only for the
     # first row that breaks one, to word its message.
     file_names, nodes = frame["file_name"].str.strip(), frame["node"].str.strip()
-    seg_ok = frame["seg_id"].str.fullmatch(_INTEGER.pattern).to_numpy(dtype=bool)
+    seg_ok = frame["seg_id"].str.fullmatch(INTEGER.pattern).to_numpy(dtype=bool)
     digits = nodes.str.extract(NODE_LABEL.pattern, expand=True)[0]
     bad = (~seg_ok | (frame["prompt"].str.strip() == "").to_numpy() | (file_names == "").to_numpy()
            | file_names.duplicated().to_numpy() | digits.isna().to_numpy())
@@ -99,20 +100,6 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: SEG {seg_id} has no error-0 (head) node (nodes: {', '.join(nodes)}; lines "
                          f"{members['line'].min()}-{members['line'].max()}); every SEG needs a head")
     return frame
-
-
-_INTEGER = re.compile(r"\s*-?[0-9]+\s*")  # ASCII digits only: "\d" would take full-width "１２"
-
-
-def integer_column(values: pd.Series, what: str, where: Callable[[int], str]) -> np.ndarray:
-    """Integers of a column of ids read as text (``"12"``; ``"1.0"``, ``""`` and words are refused), the rule
-    :func:`read_metadata` applies to SEG ids; the error is ``"{where(row)}: {what} '1.0' is not an integer"``."""
-    text = values.astype(str)
-    bad = np.flatnonzero(~text.str.fullmatch(_INTEGER.pattern).to_numpy())
-    if bad.size:
-        row = int(bad[0])
-        raise ValueError(f"{where(row)}: {what} {text.iloc[row]!r} is not an integer")
-    return text.astype(np.int64).to_numpy()
 
 
 def _metadata_row_error(path, frame: pd.DataFrame, file_names: pd.Series, nodes: pd.Series, k: int) -> None:
@@ -151,18 +138,8 @@ def read_score_table(
     than ``max_columns`` score columns is refused before it is read.
     """
     header = list(read_csv(path, nrows=0).columns)
-    available = [c for c in header if c not in KEY_COLUMNS]
-    if columns:
-        unknown = [c for c in columns if c not in header]
-        if unknown:
-            raise ValueError(f"{path}: score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
-        wanted = set(columns)
-        usecols = [c for c in header if c in KEY_COLUMNS or c in wanted]
-    else:
-        if len(available) > max_columns:
-            raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
-                             f"at most {max_columns:,} are evaluated at once: pick some with columns")
-        usecols = None
+    check_score_header(path, header, columns, max_columns=max_columns)
+    usecols = [c for c in header if c in KEY_COLUMNS or c in set(columns)] if columns else None
     return read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
 
 
@@ -228,13 +205,16 @@ def read_table2_full_precision(path: str | Path) -> pd.DataFrame:
 
 
 def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = False) -> np.ndarray:
-    """Validated float scores of one column (errors name the CSV row: data row k is line k + 2)."""
+    """Validated float scores of one column (errors name the CSV row: data row k is line k + 2): a column of text
+    (a CSV read as strings) by :func:`scorers.tables.columns.text_scores`, anything else (numbers, missing cells in a
+    frame) by :func:`scorers.stats.meta.as_scores`."""
     if column not in frame.columns:
         raise ValueError(f"score column {column!r} not found; available: {preview_names(score_columns(frame))}")
+    cells = frame[column]
     try:
-        cells = _text_numbers(frame[column], clean_quotes)
-        return as_scores(frame[column].to_numpy() if cells is None else cells, name=f"column {column!r}",
-                         clean_quotes=clean_quotes)
+        if cells.dtype.kind in "fiub" or cells.isna().any():
+            return as_scores(cells.to_numpy(), name=f"column {column!r}", clean_quotes=clean_quotes)
+        return text_scores(cells.to_numpy(dtype=str), name=f"column {column!r}", clean_quotes=clean_quotes)
     except ValueError as error:
         hint = ""
         if "non-numeric" in str(error):
@@ -244,22 +224,6 @@ def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = Fals
                 hint = (f"; column {column!r} is not numeric: is the header right? Key columns "
                         f"({', '.join(KEY_COLUMNS)}) are not scored, every other column must hold numbers")
         raise ValueError(f"{error} (position p is CSV line p + 2){hint}") from None
-
-
-def _text_numbers(cells: pd.Series, clean_quotes: bool) -> np.ndarray | None:
-    """:func:`scorers.stats.meta.as_scores`' reading of a column of text cells, the whole column at once: stripped (and
-    unquoted with ``clean_quotes``), empty and ``nan`` cells NaN, the rest parsed as Python's ``float`` does (NumPy's
-    text-to-float cast parses each cell the same way). None when a cell does not parse, or the column is not text:
-    :func:`~scorers.stats.meta.as_scores` then reads it cell by cell and words the error."""
-    if cells.dtype.kind in "fiub" or cells.isna().any():
-        return None
-    text = cells.astype(str).str.strip()
-    if clean_quotes:
-        text = text.str.strip("\"'")
-    try:
-        return text.where(text != "", "nan").to_numpy(dtype=str).astype(np.float64)
-    except ValueError:
-        return None
 
 
 def read_json_list(path: str | Path, what: str, *, error: type[Exception] = ValueError) -> list[dict]:

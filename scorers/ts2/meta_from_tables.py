@@ -2,8 +2,10 @@
 
 ``ts2 meta``, ``ts2 reproduce`` (:func:`scorers.ts2.reproduce.reproduce_table`), ``ts2 report`` and ``ts2 score --meta``
 all call :func:`meta_from_tables`; the flow is: paths (the CLI, through :mod:`scorers.tables.release` for defaults) ->
-:mod:`scorers.tables.readers` (read) -> :func:`scorers.tables.join.join_scores` -> :func:`scorers.stats.orientation.resolve_orientation` ->
-:class:`scorers.stats.meta.TS2Evaluator` -> results the CLI formats.
+read (:mod:`scorers.tables.light_tables` without pandas when every input is a plain CSV path, as ``ts2 meta`` and
+``ts2 reproduce`` give them; else :mod:`scorers.tables.readers`) -> the one join (:mod:`scorers.tables.join`) and the
+one reading of score cells (:func:`scorers.tables.columns.text_scores`) -> :func:`scorers.stats.orientation.resolve_orientation`
+-> :class:`scorers.stats.meta.TS2Evaluator` -> results the CLI formats.
 """
 from __future__ import annotations
 

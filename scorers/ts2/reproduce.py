@@ -104,17 +104,13 @@ def reproduce_table(
     """
     variant = options.variant
     if columns is None and paper is not None:
-        from scorers.tables.light_tables import light_header
         from scorers.tables.columns import KEY_COLUMNS
+        from scorers.tables.light_tables import csv_header
 
         frames = [scores] if _is_frame(scores) or isinstance(scores, (str, Path)) else [t for _, t in scores]
         present = set()
         for frame in frames:
-            header = None if _is_frame(frame) else light_header(frame)
-            if header is None:  # a frame, or a header only pandas reads (its own rules, its own errors)
-                from scorers.tables.readers import read_csv
-
-                header = list((frame if _is_frame(frame) else read_csv(frame, nrows=0)).columns)
+            header = list(frame.columns) if _is_frame(frame) else csv_header(frame)
             present.update(c for c in header if c not in KEY_COLUMNS)
         columns = [c for c in dict.fromkeys(paper["column"]) if c in present]
         if not columns:
