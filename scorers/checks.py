@@ -98,11 +98,18 @@ def parse_float(text: object) -> float | None:
 def parse_numbers(cells: np.ndarray, *, clean_quotes: bool = False) -> np.ndarray | None:
     """A whole column of text cells as floats at once, :func:`parse_number`'s steps as NumPy operations (stripped,
     unquoted with ``clean_quotes``, empty -> NaN, then NumPy's text-to-float cast, which reads a cell as Python's
-    ``float`` does); None when a cell does not parse (read it cell by cell then, to name it). The cast also takes what
-    ``float`` takes beyond :func:`parse_number`: ``_`` separators and non-ASCII digits."""
+    ``float`` does); None when a cell does not parse (read it cell by cell then, to name it). A column holding a
+    ``_`` or a non-ASCII character is None too, since the cast would take ``"1_000"`` and full-width digits where
+    :func:`parse_number` does not: one rule for a score cell."""
     text = np.strings.strip(np.asarray(cells, dtype=str))
     if clean_quotes:
         text = np.strings.strip(text, "\"'")
+    try:
+        text.astype(np.bytes_)  # ASCII only (a non-ASCII cell raises), as parse_number asks
+    except UnicodeEncodeError:
+        return None
+    if (np.strings.find(text, "_") >= 0).any():
+        return None
     try:
         return np.where(text == "", "nan", text).astype(np.float64)
     except ValueError:

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scorers.stats.meta import as_scores
 from scorers.tables.readers import column_scores, read_table2_full_precision
 
 PREFIXES, PARTS = ("spearman", "ks", "delta"), ("all", "synth", "nat", "real")
@@ -52,11 +53,20 @@ def test_a_bad_cell_is_named_by_line_and_column(tmp_path, value, message):
 @pytest.mark.parametrize("cells, clean, expected", [
     ([" 1.5", "", "nan", "NaN", "-2e-3"], False, [1.5, np.nan, np.nan, np.nan, -0.002]),
     (['"3', "'4'", "5"], True, [3.0, 4.0, 5.0]),
-    (["1_000", "0.1"], False, [1000.0, 0.1]),  # Python's float() reading, kept (the cell-by-cell path decides)
 ])
 def test_text_columns_parse_as_float_does(cells, clean, expected):
     got = column_scores(pd.DataFrame({"s": cells}, dtype=str), "s", clean_quotes=clean)
     np.testing.assert_array_equal(got, np.asarray(expected))
+
+
+@pytest.mark.parametrize("cell", ["1_000", "１２"])
+def test_a_column_reads_a_cell_as_one_cell_does(cell):
+    """One rule for a score cell (issue 32): Python's float takes '1_000' and full-width digits, the cell rule does
+    not, and a whole column read at once follows the cell rule (it used to give 1000.0)."""
+    with pytest.raises(ValueError, match="non-numeric"):
+        column_scores(pd.DataFrame({"s": [cell, "0.1"]}, dtype=str), "s")
+    with pytest.raises(ValueError, match="non-numeric"):
+        as_scores([cell, "0.1"], name="s")
 
 
 def test_a_word_in_a_score_column_is_named_by_position():
