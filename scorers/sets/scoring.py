@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from scorers.checks import ParameterError, Wording, wording_of
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
 
 __all__ = ["PAIR_SETS", "RATING_SETS", "SETS", "SetImagesUnavailable", "check_set_name", "load_set", "score_set", "set_images"]
@@ -58,8 +59,8 @@ def check_set_name(name: str) -> str:
     """The canonical set name, or a ``ValueError`` listing the names."""
     canonical = ALIASES.get(name, name)
     if canonical not in SETS:
-        raise ValueError(f"set_name {name!r}: not a set this tool knows; one of {', '.join(SETS)} (mj_bench = "
-                         "mjbench_alignment)")
+        raise ParameterError("{set_name} {name!r}: not a set this tool knows; one of {sets} (mj_bench = "
+                             "mjbench_alignment)", name=name, sets=", ".join(SETS))
     return canonical
 
 
@@ -86,8 +87,9 @@ def load_set(name: str, path: str | Path | None = None, *, offline: bool | None 
         from scorers.sets._common import provenance
 
         if path is None:
-            raise SetImagesUnavailable("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset "
-                                       "BaiqiL/GenAI-Bench, ratings and images in one table) with set_file=FILE")
+            raise SetImagesUnavailable(Wording("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset "
+                                               "BaiqiL/GenAI-Bench, ratings and images in one table) with "
+                                               "{set_file=FILE}"))
         local = Path(path)
         if not local.is_file():
             raise FileNotFoundError(f"{local}: no such file")
@@ -160,9 +162,10 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
     if embedded is not None:
         absent = [ref for ref, data in zip(images, embedded) if not data]
         if absent and on_error == "raise":
-            raise SetImagesUnavailable(f"{name}: {len(absent)} of {len(images)} images have no bytes in "
-                                       f"{provenance['file']} (first: {absent[0]}); on_error='skip' records them "
-                                       "and goes on")
+            raise SetImagesUnavailable(Wording("{name}: {n} of {total} images have no bytes in {file} (first: "
+                                               "{first}); {on_error='skip'} records them and goes on", name=name,
+                                               n=len(absent), total=len(images), file=provenance["file"],
+                                               first=absent[0]))
         return [data if data else f"{ref} (no image bytes in the set's file)" for ref, data in zip(images, embedded)]
     where = IMAGE_SOURCES.get(name, "the set's images")
     named = [str(i) for i in images if str(i).strip()]
@@ -172,8 +175,9 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
         absolute = [i for i in named if os.path.isabs(i) and os.path.isfile(i)]
         if len(absolute) == len(named):
             return list(images)
-        raise SetImagesUnavailable(f"{name}: the images are not available offline ({len(named)} files such as "
-                                   f"{named[0]!r}); download {where} and pass images_dir=DIR")
+        raise SetImagesUnavailable(Wording("{name}: the images are not available offline ({n} files such as "
+                                           "{first!r}); download {where} and pass {images_dir=DIR}", name=name,
+                                           n=len(named), first=named[0], where=where))
     root = Path(images_dir)
     refs, missing = [], []
     for image in images:
@@ -187,8 +191,9 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
         raise SetImagesUnavailable(f"{name}: none of the {len(refs)} images is under {root} (first: {missing[0]}); "
                                    f"download {where} into it")
     if missing and on_error == "raise":
-        raise SetImagesUnavailable(f"{name}: {len(missing)} of {len(refs)} images are not under {root} (first: "
-                                   f"{missing[0]}); add them, or on_error='skip' to record them and go on")
+        raise SetImagesUnavailable(Wording("{name}: {n} of {total} images are not under {root} (first: {first}); "
+                                           "add them, or {on_error='skip'} to record them and go on", name=name,
+                                           n=len(missing), total=len(refs), root=root, first=missing[0]))
     return refs
 
 
@@ -252,15 +257,16 @@ def score_set(
     name = check_set_name(set_name)
     if name == "ts2":
         if images_dir is not None or set_file is not None:
-            raise ValueError("set_name='ts2' reads data_dir (metadata.csv + images/); images_dir and set_file "
-                             "apply to the other sets")
+            raise ParameterError("{set_name='ts2'} reads {data_dir} (metadata.csv + images/); {images_dir} and "
+                                 "{set_file} apply to the other sets")
         frame, result = score_data_dir(scorer_name, data_dir, out, model=model, precision=precision,
                                        cache_dir=cache_dir, scorer_options=scorer_options, engine=engine,
                                        engine_options=engine_options, **run_kwargs)
         result.extra["set"] = {"name": "ts2", "kind": "ts2", "rows": len(frame)}
         return frame, result
     if data_dir is not None:
-        raise ValueError(f"data_dir is TS2's folder; set_name='{name}' takes images_dir (and set_file)")
+        raise ParameterError("{data_dir} is TS2's folder; {set_name=} takes {images_dir} (and {set_file})",
+                             set_name=name)
     check_run_options(**run_kwargs)
     state = process_state()
     if cache_dir is None and out is not None:
@@ -278,8 +284,8 @@ def score_set(
                                           options=dict(scorer_options or {}), engine=engine,
                                           engine_options=engine_options)
     if getattr(scorer, "name", None) in rows.columns:
-        raise ValueError(f"set_name='{name}': the set already has a column {scorer.name!r}; its scores would "
-                         "replace it")
+        raise ParameterError("{set_name=}: the set already has a column {column!r}; its scores would replace it",
+                             set_name=name, column=scorer.name)
     run_kwargs.setdefault("inputs", {"set": name, "sha256": prov.get("sha256"),
                                      "images_dir": None if images_dir is None else str(Path(images_dir).resolve())})
     key_columns = list(rows.columns)
@@ -325,19 +331,20 @@ def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, mo
     from scorers.tifa_bench.image_scoring import find_images, score_images
 
     if images_dir is None:
-        raise SetImagesUnavailable("tifa_v1: the TIFA v1.0 bench scores your generated images; pass images_dir=DIR "
-                                   "(<text_id>.png or <text_id>/<k>.png, as `ts2 tifa-bench generate` writes)")
+        raise SetImagesUnavailable(Wording("tifa_v1: the TIFA v1.0 bench scores your generated images; pass "
+                                           "{images_dir=DIR} (<text_id>.png or <text_id>/<k>.png, as `ts2 tifa-bench "
+                                           "generate` writes)"))
     if set_file is not None:
-        raise ValueError("set_name='tifa_v1' reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); "
-                         "set_file does not apply")
+        raise ParameterError("{set_name='tifa_v1'} reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local "
+                             "copies); {set_file} does not apply")
     if bench is None:
         from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
 
         bench = main_first(state, lambda: load_tifa_v1(offline=offline, require_questions=scorer_name == "tifa"))
     if scorer_name == "tifa":
         if engine != "accelerate" or run_kwargs.pop("jpeg_draft", None):
-            raise ValueError("set_name='tifa_v1' with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate "
-                             "engine, no jpeg_draft")
+            raise ParameterError("{set_name='tifa_v1'} with the tifa scorer runs as `ts2 tifa-bench score` does: "
+                                 "accelerate engine, no {jpeg_draft}")
         bench_run = score_images(bench, images_dir, None, model=model, precision=precision,
                                  scorer_options=scorer_options, cache_dir=cache_dir, **run_kwargs)
         frame = bench_run.images
@@ -424,6 +431,12 @@ def score_sets(scorers: str | Sequence[str], sets: Sequence[str], out_dir: str |
     return entries
 
 
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line, the parameters it names kept (the card's command names its flags)."""
+    wording = wording_of(error)
+    return wording.one_line() if wording is not None else " ".join(str(error).split())
+
+
 def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file, options: dict) -> dict:
     from scorers.tables.release import ReleaseFileUnavailable
 
@@ -435,11 +448,11 @@ def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file,
         else:
             frame, result = score_set(scorer, name, out, images_dir=images_dir, set_file=set_file, **options)
     except (SetImagesUnavailable, ReleaseFileUnavailable) as error:
-        return {"status": "not evaluated", "reason": " ".join(str(error).split())}
+        return {"status": "not evaluated", "reason": _one_line(error)}
     except (FileNotFoundError, OSError) as error:  # e.g. a set's pinned file offline and not cached
         if name == "ts2":  # the card's core: stop with the line that says how to get the images
             raise
-        return {"status": "not evaluated", "reason": " ".join(str(error).split())}
+        return {"status": "not evaluated", "reason": _one_line(error)}
     info = result.extra.get("set", {})
     entry = {"status": "scored", "path": str(out), "column": result.extra["score_columns"][0],
              "kind": info.get("kind", "ts2"), "info": info, "rows": len(frame),

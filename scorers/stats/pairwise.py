@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scorers.checks import ParameterError
+
 __all__ = ["PAIR_WORK_MAX", "POOLED_PAIRS_MAX_ITEMS", "PairSet", "check_pair_work", "classify_pairs",
            "dense_pairwise"]
 
@@ -61,8 +63,8 @@ class PairSet:
         concordant pairs are kept (32-bit indices): GenAI-Bench's 9,600 images fit in a few hundred MB."""
         n = h.size
         if n > POOLED_PAIRS_MAX_ITEMS:
-            raise ValueError(f"pairwise_acc over {n} pooled items would hold {n * (n - 1) // 2:,} pairs; use "
-                             f"grouping='item' or at most {POOLED_PAIRS_MAX_ITEMS} items")
+            raise ParameterError("pairwise_acc over {n} pooled items would hold {pairs:,} pairs; use {grouping='item'} "
+                                 "or at most {most} items", n=n, pairs=n * (n - 1) // 2, most=POOLED_PAIRS_MAX_ITEMS)
         parts = []
         block = max(1, 4_000_000 // max(1, n))
         for start in range(0, n - 1, block):
@@ -130,5 +132,5 @@ def classify_pairs(left, right, group, h, m):
 
 def check_pair_work(n_pairs: int, n_bootstrap: int) -> None:
     if n_pairs * n_bootstrap > PAIR_WORK_MAX:
-        raise ValueError(f"pairwise_acc bootstrap over {n_pairs:,} pairs x {n_bootstrap} resamples is too much work; "
-                         "use fewer resamples (n_bootstrap) or grouping='item'")
+        raise ParameterError("pairwise_acc bootstrap over {n_pairs:,} pairs x {n} resamples is too much work; use "
+                             "fewer resamples ({n_bootstrap}) or {grouping='item'}", n_pairs=n_pairs, n=n_bootstrap)

@@ -40,7 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from scorers.stats.resampling import ConfidenceInterval, PairedComparison, percentile_interval, resample_indices
-from scorers.checks import check_choice
+from scorers.checks import ParameterError, check_choice
 from scorers.json_safe import json_float
 
 __all__ = [
@@ -192,7 +192,7 @@ def compare_preference_accuracy(
     ``value_a`` / ``value_b`` the two accuracies, ``labels`` the tie convention and each metric's epsilon.
     """
     if n_bootstrap < 1:
-        raise ValueError(f"n_bootstrap must be >= 1 for a paired comparison, got {n_bootstrap}")
+        raise ParameterError("{n_bootstrap} must be >= 1 for a paired comparison, got {value}", value=n_bootstrap)
     a1, b1 = (_floats(x, f"metric_1[{k}]") for k, x in enumerate(metric_1))
     a2, b2 = (_floats(x, f"metric_2[{k}]") for k, x in enumerate(metric_2))
     _same_length({"metric_1 score_a": a1, "metric_1 score_b": b1, "metric_2 score_a": a2, "metric_2 score_b": b2})
@@ -360,7 +360,7 @@ def _ratio(freq: np.ndarray, per_unit: np.ndarray, pairs: np.ndarray) -> np.ndar
 
 def _resamples(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray | None:
     if int(n_bootstrap) != n_bootstrap or n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be an integer >= 0, got {n_bootstrap!r}")
+        raise ParameterError("{n_bootstrap} must be an integer >= 0, got {value!r}", value=n_bootstrap)
     if n_bootstrap == 0 or n_units == 0:
         return None
     return resample_indices(n_units, int(n_bootstrap), seed)

@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from scorers.checks import ParameterError, value_error
 from scorers.stats.graph import NODE_LABEL, error_count, parse_seg_range, partition_of
 from scorers.stats.meta import as_scores
 
@@ -160,8 +161,9 @@ def read_score_table(
         usecols = [c for c in header if c in KEY_COLUMNS or c in wanted]
     else:
         if len(available) > max_columns:
-            raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
-                             f"at most {max_columns:,} are evaluated at once: pick some with columns")
+            raise ParameterError("{path} has {n:,} score columns ({preview}); at most {most:,} are evaluated at once: "
+                                 "pick some with {columns}", path=path, n=len(available),
+                                 preview=preview_names(available, 3), most=max_columns)
         usecols = None
     return read_csv(path, dtype=str, keep_default_na=False, usecols=usecols)
 
@@ -243,7 +245,7 @@ def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = Fals
             if text.mean() > 0.5:  # mostly words: a text column taken for a score, i.e. a wrong header
                 hint = (f"; column {column!r} is not numeric: is the header right? Key columns "
                         f"({', '.join(KEY_COLUMNS)}) are not scored, every other column must hold numbers")
-        raise ValueError(f"{error} (position p is CSV line p + 2){hint}") from None
+        raise value_error("{error} (position p is CSV line p + 2){hint}", error=error, hint=hint) from None
 
 
 def _text_numbers(cells: pd.Series, clean_quotes: bool) -> np.ndarray | None:
