@@ -30,7 +30,8 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scorers.stats.agreement import COEFFICIENTS, agreement_many, bootstrap_indices  # noqa: E402
+from scorers.stats.agreement import COEFFICIENTS, agreement_many  # noqa: E402
+from scorers.stats.resampling import resample_indices  # noqa: E402
 
 SCIPY = {
     "pearson": lambda h, m: stats.pearsonr(h, m).statistic,
@@ -125,7 +126,7 @@ def main() -> None:
             # the prompts ours kept (defined per-prompt values; every prompt with >= 2 images for pairwise_acc)
             kept = sorted(result.per_group)
             members = [members_all[label] for label in kept]
-            idx = bootstrap_indices(len(kept), args.n_bootstrap, 0)[:run]
+            idx = resample_indices(len(kept), args.n_bootstrap, 0)[:run]
             t0 = time.perf_counter()
             plain = [baseline_resample(result.coefficient, human, metric, members, row) for row in idx]
             baseline_s += (time.perf_counter() - t0) / run * args.n_bootstrap
@@ -144,7 +145,7 @@ def main() -> None:
             values = np.array([baseline_resample(result.coefficient, human, metric, [members_all[label]], [0])
                                for label in labels])
             values = values[~np.isnan(values)]
-            smart = values[bootstrap_indices(values.size, args.n_bootstrap, 0)].mean(axis=1)
+            smart = values[resample_indices(values.size, args.n_bootstrap, 0)].mean(axis=1)
             smart_s += time.perf_counter() - t0
             worst = max(worst, float(np.max(np.abs(smart - result.bootstrap))))
     ours_corr = sum(1 for r in ours if r.coefficient != "pairwise_acc")

@@ -8,7 +8,7 @@ merge). ``--layers 24`` keeps the model narrow but makes each forward call cost 
 batch shares (the regime of a GPU forward at small batch, where batching matters), imitated on CPU.
 
 Each request is one 64 px PNG image + prompt (an RL rollout's single sample, the case batching is for); the clients
-are threads using :class:`scorers.rewards.api.RemoteReward` over loopback HTTP. The service: one replica, max batch 16,
+are threads using :class:`scorers.rewards.RemoteReward` over loopback HTTP. The service: one replica, max batch 16,
 ``--batch-wait-ms`` (default 10, as ``ts2 serve``; with 0, only the requests that arrive while a forward runs form
 the next batch).
 
@@ -44,7 +44,7 @@ def main() -> None:
     from PIL import Image
     from ray import serve
 
-    from scorers.rewards.api import RemoteReward
+    from scorers.rewards import RemoteReward
     from scorers.rewards.serve import build_app
     from tests.tiny_embed_models import tiny_models
 

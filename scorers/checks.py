@@ -1,15 +1,15 @@
 """The input checks every scorer and the runner share: one text (prompt or question) per image, none blank; an option
-whose value must be one of a few names. And the errors that name a parameter: :class:`ParameterError`, whose message
-(a :class:`Wording`) each face says in its own terms: the library with Python's names, ``ts2`` with its options (the
-parser's own dest -> option table), the demo with its fields."""
+whose value must be one of a few names; aligned arrays of one length. And the errors that name a parameter:
+:class:`ParameterError`, whose message (a :class:`Wording`) each face says in its own terms: the library with Python's
+names, ``ts2`` with its options (the parser's own dest -> option table), the demo with its fields."""
 from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Callable, Collection, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Collection, Mapping, NamedTuple, Sequence, Sized
 
-__all__ = ["Mention", "ParameterError", "Wording", "check_choice", "check_pairs", "mention", "value_error",
-           "wording_of"]
+__all__ = ["Mention", "ParameterError", "Wording", "check_choice", "check_pairs", "check_same_length", "mention",
+           "value_error", "wording_of"]
 
 
 def check_pairs(images: Sequence, texts: Sequence, *, what: str = "prompts", keys: Sequence | None = None,
@@ -30,6 +30,15 @@ def check_choice(name: str, value: Any, choices: Collection) -> Any:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
+
+
+def check_same_length(arrays: Mapping[str, Sized]) -> None:
+    """``ValueError`` unless the named arrays all have one length: ``length mismatch: human has 3, metric has 2
+    entries``."""
+    lengths = {name: len(values) for name, values in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"length mismatch: {shown} entries")
 
 
 class Mention(NamedTuple):

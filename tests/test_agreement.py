@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from scorers.stats import agreement as A
+from scorers.stats.resampling import resample_indices
 
 # float tolerance for two exact formulas of the same number computed in different orders (double precision)
 TOL = 1e-9
@@ -98,7 +99,7 @@ def test_item_grouping_averages_prompts_and_skips_small_or_constant_ones():
     m = [1, 2, 3, 1, 2, 3, 1, 2, 3, 4]
     r = A.agreement(h, m, coefficient="spearman", grouping="item", items=items)
     # a: +1, b: -1, c: constant human (skipped), d: one image (skipped)
-    assert r.value == pytest.approx(0.0, abs=TOL)
+    assert r.statistic == pytest.approx(0.0, abs=TOL)
     assert (r.n_groups, r.n_groups_skipped, r.n_items) == (2, 2, 6)
     assert r.per_group == {"a": pytest.approx(1.0), "b": pytest.approx(-1.0)}
 
@@ -110,12 +111,12 @@ def test_item_grouping_pairwise_shares_one_epsilon():
     h = [1, 1, 2, 1, 2, 3]
     m = [0.5, 0.6, 0.9, 0.2, 0.35, 0.9]
     r = A.agreement(h, m, coefficient="pairwise_acc", grouping="item", items=items)
-    assert r.value == pytest.approx(1.0, abs=TOL)
+    assert r.statistic == pytest.approx(1.0, abs=TOL)
     assert r.epsilon == pytest.approx(0.1, abs=1e-12)
     assert r.per_group == {"a": pytest.approx(1.0), "b": pytest.approx(1.0)}
     # a constant-metric prompt is kept by pairwise_acc (ties are what it credits): 3 human-tied pairs, all correct
     r = A.agreement([2, 2, 2], [0.7, 0.7, 0.7], coefficient="pairwise_acc", grouping="item", items=["x"] * 3)
-    assert (r.value, r.n_groups_skipped) == (pytest.approx(1.0), 0)
+    assert (r.statistic, r.n_groups_skipped) == (pytest.approx(1.0), 0)
 
 
 def test_system_grouping_correlates_model_means():
@@ -124,20 +125,20 @@ def test_system_grouping_correlates_model_means():
     h = [1, 3, 4, 4, 5, 5]
     m = [0.1, 0.3, 0.5, 0.7, 0.3, 0.5]
     r = A.agreement(h, m, coefficient="pearson", grouping="system", systems=systems)
-    assert r.value == pytest.approx(0.4 / math.sqrt(42 / 9 * 0.08), abs=TOL)
+    assert r.statistic == pytest.approx(0.4 / math.sqrt(42 / 9 * 0.08), abs=TOL)
     assert (r.n_groups, r.n_items) == (3, 6)
-    assert A.agreement(h, m, coefficient="spearman", grouping="system", systems=systems).value == pytest.approx(0.5)
+    assert A.agreement(h, m, coefficient="spearman", grouping="system", systems=systems).statistic == pytest.approx(0.5)
 
 
 def test_nan_pairs_are_dropped_and_counted():
     r = A.agreement([1, 2, np.nan, 4, 5], [1, 2, 3, np.nan, 5], coefficient="pearson")
     assert (r.n_items, r.n_nan_dropped) == (3, 2)
-    assert r.value == pytest.approx(1.0, abs=TOL)
+    assert r.statistic == pytest.approx(1.0, abs=TOL)
 
 
 def test_constant_pooled_input_is_skipped_not_an_error():
     r = A.agreement([3, 3, 3], [1, 2, 3], coefficient="kendall_b")
-    assert math.isnan(r.value) and r.n_groups_skipped == 1
+    assert math.isnan(r.statistic) and r.n_groups_skipped == 1
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -163,9 +164,9 @@ def test_pooled_correlations_equal_scipy(coefficient, data):
     h, m = data
     r = A.agreement(h, m, coefficient=coefficient)
     if len(set(h)) < 2 or len(set(m)) < 2:
-        assert math.isnan(r.value)
+        assert math.isnan(r.statistic)
     else:
-        assert r.value == pytest.approx(SCIPY[coefficient](h, m), abs=TOL)
+        assert r.statistic == pytest.approx(SCIPY[coefficient](h, m), abs=TOL)
 
 
 @pytest.mark.parametrize("coefficient", A.CORRELATIONS)
@@ -204,7 +205,7 @@ def test_grouped_pairwise_accuracy_equals_plain_loop(data, sizes):
     r = A.agreement(h, m, coefficient="pairwise_acc", grouping="item", items=items)
     groups = [(list(h[items == g]), list(m[items == g])) for g in np.unique(items) if (items == g).sum() >= 2]
     want, _ = plain_pairwise_grouped(groups)
-    assert r.value == pytest.approx(want, abs=TOL)
+    assert r.statistic == pytest.approx(want, abs=TOL)
     # the reported epsilon reaches that accuracy when each prompt is scored with it by the plain loop
     at_eps = np.mean([plain_pairwise(gh, gm, r.epsilon)[0] for gh, gm in groups])
     assert at_eps == pytest.approx(want, abs=TOL)
@@ -218,7 +219,7 @@ def test_large_groups_take_the_scipy_path_and_agree():
     for c in A.CORRELATIONS:
         r = A.agreement(h, m, coefficient=c, grouping="item", items=items)
         want = np.mean([SCIPY[c](h[items == g], m[items == g]) for g in ("big", "small")])
-        assert r.value == pytest.approx(want, abs=TOL)
+        assert r.statistic == pytest.approx(want, abs=TOL)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -241,7 +242,7 @@ def test_pooled_bootstrap_equals_explicit_resamples(rated, coefficient):
     h, m, _, _ = rated
     h, m = h[:14], m[:14]  # the plain pairwise loop is O(n^4)
     r = A.agreement(h, m, coefficient=coefficient, n_bootstrap=12, seed=5)
-    idx = A.bootstrap_indices(h.size, 12, 5)
+    idx = resample_indices(h.size, 12, 5)
     for b, rows in enumerate(idx):
         hb, mb = h[rows], m[rows]
         if coefficient == "pairwise_acc":
@@ -251,7 +252,8 @@ def test_pooled_bootstrap_equals_explicit_resamples(rated, coefficient):
         else:
             want = SCIPY[coefficient](hb, mb)
         assert r.bootstrap[b] == pytest.approx(want, abs=TOL, nan_ok=True)
-    assert r.ci == (pytest.approx(np.nanquantile(r.bootstrap, 0.025)), pytest.approx(np.nanquantile(r.bootstrap, 0.975)))
+    assert r.confidence_interval == (pytest.approx(np.nanquantile(r.bootstrap, 0.025)),
+                                     pytest.approx(np.nanquantile(r.bootstrap, 0.975)))
 
 
 @pytest.mark.parametrize("coefficient", A.COEFFICIENTS)
@@ -259,7 +261,7 @@ def test_item_bootstrap_equals_explicit_prompt_resamples(rated, coefficient):
     h, m, items, _ = rated
     r = A.agreement(h, m, coefficient=coefficient, grouping="item", items=items, n_bootstrap=10, seed=2)
     labels = sorted(r.per_group) if coefficient != "pairwise_acc" else sorted(set(items))
-    idx = A.bootstrap_indices(len(labels), 10, 2)
+    idx = resample_indices(len(labels), 10, 2)
     for b, rows in enumerate(idx):
         groups = [(list(h[items == labels[k]]), list(m[items == labels[k]])) for k in rows]
         if coefficient == "pairwise_acc":
@@ -275,7 +277,7 @@ def test_system_bootstrap_resamples_prompts_and_recomputes_model_means(rated, co
     r = A.agreement(h, m, coefficient=coefficient, grouping="system", items=items, systems=systems,
                     n_bootstrap=10, seed=4)
     prompts = np.unique(items)
-    idx = A.bootstrap_indices(prompts.size, 10, 4)
+    idx = resample_indices(prompts.size, 10, 4)
     for b, rows in enumerate(idx):
         chosen = np.concatenate([np.flatnonzero(items == prompts[k]) for k in rows])
         sys_h = [h[chosen][systems[chosen] == s].mean() for s in np.unique(systems)]
@@ -294,7 +296,7 @@ def test_bootstrap_is_seeded():
     a = A.agreement(h, m, coefficient="spearman", n_bootstrap=50, seed=1)
     b = A.agreement(h, m, coefficient="spearman", n_bootstrap=50, seed=1)
     c = A.agreement(h, m, coefficient="spearman", n_bootstrap=50, seed=2)
-    assert a.ci == b.ci and a.ci != c.ci
+    assert a.confidence_interval == b.confidence_interval and a.confidence_interval != c.confidence_interval
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -321,7 +323,7 @@ def test_compare_pooled_is_a_paired_bootstrap(rated):
     ra = A.agreement(h, m, coefficient="pearson", n_bootstrap=200, seed=3)
     rb = A.agreement(h, m[::-1].copy(), coefficient="pearson", n_bootstrap=200, seed=3)
     d = ra.bootstrap - rb.bootstrap
-    assert out.statistic == pytest.approx(ra.value - rb.value)
+    assert out.statistic == pytest.approx(ra.statistic - rb.statistic)
     assert out.confidence_interval == (pytest.approx(np.quantile(d, 0.025)), pytest.approx(np.quantile(d, 0.975)))
     far = min((d <= 0).sum(), (d >= 0).sum())
     assert out.pvalue == pytest.approx(min(1.0, 2 * (1 + far) / 201))
@@ -335,7 +337,7 @@ def test_inter_rater_averages_rater_pairs():
     out = A.inter_rater({"a": r1, "b": r2, "c": r3}, coefficient="spearman")
     want = np.mean([stats.spearmanr(r1, r2).statistic, stats.spearmanr(r1, r3).statistic,
                     stats.spearmanr(r2, r3).statistic])
-    assert out.metric == "inter-rater" and out.value == pytest.approx(want, abs=TOL)
+    assert out.metric == "inter-rater" and out.statistic == pytest.approx(want, abs=TOL)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -392,6 +394,7 @@ def test_grouped_bootstrap_design_equals_the_six_keywords(rated):
     design = A.GroupedBootstrap(grouping="item", items=items, n_bootstrap=100, seed=4)
     by_keywords = A.agreement(h, m, coefficient="kendall_b", grouping="item", items=items, n_bootstrap=100, seed=4)
     by_design = A.agreement(h, m, coefficient="kendall_b", design=design)
-    assert (by_design.value, by_design.ci) == (by_keywords.value, by_keywords.ci)
+    assert ((by_design.statistic, by_design.confidence_interval)
+            == (by_keywords.statistic, by_keywords.confidence_interval))
     with pytest.raises(ValueError, match="design= or as keywords, not both"):
         A.agreement(h, m, design=design, n_bootstrap=5)

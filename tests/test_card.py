@@ -281,10 +281,10 @@ def test_rating_set_without_the_metric_column_is_not_evaluated(card_run, capsys,
 def test_without_matplotlib_the_card_is_written_without_a_figure(cards, tmp_path, monkeypatch):
     import sys
 
-    from scorers.report.card import write_card
+    from scorers.report.card import Card, write_card
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ModuleNotFoundError
-    card = json.loads(json.dumps(cards["mplug_tifa"]))
+    card = Card.from_dict(json.loads(json.dumps(cards["mplug_tifa"])))
     paths = write_card(card, tmp_path)
     assert sorted(paths) == ["html", "json", "md"]
     assert "no figure: matplotlib is not installed" in (tmp_path / "mplug_tifa.md").read_text()
@@ -547,16 +547,16 @@ def test_preference_section_in_markdown_html_json(pref_run):
 
 
 def test_figure_has_a_dot_per_metric_with_intervals(pref_run):
-    from scorers.report.card import figure_dots
+    from scorers.report.card import Card, figure_dots
 
     _root, _pairs, _scores, _parts, cards = pref_run
-    label, dots = figure_dots(cards["reward"], "toy")
+    label, dots = figure_dots(Card.from_dict(cards["reward"]), "toy")
     kinds = {d[0]: d[4] for d in dots}
     assert kinds == {"reward": "metric", "clipscore": "baseline", "mine": "part", "alignscore": "part",
                      "other": "other"}
     assert label == "pairwise accuracy (ties calibrated)"
     assert all(d[2] is not None and d[2] <= d[1] <= d[3] for d in dots)  # every dot has its interval
-    label, dots = figure_dots(cards["reward"], "ts2")
+    label, dots = figure_dots(Card.from_dict(cards["reward"]), "ts2")
     published = [d for d in dots if d[4] == "other"]
     assert len(published) == 17  # the 19 release rows less clipscore (the baseline) and alignscore (a part)
     assert all(d[2] is not None and d[2] <= d[1] <= d[3] for d in dots)

@@ -22,6 +22,7 @@ def run_cli(capsys, *argv):
 
 @pytest.fixture(scope="module")
 def reproduction(shared_ts2):
+    from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import reproduce_table
     from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
 
@@ -29,8 +30,7 @@ def reproduction(shared_ts2):
         read_score_table(shared_ts2 / "released_scores.csv"),
         read_metadata(shared_ts2 / "metadata.csv"),
         read_paper_table(shared_ts2 / "paper_table2.csv"),
-        seg_subset=range(0, 164),
-        clean_quotes=True,
+        options=MetaOptions(seg_subset=range(0, 164), clean_quotes=True),
     )
 
 

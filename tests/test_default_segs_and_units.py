@@ -24,11 +24,11 @@ def test_python_api_defaults_to_segs_0_163(shared_ts2, clip):
     values, metadata = clip
     ref = released_reference(str(shared_ts2), "clipscore")  # SEGs 0-163
     result = ts2_meta(values, metadata["seg_id"], metadata["node"])
-    assert result.segs == "0-163" and round(100 * result.rank.summary["avg"], 1) == 68.2  # the README's figure
-    assert result.rank.summary["avg"] == pytest.approx(ref["rank"]["summary"]["avg"], abs=1e-12)
-    assert result.delta.summary["avg"] == pytest.approx(ref["delta"]["summary"]["avg"], abs=1e-12)
+    assert result.segs == "0-163" and round(100 * result.rank.statistic["avg"], 1) == 68.2  # the README's figure
+    assert result.rank.statistic["avg"] == pytest.approx(ref["rank"]["summary"]["avg"], abs=1e-12)
+    assert result.delta.statistic["avg"] == pytest.approx(ref["delta"]["summary"]["avg"], abs=1e-12)
     many = TS2Evaluator(metadata["seg_id"], metadata["node"]).evaluate_many({"c": values})["c"]
-    assert many.segs == "0-163" and many.rank.summary["avg"] == result.rank.summary["avg"]
+    assert many.segs == "0-163" and many.rank.statistic["avg"] == result.rank.statistic["avg"]
     every = ts2_meta(values, metadata["seg_id"], metadata["node"], seg_subset="all")
     assert every.segs == "0-164"
     assert result.to_dict()["unit"] == "fraction"

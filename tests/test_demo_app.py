@@ -191,14 +191,14 @@ def test_published_leaderboard_has_19_rows_equal_to_ts2_meta(published, tables):
     expected = ts2_meta(clip, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
     row = frame[frame["column"] == "clipscore"].iloc[0]
     assert row["metric"] == "CLIPScore" and row["family"] == "embedding"
-    assert row["rank"] == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
-    assert row["sep"] == pytest.approx(round(100 * expected.sep.summary["avg"], 1))
-    assert row["delta"] == pytest.approx(round(100 * expected.delta.summary["avg"], 1))
+    assert row["rank"] == pytest.approx(round(100 * expected.rank.statistic["avg"], 1))
+    assert row["sep"] == pytest.approx(round(100 * expected.sep.statistic["avg"], 1))
+    assert row["delta"] == pytest.approx(round(100 * expected.delta.statistic["avg"], 1))
     # LLMScore columns are lower-is-better: negating them by hand gives the shown rank
     ec = pd.to_numeric(tables.scores["llmscore_ec"]).to_numpy()
     expected_ec = ts2_meta(-ec, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
     shown = frame[frame["column"] == "llmscore_ec"].iloc[0]
-    assert shown["rank"] == pytest.approx(round(100 * expected_ec.rank.summary["avg"], 1))
+    assert shown["rank"] == pytest.approx(round(100 * expected_ec.rank.statistic["avg"], 1))
 
 
 def test_partition_and_sort(published, tables):
@@ -226,7 +226,7 @@ def test_joined_and_row_aligned_uploads_give_the_same_row(tmp_path, tables, conf
     assert len(frame) == 20
     row = frame[is_uploaded(frame)].iloc[0]
     assert row["metric"] == "★ mine" and row["family"] == "uploaded"
-    assert row["rank"] == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
+    assert row["rank"] == pytest.approx(round(100 * expected.rank.statistic["avg"], 1))
 
 
 def test_lower_is_better_and_name_clash(tmp_path, tables, config):
@@ -238,7 +238,7 @@ def test_lower_is_better_and_name_clash(tmp_path, tables, config):
     assert metric.label == "clipscore (yours)"
     expected = ts2_meta(mine, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
     rank = [r["ours"] for r in metric.rows if r["meta_metric"] == "rank" and r["partition"] == "avg"][0]
-    assert rank == pytest.approx(100 * expected.rank.summary["avg"], abs=1e-3)
+    assert rank == pytest.approx(100 * expected.rank.statistic["avg"], abs=1e-3)
 
 
 @pytest.mark.parametrize(

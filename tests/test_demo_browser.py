@@ -157,9 +157,9 @@ def test_upload_valid_csv_adds_highlighted_row(page, demo_env, shared_ts2):
     assert len(rows) == 20
     (row,) = [r for r in rows if r[1] == "★ my_metric"]
     expected = ts2_meta(mine, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
-    assert float(row[4]) == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
-    assert float(row[5]) == pytest.approx(round(100 * expected.sep.summary["avg"], 1))
-    assert float(row[6]) == pytest.approx(round(100 * expected.delta.summary["avg"], 1))
+    assert float(row[4]) == pytest.approx(round(100 * expected.rank.statistic["avg"], 1))
+    assert float(row[5]) == pytest.approx(round(100 * expected.sep.statistic["avg"], 1))
+    assert float(row[6]) == pytest.approx(round(100 * expected.delta.statistic["avg"], 1))
     position = int(row[0]) - 1
     style = page.locator(f"#leaderboard [data-testid='cell-{position}-1']").get_attribute("style")
     assert "rgb(255, 241, 184)" in style  # the user's row is highlighted
@@ -186,7 +186,7 @@ def test_uploading_the_same_metric_name_again_replaces_its_row(page, demo_env, s
     assert len(rows) == 20 and not any("(yours)" in r[1] for r in rows)  # replaced, not "my_metric (yours)"
     (row,) = [r for r in rows if r[1] == "★ my_metric"]
     expected = ts2_meta(again, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
-    assert float(row[4]) == pytest.approx(round(100 * expected.rank.summary["avg"], 1))
+    assert float(row[4]) == pytest.approx(round(100 * expected.rank.statistic["avg"], 1))
     page.screenshot(path=str(ARTIFACTS / "leaderboard_replaced.png"), full_page=True)
 
 
@@ -377,7 +377,9 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     line; a `ts2 card --json` upload of two cards -> a card picker and the chosen card's verdict."""
     import json
 
-    from scorers.report.card import _json_default, build_cards
+    from scorers.json_safe import json_default
+    from scorers.report.card import build_cards
+    from scorers.ts2.options import MetaOptions
 
     metadata = read_metadata(shared_ts2 / "metadata.csv")
     mplug = pd.read_csv(shared_ts2 / "released_scores.csv")["mplug_tifa"].to_numpy(dtype=float)
@@ -389,7 +391,7 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     assert _card_shown(page, "mplug_tifa", 2).startswith("mplug_tifa: better than clipscore on ")
     rows = {row[0]: row for row in _table(page, "card-sets")}
     assert set(rows) == {"ts2", "tifa160"}
-    assert rows["ts2"][3] == f"{expected.rank.summary['avg']:.3f}"  # fractions, 3 decimals
+    assert rows["ts2"][3] == f"{expected.rank.statistic['avg']:.3f}"  # fractions, 3 decimals
     assert rows["tifa160"][1] == "not evaluated"
     assert "The TIFA160 part needs the ratings file" in page.locator("#card-status").inner_text()
     page.wait_for_function("() => (document.querySelector('#card-figure img')?.naturalWidth ?? 0) > 0")
@@ -412,19 +414,19 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
 
     cards = build_cards({"mplug_tifa": shared_ts2 / "released_scores.csv", "blip1_dsg": shared_ts2 /
                          "released_scores.csv"}, metadata=shared_ts2 / "metadata.csv", data_dir=str(shared_ts2),
-                        n_bootstrap=100, clean_quotes=True)
+                        options=MetaOptions(n_bootstrap=100, clean_quotes=True))
     good = demo_env["root"] / "cards.json"
-    good.write_text(json.dumps(cards, default=_json_default))
+    good.write_text(json.dumps({name: card.to_dict() for name, card in cards.items()}, default=json_default))
     clear = page.locator("#card-upload button[aria-label='Clear']")
     if clear.count():
         clear.first.click()
     page.locator("#card-upload input[type=file]").set_input_files(str(good))
     page.wait_for_function("() => (document.querySelector('#card-status')?.innerText ?? '').includes('Showing')")
-    assert _card_shown(page, "mplug_tifa", 1) == f"mplug_tifa: {cards['mplug_tifa']['verdict']}"
+    assert _card_shown(page, "mplug_tifa", 1) == f"mplug_tifa: {cards['mplug_tifa'].verdict}"
     assert page.locator("#card-metric-pick input[role=combobox]").input_value() == ""  # an upload, not the release's
     page.locator("#card-choice input[role=combobox]").click()
     page.get_by_role("option", name="blip1_dsg", exact=True).click()
-    assert _card_shown(page, "blip1_dsg", 1) == f"blip1_dsg: {cards['blip1_dsg']['verdict']}"
-    blip = cards["blip1_dsg"]["sets"]["ts2"]["meta"]["rank"]["summary"]["avg"]
+    assert _card_shown(page, "blip1_dsg", 1) == f"blip1_dsg: {cards['blip1_dsg'].verdict}"
+    blip = cards["blip1_dsg"].sets["ts2"]["meta"]["rank"]["summary"]["avg"]
     assert _table(page, "card-sets")[0][3] == f"{blip:.3f}"
     page.screenshot(path=str(ARTIFACTS / "report_card_uploaded.png"), full_page=True)

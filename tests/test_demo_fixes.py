@@ -122,7 +122,7 @@ def test_leaderboard_rows_show_bootstrap_intervals(published, tables, config):
     result = ts2_meta(values, tables.metadata["seg_id"], tables.metadata["node"], seg_subset=segs,
                       n_bootstrap=N_BOOTSTRAP, seed=0)
     for meta in ("rank", "sep", "delta"):
-        low, high = result[meta].ci["avg"]
+        low, high = result[meta].confidence_interval["avg"]
         assert frame.loc["clipscore", f"{meta} 95% CI"] == f"{100 * low:.1f}–{100 * high:.1f}"
     for column, row in frame.iterrows():
         low, high = (float(x) for x in row["rank 95% CI"].split("–"))

@@ -29,6 +29,7 @@ from scorers.demo.report_card_tab import (
     tifa160_note,
 )
 from scorers.demo.sources import load_tables
+from scorers.report.card import Card
 from scorers.stats.meta import ts2_meta
 from scorers.tables.readers import read_metadata
 
@@ -78,15 +79,15 @@ def test_published_card_without_the_tifa160_file_is_ts2_alone_and_says_so(tables
     assert "mplug_tifa" in cards.metrics and "clipscore" in cards.metrics and len(cards.metrics) == 19
     card = cards.card("mplug_tifa")
     expected = _ts2_reference(shared_ts2, "mplug_tifa")
-    ts2 = card["sets"]["ts2"]
+    ts2 = card.sets["ts2"]
     for meta in ("rank", "sep", "delta"):
         assert ts2["meta"][meta]["summary"]["avg"] == pytest.approx(expected.summary()[meta]["avg"], abs=1e-12)
     base = _ts2_reference(shared_ts2, "clipscore")
     assert ts2["baseline_meta"]["summary"]["rank"]["avg"] == pytest.approx(base.summary()["rank"]["avg"], abs=1e-12)
     assert ts2["published"]["of"] == 19  # its place among the 19 published rows
     # TIFA160 is listed, not dropped, and the tab says what the missing part needs
-    assert card["sets"]["tifa160"]["status"] == "not evaluated"
-    assert "tifa160" in card["not_evaluated"]
+    assert card.sets["tifa160"]["status"] == "not evaluated"
+    assert "tifa160" in card.not_evaluated
     assert tifa160_note(card) == TIFA160_NEEDS_FILE
 
     frame = card_summary_frame(card)
@@ -104,7 +105,7 @@ def test_published_card_with_the_tifa160_file_has_its_spearman(tables, config, t
     _copy, digest = tifa160_cache_copy(stand_in)  # as a first download leaves it in this test's HF_HOME
     pin_tifa160(monkeypatch, digest)
     card = PublishedCards(tables, config, n_bootstrap=N_BOOT, offline=True).card("mplug_tifa")
-    section = card["sets"]["tifa160"]
+    section = card.sets["tifa160"]
     assert section["status"] == "evaluated" and tifa160_note(card) == ""
     raw = json.loads(stand_in.read_text())
     human = [np.mean(v["human_scores"]) for v in raw.values()]
@@ -144,7 +145,7 @@ def test_uploaded_cards_show_what_ts2_card_wrote(cli_cards):
     single = read_card_upload(root / "out" / "mplug_tifa.json", MAX)
     assert list(single) == ["mplug_tifa"]
     card = single["mplug_tifa"]
-    assert card == printed["mplug_tifa"]
+    assert card.to_dict() == printed["mplug_tifa"]
     frame = card_summary_frame(card).set_index("set")
     assert list(frame.index) == ["ts2", "genai_bench"]
     ts2 = printed["mplug_tifa"]["sets"]["ts2"]
@@ -236,7 +237,7 @@ def test_every_published_card_has_the_leaderboards_ts2_values(tables, config, fr
     cards = PublishedCards(tables, config, n_bootstrap=0, offline=True)
     assert sorted(cards.metrics) == sorted(board.columns)
     for metric in cards.metrics:
-        meta = cards.card(metric)["sets"]["ts2"]["meta"]
+        meta = cards.card(metric).sets["ts2"]["meta"]
         for row in board.rows:
             if row["column"] == metric:
                 got = 100 * meta[row["meta_metric"]]["summary"][row["partition"]]
@@ -250,7 +251,7 @@ def test_a_preference_set_section_is_summarised_by_its_headline_tie_convention()
     section = {"status": "evaluated", "headline_ties": "calibrated", "headline_value": 0.61234,
                "baseline_rows": [{"statistic": 0.55555}], "verdict": "better",
                "comparison": [{"statistic": 0.05679, "ci_low": 0.01, "ci_high": 0.1}]}
-    card = {"metric": "m", "baseline": "clipscore", "verdict": "v", "sets": {"hpdv2": section}, "provenance": {}}
+    card = Card(metric="m", baseline="clipscore", verdict="v", sets={"hpdv2": section}, provenance={})
     row = card_summary_frame(card).iloc[0]
     assert list(row) == ["hpdv2", "evaluated", "pairwise accuracy (ties calibrated)", "0.612", "0.556", "0.057",
                          "[0.010, 0.100]", "better"]

@@ -19,8 +19,8 @@ def test_compute_matches_library():
     out = metric.compute(scores=SCORES, seg_ids=SEGS, nodes=NODES)
     lib = ts2_meta(SCORES, SEGS, NODES)
     for name in ("rank", "sep", "delta"):
-        assert out[name] == pytest.approx(lib[name].summary["avg"])
-    assert out["partitions"]["nat"]["rank"] == pytest.approx(lib.rank.summary["nat"])
+        assert out[name] == pytest.approx(lib[name].statistic["avg"])
+    assert out["partitions"]["nat"]["rank"] == pytest.approx(lib.rank.statistic["nat"])
     assert out["n_segs_used"] == {"rank": 2, "sep": 2, "delta": 2}
     assert set(out["per_seg"]["rank"]) == {0, 120}
     assert out["segs"] == "0,120"  # the output states the SEGs it used
@@ -42,14 +42,14 @@ def test_official_config_changes_only_delta():
     official = evaluate.load(MODULE, "official").compute(scores=SCORES, seg_ids=SEGS, nodes=NODES)
     assert official["rank"] == paper["rank"] and official["sep"] == paper["sep"]
     lib = ts2_meta(SCORES, SEGS, NODES, variant="official")
-    assert official["delta"] == pytest.approx(lib.delta.summary["avg"])
+    assert official["delta"] == pytest.approx(lib.delta.statistic["avg"])
     assert official["delta"] != pytest.approx(paper["delta"])
 
 
 def test_bootstrap_and_orientation_keywords():
     metric = evaluate.load(MODULE)
     out = metric.compute(scores=SCORES, seg_ids=SEGS, nodes=NODES, higher_is_better=False, n_bootstrap=50, seed=1)
-    assert out["rank"] == pytest.approx(ts2_meta(-np.array(SCORES), SEGS, NODES).rank.summary["avg"])
+    assert out["rank"] == pytest.approx(ts2_meta(-np.array(SCORES), SEGS, NODES).rank.statistic["avg"])
     lo, hi = out["ci"]["rank"]["avg"]
     assert lo <= out["rank"] <= hi
 

@@ -41,11 +41,12 @@ def test_pearson_by_system_and_bootstrap_of_scaled_scores(pair, scale):
     m_sys = pd.Series(metric).groupby(systems).mean().to_numpy()
     expected = stats.pearsonr(h_sys, m_sys).statistic  # scipy on the 12 system means
     result = agreement(human, metric * scale, coefficient="pearson", grouping="system", systems=systems)
-    assert result.value == pytest.approx(expected, abs=1e-12)
+    assert result.statistic == pytest.approx(expected, abs=1e-12)
     plain = agreement(human, metric, coefficient="pearson", n_bootstrap=200, seed=1)
     scaled = agreement(human, metric * scale, coefficient="pearson", n_bootstrap=200, seed=1)
-    assert scaled.value == pytest.approx(stats.pearsonr(human, metric).statistic, abs=1e-12)
-    assert scaled.ci == pytest.approx(plain.ci, abs=1e-12)  # same resamples, scale-free coefficient
+    assert scaled.statistic == pytest.approx(stats.pearsonr(human, metric).statistic, abs=1e-12)
+    # same resamples, scale-free coefficient
+    assert scaled.confidence_interval == pytest.approx(plain.confidence_interval, abs=1e-12)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def test_paper_delta_of_scaled_scores_equals_the_reference_loop(released, refere
     expected = reference_delta
     assert abs(expected) > 0.1  # a real, non-zero delta, so 0.0 or NaN cannot pass
     result = ts2_meta(scores * scale, seg_ids, nodes, variant="paper", seg_subset=None)
-    assert result.delta.summary["avg"] == pytest.approx(expected, rel=1e-9)  # float64 sums of ~2,800 terms
+    assert result.delta.statistic["avg"] == pytest.approx(expected, rel=1e-9)  # float64 sums of ~2,800 terms
     assert result.score_std == pytest.approx(np.std(scores) * scale, rel=1e-9)
-    assert result.rank.summary["avg"] == pytest.approx(
-        ts2_meta(scores, seg_ids, nodes, seg_subset=None).rank.summary["avg"], abs=1e-12)
+    assert result.rank.statistic["avg"] == pytest.approx(
+        ts2_meta(scores, seg_ids, nodes, seg_subset=None).rank.statistic["avg"], abs=1e-12)

@@ -14,7 +14,7 @@ import pytest
 from scorers.cli import main
 from scorers.tables.join import ROW_POSITION_NOTE, join_scores
 from scorers.stats.orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
-from scorers.ts2.meta_from_tables import meta_from_tables
+from scorers.ts2.meta_from_tables import MetaOptions, meta_from_tables
 from scorers.tables.readers import read_metadata
 from tests.reference_meta import reference_meta, reference_summary, released_reference
 
@@ -111,12 +111,12 @@ def test_image_id_keys_join_the_official_evaluator_layout(shared_ts2, metadata):
     (id, image_id), image_id being the image's position inside its SEG."""
     table = pd.read_csv(shared_ts2 / "clipscore_fullprecision.csv", dtype=str)
     shuffled = table.sample(frac=1.0, random_state=3)
-    evaluated = meta_from_tables(shuffled, metadata, columns=["score"], seg_subset="all")
+    evaluated = meta_from_tables(shuffled, metadata, columns=["score"], options=MetaOptions(seg_subset="all"))
     assert evaluated.pairing == {"scores": "keys (id, image_id)"}
     ref = reference_meta(table["score"].astype(float).to_numpy(), metadata["seg_id"].to_numpy(),
                          metadata["node"].to_numpy())
     for metric in ("rank", "sep", "delta"):
-        assert evaluated.results["score"][metric].summary["avg"] == pytest.approx(
+        assert evaluated.results["score"][metric].statistic["avg"] == pytest.approx(
             reference_summary(ref[metric])["avg"], abs=1e-12)
 
 

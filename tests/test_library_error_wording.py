@@ -22,12 +22,14 @@ from scorers.stats.orientation import resolve_orientation
 
 PACKAGE = Path(__file__).resolve().parents[1] / "scorers"
 #: modules whose raise statements were reworded; the CLI, the report, the demo and the model loaders still name flags
-LIBRARY = ["stats/meta.py", "stats/agreement.py", "stats/pairwise.py", "tables/readers.py", "stats/orientation.py",
+LIBRARY = ["stats/meta.py", "stats/agreement.py", "stats/preference_accuracy.py", "stats/resampling.py",
+           "tables/readers.py", "stats/orientation.py",
            "stats/graph.py", "scoring/runner.py", "ts2/export.py", "scoring/cache.py", "tables/release.py",
            "rewards/serve.py", "scoring/engines/ray_data.py", "metrics/qga/answers.py", "tifa_bench/tifa_v1_files.py",
            "stats/correlation.py", "sets/ratings.py",
            "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2/dataset.py",
-           "scoring/registry.py", "sets/scoring.py", "models/loading.py", "models/open_clip_weights.py",
+           "scoring/registry.py", "sets/scoring.py", "sets/registry.py", "sets/own_paths.py", "models/loading.py",
+           "models/open_clip_weights.py",
            "models/sbert.py", "models/hpsv3.py", "models/imagereward.py", "models/openai_compat.py"]
 #: flags of other programs a library message may name: vLLM's server option for the top-logprobs a VQAScore needs
 OTHER_PROGRAMS_FLAGS = {"--max-logprobs"}

@@ -16,7 +16,7 @@ import pytest
 from scorers.tables.join import join_scores
 from scorers.tables.light_tables import (light_metadata, light_paper_table, light_scores, light_table2_full_precision,
                                   paper_table)
-from scorers.ts2.meta_from_tables import meta_from_tables
+from scorers.ts2.meta_from_tables import MetaOptions, meta_from_tables
 from scorers.tables.readers import (column_scores, read_metadata, read_paper_table, read_score_table,
                                    read_table2_full_precision, score_columns)
 
@@ -171,9 +171,9 @@ def test_meta_from_tables_gives_the_same_results_either_way(tmp_path, shared_ts2
     """Paths (the light path) and frames (the pandas path) of the release give equal results."""
     metadata = shared_ts2 / "metadata.csv"
     scores = shared_ts2 / "released_scores.csv"
-    light = meta_from_tables(scores, metadata, clean_quotes=True, n_bootstrap=50)
-    frames = meta_from_tables([(str(scores), read_score_table(scores))], read_metadata(metadata), clean_quotes=True,
-                              n_bootstrap=50)
+    light = meta_from_tables(scores, metadata, options=MetaOptions(clean_quotes=True, n_bootstrap=50))
+    frames = meta_from_tables([(str(scores), read_score_table(scores))], read_metadata(metadata),
+                              options=MetaOptions(clean_quotes=True, n_bootstrap=50))
     assert light.columns == frames.columns and light.notes == frames.notes and light.pairing == frames.pairing
     assert light.to_dict() == frames.to_dict()
 
@@ -184,7 +184,7 @@ def test_a_file_the_light_path_declines_still_gets_the_pandas_message(tmp_path, 
     scores = tmp_path / "s.csv"
     scores.write_text("seg_id,file_name,clip\n0,images/000-00.jpg,0.5\n0,images/000-00.jpg,0.4\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"1 duplicate key\(s\) \(seg_id, file_name\)"):
-        meta_from_tables(scores, metadata, seg_subset=[0])
+        meta_from_tables(scores, metadata, options=MetaOptions(seg_subset=[0]))
 
 
 @pytest.mark.parametrize("cell", ["", "NA", "#N/A", "null", "True", "+5", "1e3", "-nan", "inf"])

@@ -17,22 +17,22 @@ def seg_values(result, metric):
 def test_perfect_metric_one_walk():
     # node 0 > 1a > 2: spearman(err, score) = -1 on the only walk; every KS is 1
     r = ts2_meta([0.9, 0.6, 0.1], [0, 0, 0], ["0", "1a", "2"])
-    assert r.rank.summary["avg"] == pytest.approx(1.0)
-    assert r.sep.summary["avg"] == pytest.approx(1.0)
+    assert r.rank.statistic["avg"] == pytest.approx(1.0)
+    assert r.sep.statistic["avg"] == pytest.approx(1.0)
     std = np.std([0.9, 0.6, 0.1])  # population std, 0.32998
-    assert r.delta.summary["avg"] == pytest.approx(((0.9 - 0.6) + (0.6 - 0.1)) / 2 / std)
+    assert r.delta.statistic["avg"] == pytest.approx(((0.9 - 0.6) + (0.6 - 0.1)) / 2 / std)
     official = ts2_meta([0.9, 0.6, 0.1], [0, 0, 0], ["0", "1a", "2"], variant="official")
-    assert official.delta.summary["avg"] == pytest.approx((0.3 + 0.8 + 0.5) / 3)
-    assert official.rank.summary == r.rank.summary and official.sep.summary == r.sep.summary
+    assert official.delta.statistic["avg"] == pytest.approx((0.3 + 0.8 + 0.5) / 3)
+    assert official.rank.statistic == r.rank.statistic and official.sep.statistic == r.sep.statistic
     assert r.rank.counts.tolist() == [1] and r.sep.counts.tolist() == [3] and r.delta.counts.tolist() == [2]
 
 
 def test_ties_use_average_ranks():
     # x ranks [1.5,1.5,3.5,3.5], y ranks [3,3,3,1] -> r = -2/sqrt(12)
     r = ts2_meta([0.5, 0.5, 0.5, 0.2], [0] * 4, ["0", "0", "1a", "1a"])
-    assert r.rank.summary["avg"] == pytest.approx(2 / math.sqrt(12))
+    assert r.rank.statistic["avg"] == pytest.approx(2 / math.sqrt(12))
     # KS({.5,.5}, {.5,.2}) = 0.5 at 0.2
-    assert r.sep.summary["avg"] == pytest.approx(0.5)
+    assert r.sep.statistic["avg"] == pytest.approx(0.5)
 
 
 def test_nan_scores_are_skipped_and_weights_count_valid_images():
@@ -50,33 +50,33 @@ def test_nan_scores_are_skipped_and_weights_count_valid_images():
 
 def test_constant_scores_give_zero_rank_and_sep_and_undefined_delta():
     r = ts2_meta([0.4] * 4, [0] * 4, ["0", "1a", "1b", "2"])
-    assert r.rank.summary["avg"] == 0.0
-    assert r.sep.summary["avg"] == 0.0
-    assert math.isnan(r.delta.summary["avg"])  # no spread to normalise by
+    assert r.rank.statistic["avg"] == 0.0
+    assert r.sep.statistic["avg"] == 0.0
+    assert math.isnan(r.delta.statistic["avg"])  # no spread to normalise by
     assert r.delta.n_skipped == 1
 
 
 def test_several_heads():
     r = ts2_meta([0.9, 0.2, 0.5], [0, 0, 0], ["0a", "0b", "1"])
-    assert r.rank.summary["avg"] == pytest.approx(0.0)  # walks (+1, -1) with equal weights
-    assert r.sep.summary["avg"] == pytest.approx(1.0)  # 0a-0b is not a pair: same error count
-    assert r.delta.summary["avg"] == pytest.approx(((0.9 - 0.5) + (0.2 - 0.5)) / 2 / np.std([0.9, 0.2, 0.5]))
+    assert r.rank.statistic["avg"] == pytest.approx(0.0)  # walks (+1, -1) with equal weights
+    assert r.sep.statistic["avg"] == pytest.approx(1.0)  # 0a-0b is not a pair: same error count
+    assert r.delta.statistic["avg"] == pytest.approx(((0.9 - 0.5) + (0.2 - 0.5)) / 2 / np.std([0.9, 0.2, 0.5]))
 
 
 def test_level_gap_nodes_0_and_2_only():
     r = ts2_meta([0.8, 0.6, 0.1], [0, 0, 0], ["0", "0", "2"])
-    assert r.rank.summary["avg"] == pytest.approx(1.5 / math.sqrt(3))
-    assert r.sep.summary["avg"] == pytest.approx(1.0)
-    assert math.isnan(r.delta.summary["avg"])  # paper delta: no pair one error apart
+    assert r.rank.statistic["avg"] == pytest.approx(1.5 / math.sqrt(3))
+    assert r.sep.statistic["avg"] == pytest.approx(1.0)
+    assert math.isnan(r.delta.statistic["avg"])  # paper delta: no pair one error apart
     official = ts2_meta([0.8, 0.6, 0.1], [0, 0, 0], ["0", "0", "2"], variant="official")
-    assert official.delta.summary["avg"] == pytest.approx(0.7 - 0.1)
+    assert official.delta.statistic["avg"] == pytest.approx(0.7 - 0.1)
 
 
 def test_walk_with_fewer_than_two_valid_images_is_skipped():
     r = ts2_meta([np.nan, 0.5, 0.9, 0.1], [0, 0, 1, 1], ["0", "1", "0", "1"])
     assert math.isnan(seg_values(r, "rank")[0])
     assert r.rank.n_used == 1 and r.rank.n_skipped == 1
-    assert r.rank.summary["avg"] == pytest.approx(1.0)  # SEG 0 excluded from the mean
+    assert r.rank.statistic["avg"] == pytest.approx(1.0)  # SEG 0 excluded from the mean
 
 
 def test_lower_is_better_flips_orientation():
@@ -85,16 +85,16 @@ def test_lower_is_better_flips_orientation():
     flipped = ts2_meta(scores, seg, nodes, higher_is_better=False)
     negated = ts2_meta(-scores, seg, nodes)
     for m in ("rank", "sep", "delta"):
-        assert flipped[m].summary == negated[m].summary
+        assert flipped[m].statistic == negated[m].statistic
 
 
 def test_partition_means():
     seg = [0, 0, 111, 111, 140, 140]
     nodes = ["0", "1"] * 3
     r = ts2_meta([0.9, 0.1, 0.1, 0.9, 0.9, 0.1], seg, nodes)
-    assert r.rank.summary == pytest.approx({"avg": 1 / 3, "synth": 1.0, "nat": -1.0, "real": 1.0})
+    assert r.rank.statistic == pytest.approx({"avg": 1 / 3, "synth": 1.0, "nat": -1.0, "real": 1.0})
     custom = ts2_meta([0.9, 0.1, 0.1, 0.9, 0.9, 0.1], seg, nodes, partitions={0: "a", 111: "a", 140: "b"})
-    assert custom.rank.summary == pytest.approx({"avg": 1 / 3, "a": 0.0, "b": 1.0})
+    assert custom.rank.statistic == pytest.approx({"avg": 1 / 3, "a": 0.0, "b": 1.0})
 
 
 def test_seg_subset_restricts_segs_and_the_delta_std():
@@ -102,7 +102,7 @@ def test_seg_subset_restricts_segs_and_the_delta_std():
     r = ts2_meta([0.9, 0.1, 10.0, -10.0], seg, ["0", "1"] * 2, seg_subset=[0])
     assert r.rank.seg_ids.tolist() == [0]
     assert r.score_std == pytest.approx(0.4)
-    assert r.delta.summary["avg"] == pytest.approx(0.8 / 0.4)
+    assert r.delta.statistic["avg"] == pytest.approx(0.8 / 0.4)
     with pytest.raises(ValueError, match=r"\[7\]"):
         ts2_meta([0.9, 0.1], [0, 0], ["0", "1"], seg_subset=[7])
 
@@ -222,10 +222,10 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
     seg_ids, nodes, scores = _synthetic()
     a = ts2_meta(scores, seg_ids, nodes, n_bootstrap=500, seed=3)
     b = ts2_meta(scores, seg_ids, nodes, n_bootstrap=500, seed=3)
-    assert a.rank.ci == b.rank.ci
-    lo, hi = a.rank.ci["avg"]
-    assert lo < a.rank.summary["avg"] < hi
-    assert ts2_meta(scores, seg_ids, nodes).rank.ci is None
+    assert a.rank.confidence_interval == b.rank.confidence_interval
+    lo, hi = a.rank.confidence_interval["avg"]
+    assert lo < a.rank.statistic["avg"] < hi
+    assert ts2_meta(scores, seg_ids, nodes).rank.confidence_interval is None
 
 
 def test_paired_comparison():
@@ -250,7 +250,7 @@ def test_sep_is_zero_and_counted_when_nan_removes_a_whole_level():
     r = ts2_meta(scores, seg, nodes)
     assert seg_values(r, "sep") == {0: 0.0, 1: 1.0}
     assert r.sep.counts.tolist() == [0, 1]
-    assert r.sep.summary["avg"] == pytest.approx(0.5)  # (0 + 1) / 2, hand-computed
+    assert r.sep.statistic["avg"] == pytest.approx(0.5)  # (0 + 1) / 2, hand-computed
     assert r.sep.n_used == 2 and r.sep.n_skipped == 0 and r.sep.n_no_pair == 1
     assert r.to_dict()["sep"]["n_no_pair"] == 1
 
@@ -259,7 +259,7 @@ def test_sep_is_zero_when_nan_removes_the_head_level():
     # SEG 0 keeps only level-2 scores (head and level 1 all NaN): no computable pair -> 0
     r = ts2_meta([np.nan, np.nan, 0.3, 0.2, 0.1, 0.9, 0.2], [0] * 5 + [1] * 2, ["0", "1a", "2", "2", "2", "0", "1"])
     assert seg_values(r, "sep") == {0: 0.0, 1: 1.0}
-    assert r.sep.summary["avg"] == pytest.approx(0.5)
+    assert r.sep.statistic["avg"] == pytest.approx(0.5)
     # walk 0-1a-2 still has 3 valid images, all on level 2: constant error count -> r = 0, weight 3
     assert seg_values(r, "rank")[0] == 0.0
 
@@ -285,7 +285,7 @@ def test_sep_matches_reference_loop_under_random_level_masks(seed):
             want = np.array([ref[metric][s] for s in ours[metric].seg_ids])
             np.testing.assert_allclose(ours[metric].per_seg, want, rtol=0, atol=1e-9, equal_nan=True)
         want_avg = np.nanmean(list(ref["sep"].values()))
-        assert ours.sep.summary["avg"] == pytest.approx(want_avg, abs=1e-12)
+        assert ours.sep.statistic["avg"] == pytest.approx(want_avg, abs=1e-12)
         assert not np.isnan(ours.sep.per_seg).any()  # sep is never undefined
 
 

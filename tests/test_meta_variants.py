@@ -91,7 +91,7 @@ def test_official_all_error_zero_seg_scores_zero_and_counts():
     # SEG 0: only error-0 nodes -> no pair -> 0.0, counted; SEG 1: 0 [.9], 1 [.4] -> .5.  Avg (0 + .5)/2
     out = ts2_meta([0.5, 0.7, 0.9, 0.4], [0, 0, 1, 1], ["0a", "0b", "0", "1"], variant="official")
     assert out.delta.per_seg.tolist() == [0.0, pytest.approx(0.5)]
-    assert out.delta.summary["avg"] == pytest.approx(0.25, abs=1e-12) and out.delta.n_used == 2
+    assert out.delta.statistic["avg"] == pytest.approx(0.25, abs=1e-12) and out.delta.n_used == 2
 
 
 def test_official_nan_skips_the_node_pair():
@@ -141,13 +141,14 @@ def test_official_uses_raw_scores():
 def published_reproduction(shared_ts2):
     if not PUBLISHED.is_file():
         pytest.skip("../shared/published/table2_full_precision.csv is not available")
+    from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import reproduce_table
     from scorers.tables.readers import read_metadata, read_score_table, read_table2_full_precision
 
     paper = read_table2_full_precision(PUBLISHED)
     reproduction = reproduce_table(read_score_table(shared_ts2 / "released_scores.csv"),
-                                   read_metadata(shared_ts2 / "metadata.csv"), paper, clean_quotes=True,
-                                   variant="published")
+                                   read_metadata(shared_ts2 / "metadata.csv"), paper,
+                                   options=MetaOptions(clean_quotes=True, variant="published"))
     return reproduction, paper.set_index(["column", "meta_metric"])
 
 
@@ -158,15 +159,15 @@ def test_published_variant_reproduces_table2(published_reproduction):
     for column in reproduction.columns:
         for metric in ("rank", "sep"):
             for part in ("avg", "synth", "nat", "real"):
-                ours = 100 * reproduction.results[column][metric].summary[part]
+                ours = 100 * reproduction.results[column][metric].statistic[part]
                 assert ours == pytest.approx(paper.loc[(column, metric), part], abs=1e-5), (column, metric, part)
         if not column.startswith("llmscore"):
-            ours = 100 * reproduction.results[column].delta.summary["avg"]
+            ours = 100 * reproduction.results[column].delta.statistic["avg"]
             assert ours == pytest.approx(paper.loc[(column, "delta"), "avg"], abs=1e-5), column
     # The published LLMScore deltas are swapped: ours for EC is the paper's Over (to rounding), ours for Over is the
     # paper's EC within 0.05 pt (that one matches when its std leaves out the release's 6 quoted llmscore_over cells).
-    ec = 100 * reproduction.results["llmscore_ec"].delta.summary["avg"]
-    over = 100 * reproduction.results["llmscore_over"].delta.summary["avg"]
+    ec = 100 * reproduction.results["llmscore_ec"].delta.statistic["avg"]
+    over = 100 * reproduction.results["llmscore_over"].delta.statistic["avg"]
     assert ec == pytest.approx(paper.loc[("llmscore_over", "delta"), "avg"], abs=1e-5)
     assert over == pytest.approx(paper.loc[("llmscore_ec", "delta"), "avg"], abs=0.05)
     assert abs(ec - paper.loc[("llmscore_ec", "delta"), "avg"]) > 5  # the swap stays visible as a residual

@@ -7,9 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from scorers.stats.agreement import (bootstrap_indices, compare_preference_accuracy, pairs_from_rankings,
+from scorers.stats.agreement import (compare_preference_accuracy, pairs_from_rankings,
                                pairwise_preference_accuracy)
 from scorers.stats.preference_accuracy import human_preferences
+from scorers.stats.resampling import resample_indices
 
 
 # ---- references written independently of the module: plain Python loops ------------------------------------------
@@ -122,7 +123,7 @@ def test_bootstrap_over_prompts_matches_explicit_resampling(ties):
     seen = {}
     codes = np.array([seen.setdefault(x, len(seen)) for x in items.tolist()])
     units = sorted(set(codes[keep].tolist()))
-    idx = bootstrap_indices(len(units), 50, 3)
+    idx = resample_indices(len(units), 50, 3)
     expected = []
     for row in idx:
         rows = [k for u in row for k in np.flatnonzero(keep & (codes == units[u]))]
@@ -163,7 +164,7 @@ def test_paired_comparison():
 def test_bad_input_one_line():
     with pytest.raises(ValueError, match="ties must be one of"):
         pairwise_preference_accuracy([1], [0], ["a"], ties="dropped")
-    with pytest.raises(ValueError, match="inputs differ in length"):
+    with pytest.raises(ValueError, match="length mismatch"):
         pairwise_preference_accuracy([1, 2], [0], ["a"])
     with pytest.raises(ValueError, match="items has 1 entries"):
         pairwise_preference_accuracy([1, 2], [0, 1], ["a", "b"], items=["p"])
@@ -209,6 +210,6 @@ def test_calibrated_equals_agreement_pairwise_accuracy_on_all_pairs():
     m = np.round(rng.normal(size=40), 1)  # coarse metric: metric ties too
     i, j = np.triu_indices(40, 1)
     got = pairwise_preference_accuracy(m[i], m[j], np.sign(h[i] - h[j]).astype(int), n_bootstrap=0)
-    value, eps = pairwise_accuracy(h, m)  # the rating-set implementation (scorers.stats.agreement._PairSet)
+    value, eps = pairwise_accuracy(h, m)  # the rating-set path (scorers.stats.preference_accuracy.PairSet.pooled)
     assert got.statistic == pytest.approx(value, abs=1e-12)
     assert got.epsilon == pytest.approx(eps, abs=1e-12)

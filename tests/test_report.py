@@ -66,7 +66,7 @@ def test_leaderboard_values_match_meta_directly(released_report, shared_ts2):
                       seg_subset=parse_seg_range("0-163"))
     board = pd.read_csv(released_report / "leaderboard.csv").set_index("column")
     for meta_metric in ("rank", "sep", "delta"):
-        for part, value in result[meta_metric].summary.items():
+        for part, value in result[meta_metric].statistic.items():
             assert board.loc["llmscore_over", f"{meta_metric}_{part}"] == pytest.approx(100 * value, abs=1e-4)
     low, high = board.loc["clipscore", "rank_avg_ci_low"], board.loc["clipscore", "rank_avg_ci_high"]
     assert low < board.loc["clipscore", "rank_avg"] < high and high - low < 15

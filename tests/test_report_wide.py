@@ -10,6 +10,7 @@ from PIL import Image
 from scorers.report import write_report
 from scorers.report.figures import DPI
 from scorers.tables.readers import read_metadata
+from scorers.ts2.options import MetaOptions
 
 #: the largest side any report figure may have, in pixels: 16 inches + 2 for the colour bar at the report's DPI
 MAX_SIDE = (16 + 2) * DPI
@@ -31,7 +32,8 @@ def wide_table(shared_ts2, n_columns: int, seed: int = 0) -> pd.DataFrame:
 def wide_report(shared_ts2, tmp_path_factory):
     out = tmp_path_factory.mktemp("wide")
     metadata = read_metadata(shared_ts2 / "metadata.csv")
-    report = write_report(wide_table(shared_ts2, 120), metadata, out, seg_subset=range(0, 30), n_bootstrap=0)
+    report = write_report(wide_table(shared_ts2, 120), metadata, out,
+                          options=MetaOptions(seg_subset=range(0, 30), n_bootstrap=0))
     return out, report
 
 

@@ -177,6 +177,54 @@ def test_rating_sets_equal_direct_scoring(sets, clip_path, direct, tmp_path):
         assert info["kind"] == "ratings" and info["provenance"]["sha256"]
 
 
+def test_a_new_set_is_one_record_and_its_loader(clip_path, direct, tmp_path, monkeypatch, capsys):
+    """Adding a set = one registry record + its loader: a made-up rating set is then scored by `ts2 score --set`,
+    read by `load_set`, named by the CLI and listed by `ts2 card --scorer`, through the normal paths."""
+    from scorers.sets import registry
+    from scorers.sets.scoring import load_set, score_sets
+
+    rows = pd.DataFrame({"item": ["p0", "p0", "p1"], "system": ["a", "b", "a"],
+                         "image": ["x/0.png", "x/1.png", "x/2.png"],
+                         "prompt": ["a red cube", "a red cube", "two dogs"], "human_1": [4.0, 2.0, 5.0]})
+    images_dir = _files(tmp_path / "toy_images", list(rows["image"]), start=300)
+    calls = []
+
+    def load_toy(path=None, *, offline=None):
+        calls.append((path, offline))
+        return rows.copy(), {"source": "made up", "file": str(path), "sha256": None}
+
+    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))  # undone after the test
+    registry.register(registry.SetRecord("toy_ratings", registry.RATINGS, aliases=("toy",), load=load_toy,
+                                         images=registry.ImageSource("the toy images (made up by this test)")))
+    with pytest.raises(ValueError, match="already a set's name or alias"):
+        registry.register(registry.SetRecord("toy", registry.RATINGS, load=load_toy))
+
+    table, _prov, kind = load_set("toy", offline=True)
+    assert kind == "ratings" and table.equals(rows) and calls == [(None, True)]
+    out = tmp_path / "toy.csv"
+    code, err = cli("score", "clip_score", "--set", "toy", "--images-dir", images_dir, "--model", clip_path,
+                    "--out", out, *RUN)
+    assert code == 0, err
+    got = pd.read_csv(out)
+    assert got[["item", "system", "image", "prompt", "human_1"]].equals(rows)
+    np.testing.assert_allclose(got["clip_score"].to_numpy(),
+                               direct([images_dir / i for i in rows["image"]], list(rows["prompt"])), rtol=0, atol=ATOL)
+    info = json.loads((tmp_path / "toy.set.json").read_text())
+    assert (info["name"], info["kind"], info["rows"]) == ("toy_ratings", "ratings", 3)
+    with pytest.raises(SystemExit):
+        cli("score", "--help")
+    assert "toy_ratings" in " ".join(capsys.readouterr().out.split())
+    entries = score_sets("clip_score", ["toy"], tmp_path / "card", images_dirs={"toy": images_dir},
+                         models={"clip_score": clip_path}, batch_size=2, num_workers=0, progress=False,
+                         scorer_options={"form": "cosine"})
+    assert entries["toy"]["status"] == "scored" and entries["toy"]["kind"] == "ratings"
+    assert pd.read_csv(entries["toy"]["path"])["clip_score"].tolist() == got["clip_score"].tolist()
+    entries = score_sets("clip_score", ["toy"], tmp_path / "card2", models={"clip_score": clip_path},
+                         batch_size=2, num_workers=0, progress=False, scorer_options={"form": "cosine"})
+    assert entries["toy"]["status"] == "not evaluated"
+    assert "download the toy images (made up by this test) and pass images_dir=DIR" in entries["toy"]["reason"]
+
+
 # ---- preference sets: one score per image, pairs joined --------------------------------------------------------------
 
 
@@ -194,13 +242,13 @@ def _pair_images(name, entry):
 
 @pytest.mark.parametrize("name", ["pickapic_v2", "hpdv2", "imagerewarddb", "mjbench_alignment"])
 def test_preference_sets_score_each_image_once(name, sets, clip_path, direct, tmp_path):
-    from scorers.sets import LOADERS
+    from scorers.sets.registry import get_set
 
     entry = sets[name]
     out = tmp_path / f"{name}.csv"
     code, err = score_cli(name, entry, clip_path, out)
     assert code == 0, err
-    pairs, _ = LOADERS[name](entry["file"])
+    pairs, _ = get_set(name).load(entry["file"])
     got = pd.read_csv(out, dtype={"item": str})
     expected = list(dict.fromkeys([(a, p) for a, p in zip(pairs["image_a"], pairs["prompt"])]
                                   + [(b, p) for b, p in zip(pairs["image_b"], pairs["prompt"])]))

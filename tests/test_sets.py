@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from scorers.tables.release import ChecksumMismatch, ReleaseFileUnavailable
-from scorers.sets import (LOADERS, PAIR_COLUMNS, RATING_COLUMNS, SetFormatError, load_evalmuse, load_gecko2k,
+from scorers.sets import (PAIR_COLUMNS, RATING_COLUMNS, SetFormatError, load_evalmuse, load_gecko2k,
                           load_hpdv2, load_imagerewarddb, load_mjbench_alignment, load_pickapic_v2)
 from scorers.sets import _common, preferences
 from scorers.sets import ratings as set_ratings
@@ -211,7 +211,10 @@ def test_schema_errors_are_one_line(tmp_path):
 
 
 def test_registry_names_every_loader():
-    assert set(LOADERS) == {"evalmuse", "gecko2k", "pickapic_v2", "hpdv2", "imagerewarddb", "mjbench_alignment"}
+    from scorers.sets.registry import REGISTRY
+
+    assert {r.name for r in REGISTRY.values() if r.load is not None} == {
+        "tifa160", "genai_bench", "evalmuse", "gecko2k", "pickapic_v2", "hpdv2", "imagerewarddb", "mjbench_alignment"}
     for file in (preferences.PICKAPIC_V2_TEST_UNIQUE, preferences.HPDV2_TEST, preferences.IMAGEREWARDDB_TEST,
                  preferences.MJBENCH_ALIGNMENT, set_ratings.EVALMUSE_TRAIN):
         assert len(file.revision) == 40 and int(file.revision, 16) >= 0  # a full commit hash, never a branch

@@ -77,11 +77,11 @@ class HumanAgreement(evaluate.Metric):
                                  seed=seed)
         out = {}
         for result in results:
-            out[result.coefficient] = result.value
+            out[result.coefficient] = result.statistic
             if result.coefficient == "pairwise_acc":
                 out["pairwise_acc_epsilon"] = result.epsilon
             if n_bootstrap:
-                out[f"{result.coefficient}_ci"] = list(result.ci)
+                out[f"{result.coefficient}_ci"] = list(result.confidence_interval)
         first = results[0]
         out.update(n_items=first.n_items, n_groups=first.n_groups, n_groups_skipped=first.n_groups_skipped,
                    n_nan_dropped=first.n_nan_dropped)

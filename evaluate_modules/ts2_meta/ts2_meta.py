@@ -81,9 +81,9 @@ class Ts2Meta(evaluate.Metric):
             seg_subset=seg_subset, n_bootstrap=n_bootstrap, seed=seed,
         )
         names = ("rank", "sep", "delta")
-        out = {name: result[name].summary["avg"] for name in names}
-        partitions = [p for p in result.rank.summary if p != "avg"]
-        out["partitions"] = {p: {name: result[name].summary[p] for name in names} for p in partitions}
+        out = {name: result[name].statistic["avg"] for name in names}
+        partitions = [p for p in result.rank.statistic if p != "avg"]
+        out["partitions"] = {p: {name: result[name].statistic[p] for name in names} for p in partitions}
         out["segs"] = result.segs
         out["unit"] = "fraction"
         out["n_segs_used"] = {name: result[name].n_used for name in names}

@@ -28,7 +28,7 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
     for name, result in results.items():
         cells = [name]
         for metric in META_METRICS:
-            summary, ci = result[metric].summary, result[metric].ci
+            summary, ci = result[metric].statistic, result[metric].confidence_interval
             cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
                       for p in SUMMARY_KEYS]
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
@@ -45,14 +45,15 @@ def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping
     rows += [(names.get(column, column), result) for column, result in published.items()]
 
     def rank_avg(item) -> float:
-        value = item[1].rank.summary.get("avg")
+        value = item[1].rank.statistic.get("avg")
         return -math.inf if value is None or math.isnan(value) else value
 
     rows.sort(key=rank_avg, reverse=True)
     header = ["# metric", "rank:avg", "sep:avg", "delta:avg", "rank:synth", "rank:nat", "rank:real"]
     width = len(str(len(rows)))
-    lines = [[f"{k:>{width}} {name}", pct(result.rank.summary.get("avg")), pct(result.sep.summary.get("avg")),
-              pct(result.delta.summary.get("avg"))] + [pct(result.rank.summary.get(p)) for p in ("synth", "nat", "real")]
+    lines = [[f"{k:>{width}} {name}", pct(result.rank.statistic.get("avg")), pct(result.sep.statistic.get("avg")),
+              pct(result.delta.statistic.get("avg"))]
+             + [pct(result.rank.statistic.get(p)) for p in ("synth", "nat", "real")]
              for k, (name, result) in enumerate(rows, start=1)]
     grid = text_grid([header] + lines)
     return _segs_line({**{f"yours:{k}": v for k, v in yours.items()}, **published}) + "\n" + grid

@@ -21,6 +21,8 @@ def _name_value(option: str):
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from scorers.sets.registry import PAIRS, set_names
+
     parser = subparsers.add_parser(
         "card",
         help="one report card per metric: TS2 and human sets, paired tests vs a baseline (md/html/json)",
@@ -42,9 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--preferences", action="append", default=[], type=_name_value("--preferences"),
                         metavar="SET=FILE", help="a preference set: a pair table (item, prompt, image_a, image_b, "
                                                  "preference a/b/tie; CSV, Parquet or JSON), or the set's own file "
-                                                 "for its loader (pickapic_v2, hpdv2, imagerewarddb, "
-                                                 "mjbench_alignment), or FILE = the set's name for its pinned "
-                                                 "download; its images' scores come from --preference-scores")
+                                                 f"for its loader ({', '.join(set_names(PAIRS))}), or FILE = the "
+                                                 "set's name for its pinned download; its images' scores come from "
+                                                 "--preference-scores")
     parser.add_argument("--preference-scores", action="append", default=[], type=_name_value("--preference-scores"),
                         metavar="SET=FILE", help="per-image scores of a --preferences set: a table with an image key "
                                                  "column (image, key, image_path or file_name, as image_a/image_b "
@@ -110,6 +112,7 @@ def run_card(args: argparse.Namespace) -> int:
     from scorers.cli._validate import reward_weights
     from scorers.cli._options import release_or_given
     from scorers.cli._saved import command_line
+    from scorers.ts2.options import MetaOptions
 
     if bool(args.scores) == bool(args.scorer):
         raise ValueError("give the metric's score files (--scores NAME=FILE...) or a scorer to run (--scorer NAME)"
@@ -165,25 +168,25 @@ def run_card(args: argparse.Namespace) -> int:
         rating.human = list(rating.human) or scored.get(rating.name, {}).get("human", [])
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     baseline = None if args.baseline.lower() == "none" else args.baseline
+    options = MetaOptions(seg_subset=args.seg_subset, n_bootstrap=args.n_bootstrap, confidence=args.confidence,
+                          seed=args.seed, clean_quotes=args.clean_quotes, lower_is_better=lower)
     cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
                         sets=[s.strip() for s in args.sets.split(",") if s.strip()], data_dir=args.data_dir,
-                        segs=args.seg_subset, n_bootstrap=args.n_bootstrap, confidence=args.confidence, seed=args.seed,
-                        offline=True if args.offline else None, command=command_line(args.argv),
-                        clean_quotes=args.clean_quotes, lower_is_better=lower, preferences=preferences,
-                        reward=reward, reward_dir=args.out)
+                        options=options, offline=True if args.offline else None, command=command_line(args.argv),
+                        preferences=preferences, reward=reward, reward_dir=args.out)
     for card in cards.values():  # --scorer: what was scored, and why a set was not (never dropped)
         _scored_sets(card, scored, args.option_names.say)
     written = {name: write_card(card, args.out) for name, card in cards.items()}
     if args.json:
         from scorers.json_safe import json_default
 
-        print(json.dumps(cards, default=json_default))
+        print(json.dumps({name: card.to_dict() for name, card in cards.items()}, default=json_default))
     else:
         for name, card in cards.items():
-            print(f"{name}: {card['verdict']}")
-            if card.get("parts_verdict"):
-                print(f"  against its parts: {card['parts_verdict']}")
-            for set_name, reason in card["not_evaluated"].items():
+            print(f"{name}: {card.verdict}")
+            if card.parts_verdict:
+                print(f"  against its parts: {card.parts_verdict}")
+            for set_name, reason in card.not_evaluated.items():
                 print(f"  {set_name}: not evaluated: {reason}")
             print(f"  wrote {', '.join(str(p) for p in written[name].values())}")
     return 0
@@ -193,7 +196,8 @@ def _score_sets(args: argparse.Namespace) -> dict:
     """``--scorer``: score every ``--sets`` set (TS2 always) into ``OUT/scores/`` through ``ts2 score --set``'s path."""
     import os
 
-    from scorers.sets.scoring import check_set_name, score_sets
+    from scorers.sets.registry import check_set_name
+    from scorers.sets.scoring import score_sets
     from scorers.cli._validate import models_by_name
     from scorers.cli.score import parse_options
 
@@ -216,20 +220,19 @@ def _score_sets(args: argparse.Namespace) -> dict:
                       progress=False, offline=True if args.offline else None)
 
 
-def _scored_sets(card: dict, scored: dict, say) -> None:
+def _scored_sets(card, scored: dict, say) -> None:
     """Put ``--scorer``'s outcome in a card: sets that could not be scored as not evaluated with their reason (worded by
     ``say``: the command's :meth:`scorers.cli._validate.OptionNames.say`), preference sets (scored; pairs file)
     where the card has no section for them, and each scored file's set provenance."""
     for name, entry in scored.items():
         if entry["status"] != "scored":  # the library's reason names parameters; ``say`` names the flags
-            card["sets"][name] = {"status": "not evaluated", "reason": say(entry["reason"])}
-        elif entry["kind"] == "pairs" and card["sets"].get(name, {}).get("status") != "evaluated":
-            card["sets"][name] = {"status": "not evaluated", "scores": entry["pairs_path"],
+            card.sets[name] = {"status": "not evaluated", "reason": say(entry["reason"])}
+        elif entry["kind"] == "pairs" and card.sets.get(name, {}).get("status") != "evaluated":
+            card.sets[name] = {"status": "not evaluated", "scores": entry["pairs_path"],
                                   "reason": f"scored ({entry['pairs_path']}: {entry['info'].get('rows')} pairs with "
                                             f"{entry['column']}_a/_b), but this card has no preference-set section"}
         elif entry["kind"] == "images":
-            card["sets"][name] = {"status": "not evaluated", "scores": entry["path"],
+            card.sets[name] = {"status": "not evaluated", "scores": entry["path"],
                                   "reason": f"scored ({entry['path']}); TIFA v1.0 is a bench without human ratings"}
-    card["not_evaluated"] = {k: v["reason"] for k, v in card["sets"].items() if v["status"] == "not evaluated"}
-    card["provenance"]["scored_sets"] = {n: {k: v for k, v in e.items() if k != "status"}
+    card.provenance["scored_sets"] = {n: {k: v for k, v in e.items() if k != "status"}
                                          for n, e in scored.items()}

@@ -55,6 +55,7 @@ def run_meta(args: argparse.Namespace) -> int:
     if args.scores is None:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
     from scorers.ts2.meta_from_tables import meta_from_tables
+    from scorers.ts2.options import MetaOptions
     from scorers.tables.readers import read_score_table, score_columns
 
     if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
@@ -77,9 +78,10 @@ def run_meta(args: argparse.Namespace) -> int:
     try:
         evaluated = meta_from_tables(
             [(args.scores, table)], metadata, columns=args.columns,
-            lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
-            higher_is_better=args.higher_is_better, seg_subset=args.seg_subset, variant=args.variant,
-            n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes, on=args.on,
+            options=MetaOptions(lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
+                                higher_is_better=args.higher_is_better, seg_subset=args.seg_subset, variant=args.variant,
+                                n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes,
+                                on=args.on),
             progress=progress if len(columns) >= PROGRESS_MIN_COLUMNS else None,
         )
     finally:

@@ -70,6 +70,7 @@ def run_report(args: argparse.Namespace) -> int:
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
     from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
+    from scorers.ts2.options import MetaOptions
 
     missing = [p for p in args.scores if not Path(p).is_file()]
     if missing:
@@ -83,14 +84,9 @@ def run_report(args: argparse.Namespace) -> int:
         Path(args.out),
         paper=read_paper_table(args.paper) if args.paper else None,
         columns=args.columns,
-        seg_subset=args.seg_subset,
-        clean_quotes=args.clean_quotes,
-        lower_is_better=args.lower_is_better,
-        higher_is_better=args.higher_is_better,
-        variant=args.variant,
-        n_bootstrap=args.n_bootstrap,
-        seed=args.seed,
-        on=args.on,
+        options=MetaOptions(seg_subset=args.seg_subset, clean_quotes=args.clean_quotes,
+                            lower_is_better=args.lower_is_better, higher_is_better=args.higher_is_better,
+                            variant=args.variant, n_bootstrap=args.n_bootstrap, seed=args.seed, on=args.on),
         flops=parse_flops_overrides(args.flops),
         seg_id=args.seg,
         graph_columns=args.graph_column,

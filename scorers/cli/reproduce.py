@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_reproduce(args: argparse.Namespace) -> int:
     from scorers.tables.light_tables import paper_table as read_paper_table  # pandas only for a file the light reader leaves
+    from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import release_paper_table, reproduce_table
     from scorers.cli._format import format_reproduction, format_reproduction_markdown
 
@@ -50,10 +51,8 @@ def run_reproduce(args: argparse.Namespace) -> int:
         release_or_given(args.scores, "released_scores.csv", args.data_dir),
         release_or_given(args.metadata, "metadata.csv", args.data_dir),
         paper,
-        seg_subset=args.seg_subset,
-        clean_quotes=args.clean_quotes or released,
-        variant=args.variant,
-        n_bootstrap=args.n_bootstrap,
+        options=MetaOptions(seg_subset=args.seg_subset, clean_quotes=args.clean_quotes or released, variant=args.variant,
+                            n_bootstrap=args.n_bootstrap),
     )
     reproduction.notes[:0] = notes
     if args.json:

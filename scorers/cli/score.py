@@ -17,6 +17,8 @@ from scorers.cli.answers import DSG_GATING_HELP, GATING
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from scorers.sets.registry import set_names
+
     parser = subparsers.add_parser(
         "score",
         help="score every TS2 image with a scorer (clip_score, align_score, siglip_score, tifa, dsg...)",
@@ -33,8 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
                              "downloaded once into the Hugging Face cache)")
     parser.add_argument("--set", dest="set_name", metavar="NAME",
-                        help="the set whose images to score (default ts2): ts2, tifa_v1, tifa160, genai_bench, "
-                             "evalmuse, gecko2k, pickapic_v2, hpdv2, imagerewarddb, mjbench_alignment; rating sets "
+                        help=f"the set whose images to score (default ts2): {', '.join(set_names())}; rating sets "
                              "give one score per rating row beside the set's columns, preference sets one per image "
                              "(+ <out stem>.pairs.csv)")
     parser.add_argument("--images-dir", metavar="DIR", type=input_dir,
@@ -146,7 +147,8 @@ def run_score(args: argparse.Namespace) -> int:
             raise ValueError("--images-dir and --set-file apply to --set NAME (TS2 reads --data-dir)")
         frame, result = score_data_dir(args.scorer, args.data_dir, args.out, **run_options)
     else:
-        from scorers.sets.scoring import check_set_name, score_set
+        from scorers.sets.registry import check_set_name
+        from scorers.sets.scoring import score_set
 
         if check_set_name(args.set_name) != "ts2" and args.meta:
             raise ValueError("--meta prints TS2's meta-metrics; it applies to --set ts2 only")
@@ -181,11 +183,13 @@ def print_meta(frame, result) -> None:
     the default SEG set (0-163) is stated, and orientation comes from the scorer's own facts
     (``higher_is_better``) through :func:`scorers.stats.orientation.resolve_orientation`."""
     from scorers.ts2.meta_from_tables import meta_from_tables
+    from scorers.ts2.options import MetaOptions
     from scorers.cli._format import format_meta_table
 
     columns = list(result.extra["score_columns"])
     evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], frame[["seg_id", "file_name", "node"]],
-                                 columns=columns, higher_is_better=result.extra.get("higher_is_better", {}))
+                                 columns=columns,
+                                 options=MetaOptions(higher_is_better=result.extra.get("higher_is_better", {})))
     results = {(c if evaluated.orientation[c] else f"{c} (lower is better)"): evaluated.results[c] for c in columns}
     print(format_meta_table(results))
     print("values in %")

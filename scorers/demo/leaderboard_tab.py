@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from scorers.stats.meta import META_METRICS
+from scorers.ts2.options import MetaOptions
 from scorers.ts2.reproduce import Reproduction, reproduce_table
 from scorers.tables.join import join_scores, table_keys
 from scorers.tables.readers import CSVReadError, column_scores, read_score_table, score_columns
@@ -73,9 +74,9 @@ def published_reproduction(tables: Tables, config: AppConfig) -> Reproduction:
         tables.scores,
         tables.metadata,
         tables.paper,  # None: orientation from the release's known facts (scorers.stats.orientation)
-        seg_subset=_seg_subset(config, tables.metadata),
-        clean_quotes=True,  # the release's llmscore_over has cells like "3
-        n_bootstrap=N_BOOTSTRAP,
+        options=MetaOptions(seg_subset=_seg_subset(config, tables.metadata),
+                            clean_quotes=True,  # the release's llmscore_over has cells like "3
+                            n_bootstrap=N_BOOTSTRAP),
     )
 
 
@@ -185,10 +186,8 @@ def evaluate_upload(
         tables.metadata,
         None,
         columns=columns,
-        lower_is_better=columns if lower_is_better else (),
-        seg_subset=_seg_subset(config, tables.metadata),
-        on=on,
-        n_bootstrap=N_BOOTSTRAP,
+        options=MetaOptions(lower_is_better=columns if lower_is_better else (),
+                            seg_subset=_seg_subset(config, tables.metadata), on=on, n_bootstrap=N_BOOTSTRAP),
     )
     metrics = []
     for column in columns:

@@ -19,6 +19,7 @@ import pandas as pd
 from scorers.formatting import MISSING, format_number
 from scorers.demo.config import AppConfig, check_upload_size
 from scorers.demo.sources import Tables
+from scorers.report.card import CARD_FIELDS, Card, set_headline
 
 __all__ = [
     "CARD_FIELDS",
@@ -35,8 +36,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: the fields every card has (``scorers.report.card.build_cards``), checked before a card is shown
-CARD_FIELDS = ("metric", "baseline", "verdict", "sets", "provenance")
 SUMMARY_COLUMNS = ["set", "status", "headline", "value", "baseline", "paired difference", "95% interval",
                    "verdict / reason"]
 #: bootstrap resamples and seed of a published metric's card (``ts2 card``'s defaults)
@@ -76,8 +75,10 @@ def _what(error: Exception) -> str:
     return f"{type(error).__name__}: {error}".splitlines()[0]
 
 
-def _check_card(name: str, card) -> None:
+def _check_card(name: str, card) -> Card:
     """One card's shape: its fields, its sets' statuses, and that it renders (the renderer reads every number)."""
+    from dataclasses import replace
+
     from scorers.report.card import card_markdown
 
     if not isinstance(card, dict):
@@ -87,37 +88,37 @@ def _check_card(name: str, card) -> None:
         raise _not_a_card(f"{name!r} has no field {missing[0]!r} (a card has {', '.join(CARD_FIELDS)})")
     if not isinstance(card["sets"], dict) or not card["sets"]:
         raise _not_a_card(f"{name!r}: 'sets' must be a non-empty object of set name -> section")
+    checked = Card.from_dict(card)
     try:
-        card_markdown({**card, "sets": {}, "notes": []})
+        card_markdown(replace(checked, sets={}, notes=[]))
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise _not_a_card(f"{name!r}, provenance: {_what(error)}") from None
-    for set_name, section in card["sets"].items():
+    for set_name, section in checked.sets.items():
         status = section.get("status") if isinstance(section, dict) else None
         if status not in ("evaluated", "not evaluated"):
             raise _not_a_card(f"{name!r}, set {set_name!r}: status {status!r} (expected 'evaluated' or "
                               "'not evaluated')")
         try:
-            card_markdown({**card, "sets": {set_name: section}, "notes": []})
+            card_markdown(replace(checked, sets={set_name: section}, notes=[]))
         except (KeyError, TypeError, AttributeError, IndexError, ValueError, StopIteration) as error:
             raise _not_a_card(f"{name!r}, set {set_name!r}: {_what(error)}") from None
+    return checked
 
 
-def validate_cards(payload) -> dict[str, dict]:
+def validate_cards(payload) -> dict[str, Card]:
     """``{metric: card}`` from a parsed JSON value: one card (``NAME.json``) or ``ts2 card --json``'s
     ``{NAME: card}``; raises ValueError with one line naming what is wrong."""
     if not isinstance(payload, dict):
         raise _not_a_card(f"expected a JSON object, got a JSON {type(payload).__name__}")
     if "sets" in payload or "metric" in payload:
-        _check_card(str(payload.get("metric", "the card")), payload)
-        return {str(payload["metric"]): payload}
+        card = _check_card(str(payload.get("metric", "the card")), payload)
+        return {str(payload["metric"]): card}
     if not payload:
         raise _not_a_card("the JSON object is empty")
-    for name, card in payload.items():
-        _check_card(name, card)
-    return {str(name): card for name, card in payload.items()}
+    return {str(name): _check_card(name, card) for name, card in payload.items()}
 
 
-def read_card_upload(path: str | Path, max_bytes: int) -> dict[str, dict]:
+def read_card_upload(path: str | Path, max_bytes: int) -> dict[str, Card]:
     """Read and check an uploaded card JSON; returns ``{metric: card}`` or raises ValueError (one line)."""
     path = Path(path)
     check_upload_size(path, max_bytes)
@@ -150,7 +151,7 @@ class PublishedCards:
                  offline: bool | None = None):
         self.tables, self.config = tables, config
         self.n_bootstrap, self.seed, self.offline = n_bootstrap, seed, offline
-        self._cards: dict[str, dict] = {}
+        self._cards: dict[str, Card] = {}
 
     @property
     def available(self) -> bool:
@@ -166,7 +167,7 @@ class PublishedCards:
 
         return list(score_columns(self.tables.scores))
 
-    def card(self, metric: str) -> dict:
+    def card(self, metric: str) -> Card:
         if not self.available:
             raise ValueError("published cards need the release tables (metadata.csv, released_scores.csv)")
         if metric not in self.metrics:
@@ -175,8 +176,9 @@ class PublishedCards:
             self._cards[metric] = self._build(metric)
         return self._cards[metric]
 
-    def _build(self, metric: str) -> dict:
+    def _build(self, metric: str) -> Card:
         from scorers.report.card import RatingSet, build_cards
+        from scorers.ts2.options import MetaOptions
 
         scores_path, metadata_path = self.tables.paths["scores"], self.tables.paths["metadata"]
         # the published rows come from the same folder when it holds both tables, else from scorers.tables.release
@@ -188,17 +190,18 @@ class PublishedCards:
             scores["clipscore"] = scores_path  # the baseline from the same file, read the same way
         cards = build_cards(
             scores, metadata=metadata_path, baseline="clipscore", ratings=[RatingSet("tifa160", "tifa160")],
-            data_dir=str(folder) if folder is not None else None, segs=segs, n_bootstrap=self.n_bootstrap,
-            seed=self.seed, offline=self.offline, clean_quotes=True,
+            data_dir=str(folder) if folder is not None else None,
+            options=MetaOptions(seg_subset=segs, n_bootstrap=self.n_bootstrap, seed=self.seed, clean_quotes=True),
+            offline=self.offline,
             command=f"ts2 card --scores {metric}={scores_path.name} --ratings tifa160=tifa160 --clean-quotes "
                     f"--n-bootstrap {self.n_bootstrap} --seed {self.seed} (demo)",
         )
         return cards[metric]
 
 
-def tifa160_note(card: dict) -> str:
+def tifa160_note(card: Card) -> str:
     """The tab's line about a published card's TIFA160 part when the ratings file was not available, else ''."""
-    section = card.get("sets", {}).get("tifa160")
+    section = card.sets.get("tifa160")
     if not section or section.get("status") == "evaluated":
         return ""
     reason = str(section.get("reason", ""))
@@ -225,50 +228,37 @@ def _summary_row(set_name: str, section: dict) -> dict:
     if section.get("status") != "evaluated":
         row["verdict / reason"] = str(section.get("reason", MISSING))
         return row
-    if set_name == "ts2":
-        row["headline"] = "rank (avg)"
-        row["value"] = _number(section["meta"]["rank"]["summary"].get("avg"))
-        base = section.get("baseline_meta")
-        if base:
-            row["baseline"] = _number(base["summary"]["rank"].get("avg"))
-    else:  # a rating set (headline coefficient, baseline_row) or a preference set (tie convention, baseline_rows)
-        ties = section.get("headline_ties")
-        row["headline"] = str(section.get("headline_coefficient") or (f"pairwise accuracy (ties {ties})" if ties
-                                                                       else MISSING))
-        row["value"] = _number(section.get("headline_value"))
-        base = section.get("baseline_row")
-        if base:
-            row["baseline"] = _number(base.get("value"))
-        elif section.get("baseline_rows"):
-            row["baseline"] = _number(section["baseline_rows"][0].get("statistic"))
-    comparisons = section.get("comparison") or []
-    if comparisons:
-        first = comparisons[0]
-        row["paired difference"] = _number(first.get("statistic"))
-        low, high = first.get("ci_low"), first.get("ci_high")
+    head = set_headline(set_name, section)
+    row["headline"] = str(head.label or MISSING)
+    row["value"] = _number(head.value)
+    if head.baseline is not None:
+        row["baseline"] = _number(head.baseline)
+    if head.comparison:
+        row["paired difference"] = _number(head.comparison.get("statistic"))
+        low, high = head.comparison.get("ci_low"), head.comparison.get("ci_high")
         if low is not None and high is not None:
             row["95% interval"] = f"[{_number(low)}, {_number(high)}]"
-    row["verdict / reason"] = str(section.get("verdict", "no baseline comparison"))
+    row["verdict / reason"] = str(head.verdict or "no baseline comparison")
     return row
 
 
-def card_summary_frame(card: dict) -> pd.DataFrame:
+def card_summary_frame(card: Card) -> pd.DataFrame:
     """One row per set: its headline value, the baseline's, the paired difference with its interval, the verdict (or
     why the set was not evaluated). Values as the card holds them (fractions), 3 decimals."""
-    return pd.DataFrame([_summary_row(name, section) for name, section in card["sets"].items()],
+    return pd.DataFrame([_summary_row(name, section) for name, section in card.sets.items()],
                         columns=SUMMARY_COLUMNS)
 
 
-def card_view(card: dict) -> tuple[str, pd.DataFrame, str]:
+def card_view(card: Card) -> tuple[str, pd.DataFrame, str]:
     """``(headline markdown, summary table, full card markdown)`` of one card."""
     from scorers.report.card import card_markdown
 
-    head = f"### {card['metric']}: {card['verdict']}"
+    head = f"### {card.metric}: {card.verdict}"
     body = card_markdown(card).split("\n", 1)[1]  # without its "# Report card" title: the tab has the headline
     return head, card_summary_frame(card), body
 
 
-def card_figure_image(card: dict):
+def card_figure_image(card: Card):
     """The card's dot plot (``scorers.report.card.card_figure``) as a PIL image, or None (no evaluated set, no
     matplotlib, or a figure the card's numbers cannot draw: the table and text still show them)."""
     from PIL import Image
@@ -287,12 +277,12 @@ def card_figure_image(card: dict):
             return None
 
 
-def cards_choice(cards: dict[str, dict], preferred: str | None = None) -> str:
+def cards_choice(cards: dict[str, Card], preferred: str | None = None) -> str:
     """The card to show first: ``preferred`` when present, else the first that is not the baseline itself."""
     if preferred in cards:
         return preferred
     for name, card in cards.items():
-        if name != card.get("baseline"):
+        if name != card.baseline:
             return name
     return next(iter(cards))
 

@@ -29,7 +29,7 @@ def open_rgb(ref: Any, jpeg_draft: int | None = None):
     with Image.open(ref) as handle:
         if jpeg_draft:
             handle.draft("RGB", (jpeg_draft, jpeg_draft))
-        return to_rgb(handle)
+        return handle.convert("RGB")  # a loaded copy, even of an RGB file: the handle closes here
 
 
 def open_image(image: Any):

@@ -6,13 +6,14 @@ ts2-evaluate[report]``); the rest of the library never imports this package.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from scorers.stats.graph import SEG, build_segs, resolve_seg_subset
+from scorers.ts2.options import MetaOptions
 from scorers.ts2.reproduce import Reproduction, reproduce_table
 from scorers.tables.readers import score_columns
 from scorers.report.costs import MEASURED_FLOPS, measured_flops_note, merged_flops
@@ -48,14 +49,7 @@ def write_report(
     *,
     paper: pd.DataFrame | None = None,
     columns: Iterable[str] | None = None,
-    seg_subset: Iterable[int] | str | None = "default",
-    clean_quotes: bool = False,
-    lower_is_better: Iterable[str] = (),
-    higher_is_better: Iterable[str] | Mapping[str, bool] | None = None,
-    variant: str = "paper",
-    n_bootstrap: int = 1000,
-    seed: int = 0,
-    on: Sequence[str] | None = None,
+    options: MetaOptions = MetaOptions(n_bootstrap=1000),
     flops: Mapping[str, float] | None = None,
     seg_id: int | None = None,
     graph_columns: Sequence[str] | None = None,
@@ -68,21 +62,20 @@ def write_report(
     ``correlation_heatmap.png``, ``error_graph_seg<ID>.png``) for every score column, written under ``out_dir``.
 
     ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.readers.read_metadata`
-    frame. Orientation: :func:`scorers.stats.orientation.resolve_orientation` (the paper table, the release's known facts:
-    LLMScore is lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns). ``flops`` adds or overrides FLOPs per image.
-    ``seg_subset``: ``"default"`` (SEGs 0-163), ``"all"``/None or the SEG ids (:func:`scorers.stats.graph.resolve_seg_subset`);
-    the tables state it. ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
+    frame. ``options`` (:class:`~scorers.ts2.options.MetaOptions`, default 1,000 bootstrap resamples): orientation by
+    :func:`scorers.stats.orientation.resolve_orientation` (the paper table, the release's known facts: LLMScore is
+    lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns); the SEGs (``"default"``: 0-163,
+    ``"all"``/None or the SEG ids; the tables state them); a table without keys is paired by row position. ``flops``
+    adds or overrides FLOPs per image. ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
     two best and two worst by rank Avg, plus up to two highlighted metrics). ``formats``: any of ``png, pdf, svg``
     (each figure written once per format). ``highlight``: the user's own columns, drawn apart and marked "yours" in
     every figure (default: with ``paper``, the columns it does not list). ``families`` names their family.
     """
     formats = _check_formats(formats)
-    seg_subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
+    seg_subset = resolve_seg_subset(options.seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
     reproduction = reproduce_table(tables, metadata, paper, columns=_ordered_columns(tables, paper, columns),
-                                   seg_subset=seg_subset, clean_quotes=clean_quotes, variant=variant,
-                                   n_bootstrap=n_bootstrap, seed=seed, on=on, lower_is_better=lower_is_better,
-                                   higher_is_better=higher_is_better, lacking_keys_by_position=True)
+                                   options=replace(options, seg_subset=seg_subset, lacking_keys_by_position=True))
     wanted, raw = reproduction.columns, reproduction.values
     notes = list(reproduction.notes)
     board = leaderboard_frame(reproduction, paper)

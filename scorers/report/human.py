@@ -53,8 +53,9 @@ def human_agreement_frame(
         if result.metric in names:
             row = board.loc[board["column"] == result.metric].iloc[0]
             record.update({key: row[key] for key in _TS2})
-        low, high = result.ci if result.ci is not None else (math.nan, math.nan)
-        record[result.coefficient] = result.value
+        ci = result.confidence_interval
+        low, high = ci if ci is not None else (math.nan, math.nan)
+        record[result.coefficient] = result.statistic
         record[f"{result.coefficient}_ci_low"], record[f"{result.coefficient}_ci_high"] = low, high
         if result.coefficient == "pairwise_acc":
             record["pairwise_acc_epsilon"] = result.epsilon

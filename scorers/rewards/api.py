@@ -24,7 +24,7 @@ Models are built through ``scorers.scoring.registry.build_scorer`` (the same che
 * **Weighted sums and normalisation.** ``total = sum_k w_k * n_k(r_k)`` where ``n_k`` is ``normalize``: ``"none"``
   (identity), a fixed affine ``{name: (shift, scale)}`` giving ``(r - shift) / scale`` (names left out: identity), or
   ``"running"``: ``(r - mean) / std`` with the mean and population std (ddof 0) of every finite reward seen so far,
-  this batch included (``r - mean`` while std is 0). Each call's :class:`RewardOutput` (``reward.last_info``, or
+  this batch included (``r - mean`` while std is 0): :mod:`scorers.rewards.normalisation`. Each call's :class:`RewardOutput` (``reward.last_info``, or
   ``reward.detailed(...)``) carries the raw components, the normalised ones, the weights and the stats.
 
 One reward per (image, prompt) pair, in order, whatever the repetitions of prompts in a batch.
@@ -34,6 +34,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+
+from scorers.rewards.normalisation import RewardNormaliser, weighted_sum
 
 __all__ = ["DIFFERENTIABLE", "RemoteReward", "Reward", "RewardOutput", "check_normalize", "load"]
 
@@ -278,7 +280,7 @@ class Reward:
                 raise ValueError(f"reward: differentiable=True impossible for {', '.join(missing)}: no tensor path")
             for path in self._paths.values():
                 path.module.requires_grad_(False)
-        self._running = {name: {"count": 0, "mean": 0.0, "m2": 0.0} for name in self.scorers}
+        self._normaliser = RewardNormaliser(normalize, list(self.scorers))
         self.last_info: RewardOutput | None = None
         #: the embedding scorers keep each prompt's text embedding; a training loop sees ever new prompts, so the
         #: cache is emptied whenever it holds more than this many (the current batch's are recomputed once)
@@ -304,20 +306,13 @@ class Reward:
 
     def reset_stats(self) -> None:
         """Forget the running mean/std (``normalize="running"``)."""
-        for state in self._running.values():
-            state.update(count=0, mean=0.0, m2=0.0)
+        self._normaliser.reset()
 
     @property
     def stats(self) -> dict:
-        """The current normalisation statistics per reward."""
-        if self.normalize == "running":
-            return {name: {"count": s["count"], "mean": s["mean"],
-                           "std": math.sqrt(s["m2"] / s["count"]) if s["count"] else 0.0}
-                    for name, s in self._running.items()}
-        if isinstance(self.normalize, Mapping):
-            return {name: {"shift": float(shift), "scale": float(scale)}
-                    for name, (shift, scale) in self.normalize.items()}
-        return {}
+        """The current normalisation statistics per reward (:class:`~scorers.rewards.normalisation.
+        RewardNormaliser`)."""
+        return self._normaliser.stats
 
     def __call__(self, images, prompts: Sequence[str]):
         return self.detailed(images, prompts).rewards
@@ -343,10 +338,7 @@ class Reward:
             if isinstance(cache, dict) and len(cache) > self.max_cached_prompts:
                 cache.clear()
         normalized = {name: self._normalise(name, value) for name, value in components.items()}
-        total = None
-        for name, value in normalized.items():
-            term = self.weights[name] * value
-            total = term if total is None else total + term
+        total = weighted_sum(normalized, self.weights)
         if total is None:
             total = torch.zeros(0, device=out_device)
         info = RewardOutput(total, components, normalized, dict(self.weights), self.stats)
@@ -373,26 +365,8 @@ class Reward:
         return torch.as_tensor(scores, dtype=torch.float32)
 
     def _normalise(self, name, value):
-        if self.normalize == "none":
-            return value
-        if isinstance(self.normalize, Mapping):
-            if name not in self.normalize:
-                return value
-            shift, scale = self.normalize[name]
-            return (value - float(shift)) / float(scale)
-        state = self._running[name]
-        values = [float(v) for v in value.detach().double().cpu().tolist() if math.isfinite(v)]
-        if values:  # Chan et al.'s parallel update of (count, mean, M2) with this batch
-            n_b = len(values)
-            mean_b = sum(values) / n_b
-            m2_b = sum((v - mean_b) ** 2 for v in values)
-            n_a, mean_a, m2_a = state["count"], state["mean"], state["m2"]
-            n = n_a + n_b
-            delta = mean_b - mean_a
-            state.update(count=n, mean=mean_a + delta * n_b / n, m2=m2_a + m2_b + delta * delta * n_a * n_b / n)
-        std = math.sqrt(state["m2"] / state["count"]) if state["count"] else 0.0
-        centred = value - state["mean"]
-        return centred / std if std > 0 else centred
+        """Reward ``name``'s values normalised (:mod:`scorers.rewards.normalisation`, the one implementation)."""
+        return self._normaliser(name, value)
 
 
 def _prompts(prompts) -> list[str]:

@@ -6,23 +6,29 @@ file, note}``. Loaders take ``path=`` for a local copy, else download once at a 
 :mod:`scorers.tables.release`, the one download path (:func:`~scorers.tables.release.fetch` for files with a pinned sha256 and the
 GitHub file, :func:`~scorers.tables.release.fetch_hub_unpinned` for Hub files whose digest could not be read);
 ``offline=True`` / ``HF_HUB_OFFLINE=1`` reads the cache only.  Nothing here is imported by
-``scorers`` at start-up (pandas / pyarrow load on first use).
+``scorers`` at start-up, and this package imports its loaders on first use (pandas / pyarrow with them), so that
+:mod:`scorers.sets.registry`, where every set is one record with its loader, stays light.
 """
-from scorers.sets._common import PAIR_COLUMNS, RATING_COLUMNS, HubFile, SetFormatError, check_pairs
-from scorers.sets.preferences import (load_hpdv2, load_imagerewarddb, load_mjbench_alignment, load_pickapic_v2, read_hpdv2,
-                          read_imagerewarddb, read_mjbench, read_pickapic)
-from scorers.sets.ratings import load_evalmuse, load_gecko2k, read_evalmuse, read_gecko_prompts
+from __future__ import annotations
 
-#: set name -> loader, for the card / runner
-LOADERS = {
-    "evalmuse": load_evalmuse,
-    "gecko2k": load_gecko2k,
-    "pickapic_v2": load_pickapic_v2,
-    "hpdv2": load_hpdv2,
-    "imagerewarddb": load_imagerewarddb,
-    "mjbench_alignment": load_mjbench_alignment,
+#: the public names of the loaders' modules, imported on first use
+_EXPORTS = {
+    "_common": ("PAIR_COLUMNS", "RATING_COLUMNS", "HubFile", "SetFormatError", "SetImagesUnavailable", "check_pairs"),
+    "preferences": ("load_hpdv2", "load_imagerewarddb", "load_mjbench_alignment", "load_pickapic_v2", "read_hpdv2",
+                    "read_imagerewarddb", "read_mjbench", "read_pickapic"),
+    "ratings": ("load_evalmuse", "load_gecko2k", "load_genai_bench", "load_tifa160", "read_evalmuse",
+                "read_gecko_prompts"),
 }
+__all__ = sorted(name for names in _EXPORTS.values() for name in names)
 
-__all__ = ["LOADERS", "PAIR_COLUMNS", "RATING_COLUMNS", "HubFile", "SetFormatError", "check_pairs", "load_evalmuse", "load_gecko2k",
-           "load_hpdv2", "load_imagerewarddb", "load_mjbench_alignment", "load_pickapic_v2", "read_evalmuse",
-           "read_gecko_prompts", "read_hpdv2", "read_imagerewarddb", "read_mjbench", "read_pickapic"]
+
+def __getattr__(name: str):
+    if name in _EXPORTS["_common"]:
+        from scorers.sets import _common as module
+    elif name in _EXPORTS["preferences"]:
+        from scorers.sets import preferences as module
+    elif name in _EXPORTS["ratings"]:
+        from scorers.sets import ratings as module
+    else:
+        raise AttributeError(f"module 'scorers.sets' has no attribute {name!r}")
+    return getattr(module, name)

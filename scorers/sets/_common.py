@@ -17,6 +17,10 @@ class SetFormatError(ValueError):
     """A file does not have the layout of the set it was read as (one line: file, row or field, what was expected)."""
 
 
+class SetImagesUnavailable(FileNotFoundError):
+    """A set's images cannot be had here (not embedded, no ``images_dir``, files absent); one line: what and how."""
+
+
 @dataclass(frozen=True)
 class HubFile:
     """One file of a Hub dataset at a pinned commit. ``sha256``: its digest where it could be read (then any other

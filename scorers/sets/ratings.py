@@ -42,13 +42,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scorers.checks import Wording
 from scorers.stats.meta import as_scores
 from scorers.tables.readers import read_csv
 from scorers.tables.release import PinnedFile, fetch
-from scorers.sets._common import HubFile, SetFormatError, check_columns, check_ratings, fetch_hub, provenance, read_json_entries
+from scorers.sets._common import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
+                                  provenance, read_json_entries)
 
-__all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "load_evalmuse", "load_gecko2k", "read_evalmuse",
-           "read_genai_bench", "read_gecko_prompts", "read_ratings", "read_tifa_annotations"]
+__all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "load_evalmuse", "load_gecko2k",
+           "load_genai_bench", "load_tifa160", "read_evalmuse", "read_genai_bench", "read_gecko_prompts",
+           "read_ratings", "read_tifa_annotations"]
 
 
 #: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them, with the
@@ -113,6 +116,39 @@ def read_tifa_annotations(path: str | Path) -> pd.DataFrame:
     for column in numeric:
         frame[column] = as_scores(frame[column].tolist(), name=f"{path.name}: {column}")
     return frame
+
+
+def load_tifa160(path: str | Path | None = None, *, offline: bool | None = None):
+    """TIFA160 (:data:`TIFA160`) as ``(ratings, provenance)``; ``path`` reads a local copy."""
+    local = Path(path) if path is not None else fetch_tifa160(offline=offline)
+    if not local.is_file():
+        raise FileNotFoundError(f"{local}: no such file")
+    prov = provenance(TIFA160.url if path is None else str(local), TIFA160.revision if path is None else None,
+                      local, "see the TIFA repository (Yushi-Hu/tifa)", pinned_sha256=TIFA160.sha256,
+                      local=path is not None)
+    return read_tifa_annotations(local), prov
+
+
+def load_genai_bench(path: str | Path | None = None, *, offline: bool | None = None):
+    """GenAI-Bench's Parquet file (ratings and images in one table; not downloaded here) as ``(ratings,
+    provenance)``, each rating row's ``image`` named ``<file>#<row>/<system>``: the image column of the model in the
+    row of the prompt's ``Index``, as MJ-Bench's embedded images are named. ``offline`` has nothing to download."""
+    import pyarrow.parquet as pq
+
+    if path is None:
+        raise SetImagesUnavailable(Wording("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset "
+                                           "BaiqiL/GenAI-Bench, ratings and images in one table) with "
+                                           "{set_file=FILE}"))
+    local = Path(path)
+    if not local.is_file():
+        raise FileNotFoundError(f"{local}: no such file")
+    table = read_genai_bench(local)
+    prov = provenance(str(local), None, local, "see the dataset card", pinned_sha256=None, local=True)
+    index = [str(i) for i in pq.read_table(local, columns=["Index"]).column("Index").to_pylist()]
+    row_of = {i: r for r, i in enumerate(index)}
+    table.insert(3, "image", [f"{local.name}#{row_of[item]}/{system}"
+                              for item, system in zip(table["item"], table["system"])])
+    return table, prov
 
 
 def read_genai_bench(path: str | Path) -> pd.DataFrame:

@@ -4,11 +4,13 @@
 engine given: ``--engine ray``) scores the items with its batching, crash-safe cache and resume, accelerate sharding
 and ``--on-error``; the rows' own columns come back with the score column, the scalar record columns and ``error``.
 TS2 (:func:`scorers.ts2.scoring.score_table`) and the TIFA v1.0 bench (:func:`scorers.tifa_bench.image_scoring.
-score_images`) are users of it, as is :func:`score_set` for the human-judgment sets:
+score_images`) are users of it, as is :func:`score_set` for every set of :mod:`scorers.sets.registry` (its record
+says how the set is loaded or scored, and where its images come from):
 
 * ``ts2``: the TS2 table (``--data-dir``, else the Hub dataset): exactly ``ts2 score`` without ``--set``;
 * ``tifa_v1``: the TIFA v1.0 bench on a folder of generated images (``--images-dir``); scorer ``tifa`` answers the
-  bench's questions (the images table of ``ts2 tifa-bench score``), any other scorer scores (image, caption);
+  bench's questions (the images table of ``ts2 tifa-bench score``), any other scorer scores (image, caption)
+  (these two: :mod:`scorers.sets.own_paths`);
 * rating sets (``tifa160``, ``genai_bench``, ``evalmuse``, ``gecko2k``): one score per rating row, written beside
   the set's own columns (``item, system, image, prompt``, the human ratings, reference metric columns where the set
   has them), so ``ts2 correlate`` and ``ts2 card`` read the file as it is;
@@ -30,125 +32,26 @@ from typing import Any, Sequence
 
 from scorers.checks import ParameterError, Wording, wording_of
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
+from scorers.sets._common import SetImagesUnavailable
+from scorers.sets.own_paths import prepare_run
+from scorers.sets.registry import REGISTRY, SEGS, ImageSource, check_set_name, find_set, get_set
 
-__all__ = ["PAIR_SETS", "RATING_SETS", "SETS", "SetImagesUnavailable", "check_set_name", "load_set", "score_set", "set_images"]
-
-RATING_SETS = ("tifa160", "genai_bench", "evalmuse", "gecko2k")
-PAIR_SETS = ("pickapic_v2", "hpdv2", "imagerewarddb", "mjbench_alignment")
-#: every name ``--set`` takes (``mj_bench`` is an alias of ``mjbench_alignment``, the card's name for it)
-SETS = ("ts2", "tifa_v1") + RATING_SETS + PAIR_SETS
-ALIASES = {"mj_bench": "mjbench_alignment"}
-
-#: where each set's images come from when they are files (said in the one line of :class:`SetImagesUnavailable`)
-IMAGE_SOURCES = {
-    "tifa160": "the TIFA repository's TIFA160 images (the files named by image_path of "
-               "human_annotations_with_scores.json)",
-    "evalmuse": "the EvalMuse-40K images of the Hub dataset DY-Evalab/EvalMuse (the files named by img_path)",
-    "gecko2k": "the images your Gecko ratings table names in its image column (the pinned release has prompts only)",
-    "hpdv2": "the HPDv2 test images (test.tar.gz of the Hub dataset ymhao/HPDv2, the files named by image_path)",
-    "imagerewarddb": "the ImageRewardDB test images (images/test/*.zip of the Hub dataset THUDM/ImageRewardDB, "
-                     "extracted; the files named by image_path)",
-}
-
-
-class SetImagesUnavailable(FileNotFoundError):
-    """A set's images cannot be had here (not embedded, no ``images_dir``, files absent); one line: what and how."""
-
-
-def check_set_name(name: str) -> str:
-    """The canonical set name, or a ``ValueError`` listing the names."""
-    canonical = ALIASES.get(name, name)
-    if canonical not in SETS:
-        raise ParameterError("{set_name} {name!r}: not a set this tool knows; one of {sets} (mj_bench = "
-                             "mjbench_alignment)", name=name, sets=", ".join(SETS))
-    return canonical
+__all__ = ["SetImagesUnavailable", "check_set_name", "load_set", "score_set", "score_sets", "set_images"]
 
 
 # --------------------------------------------------------------------------------------------------------- the sets
 
 
 def load_set(name: str, path: str | Path | None = None, *, offline: bool | None = None):
-    """``(table, provenance, kind)`` of a rating or preference set (``kind`` ``"ratings"`` / ``"pairs"``); ``path``
-    reads a local copy of the set's file, else its pinned download (``offline``: cache only)."""
-    name = check_set_name(name)
-    if name == "tifa160":
-        from scorers.sets.ratings import TIFA160, fetch_tifa160, read_tifa_annotations
-        from scorers.sets._common import provenance
-
-        local = Path(path) if path is not None else fetch_tifa160(offline=offline)
-        if not local.is_file():
-            raise FileNotFoundError(f"{local}: no such file")
-        prov = provenance(TIFA160.url if path is None else str(local), TIFA160.revision if path is None else None,
-                          local, "see the TIFA repository (Yushi-Hu/tifa)", pinned_sha256=TIFA160.sha256,
-                          local=path is not None)
-        return read_tifa_annotations(local), prov, "ratings"
-    if name == "genai_bench":
-        from scorers.sets.ratings import read_genai_bench
-        from scorers.sets._common import provenance
-
-        if path is None:
-            raise SetImagesUnavailable(Wording("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset "
-                                               "BaiqiL/GenAI-Bench, ratings and images in one table) with "
-                                               "{set_file=FILE}"))
-        local = Path(path)
-        if not local.is_file():
-            raise FileNotFoundError(f"{local}: no such file")
-        table = read_genai_bench(local)
-        prov = provenance(str(local), None, local, "see the dataset card", pinned_sha256=None, local=True)
-        table.insert(3, "image", _genai_refs(table, prov))  # the image embedded for (prompt, model)
-        return table, prov, "ratings"
-    if name in RATING_SETS + PAIR_SETS:
-        from scorers.sets import LOADERS
-
-        loader = LOADERS[name]
-        table, prov = loader(path, offline=offline)
-        return table, prov, "pairs" if name in PAIR_SETS else "ratings"
-    raise ValueError(f"load_set: {name!r} is scored by its own path (ts2, tifa_v1), not as a table")
-
-
-def _embedded(name: str, images: Sequence[str], provenance: dict) -> list[Any] | None:
-    """The image bytes of sets that embed their images in their Parquet file, in the order of ``images``; None for
-    sets whose images are files."""
-    if name not in ("pickapic_v2", "mjbench_alignment", "genai_bench"):
-        return None
-    import pyarrow.parquet as pq
-
-    path = Path(provenance["file"])
-    names = pq.read_schema(path).names
-
-    def payload(value):
-        return value.get("bytes") if isinstance(value, dict) else value
-
-    if name == "pickapic_v2":
-        wanted = [c for c in ("image_0_uid", "jpg_0", "image_1_uid", "jpg_1") if c in names]
-        if len(wanted) < 4:
-            raise SetImagesUnavailable(f"pickapic_v2: {path} has no jpg_0/jpg_1 image columns; use the Hub file "
-                                       "(test_unique Parquet of yuvalkirstain/pickapic_v2, images embedded)")
-        table = pq.read_table(path, columns=wanted).to_pydict()
-        found = {}
-        for side in ("0", "1"):
-            found.update(zip(table[f"image_{side}_uid"], table[f"jpg_{side}"]))
-        return [payload(found.get(i)) for i in images]
-    # "<file>#<row>/<column>": MJ-Bench's image0/image1, GenAI-Bench's one column per model
-    parsed = [(int(ref.rpartition("#")[2].split("/", 1)[0]), ref.rpartition("/")[2]) for ref in images]
-    columns = sorted({c for _, c in parsed})
-    absent = [c for c in columns if c not in names]
-    if absent:
-        raise SetImagesUnavailable(f"{name}: {path} has no image column(s) {absent}; use the set's own Parquet file "
-                                   "with its images embedded")
-    table = pq.read_table(path, columns=columns).to_pydict()
-    return [payload(table[c][r]) for r, c in parsed]
-
-
-def _genai_refs(table, provenance: dict) -> list[str]:
-    """GenAI-Bench rating rows name no image: ``<file>#<row>/<system>``, the image column of the model in the row of
-    the prompt's ``Index``, as MJ-Bench's embedded images are named."""
-    import pyarrow.parquet as pq
-
-    path = Path(provenance["file"])
-    index = [str(i) for i in pq.read_table(path, columns=["Index"]).column("Index").to_pylist()]
-    row_of = {i: r for r, i in enumerate(index)}
-    return [f"{path.name}#{row_of[item]}/{system}" for item, system in zip(table["item"], table["system"])]
+    """``(table, provenance, kind)`` of a rating or preference set (``kind`` ``"ratings"`` / ``"pairs"``): its
+    registry record's loader; ``path`` reads a local copy of the set's file, else its pinned download (``offline``:
+    cache only)."""
+    record = get_set(name)
+    if record.load is None:
+        own = ", ".join(r.name for r in REGISTRY.values() if r.load is None)
+        raise ValueError(f"load_set: {record.name!r} is scored by its own path ({own}), not as a table")
+    table, prov = record.load(path, offline=offline)
+    return table, prov, record.kind
 
 
 def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: str | Path | None = None, *,
@@ -158,8 +61,10 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
     is). Raises :class:`SetImagesUnavailable` (one line: what is missing, how to supply it) when the images cannot
     be had, and with ``on_error="raise"`` when some files are absent; with ``"skip"`` an absent file goes to the
     runner, which records it as an error."""
-    embedded = _embedded(name, images, provenance)
-    if embedded is not None:
+    record = find_set(name)
+    source = (record.images if record is not None else None) or ImageSource("the set's images")
+    if source.embedded is not None:
+        embedded = source.embedded(name, images, Path(provenance["file"]))
         absent = [ref for ref, data in zip(images, embedded) if not data]
         if absent and on_error == "raise":
             raise SetImagesUnavailable(Wording("{name}: {n} of {total} images have no bytes in {file} (first: "
@@ -167,7 +72,7 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
                                                n=len(absent), total=len(images), file=provenance["file"],
                                                first=absent[0]))
         return [data if data else f"{ref} (no image bytes in the set's file)" for ref, data in zip(images, embedded)]
-    where = IMAGE_SOURCES.get(name, "the set's images")
+    where = source.where
     named = [str(i) for i in images if str(i).strip()]
     if not named:
         raise SetImagesUnavailable(f"{name}: the set's rows name no images ({where})")
@@ -251,31 +156,14 @@ def score_set(
     holds the set's name, kind, provenance and counts. ``ts2`` is :func:`scorers.ts2.scoring.score_data_dir`
     (``data_dir``); ``tifa_v1`` reads the bench files (``tifa_bench``: a loaded :class:`~scorers.tifa_bench.
     tifa_v1_files.TIFABench`, default the pinned files) and the images of ``images_dir``."""
-    from scorers.scoring.runner import check_run_options, process_state
-    from scorers.ts2.scoring import score_data_dir
-
-    name = check_set_name(set_name)
-    if name == "ts2":
-        if images_dir is not None or set_file is not None:
-            raise ParameterError("{set_name='ts2'} reads {data_dir} (metadata.csv + images/); {images_dir} and "
-                                 "{set_file} apply to the other sets")
-        frame, result = score_data_dir(scorer_name, data_dir, out, model=model, precision=precision,
-                                       cache_dir=cache_dir, scorer_options=scorer_options, engine=engine,
-                                       engine_options=engine_options, **run_kwargs)
-        result.extra["set"] = {"name": "ts2", "kind": "ts2", "rows": len(frame)}
-        return frame, result
-    if data_dir is not None:
-        raise ParameterError("{data_dir} is TS2's folder; {set_name=} takes {images_dir} (and {set_file})",
-                             set_name=name)
-    check_run_options(**run_kwargs)
-    state = process_state()
-    if cache_dir is None and out is not None:
-        cache_dir = Path(out).with_name(Path(out).name + ".cache")
-    if name == "tifa_v1":
-        return _score_tifa_v1(scorer_name, out, images_dir=images_dir, bench=tifa_bench, set_file=set_file,
-                              offline=offline, model=model, precision=precision, cache_dir=cache_dir,
-                              scorer_options=scorer_options, engine=engine, engine_options=engine_options,
-                              state=state, **run_kwargs)
+    record = get_set(set_name)
+    if record.score is not None:
+        return record.score(scorer_name, out, data_dir=data_dir, images_dir=images_dir, set_file=set_file,
+                            offline=offline, tifa_bench=tifa_bench, model=model, precision=precision,
+                            cache_dir=cache_dir, scorer_options=scorer_options, engine=engine,
+                            engine_options=engine_options, **run_kwargs)
+    name = record.name
+    state, cache_dir = prepare_run(name, data_dir, out, cache_dir, run_kwargs)
     # the main process first (a pinned download), then the other ranks of a launch read the cache
     table, prov, kind = main_first(state, lambda: load_set(name, set_file, offline=offline))
     rows, images, prompts = _unique_items(table, kind)
@@ -321,86 +209,6 @@ def _join_pairs(pairs, images, column: str):
     return out
 
 
-def _score_tifa_v1(scorer_name, out, *, images_dir, bench, set_file, offline, model, precision, cache_dir,
-                   scorer_options, engine, engine_options, state, **run_kwargs):
-    """``--set tifa_v1``: scorer ``tifa`` answers the bench's questions (:func:`~scorers.tifa_bench.image_scoring.
-    score_images`, whose images table is written to ``out`` and its questions/missing/run files beside it); any other
-    scorer scores each image against its text's caption."""
-    import pandas as pd
-
-    from scorers.tifa_bench.image_scoring import find_images, score_images
-
-    if images_dir is None:
-        raise SetImagesUnavailable(Wording("tifa_v1: the TIFA v1.0 bench scores your generated images; pass "
-                                           "{images_dir=DIR} (<text_id>.png or <text_id>/<k>.png, as `ts2 tifa-bench "
-                                           "generate` writes)"))
-    if set_file is not None:
-        raise ParameterError("{set_name='tifa_v1'} reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local "
-                             "copies); {set_file} does not apply")
-    if bench is None:
-        from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
-
-        bench = main_first(state, lambda: load_tifa_v1(offline=offline, require_questions=scorer_name == "tifa"))
-    if scorer_name == "tifa":
-        if engine != "accelerate" or run_kwargs.pop("jpeg_draft", None):
-            raise ParameterError("{set_name='tifa_v1'} with the tifa scorer runs as `ts2 tifa-bench score` does: "
-                                 "accelerate engine, no {jpeg_draft}")
-        bench_run = score_images(bench, images_dir, None, model=model, precision=precision,
-                                 scorer_options=scorer_options, cache_dir=cache_dir, **run_kwargs)
-        frame = bench_run.images
-        from scorers.scoring.runner import RunResult
-
-        errors = [e or None for e in frame["error"]] if "error" in frame.columns else [None] * len(frame)
-        result = RunResult(keys=[f"{t}/{i}" for t, i in zip(frame["text_id"], frame["image"])],
-                           scores=frame["tifa"].to_numpy(), records=bench_run.records, errors=errors,
-                           computed=bench_run.info["computed_now"], from_cache=bench_run.from_cache)
-        result.extra.update({"score_columns": ["tifa"], "higher_is_better": {}, "set": {"name": "tifa_v1",
-                                                                                        **bench_run.info}})
-        if out is not None and state.is_main_process:
-            from scorers.atomic import atomic_path, write_text_atomic
-
-            out = Path(out)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(out) as tmp:
-                frame.drop(columns=["error"], errors="ignore").to_csv(tmp, index=False)
-            for part in ("questions", "missing"):
-                with atomic_path(out.with_name(f"{out.stem}.{part}.csv")) as tmp:
-                    getattr(bench_run, part).to_csv(tmp, index=False)
-            write_text_atomic(out.with_name(out.stem + ".set.json"),
-                              json.dumps(result.extra["set"], indent=2, default=str))
-        return frame, result
-    index = find_images(images_dir, bench.text_ids)
-    items = index.items.reset_index(drop=True)
-    if items.empty:
-        raise SetImagesUnavailable(f"tifa_v1: no image under {images_dir} is named after a text id (expected "
-                                   f"<text_id>.png or <text_id>/<k>.png, e.g. {bench.text_ids[0]}.png)")
-    captions = dict(zip(bench.texts["text_id"], bench.texts["caption"]))
-    source = dict(zip(bench.texts["text_id"], bench.texts["source"]))
-    scorer, engine_run = build_run_scorer(scorer_name, state, model=model, precision=precision,
-                                          options=dict(scorer_options or {}), engine=engine,
-                                          engine_options=engine_options)
-    rows = pd.DataFrame({"text_id": items["text_id"], "image": items["image"],
-                         "source": [source[t] for t in items["text_id"]]})
-    run_kwargs.setdefault("inputs", {"set": "tifa_v1", "images_dir": str(Path(images_dir).resolve())})
-    key_columns = list(rows.columns)
-    frame, result = score_rows(scorer, rows, list(items["path"]), [captions[t] for t in items["text_id"]],
-                               [f"{t}/{i}" for t, i in zip(items["text_id"], items["image"])], engine=engine_run,
-                               cache_dir=cache_dir, **run_kwargs)
-    info = {"name": "tifa_v1", "kind": "images", "texts": len(bench.texts), "images": len(frame),
-            "texts_missing_image": len(index.missing), "score_column": result.extra["score_columns"][0]}
-    result.extra["set"] = info
-    if out is not None and state.is_main_process:
-        from scorers.atomic import write_text_atomic
-
-        write_outputs(frame, result, out, key_columns=key_columns)
-        write_text_atomic(Path(out).with_name(Path(out).stem + ".set.json"), json.dumps(info, indent=2))
-    return frame, result
-
-
-#: the column(s) of each rating set holding its human ratings, where they are not ``human_<k>`` columns
-HUMAN_COLUMNS = {"evalmuse": ["human"], "gecko2k": ["human"]}
-
-
 def score_sets(scorers: str | Sequence[str], sets: Sequence[str], out_dir: str | Path, *,
                images_dirs: dict | None = None, set_files: dict | None = None, models: dict | None = None,
                **options) -> dict[str, dict]:
@@ -440,17 +248,18 @@ def _one_line(error: BaseException) -> str:
 def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file, options: dict) -> dict:
     from scorers.tables.release import ReleaseFileUnavailable
 
-    name = check_set_name(asked)
+    record = get_set(asked)
+    name, core = record.name, record.kind == SEGS  # TS2: the images dir is its data dir, and the card's core
     out = folder / f"{name}.csv"
     try:
-        if name == "ts2":
-            frame, result = score_set(scorer, "ts2", out, data_dir=images_dir, **options)
+        if core:
+            frame, result = score_set(scorer, name, out, data_dir=images_dir, **options)
         else:
             frame, result = score_set(scorer, name, out, images_dir=images_dir, set_file=set_file, **options)
     except (SetImagesUnavailable, ReleaseFileUnavailable) as error:
         return {"status": "not evaluated", "reason": _one_line(error)}
     except (FileNotFoundError, OSError) as error:  # e.g. a set's pinned file offline and not cached
-        if name == "ts2":  # the card's core: stop with the line that says how to get the images
+        if core:  # the card's core: stop with the line that says how to get the images
             raise
         return {"status": "not evaluated", "reason": _one_line(error)}
     info = result.extra.get("set", {})
@@ -460,7 +269,7 @@ def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file,
     if entry["kind"] == "pairs":
         entry["pairs_path"] = str(out.with_name(out.stem + ".pairs.csv"))
     if entry["kind"] == "ratings":
-        entry["human"] = HUMAN_COLUMNS.get(name, [])
+        entry["human"] = list(record.human)
     return entry
 
 

@@ -38,14 +38,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from scorers.checks import ParameterError
+from scorers.checks import ParameterError, check_same_length
 from scorers.json_safe import json_float
 from scorers.stats.meta import as_scores
-from scorers.stats.pairwise import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_MAX  # noqa: F401  (re-exported)
-from scorers.stats.pairwise import PairSet as _PairSet
-from scorers.stats.pairwise import check_pair_work as _check_pair_work
-from scorers.stats.pairwise import dense_pairwise as _dense_pairwise
-from scorers.stats.resampling import PairedComparison, paired_mean_test, percentile_interval, resample_indices
+from scorers.stats.preference_accuracy import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_MAX  # noqa: F401  (re-exported)
+from scorers.stats.preference_accuracy import PairSet, check_pair_work, dense_pairwise
+from scorers.stats.preference_accuracy import (compare_preference_accuracy, pairs_from_rankings,  # noqa: F401
+                                               pairwise_preference_accuracy)  # (re-exported)
+from scorers.stats.resampling import (ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval,
+                                      resample_counts, resample_indices)
 
 __all__ = [
     "COEFFICIENTS",
@@ -54,7 +55,6 @@ __all__ = [
     "GroupedBootstrap",
     "agreement",
     "agreement_many",
-    "bootstrap_indices",
     "compare_agreement",
     "correlation",
     "inter_rater",
@@ -72,26 +72,28 @@ DENSE_MAX = 64
 class Agreement:
     """One coefficient of one metric against the human ratings under one grouping.
 
-    ``value`` is a plain coefficient (not %); ``ci`` a bootstrap percentile interval (None without bootstrap);
+    ``statistic`` is a plain coefficient (not %); ``confidence_interval`` a bootstrap percentile interval (``.low``,
+    ``.high``; None without bootstrap);
     ``n_items`` the rows that entered (after NaN pairs and skipped groups), ``n_groups`` the groups used (1 for
     ``none``, prompts for ``item``, models for ``system``), ``n_groups_skipped`` those left out (fewer than 2 items or
     constant input), ``n_nan_dropped`` rows dropped for a NaN, ``epsilon`` the calibrated metric tie threshold
     (``pairwise_acc`` only), ``per_group`` the per-prompt values (``item`` grouping, keyed by prompt label),
-    ``bootstrap`` the resampled values behind ``ci`` (NaN where undefined on a resample).
+    ``bootstrap`` the resampled values behind ``confidence_interval`` (NaN where undefined on a resample).
+    :meth:`to_dict` is the ``ts2 correlate --json`` row.
 
     Examples:
         >>> result = agreement([1, 2, 3, 4], [0.1, 0.3, 0.2, 0.9], coefficient="spearman", name="clip")
-        >>> result.metric, round(result.value, 12), result.ci, result.n_items
+        >>> result.metric, round(result.statistic, 12), result.confidence_interval, result.n_items
         ('clip', 0.8, None, 4)
-        >>> result.to_row()["ci_low"] is None
+        >>> result.to_dict()["ci_low"] is None
         True
     """
 
     metric: str
     coefficient: str
     grouping: str
-    value: float
-    ci: tuple[float, float] | None
+    statistic: float
+    confidence_interval: ConfidenceInterval | None
     n_items: int
     n_groups: int
     n_groups_skipped: int
@@ -100,14 +102,16 @@ class Agreement:
     per_group: dict = field(default_factory=dict, repr=False)
     bootstrap: np.ndarray | None = field(default=None, repr=False)
 
-    def to_row(self) -> dict:
-        """The ``ts2 correlate --json`` row (NaN becomes None)."""
-        low, high = self.ci if self.ci is not None else (float("nan"), float("nan"))
+    def to_dict(self) -> dict:
+        """The ``ts2 correlate --json`` row (NaN becomes None); its keys (``value``, ``ci_low``, ``ci_high`` ...) are
+        the file format's and stay as they are."""
+        ci = self.confidence_interval
+        low, high = ci if ci is not None else (float("nan"), float("nan"))
         return {
             "metric": self.metric,
             "coefficient": self.coefficient,
             "grouping": self.grouping,
-            "value": json_float(self.value),
+            "value": json_float(self.statistic),
             "ci_low": json_float(low),
             "ci_high": json_float(high),
             "n_items": self.n_items,
@@ -187,36 +191,13 @@ def pairwise_accuracy(
         if not np.isfinite(epsilon) or epsilon < 0:
             raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
         i, j = np.triu_indices(h.size, 1)
-        dh = np.sign(h[j] - h[i])
-        dm = m[j] - m[i]
-        tied = np.abs(dm) <= epsilon
-        correct = np.where(tied, dh == 0, dh * np.sign(dm) > 0)
-        return float(correct.mean()), float(epsilon)
-    pairs = _PairSet.pooled(h, m)
-    value, eps = pairs.calibrate(np.ones((1, h.size)))
-    return float(value[0]), float(eps[0])
+        return PairSet(i, j, np.zeros(i.size, dtype=np.int64), h, m).accuracy_at(float(epsilon)), float(epsilon)
+    return PairSet.pooled(h, m).best()
 
 
 # ----------------------------------------------------------------------------------------------------------------------
 # Grouped agreement with bootstrap intervals
 # ----------------------------------------------------------------------------------------------------------------------
-
-
-def bootstrap_indices(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray:
-    """The resamples every bootstrap here uses: ``default_rng(seed).integers(0, n_units, (n_bootstrap, n_units))``.
-
-    Raises:
-        ValueError: ``n_bootstrap`` < 0, or ``n_units`` < 1 (NumPy's message).
-
-    Examples:
-        >>> bootstrap_indices(4, 2, seed=0).shape
-        (2, 4)
-        >>> bool((bootstrap_indices(4, 2, seed=0) == bootstrap_indices(4, 2, seed=0)).all())  # the seed fixes them
-        True
-    """
-    if n_bootstrap < 0:
-        raise ParameterError("{n_bootstrap} must be >= 0, got {value}", value=n_bootstrap)
-    return resample_indices(n_units, n_bootstrap, seed)
 
 
 @dataclass(frozen=True)
@@ -302,7 +283,7 @@ def agreement(
 
     >>> result = agreement([1, 2, 3, 1, 2, 3], [0.1, 0.2, 0.3, 0.3, 0.2, 0.1], grouping="item",
     ...                    items=["p", "p", "p", "q", "q", "q"])
-    >>> result.value, result.per_group, result.n_groups
+    >>> result.statistic, result.per_group, result.n_groups
     (0.0, {'p': 1.0, 'q': -1.0}, 2)
     """
     _check_coefficient(coefficient)
@@ -331,7 +312,7 @@ def agreement_many(
 
     Examples:
         >>> rows = agreement_many([1, 2, 3, 4], {"x": [0.1, 0.3, 0.2, 0.9], "y": [4, 3, 2, 1]}, coefficients=["spearman"])
-        >>> [(r.metric, round(r.value, 6)) for r in rows]
+        >>> [(r.metric, round(r.statistic, 6)) for r in rows]
         [('x', 0.8), ('y', -1.0)]
     """
     if not metrics:
@@ -368,7 +349,7 @@ def inter_rater(
         ValueError: fewer than two raters, or what :func:`agreement` refuses.
 
     Examples:
-        >>> round(inter_rater({"r1": [1, 2, 3, 4], "r2": [1, 3, 2, 4]}).value, 12)  # one pair: 1 - 6 * 2 / 60
+        >>> round(inter_rater({"r1": [1, 2, 3, 4], "r2": [1, 3, 2, 4]}).statistic, 12)  # one pair: 1 - 6 * 2 / 60
         0.8
     """
     names = list(raters)
@@ -391,7 +372,7 @@ def inter_rater(
     eps = [r.epsilon for r in results if r.epsilon is not None]
     return Agreement(
         metric="inter-rater", coefficient=coefficient, grouping=design.grouping,
-        value=float(np.mean([r.value for r in results])), ci=ci,
+        statistic=float(np.mean([r.statistic for r in results])), confidence_interval=ci,
         n_items=min(r.n_items for r in results), n_groups=first.n_groups,
         n_groups_skipped=max(r.n_groups_skipped for r in results),
         n_nan_dropped=max(r.n_nan_dropped for r in results),
@@ -437,7 +418,7 @@ def compare_agreement(
     h = as_scores(human, name="human")
     a = as_scores(metric_a, name="metric_a")
     b = as_scores(metric_b, name="metric_b")
-    _same_length({"human": h, "metric_a": a, "metric_b": b})
+    check_same_length({"human": h, "metric_a": a, "metric_b": b})
     both = np.isnan(a) | np.isnan(b)
     a, b = np.where(both, np.nan, a), np.where(both, np.nan, b)
     design = GroupedBootstrap(grouping, items, systems, n_resamples, confidence, seed)
@@ -461,9 +442,9 @@ def compare_agreement(
         raise ValueError("the coefficient is undefined on every resample for at least one metric")
     far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
     p_value = min(1.0, 2.0 * (1 + far) / (1 + n_resamples))
-    return PairedComparison(res_a.value - res_b.value, p_value, percentile_interval(diffs, confidence), res_a.value,
-                            res_b.value, data_a.n_units, "prompt" if data_a.cluster is not None else "item",
-                            "paired bootstrap", labels)
+    return PairedComparison(res_a.statistic - res_b.statistic, p_value, percentile_interval(diffs, confidence),
+                            res_a.statistic, res_b.statistic, data_a.n_units,
+                            "prompt" if data_a.cluster is not None else "item", "paired bootstrap", labels)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -476,17 +457,10 @@ def _check_coefficient(name: str) -> None:
         raise ValueError(f"unknown coefficient {name!r}; expected one of {', '.join(COEFFICIENTS)}")
 
 
-def _same_length(arrays: Mapping[str, np.ndarray]) -> None:
-    lengths = {k: len(v) for k, v in arrays.items()}
-    if len(set(lengths.values())) > 1:
-        shown = ", ".join(f"{k} has {n}" for k, n in lengths.items())
-        raise ValueError(f"length mismatch: {shown} entries")
-
-
 def _clean_pair(human, metric) -> tuple[np.ndarray, np.ndarray]:
     h = as_scores(human, name="human")
     m = as_scores(metric, name="metric")
-    _same_length({"human": h, "metric": m})
+    check_same_length({"human": h, "metric": m})
     keep = ~np.isnan(h) & ~np.isnan(m)
     return h[keep], m[keep]
 
@@ -568,13 +542,6 @@ def _distinct(X: np.ndarray) -> np.ndarray:
     return 1 + (np.diff(s, axis=1) != 0).sum(axis=1)
 
 
-def _frequencies(idx: np.ndarray, n_units: int) -> np.ndarray:
-    """``(B, n_units)`` counts of each unit in each resample row of ``idx``."""
-    b = idx.shape[0]
-    flat = (idx + (np.arange(b) * n_units)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n_units).reshape(b, n_units)
-
-
 @dataclass
 class _Prepared:
     """One metric's NaN-free rows with the group structure of the chosen grouping."""
@@ -595,7 +562,7 @@ class _Prepared:
             raise ValueError(f"unknown grouping {grouping!r}; expected one of {', '.join(GROUPINGS)}")
         h = as_scores(human, name="human")  # as_scores refuses all-NaN input with a message naming the column
         m = as_scores(metric, name=name)
-        _same_length({"human": h, name: m})
+        check_same_length({"human": h, name: m})
         if h.size == 0:
             raise ValueError("no ratings given (empty input)")
         item_idx = _labels(items, "items", h.size)
@@ -632,7 +599,7 @@ class _Prepared:
         runner = {"none": self._pooled, "item": self._by_item, "system": self._by_system}[self.grouping]
         result, boot = runner(coefficient, n_bootstrap, seed)
         if n_bootstrap:
-            result.ci = percentile_interval(boot, confidence)
+            result.confidence_interval = percentile_interval(boot, confidence)
             result.bootstrap = boot
         return (result, boot) if return_boot else result
 
@@ -649,17 +616,17 @@ class _Prepared:
             if n < 2:
                 return self._result(coefficient, np.nan, 0, 0, 1), np.full(n_bootstrap, np.nan)
             if n_bootstrap:
-                _check_pair_work(n * (n - 1) // 2, n_bootstrap)
-            pairs = _PairSet.pooled(h, m)
+                check_pair_work(n * (n - 1) // 2, n_bootstrap)
+            pairs = PairSet.pooled(h, m)
             value, eps = pairs.calibrate(np.ones((1, n)))
             if n_bootstrap:
-                boot, _ = pairs.calibrate(_frequencies(bootstrap_indices(n, n_bootstrap, seed), n))
+                boot, _ = pairs.calibrate(resample_counts(resample_indices(n, n_bootstrap, seed), n))
             return self._result(coefficient, value[0], n, 1, 0, eps[0]), boot
         if n < 2 or _constant(h) or _constant(m):
             return self._result(coefficient, np.nan, 0, 0, 1), np.full(n_bootstrap, np.nan)
         value = _single(coefficient, h, m)
         if n_bootstrap:
-            boot = _weighted(coefficient, h, m, _frequencies(bootstrap_indices(n, n_bootstrap, seed), n))
+            boot = _weighted(coefficient, h, m, resample_counts(resample_indices(n, n_bootstrap, seed), n))
         return self._result(coefficient, value, n, 1, 0), boot
 
     # -- item ---------------------------------------------------------------------------------------------------------
@@ -685,15 +652,15 @@ class _Prepared:
             kept = np.flatnonzero(usable)
             dense_group = np.full(n_groups, -1)
             dense_group[kept] = np.arange(kept.size)
-            pairs = _PairSet(np.concatenate(lefts), np.concatenate(rights),
+            pairs = PairSet(np.concatenate(lefts), np.concatenate(rights),
                              dense_group[np.concatenate(groups)], self.h, self.m)
             per_pairs = (sizes[kept] * (sizes[kept] - 1) / 2).astype(np.float64)
             value, eps = pairs.calibrate(np.ones((1, kept.size)), per_group=per_pairs)
             per_group = self._per_group_accuracy(kept, order, starts, sizes, eps[0])
             boot = np.empty(0)
             if n_bootstrap:
-                _check_pair_work(pairs.n_pairs, n_bootstrap)
-                counts = _frequencies(bootstrap_indices(kept.size, n_bootstrap, seed), kept.size)
+                check_pair_work(pairs.n_pairs, n_bootstrap)
+                counts = resample_counts(resample_indices(kept.size, n_bootstrap, seed), kept.size)
                 boot, _ = pairs.calibrate(counts, per_group=per_pairs)
             skipped = self.n_groups_total - kept.size
             return self._result(coefficient, value[0], sizes[kept].sum(), kept.size, skipped, eps[0], per_group), boot
@@ -713,7 +680,7 @@ class _Prepared:
         per_group = {str(self.group_names[k]): float(values[k]) for k in kept}
         boot = np.empty(0)
         if n_bootstrap:
-            boot = values[kept][bootstrap_indices(kept.size, n_bootstrap, seed)].mean(axis=1)
+            boot = values[kept][resample_indices(kept.size, n_bootstrap, seed)].mean(axis=1)
         skipped = self.n_groups_total - kept.size
         return self._result(coefficient, values[kept].mean(), sizes[kept].sum(), kept.size, skipped,
                             per_group=per_group), boot
@@ -738,9 +705,9 @@ class _Prepared:
             if self.cluster is not None:
                 clusters = np.unique(self.cluster, return_inverse=True)[1].reshape(-1)
                 n_units = int(clusters.max()) + 1
-                counts = _frequencies(bootstrap_indices(n_units, n_bootstrap, seed), n_units)[:, clusters]
+                counts = resample_counts(resample_indices(n_units, n_bootstrap, seed), n_units)[:, clusters]
             else:
-                counts = _frequencies(bootstrap_indices(self.h.size, n_bootstrap, seed), self.h.size)
+                counts = resample_counts(resample_indices(self.h.size, n_bootstrap, seed), self.h.size)
             boot, _ = self._system_values(coefficient, counts.astype(np.float64), onehot)
         if n_sys < 2:
             return self._result(coefficient, np.nan, 0, n_sys, self.n_groups_total), boot
@@ -758,7 +725,7 @@ class _Prepared:
         ok = ~np.isnan(H).any(axis=1) & (H.shape[1] >= 2)
         if ok.any():
             if coefficient == "pairwise_acc":
-                out[ok], eps[ok] = _dense_pairwise(H[ok], M[ok])
+                out[ok], eps[ok] = dense_pairwise(H[ok], M[ok])
             else:
                 out[ok] = _dense(coefficient, H[ok], M[ok])
         return out, (eps if coefficient == "pairwise_acc" else None)
@@ -809,4 +776,3 @@ def _weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     below = np.cumsum(per_value, axis=1) - per_value
     ranks = below + (per_value + 1.0) / 2.0
     return ranks[:, inverse]
-from scorers.stats.preference_accuracy import compare_preference_accuracy, pairs_from_rankings, pairwise_preference_accuracy  # noqa: E402,F401,E501

@@ -26,7 +26,7 @@ class CorrelationTable:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"rows": [r.to_row() for r in self.inter_rater + self.rows]}
+        return {"rows": [r.to_dict() for r in self.inter_rater + self.rows]}
 
 
 #: how the errors name each column parameter: ``human column 'x'`` (``ts2 correlate``: ``--human 'x'``)

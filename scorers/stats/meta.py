@@ -75,12 +75,13 @@ class MetaResult:
     is NaN, excluded from the means and counted in ``n_skipped``; for sep such a SEG is 0 and counts in the means
     (the spec's rule). ``n_no_pair`` counts the SEGs where no walk/pair could be computed (for sep they are among
     ``n_used``, for rank and delta among ``n_skipped``). ``counts`` the number of walks (rank) or node pairs (sep,
-    delta) that entered each value; ``summary`` the means over SEGs for ``avg`` and each partition; ``ci`` optional
-    bootstrap percentile intervals for the same keys.
+    delta) that entered each value; ``statistic`` the means over SEGs for ``avg`` and each partition;
+    ``confidence_interval`` optional bootstrap percentile intervals (``.low``, ``.high``) for the same keys.
+    :meth:`to_dict` keeps the saved-result keys (``summary``, ``ci``) of ``ts2 meta --json`` / ``--out``.
 
     Examples:
         >>> rank = ts2_meta([0.9, 0.1, 0.2, 0.8], [0, 0, 1, 1], ["0", "1", "0", "1"]).rank
-        >>> rank.seg_ids.tolist(), rank.per_seg.tolist(), rank.summary, rank.n_used, rank.n_skipped
+        >>> rank.seg_ids.tolist(), rank.per_seg.tolist(), rank.statistic, rank.n_used, rank.n_skipped
         ([0, 1], [1.0, -1.0], {'avg': 0.0, 'synth': 0.0}, 2, 0)
         >>> rank.to_dict()["per_seg"]
         {0: 1.0, 1: -1.0}
@@ -91,24 +92,24 @@ class MetaResult:
     partitions: np.ndarray
     per_seg: np.ndarray
     counts: np.ndarray
-    summary: dict[str, float]
+    statistic: dict[str, float]
     n_used: int
     n_skipped: int
-    ci: dict[str, tuple[float, float]] | None = None
+    confidence_interval: dict[str, ConfidenceInterval] | None = None
     n_no_pair: int = 0
 
     def to_dict(self) -> dict:
-        """JSON-ready form (NaN becomes None)."""
+        """JSON-ready form (NaN becomes None), with the file format's keys: ``summary`` (the statistic), ``ci``."""
         out = {
-            "summary": {k: json_float(v) for k, v in self.summary.items()},
+            "summary": {k: json_float(v) for k, v in self.statistic.items()},
             "n_used": self.n_used,
             "n_skipped": self.n_skipped,
             "n_no_pair": self.n_no_pair,
             "per_seg": {int(s): json_float(v) for s, v in zip(self.seg_ids, self.per_seg)},
             "counts": {int(s): int(c) for s, c in zip(self.seg_ids, self.counts)},
         }
-        if self.ci is not None:
-            out["ci"] = {k: [json_float(lo), json_float(hi)] for k, (lo, hi) in self.ci.items()}
+        if self.confidence_interval is not None:
+            out["ci"] = {k: [json_float(lo), json_float(hi)] for k, (lo, hi) in self.confidence_interval.items()}
         return out
 
 
@@ -149,8 +150,9 @@ class TS2Result:
         return format_seg_range(self.rank.seg_ids)
 
     def summary(self) -> dict[str, dict[str, float]]:
-        """``{"rank": {"avg": .., "synth": .., "nat": .., "real": ..}, "sep": {...}, "delta": {...}}`` in fractions."""
-        return {name: dict(self[name].summary) for name in META_METRICS}
+        """``{"rank": {"avg": .., "synth": .., "nat": .., "real": ..}, "sep": {...}, "delta": {...}}`` in fractions:
+        the ``statistic`` of each meta-metric."""
+        return {name: dict(self[name].statistic) for name in META_METRICS}
 
     def to_dict(self) -> dict:
         out = {name: self[name].to_dict() for name in META_METRICS}
@@ -261,7 +263,7 @@ class TS2Evaluator:
         >>> results = evaluator.evaluate_many({"a": [0.9, 0.5, 0.1, 0.8, 0.2], "b": [0.1, 0.5, 0.9, 0.2, 0.8]})
         >>> results["a"].rank.per_seg.tolist(), results["b"].rank.per_seg.tolist()
         ([1.0, 1.0], [-1.0, -1.0])
-        >>> evaluator.evaluate([3, 2, 1, 2, 1], higher_is_better=False).rank.summary["avg"]  # error counts: lower wins
+        >>> evaluator.evaluate([3, 2, 1, 2, 1], higher_is_better=False).rank.statistic["avg"]  # error counts: lower wins
         -1.0
         >>> TS2Evaluator([0, 0], ["0", "1"], seg_subset=[7])
         Traceback (most recent call last):
@@ -462,7 +464,7 @@ def ts2_meta(
     population standard deviation of the scores, sqrt(0.32 / 3) = 0.3266, gives delta 1.2247:
 
     >>> result = ts2_meta([0.9, 0.5, 0.1], seg_ids=[0, 0, 0], nodes=["0", "1", "2"])
-    >>> result.rank.summary["avg"], result.sep.summary["avg"], round(result.delta.summary["avg"], 4)
+    >>> result.rank.statistic["avg"], result.sep.statistic["avg"], round(result.delta.statistic["avg"], 4)
     (1.0, 1.0, 1.2247)
     >>> ts2_meta([0.9, 0.5], seg_ids=[0, 0], nodes=["1", "2"])
     Traceback (most recent call last):
@@ -665,23 +667,23 @@ def _groups(partitions: np.ndarray) -> dict[str, np.ndarray]:
 def _summarise(name: str, seg_ids: np.ndarray, partitions: np.ndarray, per_seg: np.ndarray,
                counts: np.ndarray) -> MetaResult:
     defined = ~np.isnan(per_seg)
-    summary = {key: _nanmean(per_seg[idx]) for key, idx in _groups(partitions).items()}
+    statistic = {key: _nanmean(per_seg[idx]) for key, idx in _groups(partitions).items()}
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
         partitions=partitions,
         per_seg=per_seg,
         counts=counts,
-        summary=summary,
+        statistic=statistic,
         n_used=int(defined.sum()),
         n_skipped=int((~defined).sum()),
-        ci=None,
+        confidence_interval=None,
         n_no_pair=int((counts == 0).sum()),
     )
 
 
 def _add_intervals(results: Sequence[MetaResult], n_bootstrap: int, confidence: float, seed: int) -> None:
-    """Set ``ci`` of each result: for ``avg`` and each partition, the percentile interval of the mean of its defined
+    """Set ``confidence_interval`` of each result: for ``avg`` and each partition, the percentile interval of the mean of its defined
     SEG values over ``n_bootstrap`` resamples of them.
 
     The draws are those of :func:`scorers.stats.resampling.bootstrap_mean_interval` with one generator seeded ``seed`` per
@@ -694,13 +696,13 @@ def _add_intervals(results: Sequence[MetaResult], n_bootstrap: int, confidence: 
         kept = {key: result.per_seg[idx][~np.isnan(result.per_seg[idx])]
                 for key, idx in _groups(result.partitions).items()}
         batches.setdefault(tuple(v.size for v in kept.values()), []).append((result, kept))
-        result.ci = {}
+        result.confidence_interval = {}
     for sizes, members in batches.items():
         rng = np.random.default_rng(seed)
         for key, size in zip(members[0][1], sizes):
             if not size:
                 for result, _ in members:
-                    result.ci[key] = ConfidenceInterval(float("nan"), float("nan"))
+                    result.confidence_interval[key] = ConfidenceInterval(float("nan"), float("nan"))
                 continue
             idx = resample_indices(size, n_bootstrap, rng)
             boot = np.empty((len(members), n_bootstrap))  # (results, n_bootstrap)
@@ -709,7 +711,7 @@ def _add_intervals(results: Sequence[MetaResult], n_bootstrap: int, confidence: 
             finite = not np.isnan(boot).any()
             bounds = np.quantile(boot, [alpha, 1.0 - alpha], axis=1) if finite else None
             for row, (result, _) in enumerate(members):
-                result.ci[key] = (ConfidenceInterval(float(bounds[0, row]), float(bounds[1, row])) if finite
+                result.confidence_interval[key] = (ConfidenceInterval(float(bounds[0, row]), float(bounds[1, row])) if finite
                                   else percentile_interval(boot[row], confidence))
 
 

@@ -1,4 +1,6 @@
 """Pairwise preference accuracy: does a metric order a pair of images (one prompt, images A and B) as the humans did?
+And the one tie-calibrated pairwise accuracy of the package (:class:`PairSet`), which the coefficient
+``pairwise_acc`` of :mod:`scorers.stats.agreement` runs on too.
 
 NumPy only (importing this module never loads SciPy or pandas). Re-exported from :mod:`scorers.stats.agreement`.
 
@@ -13,7 +15,9 @@ Tie conventions (``ties=``):
   ``|a - b| <= epsilon``; a pair is correct when the human's and the metric's signs agree (tie = 0), so a human tie
   is credited only when the metric ties it too. ``epsilon`` is chosen among ``0`` and the observed ``|a - b|`` to
   maximise the accuracy (the smallest maximiser is reported), and is re-chosen on every bootstrap resample. Computed
-  by sorting the gaps once and sweeping the candidates with cumulative counts (no loop over candidates).
+  by sorting the gaps once and sweeping the candidates with cumulative counts (no loop over candidates): a
+  :class:`PairSet`, calibrated for any weighting of its pairs (bootstrap resamples) by cumulative sums instead of a
+  new sort.
 * ``"excluded"`` -- the common reward-model convention: pairs the humans tied are dropped (``n_pairs`` counts those
   kept, ``n_human_ties`` those dropped); a metric tie (``a == b`` exactly) counts as **wrong** by default
   (``metric_ties="wrong"``). This is ImageReward's test accuracy (its ``acc``: pairs with equal human ranks are
@@ -39,14 +43,20 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.stats.resampling import ConfidenceInterval, PairedComparison, percentile_interval, resample_indices
-from scorers.checks import ParameterError, check_choice
+from scorers.checks import ParameterError, check_choice, check_same_length
+from scorers.stats.resampling import PairedComparison, percentile_interval, resample_counts, resample_indices
 from scorers.json_safe import json_float
 
 __all__ = [
+    "PAIR_WORK_MAX",
+    "POOLED_PAIRS_MAX_ITEMS",
     "TIE_CONVENTIONS",
+    "PairSet",
     "PreferenceAccuracy",
+    "check_pair_work",
+    "classify_pairs",
     "compare_preference_accuracy",
+    "dense_pairwise",
     "human_preferences",
     "pairs_from_rankings",
     "pairwise_preference_accuracy",
@@ -162,12 +172,13 @@ def pairwise_preference_accuracy(
     """Pairwise preference accuracy of a metric (see the module docstring for the conventions).
 
     ``n_bootstrap=0`` skips the interval. The resamples are ``default_rng(seed).integers(0, n_items, (n_bootstrap,
-    n_items))`` over prompts (the same draw as :func:`scorers.stats.agreement.bootstrap_indices`), so a seed reproduces
-    the interval exactly.
+    n_items))`` over prompts (:func:`scorers.stats.resampling.resample_indices`, the draw of every bootstrap here), so
+    a seed reproduces the interval exactly.
     """
     prepared = _prepare(score_a, score_b, human, ties=ties, items=items, metric_ties=metric_ties,
                         confidence=confidence)
-    return _accuracy(prepared, _resamples(prepared.n_items, n_bootstrap, seed), confidence)
+    idx = resample_indices(prepared.n_items, n_bootstrap, seed, name="n_bootstrap") if n_bootstrap else None
+    return _accuracy(prepared, idx, confidence)
 
 
 def compare_preference_accuracy(
@@ -195,13 +206,16 @@ def compare_preference_accuracy(
         raise ParameterError("{n_bootstrap} must be >= 1 for a paired comparison, got {value}", value=n_bootstrap)
     a1, b1 = (_floats(x, f"metric_1[{k}]") for k, x in enumerate(metric_1))
     a2, b2 = (_floats(x, f"metric_2[{k}]") for k, x in enumerate(metric_2))
-    _same_length({"metric_1 score_a": a1, "metric_1 score_b": b1, "metric_2 score_a": a2, "metric_2 score_b": b2})
+    check_same_length({"metric_1 score_a": a1, "metric_1 score_b": b1, "metric_2 score_a": a2,
+                       "metric_2 score_b": b2})
     bad = np.isnan(a1) | np.isnan(b1) | np.isnan(a2) | np.isnan(b2)
     a1, b1, a2, b2 = (np.where(bad, np.nan, x) for x in (a1, b1, a2, b2))
     p1 = _prepare(a1, b1, human, ties=ties, items=items, metric_ties=metric_ties, confidence=confidence)
     p2 = _prepare(a2, b2, human, ties=ties, items=items, metric_ties=metric_ties, confidence=confidence)
-    idx = _resamples(p1.n_items, n_bootstrap, seed)
+    idx = resample_indices(p1.n_items, n_bootstrap, seed, name="n_bootstrap")
     r1, r2 = _accuracy(p1, idx, confidence), _accuracy(p2, idx, confidence)
+    if r1.bootstrap is None:
+        raise ValueError("the accuracy is undefined on every resample (no pairs)")
     diffs = r1.bootstrap - r2.bootstrap
     diffs = diffs[~np.isnan(diffs)]
     if diffs.size == 0:
@@ -213,10 +227,187 @@ def compare_preference_accuracy(
         labels.update(epsilon_1=r1.epsilon, epsilon_2=r2.epsilon)
     return PairedComparison(
         statistic=r1.statistic - r2.statistic, pvalue=pvalue,
-        confidence_interval=_interval(diffs, confidence), value_a=r1.statistic,
+        confidence_interval=percentile_interval(diffs, confidence), value_a=r1.statistic,
         value_b=r2.statistic, n_units=p1.n_items, unit="prompt" if items is not None else "pair",
         method=f"paired bootstrap over {'prompts' if items is not None else 'pairs'} ({n_bootstrap} resamples)",
         labels=labels)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Tie-calibrated pairwise accuracy: the one implementation (preference pairs here, ``pairwise_acc`` of agreement)
+# ----------------------------------------------------------------------------------------------------------------------
+
+#: largest pooled item count for pairwise_acc (all n(n-1)/2 pair gaps are held in memory)
+POOLED_PAIRS_MAX_ITEMS = 10_000
+#: bootstrap of pairwise_acc touches resamples x pairs weights; beyond this the call is refused, not left to run
+PAIR_WORK_MAX = 20_000_000_000
+
+
+class PairSet:
+    """The pairs a tie-calibrated accuracy is taken over, sorted once by metric gap, so that any weighting of them (a
+    bootstrap resample) is calibrated by cumulative sums instead of a new sort.
+
+    ``tie_*``: pairs tied by the humans (correct when the metric ties them: gap <= epsilon); ``con_*``: pairs ordered
+    the same way by both (correct while gap > epsilon). Pairs ordered oppositely are never correct. Correct(epsilon)
+    is a step function that rises only at the gaps of human-tied pairs, so the candidates ``{0} U {tie gaps}`` hold
+    its smallest maximiser (the same one as over all observed gaps); each is evaluated by ``searchsorted``.
+
+    Built from items and their pairs (``PairSet(left, right, group, h, m)``, :meth:`pooled`: rating sets) or from
+    pairs given one by one (:meth:`from_preferences`: preference sets).
+    """
+
+    def __init__(self, left, right, group, h, m):
+        self._set(*classify_pairs(left, right, group, h, m))
+
+    def _set(self, tie_left, tie_right, tie_group, tie_gap, con_left, con_right, con_group, con_gap, n_pairs):
+        order_t = np.argsort(tie_gap, kind="stable")
+        order_c = np.argsort(con_gap, kind="stable")
+        take = (lambda values, order: None if values is None else values[order])
+        self.tie_gap, self.con_gap = tie_gap[order_t], con_gap[order_c]
+        self.tie_left, self.tie_right = take(tie_left, order_t), take(tie_right, order_t)
+        self.con_left, self.con_right = take(con_left, order_c), take(con_right, order_c)
+        self.tie_group, self.con_group = tie_group[order_t], con_group[order_c]
+        self.candidates = np.unique(np.concatenate([[0.0], self.tie_gap]))
+        self.n_tie_within = np.searchsorted(self.tie_gap, self.candidates, side="right")
+        self.n_con_within = np.searchsorted(self.con_gap, self.candidates, side="right")
+        self.n_pairs = int(n_pairs)
+        self.pairs_per_group: np.ndarray | None = None
+
+    @classmethod
+    def pooled(cls, h: np.ndarray, m: np.ndarray) -> "PairSet":
+        """All ``i < j`` pairs of ``n`` pooled items, enumerated in blocks of rows so that only the human-tied and
+        concordant pairs are kept (32-bit indices): GenAI-Bench's 9,600 images fit in a few hundred MB."""
+        n = h.size
+        if n > POOLED_PAIRS_MAX_ITEMS:
+            raise ParameterError("pairwise_acc over {n} pooled items would hold {pairs:,} pairs; use {grouping='item'} "
+                                 "or at most {most} items", n=n, pairs=n * (n - 1) // 2, most=POOLED_PAIRS_MAX_ITEMS)
+        parts = []
+        block = max(1, 4_000_000 // max(1, n))
+        for start in range(0, n - 1, block):
+            rows = np.arange(start, min(start + block, n - 1), dtype=np.int32)
+            left = np.repeat(rows, n - 1 - rows)
+            offsets = np.arange(left.size, dtype=np.int64) - np.repeat(np.cumsum(n - 1 - rows) - (n - 1 - rows),
+                                                                        n - 1 - rows)
+            right = (left + 1 + offsets).astype(np.int32)
+            parts.append(classify_pairs(left, right, np.zeros(left.size, dtype=np.int32), h, m))
+        self = cls.__new__(cls)
+        self._set(*(np.concatenate([p[k] for p in parts]) for k in range(8)), n * (n - 1) // 2)
+        return self
+
+    @classmethod
+    def from_preferences(cls, gap: np.ndarray, human: np.ndarray, group: np.ndarray, n_groups: int) -> "PairSet":
+        """Pairs given one by one: ``gap`` = score A - score B, ``human`` 1 (A) / -1 (B) / 0 (tie), ``group`` the unit
+        (prompt, ``0 .. n_groups - 1``) of each pair, the unit :meth:`calibrate_by_group` weighs."""
+        tie = human == 0
+        con = (human != 0) & (np.sign(gap) == human)
+        absgap = np.abs(gap)
+        self = cls.__new__(cls)
+        self._set(None, None, group[tie], absgap[tie], None, None, group[con], absgap[con], gap.size)
+        self.pairs_per_group = np.bincount(group, minlength=n_groups).astype(np.float64)
+        return self
+
+    def best(self) -> tuple[float, float]:
+        """Each pair once: the best accuracy and its smallest epsilon ((NaN, NaN) without pairs)."""
+        if self.n_pairs == 0:
+            return float("nan"), float("nan")
+        score = self.n_tie_within + (self.con_gap.size - self.n_con_within)
+        best = int(score.argmax())  # first maximiser = smallest epsilon (candidates ascend)
+        return float(score[best] / self.n_pairs), float(self.candidates[best])
+
+    def accuracy_at(self, epsilon: float) -> float:
+        """Each pair once, at a fixed metric tie threshold: human ties with gap <= epsilon and concordant pairs with
+        gap > epsilon are correct."""
+        tie = np.searchsorted(self.tie_gap, epsilon, side="right")
+        con = self.con_gap.size - np.searchsorted(self.con_gap, epsilon, side="right")
+        return float((tie + con) / self.n_pairs)
+
+    def calibrate(self, weights: np.ndarray, *, per_group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Best accuracy and its epsilon for every row of ``weights``.
+
+        Pooled (``per_group`` None): ``weights`` are per-item frequencies ``(B, n)``; a pair counts ``w_i * w_j`` times
+        and the ``C(w_i, 2)`` copies of an item paired with itself are ties on both sides (always correct), as in the
+        explicitly resampled list. Grouped: ``weights`` are per-group frequencies ``(B, G)`` and ``per_group`` the
+        pair count of each group; the value is the weighted mean over groups of each group's accuracy.
+        """
+        if per_group is None and weights.shape[0] == 1 and np.all(weights == 1):
+            value, eps = self.best()  # the full data: integer pair counts, no per-pair weights needed
+            return np.array([value]), np.array([eps])
+
+        def pair_weights(w):
+            if per_group is None:
+                total = w.sum(axis=1)
+                return (w[:, self.tie_left] * w[:, self.tie_right], w[:, self.con_left] * w[:, self.con_right],
+                        (w * (w - 1) / 2).sum(axis=1), total * (total - 1) / 2)
+            scale = w / per_group[None, :]
+            return scale[:, self.tie_group], scale[:, self.con_group], np.zeros(w.shape[0]), w.sum(axis=1)
+
+        return self._sweep(weights, pair_weights)
+
+    def calibrate_by_group(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Best accuracy and its epsilon for every row of per-group frequencies ``weights`` ``(B, G)`` (a bootstrap
+        over prompts): each pair counts as often as its group, and the accuracy is over the weighted pairs (NaN for a
+        row with none). Needs a set built by :meth:`from_preferences`."""
+        def pair_weights(w):
+            return (w[:, self.tie_group], w[:, self.con_group], np.zeros(w.shape[0]),
+                    (w * self.pairs_per_group[None, :]).sum(axis=1))
+
+        return self._sweep(weights, pair_weights)
+
+    def _sweep(self, weights: np.ndarray, pair_weights) -> tuple[np.ndarray, np.ndarray]:
+        """``pair_weights(w) -> (tie weights, concordant weights, base, norm)`` for a block of weight rows; the score
+        at each candidate epsilon is ``base`` + the weight of the ties within it + that of the concordant pairs beyond
+        it, divided by ``norm``."""
+        values, eps = [], []
+        rows = max(1, _CHUNK // max(1, self.n_pairs))
+        for start in range(0, weights.shape[0], rows):
+            w = weights[start:start + rows].astype(np.float64)
+            wt, wc, base, norm = pair_weights(w)
+            cum_t = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(wt, axis=1)], axis=1)
+            cum_c = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(wc, axis=1)], axis=1)
+            score = base[:, None] + cum_t[:, self.n_tie_within] + (cum_c[:, -1:] - cum_c[:, self.n_con_within])
+            best = score.argmax(axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values.append(score[np.arange(w.shape[0]), best] / norm)
+            eps.append(self.candidates[best])
+        return np.concatenate(values), np.concatenate(eps)
+
+
+def classify_pairs(left, right, group, h, m):
+    """Split pairs into human-tied ones and concordant ones (metric gap > 0 in the humans' direction); discordant
+    pairs are never correct and are dropped. Returns tie (left, right, group, gap), con (left, right, group, gap),
+    and the number of pairs given. Signs, not the product of the differences, decide concordance (no underflow at
+    scores like 1e-200)."""
+    dh = h[right] - h[left]
+    dm = m[right] - m[left]
+    tie = dh == 0
+    con = np.sign(dh) * np.sign(dm) > 0
+    gap = np.abs(dm)
+    return (left[tie], right[tie], group[tie], gap[tie], left[con], right[con], group[con], gap[con], left.size)
+
+
+def dense_pairwise(H: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tie-calibrated pairwise accuracy of every row of two small ``(rows, size)`` arrays, each row calibrated on its
+    own: ``(accuracy, epsilon)``. For values that change with every resample (model means of a ``system``
+    bootstrap), where :class:`PairSet`'s one sort does not apply: all pairs and candidates of a row at once."""
+    i, j = np.triu_indices(H.shape[1], 1)
+    dh = np.sign(H[:, j] - H[:, i])
+    diff = M[:, j] - M[:, i]
+    gap = np.abs(diff)
+    concordant = dh * np.sign(diff) > 0
+    tie = dh == 0
+    candidates = np.concatenate([np.zeros((H.shape[0], 1)), gap], axis=1)  # (rows, K)
+    within = gap[:, None, :] <= candidates[:, :, None]  # (rows, K, P)
+    correct = np.where(within, tie[:, None, :], concordant[:, None, :]).sum(axis=2)
+    best = correct.max(axis=1)
+    eps = np.where(correct == best[:, None], candidates, np.inf).min(axis=1)
+    return best / i.size, eps
+
+
+def check_pair_work(n_pairs: int, n_bootstrap: int) -> None:
+    """Refuse a ``pairwise_acc`` bootstrap that would touch more than ``PAIR_WORK_MAX`` pair weights."""
+    if n_pairs * n_bootstrap > PAIR_WORK_MAX:
+        raise ParameterError("pairwise_acc bootstrap over {n_pairs:,} pairs x {n} resamples is too much work; use "
+                             "fewer resamples ({n_bootstrap}) or {grouping='item'}", n_pairs=n_pairs, n=n_bootstrap)
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -243,7 +434,7 @@ def _prepare(score_a, score_b, human, *, ties, items, metric_ties, confidence) -
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     a, b = _floats(score_a, "score_a"), _floats(score_b, "score_b")
     h = human_preferences(human)
-    _same_length({"score_a": a, "score_b": b, "human": h})
+    check_same_length({"score_a": a, "score_b": b, "human": h})
     if items is None:
         unit = np.arange(a.size)
     else:
@@ -263,86 +454,38 @@ def _prepare(score_a, score_b, human, *, ties, items, metric_ties, confidence) -
 
 
 def _accuracy(p: _Prepared, idx: np.ndarray | None, confidence: float) -> PreferenceAccuracy:
+    """The accuracy of prepared pairs, with the interval over the prompt resamples ``idx`` (none when ``idx`` is None
+    or no prompt is left)."""
+    boot = None
+    if p.n_items == 0:
+        idx = None
     if p.ties == "calibrated":
-        value, eps = _calibrated(p.gap, p.human, None)
-        boot = None
+        pairs = PairSet.from_preferences(p.gap, p.human, p.unit, p.n_items)
+        value, eps = pairs.best()
         if idx is not None:
-            # per-pair weights = the frequency of the pair's prompt; built a block of resamples at a time so that
-            # memory stays bounded (resamples x pairs) whatever the number of pairs
-            rows = max(1, _CHUNK // max(1, p.gap.size))
-            boot = np.concatenate([_calibrated(p.gap, p.human, _frequencies(idx[s:s + rows], p.n_items)[:, p.unit])[0]
+            # each pair weighted by the frequency of its prompt; a block of resamples at a time (bounded memory)
+            rows = max(1, _CHUNK // max(1, p.n_items))
+            boot = np.concatenate([pairs.calibrate_by_group(resample_counts(idx[s:s + rows], p.n_items))[0]
                                    for s in range(0, idx.shape[0], rows)])
     else:
-        value, eps = _excluded(p.gap, p.human, None, p.metric_ties), None
-        boot = None
+        value, eps = _excluded(p.gap, p.human, p.metric_ties), None
         if idx is not None:
             # the accuracy of a resample is (sum over its prompts of credit) / (its pairs): per-prompt sums suffice
             credit = _credit(p.gap, p.human, p.metric_ties)
             per_unit = np.bincount(p.unit, weights=credit, minlength=p.n_items)
             pairs = np.bincount(p.unit, minlength=p.n_items).astype(np.float64)
-            boot = np.concatenate([_ratio(_frequencies(idx[s:s + 100_000], p.n_items), per_unit, pairs)
+            boot = np.concatenate([_ratio(resample_counts(idx[s:s + 100_000], p.n_items).astype(np.float64),
+                                          per_unit, pairs)
                                    for s in range(0, idx.shape[0], 100_000)])
-    value = float(value[0]) if np.ndim(value) else float(value)
-    if eps is not None:
-        eps = float(eps[0])
-    ci = None if boot is None else _interval(boot, confidence)
+    ci = None if boot is None else percentile_interval(boot, confidence)
     return PreferenceAccuracy(value, eps, p.ties, int(p.gap.size), p.n_human_ties, p.n_nan_dropped, p.n_items, ci,
                               float(confidence), p.metric_ties, boot)
 
 
-def _calibrated(gap: np.ndarray, h: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Best ``acc_eq`` and its smallest epsilon per weight row (None = each pair once).
-
-    Correct(eps) = human ties with ``|gap| <= eps`` + concordant pairs (``sign(gap) == h != 0``) with
-    ``|gap| > eps``. Both counts are step functions of eps that change only at observed gaps, so the candidates
-    ``{0} U {|gap|}`` suffice; each is evaluated by ``searchsorted`` into the sorted gaps and cumulative sums.
-    """
-    n = gap.size
-    if n == 0:
-        rows = 1 if weights is None else weights.shape[0]
-        return np.full(rows, np.nan), np.full(rows, np.nan)
-    absgap = np.abs(gap)
-    tie = h == 0
-    con = (h != 0) & (np.sign(gap) == h)
-    order_t = np.argsort(absgap[tie], kind="stable")
-    order_c = np.argsort(absgap[con], kind="stable")
-    gap_t, gap_c = absgap[tie][order_t], absgap[con][order_c]
-    candidates = np.unique(np.concatenate([[0.0], absgap]))
-    n_t = np.searchsorted(gap_t, candidates, side="right")  # human ties the metric ties at each candidate
-    n_c = np.searchsorted(gap_c, candidates, side="right")  # concordant pairs lost to a metric tie
-    if weights is None:
-        score = n_t + (gap_c.size - n_c)
-        best = int(score.argmax())  # first maximiser = smallest epsilon (candidates ascend)
-        return np.array([score[best] / n]), np.array([candidates[best]])
-    values, eps = [], []
-    w_t_all = weights[:, tie][:, order_t]
-    w_c_all = weights[:, con][:, order_c]
-    rows = max(1, _CHUNK // max(1, n + candidates.size))
-    for start in range(0, weights.shape[0], rows):
-        stop = start + rows
-        w_t, w_c = w_t_all[start:stop], w_c_all[start:stop]
-        cum_t = np.concatenate([np.zeros((w_t.shape[0], 1)), np.cumsum(w_t, axis=1)], axis=1)
-        cum_c = np.concatenate([np.zeros((w_c.shape[0], 1)), np.cumsum(w_c, axis=1)], axis=1)
-        score = cum_t[:, n_t] + (cum_c[:, -1:] - cum_c[:, n_c])
-        best = score.argmax(axis=1)
-        total = weights[start:stop].sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            values.append(np.where(total > 0, score[np.arange(score.shape[0]), best] / total, np.nan))
-        eps.append(candidates[best])
-    return np.concatenate(values), np.concatenate(eps)
-
-
-def _excluded(gap: np.ndarray, h: np.ndarray, weights: np.ndarray | None, metric_ties: str) -> np.ndarray:
+def _excluded(gap: np.ndarray, h: np.ndarray, metric_ties: str) -> float:
     """Accuracy over human-decided pairs (``h`` has no 0 here): 1 when ``sign(gap) == h``, 0 when opposite, 0 or 1/2
-    for a metric tie (``gap == 0``)."""
-    if gap.size == 0:
-        return np.full(1 if weights is None else weights.shape[0], np.nan)
-    credit = _credit(gap, h, metric_ties)
-    if weights is None:
-        return np.array([credit.mean()])
-    total = weights.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(total > 0, (weights @ credit) / total, np.nan)
+    for a metric tie (``gap == 0``); NaN without pairs."""
+    return float(_credit(gap, h, metric_ties).mean()) if gap.size else float("nan")
 
 
 def _credit(gap: np.ndarray, h: np.ndarray, metric_ties: str) -> np.ndarray:
@@ -358,24 +501,6 @@ def _ratio(freq: np.ndarray, per_unit: np.ndarray, pairs: np.ndarray) -> np.ndar
         return np.where(total > 0, (freq @ per_unit) / np.where(total > 0, total, 1), np.nan)
 
 
-def _resamples(n_units: int, n_bootstrap: int, seed: int) -> np.ndarray | None:
-    if int(n_bootstrap) != n_bootstrap or n_bootstrap < 0:
-        raise ParameterError("{n_bootstrap} must be an integer >= 0, got {value!r}", value=n_bootstrap)
-    if n_bootstrap == 0 or n_units == 0:
-        return None
-    return resample_indices(n_units, int(n_bootstrap), seed)
-
-
-def _frequencies(idx: np.ndarray, n_units: int) -> np.ndarray:
-    b = idx.shape[0]
-    flat = (idx + (np.arange(b) * n_units)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n_units).reshape(b, n_units).astype(np.float64)
-
-
-def _interval(boot: np.ndarray, confidence: float) -> ConfidenceInterval:
-    return percentile_interval(boot, confidence)
-
-
 def _floats(values, name: str) -> np.ndarray:
     try:
         out = np.asarray(values, dtype=np.float64)
@@ -386,12 +511,6 @@ def _floats(values, name: str) -> np.ndarray:
     if np.isinf(out).any():
         raise ValueError(f"{name}[{int(np.flatnonzero(np.isinf(out))[0])}] is infinite")
     return out
-
-
-def _same_length(arrays: dict) -> None:
-    sizes = {name: len(x) for name, x in arrays.items()}
-    if len(set(sizes.values())) > 1:
-        raise ValueError("inputs differ in length: " + ", ".join(f"{k}={v}" for k, v in sizes.items()))
 
 
 def _codes(labels: list) -> np.ndarray:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+
+from scorers.checks import ParameterError, mention
 from scorers.json_safe import json_float
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "bootstrap_ratio_interval",
     "paired_mean_test",
     "percentile_interval",
+    "resample_counts",
     "resample_indices",
 ]
 
@@ -41,9 +44,40 @@ def _rng(seed_or_rng: int | np.random.Generator) -> np.random.Generator:
     return np.random.default_rng(seed_or_rng)
 
 
-def resample_indices(n_units: int, n_resamples: int, seed: int | np.random.Generator) -> np.ndarray:
-    """``(n_resamples, n_units)`` unit indices drawn with replacement: ``rng.integers(0, n_units, (B, n_units))``."""
-    return _rng(seed).integers(0, n_units, size=(n_resamples, n_units))
+def resample_indices(n_units: int, n_resamples: int, seed: int | np.random.Generator, *,
+                     name: str = "n_resamples") -> np.ndarray:
+    """``(n_resamples, n_units)`` unit indices drawn with replacement: ``rng.integers(0, n_units, (B, n_units))``;
+    the draw of every bootstrap in the package (``name`` is the caller's name for ``n_resamples``, for the error).
+
+    Raises:
+        ParameterError: ``n_resamples`` is not an integer >= 0 (a ``ValueError`` naming it as ``name``).
+
+    Examples:
+        >>> resample_indices(4, 2, seed=0).shape
+        (2, 4)
+        >>> bool((resample_indices(4, 2, seed=0) == resample_indices(4, 2, seed=0)).all())  # the seed fixes them
+        True
+        >>> resample_indices(4, -1, seed=0, name="n_bootstrap")
+        Traceback (most recent call last):
+        ...
+        scorers.checks.ParameterError: n_bootstrap must be an integer >= 0, got -1
+    """
+    if int(n_resamples) != n_resamples or n_resamples < 0:
+        raise ParameterError("{name} must be an integer >= 0, got {value!r}", name=mention(name), value=n_resamples)
+    return _rng(seed).integers(0, n_units, size=(int(n_resamples), n_units))
+
+
+def resample_counts(idx: np.ndarray, n_units: int) -> np.ndarray:
+    """``(B, n_units)`` integer counts of each unit in each row of resampled indices ``idx`` (B, n): the frequency
+    weights that stand for the explicitly resampled copies.
+
+    Examples:
+        >>> resample_counts(np.array([[0, 0, 2], [1, 2, 2]]), 3).tolist()
+        [[2, 0, 1], [0, 1, 2]]
+    """
+    b = idx.shape[0]
+    flat = (idx + (np.arange(b) * n_units)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n_units).reshape(b, n_units)
 
 
 def percentile_interval(boot: np.ndarray, confidence: float) -> ConfidenceInterval:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, Union
 
 import numpy as np
 
@@ -18,11 +18,12 @@ from scorers.stats.graph import resolve_seg_subset
 from scorers.tables.join import join_scores
 from scorers.stats.meta import TS2Evaluator, TS2Result
 from scorers.stats.orientation import resolve_orientation
+from scorers.ts2.options import MetaOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TableMeta", "meta_from_tables"]
+__all__ = ["MetaOptions", "TableMeta", "meta_from_tables"]
 
 Table = Union[str, Path, "pd.DataFrame"]
 
@@ -128,16 +129,7 @@ def meta_from_tables(
     *,
     columns: Iterable[str] | None = None,
     paper: pd.DataFrame | None = None,
-    lower_is_better: Iterable[str] = (),
-    higher_is_better: Mapping[str, bool] | Iterable[str] | bool | None = None,
-    seg_subset: Iterable[int] | str | None = "default",
-    variant: str = "paper",
-    n_bootstrap: int = 0,
-    confidence: float = 0.95,
-    seed: int = 0,
-    clean_quotes: bool = False,
-    on: Sequence[str] | None = None,
-    lacking_keys_by_position: bool = False,
+    options: MetaOptions = MetaOptions(),
     progress: Callable[[int, int], None] | None = None,
 ) -> TableMeta:
     """rank/sep/delta of the score columns of one or more per-image score tables (paths or frames).
@@ -145,11 +137,14 @@ def meta_from_tables(
     Each table is joined with ``metadata`` by :func:`scorers.tables.join.join_scores` (on ``seg_id`` + ``file_name`` /
     ``image_id`` when it has them, else by row position with a note); a column found in two tables is an error naming
     both. ``columns`` picks the score columns (default: the paper's columns in Table 2 order, then the rest as given).
-    Orientation: :func:`scorers.stats.orientation.resolve_orientation` (``lower_is_better``, ``higher_is_better``, the
-    paper, the release's known facts). ``seg_subset``: ``"default"`` (SEGs 0-163, :data:`scorers.stats.graph.DEFAULT_SEG_IDS`),
-    ``"all"``/None, a range string or SEG ids; a keyed table may leave out SEGs outside it. ``on`` names the keys; a
-    table without them is an error, or with ``lacking_keys_by_position`` paired by row position (``ts2 report``).
+    ``options`` (:class:`~scorers.ts2.options.MetaOptions`): the SEGs (``"default"``: 0-163; a keyed table may leave
+    out SEGs outside them), the variant, the bootstrap, the orientation
+    (:func:`scorers.stats.orientation.resolve_orientation`: ``lower_is_better``, ``higher_is_better``, the paper, the
+    release's known facts), ``clean_quotes``, and ``on``, the keys: a table without them is an error, or with
+    ``lacking_keys_by_position`` paired by row position (``ts2 report``).
     """
+    seg_subset, clean_quotes, on = options.seg_subset, options.clean_quotes, options.on
+    lacking_keys_by_position = options.lacking_keys_by_position
     chosen = list(columns) if columns else None
     light = None
     if on is None and not lacking_keys_by_position:
@@ -179,11 +174,12 @@ def meta_from_tables(
         from scorers.tables.readers import column_scores
 
         values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
-    orientation = resolve_orientation(wanted, lower_is_better=lower_is_better, higher_is_better=higher_is_better,
-                                      paper=paper)
+    orientation = resolve_orientation(wanted, lower_is_better=options.lower_is_better,
+                                      higher_is_better=options.higher_is_better, paper=paper)
     evaluator = TS2Evaluator(seg_ids, nodes, seg_subset=subset)
-    results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=variant, n_bootstrap=n_bootstrap,
-                                      confidence=confidence, seed=seed, progress=progress)
+    results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=options.variant,
+                                      n_bootstrap=options.n_bootstrap, confidence=options.confidence,
+                                      seed=options.seed, progress=progress)
     segs = results[wanted[0]].segs
     out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
                     pairing=pairing, notes=notes, sources=origin,

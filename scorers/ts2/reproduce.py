@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import sys
 from typing import TYPE_CHECKING
@@ -17,6 +17,7 @@ import numpy as np
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
 from scorers.stats.orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
 from scorers.ts2.meta_from_tables import meta_from_tables
+from scorers.ts2.options import MetaOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,26 +91,18 @@ def reproduce_table(
     paper: pd.DataFrame | None = None,
     *,
     columns: Iterable[str] | None = None,
-    seg_subset: Iterable[int] | str | None = "default",
-    clean_quotes: bool = False,
-    variant: str = "paper",
-    n_bootstrap: int = 0,
-    seed: int = 0,
-    on: list[str] | None = None,
-    higher_is_better: Mapping[str, bool] | None = None,
-    lower_is_better: Iterable[str] = (),
-    lacking_keys_by_position: bool = False,
+    options: MetaOptions = MetaOptions(),
 ) -> Reproduction:
     """rank/sep/delta (in %) of every metric column, next to the paper's value where the paper has one.
 
-    Scores and metadata go through :func:`scorers.ts2.meta_from_tables.meta_from_tables` (read, join on keys, orient, evaluate).
+    Scores and metadata go through :func:`scorers.ts2.meta_from_tables.meta_from_tables` (read, join on keys, orient,
+    evaluate), with ``options`` (:class:`~scorers.ts2.options.MetaOptions`: the SEGs, ``"default"`` = 0-163, the
+    paper's set, stated in ``Reproduction.segs``; the variant; the bootstrap; the orientation, from the paper, the
+    release's known facts and ``higher_is_better`` / ``lower_is_better``; quote cleaning; the keys).
     ``columns`` defaults to the paper's columns present in ``scores`` (or every non-key column without a paper).
     Row dicts: ``column, meta_metric, partition, ours, paper, residual`` (paper/residual None when unpublished).
-    Orientation: :func:`scorers.stats.orientation.resolve_orientation` (the paper, the release's known facts,
-    ``higher_is_better`` / ``lower_is_better`` overrides).
-    ``seg_subset``: ``"default"`` (SEGs 0-163, the paper's set, :data:`scorers.stats.graph.DEFAULT_SEG_IDS`), ``"all"``/None,
-    a range string or SEG ids (:func:`scorers.stats.graph.resolve_seg_subset`); ``Reproduction.segs`` states the choice.
     """
+    variant = options.variant
     if columns is None and paper is not None:
         from scorers.tables.light_tables import light_header
         from scorers.tables.columns import KEY_COLUMNS
@@ -126,11 +119,7 @@ def reproduce_table(
         columns = [c for c in dict.fromkeys(paper["column"]) if c in present]
         if not columns:
             raise ValueError("no metric columns to evaluate (none of the paper's columns is in the scores table)")
-    evaluated = meta_from_tables(
-        scores, metadata, columns=columns, paper=paper, higher_is_better=higher_is_better,
-        lower_is_better=lower_is_better, seg_subset=seg_subset, variant=variant, n_bootstrap=n_bootstrap, seed=seed,
-        clean_quotes=clean_quotes, on=on, lacking_keys_by_position=lacking_keys_by_position,
-    )
+    evaluated = meta_from_tables(scores, metadata, columns=columns, paper=paper, options=options)
     columns, results = evaluated.columns, evaluated.results
     published = {}
     if paper is not None:
@@ -139,8 +128,8 @@ def reproduce_table(
     rows = []
     for column in columns:
         for meta_metric in META_METRICS:
-            summary = results[column][meta_metric].summary
-            ci = results[column][meta_metric].ci
+            summary = results[column][meta_metric].statistic
+            ci = results[column][meta_metric].confidence_interval
             for partition in SUMMARY_KEYS:
                 ours = summary.get(partition, float("nan")) * 100.0
                 ref = published.get((column, meta_metric), {}).get(partition)
@@ -195,11 +184,8 @@ def released_reproduction(
         read_score_table(path("released_scores.csv", data_dir, progress=progress)),
         read_metadata(path("metadata.csv", data_dir, progress=progress)),
         paper,
-        seg_subset=seg_subset,
-        clean_quotes=True,
-        variant=variant,
-        n_bootstrap=n_bootstrap,
-        higher_is_better=orientation,
+        options=MetaOptions(seg_subset=seg_subset, clean_quotes=True, variant=variant, n_bootstrap=n_bootstrap,
+                            higher_is_better=orientation),
     )
     reproduction.notes[:0] = notes
     return reproduction

@@ -92,7 +92,7 @@ def score_data_dir(
     if data_dir is not None:
         metadata, images = read_metadata(metadata_path), None
     else:
-        from .ts2_dataset import hub_segs
+        from scorers.ts2.dataset import hub_segs
         from scorers.tables.release import HUB_REPO, HUB_REVISION
 
         _hub_questions(state, scorer_name, options)
