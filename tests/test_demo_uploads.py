@@ -73,3 +73,21 @@ def test_image_input_passes_the_path_without_opening_it(tmp_path):
     assert component.get_block_name() == "image"  # drawn by gradio's Image front end
     assert component.preprocess(ImageData(path=str(garbage), orig_name="upload.png")) == str(garbage)
     assert component.preprocess(None) is None
+
+
+def test_a_model_error_names_the_demos_field(tmp_path):
+    from scorers.checks import ParameterError
+    from scorers.demo.config import AppConfig
+    from scorers.demo.upload_scoring import LazyScorer, ScorerSpec, demo_wording, scorer_specs
+
+    missing = str(tmp_path / "no_such_clip")
+    slot = LazyScorer(scorer_specs(AppConfig(clip_model=missing))["CLIPScore"])
+    with pytest.raises(RuntimeError):
+        slot.get()
+    assert slot.status() == (f"**Error:** CLIPScore failed to load from `{missing}`: ModelLoadError: --clip-model "
+                             f"{missing}: no such folder (a local model folder, or a Hub id like owner/name)")
+    # the demo's own labels: the model's flag; a parameter the demo has no control for keeps its Python name
+    spec = ScorerSpec("TIFA", lambda: None, "m", option="--vlm")
+    error = ParameterError("{model=}: no weights; pass {pretrained=FILE}", model="x")
+    assert demo_wording(error, spec) == "--vlm x: no weights; pass pretrained=FILE"
+    assert demo_wording(ValueError("plain"), spec) == "plain"

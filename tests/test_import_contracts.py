@@ -343,7 +343,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     ({"scorers/models/served.py": "def f():\n    from ..metrics.qga.vqascore import rule\n",
       "scorers/metrics/__init__.py": "", "scorers/metrics/qga/__init__.py": "", "scorers/metrics/qga/vqascore.py": ""},
      layer_violations, "scorers/models/served.py:2 imports scorers.metrics.qga.vqascore (layer metrics) from layer models"),
-    ({"scorers/demo/upload.py": "from scorers.cli._validate import flag_wording\n", "scorers/cli/__init__.py": "",
+    ({"scorers/demo/upload.py": "from scorers.cli._validate import OptionNames\n", "scorers/cli/__init__.py": "",
       "scorers/cli/_validate.py": ""}, layer_violations, "scorers/demo/upload.py:1 imports scorers.cli._validate"),
     ({"scorers/stray.py": "import numpy\n"}, layer_violations, "scorers/stray.py: scorers.stray is in no layer"),
     ({"scorers/tables/join.py": "from .readers import x\n", "scorers/tables/readers.py": "def f():\n    from .join import y\n"},

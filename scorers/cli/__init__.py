@@ -103,6 +103,16 @@ def _redacting_excepthook(secrets: list[str]):
     return hook
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub-)command parser that parsed ``args``: ``ts2 tifa-bench report``'s, not ``ts2``'s."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, sub.dest, None) if sub is not None else None
+        if chosen not in getattr(sub, "choices", {}):
+            return parser
+        parser = sub.choices[chosen]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -111,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         print(error.line, file=sys.stderr)
         return 2
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given (saved results record it)
+    from scorers.cli._validate import OptionNames
+
+    args.option_names = OptionNames(_command_parser(parser, args), parser)  # library parameters -> this command's flags
     secrets = _secrets(args)
     if secrets:  # an unexpected traceback must not print a key either
         sys.excepthook = _redacting_excepthook(secrets)
@@ -123,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             raise (missing_extra_error(missing) or missing) from None
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        from scorers.cli._validate import flag_wording  # library errors name parameters; the command names its flags
-
-        message = flag_wording(str(message))
+        message = args.option_names.say(message)  # library errors name parameters; the command names its options
         if secrets or "bearer" in str(message).lower():
             from scorers.models.openai_compat import redact
 

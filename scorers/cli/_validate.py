@@ -4,6 +4,9 @@ Each refuses a bad value at parse time, before any scoring, download or model lo
 naming the argument (``ts2 meta: error: argument --n-bootstrap: must be an integer from 0 to 100,000, got '-5'``) and
 exit status 2. Numbers are parsed strictly: ASCII digits only, so full-width ``"１２"`` and ``"1_000"`` are refused
 (Python's ``int``/``float`` accept both).
+
+And how a command says a library error (:class:`OptionNames`): the library names its parameters, a command line the
+options that set them, through the parser's own dest -> option table.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from scorers.checks import parse_float, parse_int  # the one reading of numbers 
 
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
            "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
-           "seg_spec", "models_by_name", "reward_weights", "LIBRARY_TO_FLAG", "flag_wording"]
+           "seg_spec", "models_by_name", "reward_weights", "OptionNames", "SCORER_FLAGS_NOTE"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB
 BOOTSTRAP_MAX = 100_000
@@ -26,88 +29,67 @@ BOOTSTRAP_MAX = 100_000
 TIMEOUT_MAX = 86_400.0
 PORT_MAX = 65_535
 
-#: The library's errors name its Python parameters; a command's error line names the flag that sets each instead
-#: (:func:`flag_wording`, applied by ``scorers.cli.main``). Library wording (a regular expression) -> the flag's.
-LIBRARY_TO_FLAG = {
-    r"clean_quotes=True": "--clean-quotes",
-    r"n_bootstrap": "--n-bootstrap",
-    r"grouping='item'": "--group-by item",
-    r"each image \(items\)": "each image (--item-col)",
-    r"each image \(systems\)": "each image (--system-col)",
-    r"pick some with columns": "pick some with --column",
-    r"(lower|higher)_is_better '": r"--\1-is-better '",
-    r"seg_subset='all'": "--segs all",
-    r"batch_size must": "--batch-size must",
-    r"num_workers must": "--num-workers must",
-    r"num_gpus_per_worker must": "--num-gpus-per-worker must",
-    r"workers must": "--ray-workers must",
-    r"on_error='skip'": "--on-error skip",
-    r"overwrite=True": "--overwrite",
-    r"another out / cache_dir": "another --out / --cache-dir",
-    r"another cache_dir": "another --cache-dir",
-    r"pass data_dir\)": "pass --data-dir)",
-    r"drop data_dir": "drop --data-dir",
-    r"offline=True": "--offline",
-    r"on_blank='wrong'": "--on-blank wrong",
-    r"allow_partial=True": "--allow-partial",
-    r"max_batch_size must": "--max-batch-size must",
-    r"batch_wait_ms must": "--batch-wait-ms must",
-    r"token_env": "--token-env",
-    r"human column '": "--human '",
-    r"metrics column '": "--metric '",
-    r"item_col '": "--item-col '",
-    r"system_col '": "--system-col '",
-    r"human: name at least one": "--human: name at least one",
-    r"metrics: name at least one": "--metric: name at least one",
-    r"the metrics columns": "the --metric columns",
-    r"another out_dir": "another --out",
-    r"images_per_prompt=(?=[0-9])": "--images-per-prompt ",
-    r"\(use images_per_prompt\)": "(use --images-per-prompt)",
-    r"give each a name \(read_results\(path, name=\.\.\.\)\)": "pass --name",
-    r"pass data_dir=DIR": "pass --data-dir DIR",
-    r"(has no option .*; its options: [^\n]*)$": r"\1 (--option KEY=VALUE; model, precision, pretrained, form, decode and "
-                                                 "allow_random_weights also have their own flags)",
-    r"\(model='openai:MODEL'\)": "(--model openai:MODEL)",
-    r"check api_base / OPENAI_BASE_URL": "check --api-base / OPENAI_BASE_URL",  # scorers.models.openai_compat
-    # scorers.sets.scoring
-    r"set_name '": "--set '",
-    r"set_name='([\w.-]+)'": r"--set \1",
-    r"set_file=FILE": "--set-file FILE",
-    r"images_dir=DIR": "--images-dir DIR",
-    r"reads data_dir": "reads --data-dir",
-    r"images_dir and set_file apply": "--images-dir and --set-file apply",
-    r"data_dir is TS2's folder": "--data-dir is TS2's folder",
-    r"takes images_dir \(and set_file\)": "takes --images-dir (and --set-file)",
-    r"set_file does not apply": "--set-file does not apply",
-    r"no jpeg_draft": "no --jpeg-draft",
-    r"read from data_dir/\$TS2_DATA": "read from --data-dir/$TS2_DATA",  # scorers.tables.release: paper_table2.csv
-    # scorers.models.open_clip_weights (before the model rules below)
-    r"model='([^'\n]*)', pretrained=None:": r"--model \1:",
-    r"model='([^'\n]*)', pretrained='([^'\n]*)':": r"--model \1 --pretrained \2:",
-    r"model='([^'\n]*)': an open_clip architecture": r"--model \1: an open_clip architecture",
-    r"pretrained=(TAG|FILE|PATH)": r"--pretrained \1",
-    r"allow_random_weights=True": "--allow-random-weights",
-}
-#: scorers.models.loading.model_source's ``option`` (the parameter naming a model) -> the flag that sets it
-_MODEL_OPTIONS = {"model": "--model", "sbert": "--sbert", "base": "--option base=", "processor": "--option processor=",
-                  "tokenizer": "--option tokenizer="}
-for _name, _flag in _MODEL_OPTIONS.items():
-    LIBRARY_TO_FLAG.update({
-        rf"{_name}=('[^'\n]*'): (not a local folder|cannot load it)": rf"{_flag} \1: \2",
-        rf"{_name}='([^'\n]*)': no such folder": rf"{_flag} \1: no such folder",
-        rf"with {_name}=PATH": f"with {_flag} PATH",
-    })
-LIBRARY_TO_FLAG[r"model='([^'\n]*)':"] = r"--model \1:"  # after the rules above: scorers.models.hpsv3, imagereward
-_LIBRARY_WORDING = [(re.compile(rf"(?<![\w-]){pattern}" + (r"(?!\w)" if pattern[-1].isalnum() else "")), flag)
-                    for pattern, flag in LIBRARY_TO_FLAG.items()]  # whole words only
+#: what ``ts2`` adds to an error naming a scorer's ``options`` (an unknown ``--option KEY``): the scorer options that
+#: have flags of their own
+SCORER_FLAGS_NOTE = "model, precision, pretrained, form, decode and allow_random_weights also have their own flags"
 
 
-def flag_wording(message: str) -> str:
-    """A library error message as a command line says it: each parameter of :data:`LIBRARY_TO_FLAG` named as its flag
-    (``n_bootstrap must be >= 0`` -> ``--n-bootstrap must be >= 0``)."""
-    for pattern, flag in _LIBRARY_WORDING:
-        message = pattern.sub(flag, message)
-    return message
+def _long_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """``parser``'s options by dest (positionals and ``--help`` left out)."""
+    return {a.dest: a for a in parser._actions
+            if a.option_strings and not isinstance(a, (argparse._HelpAction, argparse._VersionAction))}
+
+
+def _spelling(action: argparse.Action) -> str:
+    return next((s for s in action.option_strings if s.startswith("--")), action.option_strings[0])
+
+
+def _parsers(parser: argparse.ArgumentParser):
+    """``parser`` and every sub-command parser under it."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+class OptionNames:
+    """The option that sets each library parameter, read from argparse's own tables (each option's dest and option
+    strings), never from the text: a library error names parameters (:class:`scorers.checks.Wording`), the command line
+    says options. A parameter is the option whose dest it is on the command that ran; else on any ``ts2`` command,
+    where all spell it alike (a message may point to another command, as ``ts2 tifa-bench score --name``); else, on a
+    command that passes ``--option KEY=VALUE`` to a scorer, ``--option NAME=`` (a scorer argument without a flag of its
+    own); else it keeps its Python name."""
+
+    def __init__(self, ran: argparse.ArgumentParser, root: argparse.ArgumentParser | None = None):
+        self._ran = _long_options(ran)
+        spellings: dict[str, set] = {}
+        for parser in _parsers(root if root is not None else ran):
+            for dest, action in _long_options(parser).items():
+                spellings.setdefault(dest, set()).add(_spelling(action))
+        self._anywhere = {dest: next(iter(s)) for dest, s in spellings.items() if len(s) == 1}
+
+    def __call__(self, name: str) -> str | None:
+        if name in self._ran:
+            return _spelling(self._ran[name])
+        if name in self._anywhere:
+            return self._anywhere[name]
+        if "option" in self._ran:
+            return f"{_spelling(self._ran['option'])} {name}="
+        return None
+
+    def say(self, message: object) -> str:
+        """``message`` (a text, or an error's message) as this command says it: each parameter as its option."""
+        from scorers.checks import wording_of
+
+        wording = wording_of(message)
+        if wording is None:
+            return str(message)
+        text = wording.worded(self)
+        if "options" in wording.parameters and "option" in self._ran:  # ts2 passes them as --option KEY=VALUE
+            option = self._ran["option"]
+            text += f" ({_spelling(option)} {option.metavar}; {SCORER_FLAGS_NOTE})"
+        return text
 
 
 def count(low: int, high: int | None = None):

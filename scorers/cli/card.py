@@ -6,7 +6,7 @@ import argparse
 import json
 
 from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, add_n_bootstrap_argument
-from scorers.cli._validate import confidence, count, flag_wording, input_dir, input_file, seg_spec
+from scorers.cli._validate import confidence, count, input_dir, input_file, seg_spec
 
 
 def _name_value(option: str):
@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                                     "cells of the --scores files")
     parser.add_argument("--metadata", type=input_file, help="TS2 metadata.csv (default: the release's)")
     parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
-    parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    parser.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
     scoring = parser.add_argument_group("scoring the sets first (--scorer; instead of --scores)")
     scoring.add_argument("--scorer", metavar="NAME[,NAME...]",
                          help="registered scorer(s) (ts2 score --list): score each --sets set with it, as ts2 score "
@@ -167,14 +167,14 @@ def run_card(args: argparse.Namespace) -> int:
         rating.human = list(rating.human) or scored.get(rating.name, {}).get("human", [])
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     baseline = None if args.baseline.lower() == "none" else args.baseline
-    options = MetaOptions(seg_subset=args.segs, n_bootstrap=args.n_bootstrap, confidence=args.confidence,
+    options = MetaOptions(seg_subset=args.seg_subset, n_bootstrap=args.n_bootstrap, confidence=args.confidence,
                           seed=args.seed, clean_quotes=args.clean_quotes, lower_is_better=lower)
     cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
                         sets=[s.strip() for s in args.sets.split(",") if s.strip()], data_dir=args.data_dir,
                         options=options, offline=True if args.offline else None, command=command_line(args.argv),
                         preferences=preferences, reward=reward, reward_dir=args.out)
     for card in cards.values():  # --scorer: what was scored, and why a set was not (never dropped)
-        _scored_sets(card, scored)
+        _scored_sets(card, scored, args.option_names.say)
     written = {name: write_card(card, args.out) for name, card in cards.items()}
     if args.json:
         from scorers.json_safe import json_default
@@ -219,13 +219,13 @@ def _score_sets(args: argparse.Namespace) -> dict:
                       progress=False, offline=True if args.offline else None)
 
 
-def _scored_sets(card, scored: dict) -> None:
-    """Put ``--scorer``'s outcome in a card: sets that could not be scored as not evaluated with their reason,
-    preference sets (scored; pairs file) where the card has no section for them, and each scored file's set
-    provenance."""
+def _scored_sets(card, scored: dict, say) -> None:
+    """Put ``--scorer``'s outcome in a card: sets that could not be scored as not evaluated with their reason (worded by
+    ``say``: the command's :meth:`scorers.cli._validate.OptionNames.say`), preference sets (scored; pairs file)
+    where the card has no section for them, and each scored file's set provenance."""
     for name, entry in scored.items():
-        if entry["status"] != "scored":  # the library's reason names parameters; the card names the flags
-            card.sets[name] = {"status": "not evaluated", "reason": flag_wording(entry["reason"])}
+        if entry["status"] != "scored":  # the library's reason names parameters; ``say`` names the flags
+            card.sets[name] = {"status": "not evaluated", "reason": say(entry["reason"])}
         elif entry["kind"] == "pairs" and card.sets.get(name, {}).get("status") != "evaluated":
             card.sets[name] = {"status": "not evaluated", "scores": entry["pairs_path"],
                                   "reason": f"scored ({entry['pairs_path']}: {entry['info'].get('rows')} pairs with "

@@ -22,9 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--human", action="append", required=True, metavar="COL",
                         help="human rating column; repeat (or comma-separate) for several raters: they are averaged "
                              "per item and inter-rater agreement is reported")
-    parser.add_argument("--metric", action="append", required=True, metavar="COL",
+    parser.add_argument("--metric", action="append", required=True, dest="metrics", metavar="COL",
                         help="metric score column (repeatable, or comma-separated)")
-    parser.add_argument("--group-by", choices=GROUPINGS, default="none",
+    parser.add_argument("--group-by", dest="grouping", choices=GROUPINGS, default="none",
                         help="none: all items pooled; item: per prompt, then averaged; system: per T2I model means")
     parser.add_argument("--item-col", default="item", metavar="COL", help="prompt id column (default: item)")
     parser.add_argument("--system-col", default="system", metavar="COL", help="T2I model column (default: system)")
@@ -62,9 +62,9 @@ def run_correlate(args: argparse.Namespace) -> int:
     table = correlate_frame(
         frame,
         human=_split(args.human),
-        metrics=_split(args.metric),
+        metrics=_split(args.metrics),
         coefficients=coefficients,
-        grouping=args.group_by,
+        grouping=args.grouping,
         item_col=args.item_col,
         system_col=args.system_col,
         n_bootstrap=args.n_bootstrap,

@@ -50,7 +50,9 @@ def _export(args: argparse.Namespace) -> int:
             **hub,
         )
     except FileExistsError as error:  # `ts2` reports ValueErrors as one line, without a traceback
-        raise ValueError(str(error)) from None
+        from scorers.checks import wording_of
+
+        raise ValueError(wording_of(error) or str(error)) from None
     for config, files in result.files.items():
         size = sum(f.stat().st_size for f in files) / 1e6
         print(f"{config}: {result.rows[config]:,} rows -> {len(files)} shard(s), {size:.1f} MB in {files[0].parent}")

@@ -21,12 +21,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
                            "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")
     meta.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
-    meta.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
+    meta.add_argument("--column", action="append", dest="columns",
+                      help="score column (repeatable; default: every non-key column)")
     add_orientation_arguments(meta, bare=True)
     meta.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name "
                                                              "(default: the table's own keys)")
-    meta.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    meta.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
     add_n_bootstrap_argument(meta)
     meta.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
@@ -63,8 +64,8 @@ def run_meta(args: argparse.Namespace) -> int:
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
-    available = check_score_header(args.scores, csv_header(args.scores), args.column)  # the file is read below
-    columns = list(args.column) if args.column else available
+    available = check_score_header(args.scores, csv_header(args.scores), args.columns)  # the file is read below
+    columns = list(args.columns) if args.columns else available
     bar = None
 
     def progress(done: int, total: int) -> None:
@@ -77,9 +78,9 @@ def run_meta(args: argparse.Namespace) -> int:
 
     try:
         evaluated = meta_from_tables(  # a path: read without pandas when the file is plain (light_tables)
-            args.scores, metadata, columns=args.column,
+            args.scores, metadata, columns=args.columns,
             options=MetaOptions(lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
-                                higher_is_better=args.higher_is_better, seg_subset=args.segs, variant=args.variant,
+                                higher_is_better=args.higher_is_better, seg_subset=args.seg_subset, variant=args.variant,
                                 n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes,
                                 on=args.on),
             progress=progress if len(columns) >= PROGRESS_MIN_COLUMNS else None,

@@ -52,12 +52,11 @@ LIST_HEADER = ("name", "status", "sha256", "source")
 
 def _list(args: argparse.Namespace) -> int:
     from scorers.tables.release import RELEASE_FILES, local_data_dir, resolved_url
-    from scorers.cli._validate import flag_wording
 
     folder = local_data_dir(args.data_dir)
     # a file whose digest could not be read shows "unpinned" (its first download's digest is recorded, then checked)
     rows = [LIST_HEADER] + [(name, _status(f, folder), f.sha256 or "unpinned",
-                             resolved_url(f) or f"(no public download: {flag_wording(f.note)})")
+                             resolved_url(f) or f"(no public download: {args.option_names.say(f.note)})")
                             for name, f in RELEASE_FILES.items()]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     print(f"source: {folder if folder is not None else 'cache (download on demand)'}")
@@ -68,7 +67,6 @@ def _list(args: argparse.Namespace) -> int:
 
 def _fetch(args: argparse.Namespace) -> int:
     from scorers.tables.release import RELEASE_FILES, local_data_dir, paths
-    from scorers.cli._validate import flag_wording
 
     if args.all == bool(args.names):
         raise ValueError("name the files to fetch (see `ts2 release list`) or pass --all, not both")
@@ -80,5 +78,5 @@ def _fetch(args: argparse.Namespace) -> int:
     for name, found in paths(names, args.data_dir, progress=not args.quiet).items():
         print(f"{name}\t{found}")
     for file in skipped:
-        print(f"{file.filename}\tnot fetched: no public download; {flag_wording(file.note)}")
+        print(f"{file.filename}\tnot fetched: no public download; {args.option_names.say(file.note)}")
     return 0

@@ -22,8 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--paper", type=input_file,
                         help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
     parser.add_argument("--out", required=True, type=output_dir, help="output directory (created if missing)")
-    parser.add_argument("--column", action="append", help="score column (repeatable; default: every non-key column)")
-    parser.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    parser.add_argument("--column", action="append", dest="columns",
+                        help="score column (repeatable; default: every non-key column)")
+    parser.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
     parser.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name")
     parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
     add_orientation_arguments(parser)
@@ -82,8 +83,8 @@ def run_report(args: argparse.Namespace) -> int:
         metadata,
         Path(args.out),
         paper=read_paper_table(args.paper) if args.paper else None,
-        columns=args.column,
-        options=MetaOptions(seg_subset=args.segs, clean_quotes=args.clean_quotes,
+        columns=args.columns,
+        options=MetaOptions(seg_subset=args.seg_subset, clean_quotes=args.clean_quotes,
                             lower_is_better=args.lower_is_better, higher_is_better=args.higher_is_better,
                             variant=args.variant, n_bootstrap=args.n_bootstrap, seed=args.seed, on=args.on),
         flops=parse_flops_overrides(args.flops),

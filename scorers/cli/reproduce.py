@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="paper_table2.csv (default: from --data-dir / $TS2_DATA, else the release's "
                           "table2_full_precision.csv from the cache or one download)")
     rep.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
-    rep.add_argument("--segs", type=seg_spec, default="default", help=SEGS_HELP)
+    rep.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
     rep.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     rep.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters (llmscore_over)")
     add_n_bootstrap_argument(rep)
@@ -51,7 +51,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
         release_or_given(args.scores, "released_scores.csv", args.data_dir),
         release_or_given(args.metadata, "metadata.csv", args.data_dir),
         paper,
-        options=MetaOptions(seg_subset=args.segs, clean_quotes=args.clean_quotes or released, variant=args.variant,
+        options=MetaOptions(seg_subset=args.seg_subset, clean_quotes=args.clean_quotes or released, variant=args.variant,
                             n_bootstrap=args.n_bootstrap),
     )
     reproduction.notes[:0] = notes

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="local folder with metadata.csv and images/ (default: the official Hub "
                              "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
                              "downloaded once into the Hugging Face cache)")
-    parser.add_argument("--set", metavar="NAME",
+    parser.add_argument("--set", dest="set_name", metavar="NAME",
                         help=f"the set whose images to score (default ts2): {', '.join(set_names())}; rating sets "
                              "give one score per rating row beside the set's columns, preference sets one per image "
                              "(+ <out stem>.pairs.csv)")
@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "ray://HOST:10001); default: start a local Ray")
     parser.add_argument("--num-gpus-per-worker", type=float, default=0, metavar="G",
                         help="--engine ray: GPUs per scorer actor (0: CPU actors; 0.5: two actors share a GPU)")
-    parser.add_argument("--ray-workers", type=count(1), metavar="N",
+    parser.add_argument("--ray-workers", dest="workers", type=count(1), metavar="N",
                         help="--engine ray: scorer actors (default: the cluster's GPUs / G, or its CPUs)")
     parser.add_argument("--cache-dir", help="crash-safe cache folder (default: <out>.cache)")
     parser.add_argument("--on-error", choices=["raise", "skip"], default="raise",
@@ -135,14 +135,14 @@ def run_score(args: argparse.Namespace) -> int:
     engine_options = None
     if args.engine == "ray":
         engine_options = {"address": args.ray_address, "num_gpus_per_worker": args.num_gpus_per_worker,
-                          "workers": args.ray_workers}
-    elif args.ray_address or args.num_gpus_per_worker or args.ray_workers:
+                          "workers": args.workers}
+    elif args.ray_address or args.num_gpus_per_worker or args.workers:
         raise ValueError("--ray-address, --num-gpus-per-worker and --ray-workers apply to --engine ray only")
     run_options = dict(model=args.model, precision=args.precision, cache_dir=args.cache_dir, scorer_options=options,
                        batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
                        progress=not args.no_progress, jpeg_draft=args.jpeg_draft, engine=args.engine,
                        engine_options=engine_options)
-    if args.set is None:
+    if args.set_name is None:
         if args.images_dir or args.set_file:
             raise ValueError("--images-dir and --set-file apply to --set NAME (TS2 reads --data-dir)")
         frame, result = score_data_dir(args.scorer, args.data_dir, args.out, **run_options)
@@ -150,9 +150,10 @@ def run_score(args: argparse.Namespace) -> int:
         from scorers.sets.registry import check_set_name
         from scorers.sets.scoring import score_set
 
-        if check_set_name(args.set) != "ts2" and args.meta:
+        if check_set_name(args.set_name) != "ts2" and args.meta:
             raise ValueError("--meta prints TS2's meta-metrics; it applies to --set ts2 only")
-        frame, result = score_set(args.scorer, args.set, args.out, data_dir=args.data_dir, images_dir=args.images_dir,
+        frame, result = score_set(args.scorer, args.set_name, args.out, data_dir=args.data_dir,
+                                  images_dir=args.images_dir,
                                   set_file=args.set_file, **run_options)
     if process_state().is_main_process:
         skipped = sum(1 for e in result.errors if e)

@@ -7,7 +7,6 @@ which ones the demo offers, builds each at most once, and reports progress and f
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import warnings
@@ -17,9 +16,10 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from scorers.checks import wording_of
 from scorers.demo.config import AppConfig
 
-__all__ = ["ImageScore", "LazyScorer", "ScorerSpec", "score_image", "scorer_specs"]
+__all__ = ["ImageScore", "LazyScorer", "ScorerSpec", "demo_wording", "score_image", "scorer_specs"]
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,15 @@ class ScorerSpec:
     build: Callable[[], Any]
     model: str
     unavailable: str | None = None
-    option: str = "--model"  # the demo's flag that sets this model (in place of the CLI's --model in the errors)
+    option: str = "--model"  # the demo's flag that sets this model: its errors name it for the parameter ``model``
+
+
+def demo_wording(error: BaseException, spec: ScorerSpec) -> str:
+    """``error``'s message as the demo says it: the library names its parameters (a
+    :class:`~scorers.checks.ParameterError`), the demo names its own control for each it has, the model as the
+    ``ts2 demo`` flag that set it (``spec.option``, e.g. ``--clip-model``); other parameters keep their Python names."""
+    wording = wording_of(error)
+    return str(error) if wording is None else wording.worded({"model": spec.option})
 
 
 class LazyScorer:
@@ -74,10 +82,7 @@ class LazyScorer:
                     self._scorer = self.spec.build()
                 except Exception as error:  # any loading failure becomes a status message, not a crash
                     log.exception("loading %s failed", self.spec.name)
-                    from scorers.cli._validate import flag_wording  # the library names parameters: the flags, as ts2 says
-
-                    self._error = re.sub(r"--model\b", self.spec.option,
-                                         flag_wording(f"{type(error).__name__}: {error}"))
+                    self._error = f"{type(error).__name__}: {demo_wording(error, self.spec)}"
                 self.load_seconds = time.perf_counter() - start
         if self._scorer is None:
             raise RuntimeError(self.status())

@@ -176,11 +176,11 @@ class HPSv3Backend:
             if (path / CONFIG_NAME).is_file():
                 options = json.loads((path / CONFIG_NAME).read_text())
             if not weights.is_file():
-                raise ModelLoadError(f"model={model!r}: no {CHECKPOINT_NAME} in that folder")
+                raise ModelLoadError("{model=}: no {name} in that folder", model=model, name=CHECKPOINT_NAME)
         elif path.is_file():
             weights, base = path, base or DEFAULT_HPSV3_BASE
         elif str(model).startswith((".", "/")):
-            raise ModelLoadError(f"model={model!r}: no such file or folder")
+            raise ModelLoadError("{model=}: no such file or folder", model=model)
         else:
             weights, base = Path(_hub_checkpoint(str(model))), base or DEFAULT_HPSV3_BASE
         self.pixels = int(pixels or options.get("pixels", PIXELS))
@@ -208,8 +208,9 @@ class HPSv3Backend:
         missing, unexpected = self.model.load_state_dict(state, strict=False)
         missing = [k for k in missing if k != "lm_head.weight"]
         if missing or unexpected:
-            raise ModelLoadError(f"model={model!r}: checkpoint does not match HPSv3 on {base} (missing {missing[:3]}, "
-                                 f"unexpected {unexpected[:3]})")
+            raise ModelLoadError("{model=}: checkpoint does not match HPSv3 on {base} (missing {missing}, unexpected "
+                                 "{unexpected})", model=model, base=base, missing=missing[:3],
+                                 unexpected=unexpected[:3])
         self.head = reward_head(int(text_config.hidden_size), int(head_state["0.weight"].shape[0]),
                                 int(head_state["5.weight"].shape[0]))
         self.head.load_state_dict(head_state)
@@ -264,5 +265,5 @@ def _hub_checkpoint(repo: str) -> str:
         return hf_hub_download(repo, CHECKPOINT_NAME,
                                revision=DEFAULT_HPSV3_REVISION if repo == DEFAULT_HPSV3_MODEL else None)
     except Exception as error:
-        raise ModelLoadError(f"model={repo!r}: cannot get {CHECKPOINT_NAME} ({type(error).__name__}); pass a local "
-                             "HPSv3.safetensors or a folder") from None
+        raise ModelLoadError("{model=}: cannot get {name} ({kind}); pass a local HPSv3.safetensors or a folder",
+                             model=repo, name=CHECKPOINT_NAME, kind=type(error).__name__) from None

@@ -226,8 +226,8 @@ class ImageRewardBackend:
             if path.is_file():
                 weights, med = str(path), med_config or str(path.with_name("med_config.json"))
             elif path.exists() or str(model).startswith((".", "/")):
-                raise ModelLoadError(f"model={model!r}: neither an ImageReward folder ({CONFIG_NAME}) nor an "
-                                     "official ImageReward.pt file")
+                raise ModelLoadError("{model=}: neither an ImageReward folder ({config}) nor an official "
+                                     "ImageReward.pt file", model=model, config=CONFIG_NAME)
             else:
                 pinned = DEFAULT_IMAGEREWARD_REVISION if str(model) == DEFAULT_IMAGEREWARD_MODEL else None
                 weights, med = _hub_files(str(model), revision or pinned)
@@ -241,8 +241,9 @@ class ImageRewardBackend:
             missing, unexpected = self.model.load_state_dict(convert_official_state_dict(state), strict=False)
             missing = [k for k in missing if not k.endswith("position_ids")]
             if missing or unexpected:
-                raise ModelLoadError(f"model={model!r}: checkpoint does not match ImageReward (missing "
-                                     f"{missing[:3]}, unexpected {unexpected[:3]})")
+                raise ModelLoadError("{model=}: checkpoint does not match ImageReward (missing {missing}, "
+                                     "unexpected {unexpected})", model=model, missing=missing[:3],
+                                     unexpected=unexpected[:3])
             self.tokenizer = _load_tokenizer(tokenizer or "bert-base-uncased", blip=True)
             self.mean, self.std, self.max_length = IMAGEREWARD_MEAN, IMAGEREWARD_STD, MAX_LENGTH
         self.model = self.model.eval().to(self.device, self.dtype)
@@ -279,5 +280,5 @@ def _hub_files(repo: str, revision: str | None) -> tuple[str, str]:
         return (hf_hub_download(repo, "ImageReward.pt", revision=revision),
                 hf_hub_download(repo, "med_config.json", revision=revision))
     except Exception as error:  # offline and not cached, no such repo/file...
-        raise ModelLoadError(f"model={repo!r}: cannot get ImageReward.pt / med_config.json ({type(error).__name__}); "
-                             "pass a local ImageReward.pt or a converted folder") from None
+        raise ModelLoadError("{model=}: cannot get ImageReward.pt / med_config.json ({kind}); pass a local "
+                             "ImageReward.pt or a converted folder", model=repo, kind=type(error).__name__) from None

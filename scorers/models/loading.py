@@ -18,6 +18,7 @@ import re
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
+from scorers.checks import ParameterError, Wording, mention
 from scorers.tables.release import PROBE_TIMEOUT_S, probe  # the one reachability probe (its timeout re-exported)
 
 __all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "hub_cache_dir", "hub_reachable", "model_source"]
@@ -25,8 +26,9 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 _reachable: dict[str, bool] = {}
 
 
-class ModelLoadError(ValueError):
-    """A model could not be found or loaded (the message says which, where it looked, and what to pass)."""
+class ModelLoadError(ParameterError):
+    """A model could not be found or loaded (the message says which, where it looked, and what to pass); it names
+    the parameter that passes the model (``model='x': ...``)."""
 
 
 def hub_cache_dir() -> str:
@@ -77,26 +79,30 @@ def _resolve(name: str, option: str, files: Sequence[str]) -> str:
     if os.path.exists(os.path.expanduser(name)):
         return os.path.expanduser(name)
     if _looks_like_path(name):
-        raise ModelLoadError(f"{option}={name!r}: no such folder (a local model folder, or a Hub id like owner/name)")
+        raise ModelLoadError("{given}: no such folder (a local model folder, or a Hub id like owner/name)",
+                             given=mention(option, name))
     from huggingface_hub import constants
 
     snapshot = _cached_snapshot(name, files)
     if constants.is_offline_mode():
         if snapshot is None:
-            raise ModelLoadError(
-                f"{option}={name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
-                f"HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with {option}=PATH"
-            )
+            raise ModelLoadError("{given}: not a local folder and not in the Hugging Face cache ({cache}), and "
+                                 "HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with {path}",
+                                 given=mention(option, name, quoted=True), cache=hub_cache_dir(), path=_path(option))
         return snapshot
     if hub_reachable():
         return name
     if snapshot is not None:
         return snapshot
-    raise ModelLoadError(
-        f"{option}={name!r}: not a local folder and not in the Hugging Face cache ({hub_cache_dir()}), and "
-        f"{constants.ENDPOINT} did not answer within {PROBE_TIMEOUT_S:g} s; pass a local model folder with "
-        f"{option}=PATH (or connect and run once to cache it)"
-    )
+    raise ModelLoadError("{given}: not a local folder and not in the Hugging Face cache ({cache}), and {endpoint} "
+                         "did not answer within {timeout:g} s; pass a local model folder with {path} (or connect and "
+                         "run once to cache it)", given=mention(option, name, quoted=True), cache=hub_cache_dir(),
+                         endpoint=constants.ENDPOINT, timeout=PROBE_TIMEOUT_S, path=_path(option))
+
+
+def _path(option: str) -> Wording:
+    """``option=PATH`` (``ts2``: ``--model PATH``)."""
+    return Wording(f"{{{option}=PATH}}")
 
 
 @contextmanager
@@ -104,7 +110,7 @@ def model_source(name: str, *, option: str = "model", files: Sequence[str] = ("c
                  resolve: bool = True, errors: tuple[type[BaseException], ...] = ()) -> Iterator[str]:
     """Yield where to load ``name`` from (see module docstring); loading errors inside the block become a
     :class:`ModelLoadError`. ``option`` is the parameter that passes another model (``model``, ``sbert``): the
-    errors name it (``model='x': ...``; ``ts2`` names its flag instead: ``scorers.cli._validate.LIBRARY_TO_FLAG``);
+    errors name it (``model='x': ...``, a :class:`~scorers.checks.ParameterError`: ``ts2`` names its flag instead);
     ``files`` are the checkpoint files that show a Hub repo is cached (``config.json``; ``modules.json`` for
     sentence-transformers; ``open_clip_config.json`` for open_clip). ``resolve=False`` yields ``name`` unchanged
     (names the loader resolves itself, e.g. an open_clip architecture + tag); ``errors`` adds exception types that
@@ -120,6 +126,7 @@ def model_source(name: str, *, option: str = "model", files: Sequence[str] = ("c
         if isinstance(error, ValueError) and not isinstance(error, (HFValidationError, *errors)):
             raise  # a model that loaded but is unsupported, etc.: the library's own message is the clear one
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ModelLoadError(f"{option}={name!r}: cannot load it ({first_line}); looked in {source!r} and the "
-                             f"Hugging Face cache {hub_cache_dir()}; pass a local model folder with {option}=PATH"
-                             ) from None
+        raise ModelLoadError("{given}: cannot load it ({first_line}); looked in {source!r} and the Hugging Face "
+                             "cache {cache}; pass a local model folder with {path}",
+                             given=mention(option, name, quoted=True), first_line=first_line, source=source,
+                             cache=hub_cache_dir(), path=_path(option)) from None

@@ -14,6 +14,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
+from scorers.checks import Wording
 from scorers.models.loading import PROBE_TIMEOUT_S, ModelLoadError, cached_file, hub_cache_dir, hub_reachable
 
 __all__ = ["builtin_weights", "hpsv2_checkpoint", "random_weights_error"]
@@ -26,9 +27,9 @@ def random_weights_error(model: str) -> ModelLoadError:
 
     tags = open_clip.list_pretrained_tags_by_model(model)
     example = f" (tags of {model}: {', '.join(tags[:4])}{', ...' if len(tags) > 4 else ''})" if tags else ""
-    return ModelLoadError(
-        f"model={model!r}: an open_clip architecture with no weights would score with random weights; pass "
-        f"pretrained=TAG or a weights file{example}, or allow_random_weights=True to do so on purpose")
+    return ModelLoadError("{model=}: an open_clip architecture with no weights would score with random weights; pass "
+                          "{pretrained=TAG} or a weights file{example}, or {allow_random_weights=True} to do so on "
+                          "purpose", model=model, example=example)
 
 
 def _hub_files(cfg: dict) -> tuple[str, tuple[str, ...]] | None:
@@ -61,7 +62,7 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
     import open_clip
     from huggingface_hub import constants
 
-    label = f"model={model!r}, pretrained={pretrained!r}"
+    label = Wording("{model=, pretrained=}", model=model, pretrained=pretrained)
     offline = None
     if pretrained is None:
         if not allow_random_weights:
@@ -70,8 +71,8 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
         cfg = open_clip.get_pretrained_cfg(model, pretrained)
         if not cfg:
             tags = open_clip.list_pretrained_tags_by_model(model)
-            raise ModelLoadError(f"{label}: not a file and not a pretrained tag of {model} "
-                                 f"(tags: {', '.join(tags) or 'none'})")
+            raise ModelLoadError("{label}: not a file and not a pretrained tag of {model} (tags: {tags})", label=label,
+                                 model=model, tags=", ".join(tags) or "none")
         hub = _hub_files(cfg)
         if hub is not None:
             repo, files = hub
@@ -80,9 +81,9 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
                 if cached is None:
                     why = ("HF_HUB_OFFLINE=1 is set" if constants.is_offline_mode() else
                            f"{constants.ENDPOINT} did not answer within {PROBE_TIMEOUT_S:g} s")
-                    raise ModelLoadError(
-                        f"{label}: its weights ({repo}) are not in the Hugging Face cache ({hub_cache_dir()}) and "
-                        f"{why}; pass a weights file with pretrained=FILE (or connect and run once to cache them)")
+                    raise ModelLoadError("{label}: its weights ({repo}) are not in the Hugging Face cache ({cache}) "
+                                         "and {why}; pass a weights file with {pretrained=FILE} (or connect and run "
+                                         "once to cache them)", label=label, repo=repo, cache=hub_cache_dir(), why=why)
                 offline = _offline()
     try:
         if offline is None:
@@ -94,8 +95,9 @@ def builtin_weights(model: str, pretrained: str | None, *, allow_random_weights:
         raise
     except (OSError, RuntimeError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ModelLoadError(f"{label}: cannot load it ({first}); looked in the Hugging Face cache "
-                             f"{hub_cache_dir()}; pass a weights file with pretrained=FILE") from None
+        raise ModelLoadError("{label}: cannot load it ({first}); looked in the Hugging Face cache {cache}; pass a "
+                             "weights file with {pretrained=FILE}", label=label, first=first, cache=hub_cache_dir()
+                             ) from None
 
 
 def hpsv2_checkpoint(repo: str, filename: str, revision: str) -> str:
@@ -106,5 +108,5 @@ def hpsv2_checkpoint(repo: str, filename: str, revision: str) -> str:
     try:
         return hf_hub_download(repo, filename, revision=revision)
     except Exception as error:
-        raise ModelLoadError(f"hpsv2: cannot get {repo}/{filename} ({type(error).__name__}); "
-                             "pass a local file with pretrained=PATH") from None
+        raise ModelLoadError("hpsv2: cannot get {repo}/{filename} ({kind}); pass a local file with {pretrained=PATH}",
+                             repo=repo, filename=filename, kind=type(error).__name__) from None

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from scorers.checks import Wording
 from scorers.json_safe import content_key
 from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
 from scorers.models.vqa_base import check_pairs
@@ -214,8 +215,10 @@ class OpenAIChat:
             with attempt_deadline(min(self.timeout, 10.0)):
                 response = self._http.get("/models", timeout=min(self.timeout, 10.0))
         except Exception as error:  # httpx errors, and anything else sending raised: one redacted line
-            raise ServedModelError(self._redact(f"cannot reach {self.base_url}: {type(error).__name__}: {error} "
-                                                "(is the server running? check api_base / OPENAI_BASE_URL)")) from None
+            raise ServedModelError(Wording("cannot reach {what} (is the server running? check {api_base} / "
+                                           "OPENAI_BASE_URL)",
+                                           what=self._redact(f"{self.base_url}: {type(error).__name__}: {error}"))
+                                   ) from None
         if response.status_code in (401, 403):
             raise ServedModelError(f"{self.base_url} refused the API key (HTTP {response.status_code}); set "
                                    "OPENAI_API_KEY or api_key")

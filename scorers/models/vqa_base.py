@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from scorers.checks import check_pairs
+from scorers.checks import ParameterError, check_pairs
 from scorers.models.precision import dtype_of
 
 __all__ = ["BACKENDS", "PromptedVQA", "SharedPrefix", "answer_log_probability", "chunks", "image_windows",
@@ -41,7 +41,7 @@ def move_inputs(inputs, device: torch.device, dtype: torch.dtype) -> dict:
 def chunks(n: int, size: int) -> list[range]:
     """``range``s of at most ``size`` covering ``0..n-1`` in order."""
     if size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {size}")
+        raise ParameterError("{batch_size} must be >= 1, got {size}", size=size)
     return [range(start, min(start + size, n)) for start in range(0, n, size)]
 
 

@@ -25,6 +25,8 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
+from scorers.checks import ParameterError
+
 __all__ = ["Limits", "build_app", "serve_rewards"]
 
 
@@ -200,14 +202,14 @@ def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: f
     """The Serve application (``serve.run`` it). ``weights``: a reward name or ``{name: weight}`` as
     :func:`scorers.rewards.api.load` takes; ``token_env``: the environment variable holding the bearer token."""
     if not isinstance(max_batch_size, int) or max_batch_size < 1:
-        raise ValueError(f"max_batch_size must be an integer >= 1, got {max_batch_size!r}")
+        raise ParameterError("{max_batch_size} must be an integer >= 1, got {value!r}", value=max_batch_size)
     if batch_wait_ms < 0:
-        raise ValueError(f"batch_wait_ms must be >= 0, got {batch_wait_ms!r}")
+        raise ParameterError("{batch_wait_ms} must be >= 0, got {value!r}", value=batch_wait_ms)
     token_sha256 = None
     if token_env:
         token = os.environ.get(token_env)
         if not token:
-            raise ValueError(f"token_env {token_env}: that environment variable is not set or empty")
+            raise ParameterError("{token_env} {name}: that environment variable is not set or empty", name=token_env)
         token_sha256 = hashlib.sha256(token.encode()).hexdigest()
     # max_ongoing_requests: Serve's default (5) would cap a batch at 5 requests; room for the batch in the forward
     # and a full one queueing behind it

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from scorers.atomic import write_text_atomic
+from scorers.checks import ParameterError
 from scorers.json_safe import json_default, json_float, jsonable
 
 __all__ = ["CacheBusyError", "RequestCache", "ScoreCache", "ShardWriter", "item_stamp", "release_locks"]
@@ -35,7 +36,7 @@ __all__ = ["CacheBusyError", "RequestCache", "ScoreCache", "ShardWriter", "item_
 _HELD_LOCKS: set = set()
 
 
-class CacheBusyError(ValueError):
+class CacheBusyError(ParameterError):
     """Another process holds the cache's lock (two runs on one ``--out``)."""
 
 
@@ -172,10 +173,8 @@ class ScoreCache:
             handle.seek(0)
             holder = handle.read().strip() or "unknown"
             handle.close()
-            raise CacheBusyError(
-                f"cache {self.directory} is in use by another run (pid {holder}); wait for it to finish, or pass "
-                "another out / cache_dir"
-            ) from None
+            raise CacheBusyError("cache {directory} is in use by another run (pid {holder}); wait for it to finish, or "
+                                 "pass another {out} / {cache_dir}", directory=self.directory, holder=holder) from None
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -208,10 +207,9 @@ class ScoreCache:
                 requests = self.directory / "requests"
                 keep = (f"; its served requests stay valid for any settings that send the same requests: copy "
                         f"{requests} into the new cache folder's requests/ to reuse them") if requests.is_dir() else ""
-                raise ValueError(
-                    f"cache {self.directory} was written by a different scorer configuration "
-                    f"({found}) than this run ({self.fingerprint}); delete it or pass another cache_dir{keep}"
-                )
+                raise ParameterError("cache {directory} was written by a different scorer configuration ({found}) than "
+                                     "this run ({fingerprint}); delete it or pass another {cache_dir}{keep}",
+                                     directory=self.directory, found=found, fingerprint=self.fingerprint, keep=keep)
         else:
             self._write_json(self.fingerprint_path, self.fingerprint)
         if self.inputs_path.exists():
@@ -219,10 +217,8 @@ class ScoreCache:
             if found != self.inputs:
                 differ = ", ".join(f"{k} {found.get(k)!r} (this run: {self.inputs.get(k)!r})"
                                    for k in sorted(set(found) | set(self.inputs)) if found.get(k) != self.inputs.get(k))
-                raise ValueError(
-                    f"cache {self.directory} holds scores of other inputs: {differ}; pass another out / "
-                    "cache_dir, or delete the cache"
-                )
+                raise ParameterError("cache {directory} holds scores of other inputs: {differ}; pass another {out} / "
+                                     "{cache_dir}, or delete the cache", directory=self.directory, differ=differ)
         else:
             self._write_json(self.inputs_path, self.inputs)
 

@@ -13,6 +13,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from scorers.checks import ParameterError
+
 __all__ = ["SCORERS", "SCORER_INFO", "ScorerInfo", "build_scorer", "format_scorer_list", "get_factory",
            "list_scorers"]
 
@@ -118,8 +120,8 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
                        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
         unknown = sorted(set(kwargs) - set(valid))
         if unknown:
-            raise ValueError(f"scorer {name!r} has no option {', '.join(map(repr, unknown))}; its options: "
-                             f"{', '.join(valid)}")
+            raise ParameterError("scorer {name!r} has no option {unknown}; its options: {valid}{options:}", name=name,
+                                 unknown=", ".join(map(repr, unknown)), valid=", ".join(valid))
     if data_dir is not None and "data_dir" in parameters:
         kwargs["data_dir"] = data_dir
     if model is not None and model.startswith("openai:") and "api_base" not in parameters:
@@ -131,7 +133,8 @@ def build_scorer(name: str, *, model: str | None = None, device: Any = None, pre
         kwargs.pop("model")
         kwargs["backend"] = OpenAIChat(model, **served)
     elif served and "api_base" not in parameters:
-        raise ValueError(f"option(s) {sorted(served)} apply to served models only (model='openai:MODEL')")
+        raise ParameterError("option(s) {served} apply to served models only ({model=})", served=sorted(served),
+                             model="openai:MODEL")
     else:
         kwargs.update(served)
     scorer = factory(device=device, **kwargs)

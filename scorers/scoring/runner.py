@@ -57,7 +57,7 @@ import numpy as np
 from scorers.json_safe import jsonable
 from scorers.models.images import open_rgb
 from scorers.scoring.cache import ScoreCache, item_stamp, release_locks
-from scorers.checks import check_pairs
+from scorers.checks import ParameterError, check_pairs, value_error, wording_of
 
 __all__ = ["RunResult", "RunStart", "assemble_result", "broadcast", "check_run_inputs", "check_run_options", "finish",
            "pairs_output", "process_state", "record_columns", "run", "score_pairs", "start_run"]
@@ -217,9 +217,9 @@ def check_run_options(*, batch_size: int = 32, num_workers: int = 2, on_error: s
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error {on_error!r} is not one of {ON_ERROR}")
     if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        raise ParameterError("{batch_size} must be an integer >= 1, got {value!r}", value=batch_size)
     if not isinstance(num_workers, int) or num_workers < 0:
-        raise ValueError(f"num_workers must be an integer >= 0, got {num_workers!r}")
+        raise ParameterError("{num_workers} must be an integer >= 0, got {value!r}", value=num_workers)
 
 
 def check_run_inputs(images: Sequence[Any], prompts: Sequence[str], keys: Sequence | None, **options) -> list[str]:
@@ -331,10 +331,10 @@ def _run_pending(scorer, images, prompts, start: RunStart, state, *, batch_size,
         try:
             finished = start.finished()
         except ValueError as error:
-            finished = str(error)
+            finished = wording_of(error) or str(error)  # a Wording keeps the parameters it names (out, cache_dir)
     finished = broadcast(state, finished)
     if isinstance(finished, str):
-        raise ValueError(finished)
+        raise value_error("{finished}", finished=finished)
 
     pending = [i for i, k in enumerate(keys) if k not in finished]
     mine = np.array_split(np.asarray(pending, dtype=np.int64), state.num_processes)[state.process_index].tolist()
@@ -363,8 +363,8 @@ def _run_pending(scorer, images, prompts, start: RunStart, state, *, batch_size,
             entries = []
             if bad and on_error == "raise":
                 position, message = bad[0]
-                raise ValueError(f"item {keys[position]!r}: {message} (use on_error='skip' to record it and "
-                                 "go on)")
+                raise ParameterError("item {key!r}: {message} (use {on_error='skip'} to record it and go on)",
+                                     key=keys[position], message=message)
             entries += [{"key": keys[p], "score": None, "record": None, "error": m, "stamp": stamps.get(keys[p])}
                         for p, m in bad]
             if positions:

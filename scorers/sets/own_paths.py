@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from scorers.checks import ParameterError, Wording
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
 from scorers.sets._common import SetImagesUnavailable
 
@@ -18,7 +19,8 @@ def prepare_run(name: str, data_dir, out, cache_dir, run_kwargs: dict):
     from scorers.scoring.runner import check_run_options, process_state
 
     if data_dir is not None:
-        raise ValueError(f"data_dir is TS2's folder; set_name='{name}' takes images_dir (and set_file)")
+        raise ParameterError("{data_dir} is TS2's folder; {set_name=} takes {images_dir} (and {set_file})",
+                             set_name=name)
     check_run_options(**run_kwargs)
     state = process_state()
     if cache_dir is None and out is not None:
@@ -32,8 +34,8 @@ def score_ts2(scorer_name: str, out: str | Path | None = None, *, data_dir=None,
     from scorers.ts2.scoring import score_data_dir
 
     if images_dir is not None or set_file is not None:
-        raise ValueError("set_name='ts2' reads data_dir (metadata.csv + images/); images_dir and set_file "
-                         "apply to the other sets")
+        raise ParameterError("{set_name='ts2'} reads {data_dir} (metadata.csv + images/); {images_dir} and "
+                             "{set_file} apply to the other sets")
     frame, result = score_data_dir(scorer_name, data_dir, out, **options)
     result.extra["set"] = {"name": "ts2", "kind": "ts2", "rows": len(frame)}
     return frame, result
@@ -53,19 +55,20 @@ def score_tifa_v1(scorer_name: str, out: str | Path | None = None, *, data_dir=N
     state, cache_dir = prepare_run("tifa_v1", data_dir, out, cache_dir, run_kwargs)
     bench = tifa_bench
     if images_dir is None:
-        raise SetImagesUnavailable("tifa_v1: the TIFA v1.0 bench scores your generated images; pass images_dir=DIR "
-                                   "(<text_id>.png or <text_id>/<k>.png, as `ts2 tifa-bench generate` writes)")
+        raise SetImagesUnavailable(Wording("tifa_v1: the TIFA v1.0 bench scores your generated images; pass "
+                                           "{images_dir=DIR} (<text_id>.png or <text_id>/<k>.png, as `ts2 tifa-bench "
+                                           "generate` writes)"))
     if set_file is not None:
-        raise ValueError("set_name='tifa_v1' reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local copies); "
-                         "set_file does not apply")
+        raise ParameterError("{set_name='tifa_v1'} reads the pinned TIFA v1.0 files (ts2 tifa-bench takes local "
+                             "copies); {set_file} does not apply")
     if bench is None:
         from scorers.tifa_bench.tifa_v1_files import load_tifa_v1
 
         bench = main_first(state, lambda: load_tifa_v1(offline=offline, require_questions=scorer_name == "tifa"))
     if scorer_name == "tifa":
         if engine != "accelerate" or run_kwargs.pop("jpeg_draft", None):
-            raise ValueError("set_name='tifa_v1' with the tifa scorer runs as `ts2 tifa-bench score` does: accelerate "
-                             "engine, no jpeg_draft")
+            raise ParameterError("{set_name='tifa_v1'} with the tifa scorer runs as `ts2 tifa-bench score` does: "
+                                 "accelerate engine, no {jpeg_draft}")
         bench_run = score_images(bench, images_dir, None, model=model, precision=precision,
                                  scorer_options=scorer_options, cache_dir=cache_dir, **run_kwargs)
         frame = bench_run.images

@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scorers.checks import Wording
 from scorers.stats.meta import as_scores
 from scorers.tables.readers import read_csv
 from scorers.tables.release import PinnedFile, fetch
@@ -135,8 +136,9 @@ def load_genai_bench(path: str | Path | None = None, *, offline: bool | None = N
     import pyarrow.parquet as pq
 
     if path is None:
-        raise SetImagesUnavailable("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset "
-                                   "BaiqiL/GenAI-Bench, ratings and images in one table) with set_file=FILE")
+        raise SetImagesUnavailable(Wording("genai_bench: give the GenAI-Bench Parquet file (the Hub dataset "
+                                           "BaiqiL/GenAI-Bench, ratings and images in one table) with "
+                                           "{set_file=FILE}"))
     local = Path(path)
     if not local.is_file():
         raise FileNotFoundError(f"{local}: no such file")

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from scorers.checks import ParameterError
+
 __all__ = ["IMAGES", "PAIRS", "RATINGS", "REGISTRY", "SEGS", "Headline", "ImageSource", "SetRecord", "canonical_name",
            "check_set_name", "find_set", "get_set", "headline_of", "register", "set_names"]
 
@@ -191,8 +193,8 @@ def get_set(name: str) -> SetRecord:
     record = find_set(name)
     if record is None:
         aliases = ", ".join(f"{a} = {r.name}" for r in REGISTRY.values() for a in r.aliases)
-        raise ValueError(f"set_name {name!r}: not a set this tool knows; one of {', '.join(REGISTRY)}"
-                         + (f" ({aliases})" if aliases else ""))
+        raise ParameterError("{set_name} {name!r}: not a set this tool knows; one of {names}{aliases}", name=name,
+                             names=", ".join(REGISTRY), aliases=f" ({aliases})" if aliases else "")
     return record
 
 

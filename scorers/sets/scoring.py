@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from scorers.checks import ParameterError, Wording, wording_of
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
 from scorers.sets._common import SetImagesUnavailable
 from scorers.sets.own_paths import prepare_run
@@ -66,9 +67,10 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
         embedded = source.embedded(name, images, Path(provenance["file"]))
         absent = [ref for ref, data in zip(images, embedded) if not data]
         if absent and on_error == "raise":
-            raise SetImagesUnavailable(f"{name}: {len(absent)} of {len(images)} images have no bytes in "
-                                       f"{provenance['file']} (first: {absent[0]}); on_error='skip' records them "
-                                       "and goes on")
+            raise SetImagesUnavailable(Wording("{name}: {n} of {total} images have no bytes in {file} (first: "
+                                               "{first}); {on_error='skip'} records them and goes on", name=name,
+                                               n=len(absent), total=len(images), file=provenance["file"],
+                                               first=absent[0]))
         return [data if data else f"{ref} (no image bytes in the set's file)" for ref, data in zip(images, embedded)]
     where = source.where
     named = [str(i) for i in images if str(i).strip()]
@@ -78,8 +80,9 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
         absolute = [i for i in named if os.path.isabs(i) and os.path.isfile(i)]
         if len(absolute) == len(named):
             return list(images)
-        raise SetImagesUnavailable(f"{name}: the images are not available offline ({len(named)} files such as "
-                                   f"{named[0]!r}); download {where} and pass images_dir=DIR")
+        raise SetImagesUnavailable(Wording("{name}: the images are not available offline ({n} files such as "
+                                           "{first!r}); download {where} and pass {images_dir=DIR}", name=name,
+                                           n=len(named), first=named[0], where=where))
     root = Path(images_dir)
     refs, missing = [], []
     for image in images:
@@ -93,8 +96,9 @@ def set_images(name: str, images: Sequence[str], provenance: dict, images_dir: s
         raise SetImagesUnavailable(f"{name}: none of the {len(refs)} images is under {root} (first: {missing[0]}); "
                                    f"download {where} into it")
     if missing and on_error == "raise":
-        raise SetImagesUnavailable(f"{name}: {len(missing)} of {len(refs)} images are not under {root} (first: "
-                                   f"{missing[0]}); add them, or on_error='skip' to record them and go on")
+        raise SetImagesUnavailable(Wording("{name}: {n} of {total} images are not under {root} (first: {first}); "
+                                           "add them, or {on_error='skip'} to record them and go on", name=name,
+                                           n=len(missing), total=len(refs), root=root, first=missing[0]))
     return refs
 
 
@@ -168,8 +172,8 @@ def score_set(
                                           options=dict(scorer_options or {}), engine=engine,
                                           engine_options=engine_options)
     if getattr(scorer, "name", None) in rows.columns:
-        raise ValueError(f"set_name='{name}': the set already has a column {scorer.name!r}; its scores would "
-                         "replace it")
+        raise ParameterError("{set_name=}: the set already has a column {column!r}; its scores would replace it",
+                             set_name=name, column=scorer.name)
     run_kwargs.setdefault("inputs", {"set": name, "sha256": prov.get("sha256"),
                                      "images_dir": None if images_dir is None else str(Path(images_dir).resolve())})
     key_columns = list(rows.columns)
@@ -235,6 +239,12 @@ def score_sets(scorers: str | Sequence[str], sets: Sequence[str], out_dir: str |
     return entries
 
 
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line, the parameters it names kept (the card's command names its flags)."""
+    wording = wording_of(error)
+    return wording.one_line() if wording is not None else " ".join(str(error).split())
+
+
 def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file, options: dict) -> dict:
     from scorers.tables.release import ReleaseFileUnavailable
 
@@ -247,11 +257,11 @@ def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file,
         else:
             frame, result = score_set(scorer, name, out, images_dir=images_dir, set_file=set_file, **options)
     except (SetImagesUnavailable, ReleaseFileUnavailable) as error:
-        return {"status": "not evaluated", "reason": " ".join(str(error).split())}
+        return {"status": "not evaluated", "reason": _one_line(error)}
     except (FileNotFoundError, OSError) as error:  # e.g. a set's pinned file offline and not cached
         if core:  # the card's core: stop with the line that says how to get the images
             raise
-        return {"status": "not evaluated", "reason": " ".join(str(error).split())}
+        return {"status": "not evaluated", "reason": _one_line(error)}
     info = result.extra.get("set", {})
     entry = {"status": "scored", "path": str(out), "column": result.extra["score_columns"][0],
              "kind": info.get("kind", "ts2"), "info": info, "rows": len(frame),

@@ -38,7 +38,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from scorers.checks import check_same_length
+from scorers.checks import ParameterError, check_same_length
 from scorers.json_safe import json_float
 from scorers.stats.meta import as_scores
 from scorers.stats.preference_accuracy import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_MAX  # noqa: F401  (re-exported)
@@ -568,9 +568,9 @@ class _Prepared:
         item_idx = _labels(items, "items", h.size)
         system_idx = _labels(systems, "systems", h.size)
         if grouping == "item" and item_idx is None:
-            raise ValueError("grouping 'item' needs the prompt of each image (items)")
+            raise ParameterError("grouping 'item' needs the prompt of each image ({items})")
         if grouping == "system" and system_idx is None:
-            raise ValueError("grouping 'system' needs the T2I model of each image (systems)")
+            raise ParameterError("grouping 'system' needs the T2I model of each image ({systems})")
         keep = ~np.isnan(h) & ~np.isnan(m)
         if not keep.any():
             raise ValueError(f"no row has both a human rating and a {name} score")
@@ -593,7 +593,7 @@ class _Prepared:
 
     def run(self, coefficient, *, n_bootstrap=0, confidence=0.95, seed=0, return_boot=False):
         if n_bootstrap < 0:
-            raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
+            raise ParameterError("{n_bootstrap} must be >= 0, got {value}", value=n_bootstrap)
         if not 0 < confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {confidence}")
         runner = {"none": self._pooled, "item": self._by_item, "system": self._by_system}[self.grouping]

@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from scorers.checks import ParameterError, Wording, mention
 from scorers.stats.agreement import COEFFICIENTS, Agreement, GroupedBootstrap, agreement_many, inter_rater
 from scorers.stats.meta import as_scores
 
@@ -28,9 +29,14 @@ class CorrelationTable:
         return {"rows": [r.to_dict() for r in self.inter_rater + self.rows]}
 
 
-def _column(frame, name: str, option: str):
+#: how the errors name each column parameter: ``human column 'x'`` (``ts2 correlate``: ``--human 'x'``)
+_HUMAN, _METRICS = Wording("{human:human column}"), Wording("{metrics:metrics column}")
+
+
+def _column(frame, name: str, option: Wording):
     if name not in frame:
-        raise ValueError(f"{option} {name!r}: no such column; available: {', '.join(map(str, frame))}")
+        raise ParameterError("{option} {name!r}: no such column; available: {available}", option=option, name=name,
+                             available=", ".join(map(str, frame)))
     return list(frame[name])
 
 
@@ -59,25 +65,26 @@ def correlate_frame(
     human = list(human)
     metrics = list(metrics)
     if not human:
-        raise ValueError("human: name at least one human rating column")
+        raise ParameterError("{human}: name at least one human rating column")
     if not metrics:
-        raise ValueError("metrics: name at least one metric column")
-    raters = {c: as_scores(_column(frame, c, "human column"), name=f"human column {c!r}") for c in human}
+        raise ParameterError("{metrics}: name at least one metric column")
+    raters = {c: as_scores(_column(frame, c, _HUMAN), name=Wording("{label} {c!r}", label=_HUMAN, c=c)) for c in human}
     unknown = [c for c in lower_is_better if c not in metrics]
     if unknown:
-        raise ValueError(f"lower_is_better {unknown[0]!r} is not one of the metrics columns {metrics}")
+        raise ParameterError("{lower_is_better} {column!r} is not one of the {metrics} columns {names}",
+                             column=unknown[0], names=metrics)
     from scorers.stats.orientation import resolve_orientation
 
     orientation = resolve_orientation(metrics, lower_is_better=lower_is_better, higher_is_better=higher_is_better)
     values = {}
     for c in metrics:  # a coefficient's orientation is its sign: the resolver's lower-is-better columns are negated
-        v = as_scores(_column(frame, c, "metrics column"), name=f"metrics column {c!r}")
+        v = as_scores(_column(frame, c, _METRICS), name=Wording("{label} {c!r}", label=_METRICS, c=c))
         values[c] = v if orientation[c] else -v
     items = systems = None
     if grouping == "item" or (grouping == "system" and item_col in frame):
-        items = _column(frame, item_col, "item_col")
+        items = _column(frame, item_col, mention("item_col"))
     if grouping == "system":
-        systems = _column(frame, system_col, "system_col")
+        systems = _column(frame, system_col, mention("system_col"))
     stacked = np.vstack(list(raters.values()))
     with np.errstate(invalid="ignore"), _quiet():
         mean_rating = np.nanmean(stacked, axis=0)

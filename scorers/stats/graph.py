@@ -13,6 +13,8 @@ from typing import Callable, Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
+from scorers.checks import ParameterError
+
 __all__ = [
     "DEFAULT_SEG_IDS",
     "NODE_LABEL",
@@ -402,7 +404,7 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
         >>> resolve_seg_subset("default", [170])
         Traceback (most recent call last):
         ...
-        ValueError: none of the default SEGs (0-163) is in the input (it has 170); pass seg_subset='all' or a range
+        scorers.checks.ParameterError: none of the default SEGs (0-163) is in the input (it has 170); pass seg_subset='all' or a range
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
         return None
@@ -410,8 +412,9 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
         have = {int(float(s)) for s in present}
         chosen = [s for s in DEFAULT_SEG_IDS if s in have]
         if not chosen:
-            raise ValueError(f"none of the default SEGs ({format_seg_range(DEFAULT_SEG_IDS)}) is in the input "
-                             f"(it has {format_seg_range(have) or 'none'}); pass seg_subset='all' or a range")
+            raise ParameterError("none of the default SEGs ({default}) is in the input (it has {have}); pass "
+                                 "{seg_subset='all'} or a range", default=format_seg_range(DEFAULT_SEG_IDS),
+                                 have=format_seg_range(have) or "none")
         return chosen
     if isinstance(spec, str):
         return parse_seg_range(spec)

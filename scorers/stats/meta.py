@@ -46,7 +46,7 @@ import numpy as np
 from scorers.stats.graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
                     walks)
 from scorers.stats.resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
-from scorers.checks import check_choice, parse_number
+from scorers.checks import ParameterError, Wording, check_choice, parse_number, value_error
 from scorers.json_safe import json_float
 
 __all__ = [
@@ -166,7 +166,7 @@ class TS2Result:
         return out
 
 
-QUOTE_HINT = "stray quote characters: pass clean_quotes=True to strip them"
+QUOTE_HINT = Wording("stray quote characters: pass {clean_quotes=True} to strip them")
 
 
 def as_scores(
@@ -221,15 +221,18 @@ def as_scores(
             shown = ", ".join(f"position {p}: {v!r}" for p, v in bad[:5])
             more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
             quoted = any(mark in str(v) for _, v in bad for mark in "\"'")
-            hint = f" ({quote_hint})" if quoted and not clean_quotes and quote_hint else ""
-            raise ValueError(f"{name} has {len(bad)} non-numeric value(s): {shown}{more}{hint}")
+            hint = Wording(" ({hint})", hint=quote_hint) if quoted and not clean_quotes and quote_hint else ""
+            raise value_error("{name} has {n} non-numeric value(s): {shown}{more}{hint}", name=name, n=len(bad),
+                           shown=shown, more=more, hint=hint)
     infinite = np.flatnonzero(np.isinf(out))
     if infinite.size:
         p = int(infinite[0])
-        raise ValueError(f"{name} has {infinite.size} infinite value(s), first at position {p}: {out[p]}")
+        raise value_error("{name} has {n} infinite value(s), first at position {p}: {value}", name=name,
+                          n=infinite.size, p=p, value=out[p])
     if not (out == out).any():
-        raise ValueError(f"{name} has no valid score (all {out.size} values are NaN or empty)")
+        raise value_error("{name} has no valid score (all {n} values are NaN or empty)", name=name, n=out.size)
     return out
+
 
 
 class TS2Evaluator:
@@ -329,7 +332,7 @@ class TS2Evaluator:
         """
         check_choice("variant", variant, VARIANTS)
         if n_bootstrap < 0:
-            raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
+            raise ParameterError("{n_bootstrap} must be >= 0, got {value}", value=n_bootstrap)
         if not columns:
             raise ValueError("no score columns given")
         names = list(columns)

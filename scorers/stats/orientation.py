@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
+from scorers.checks import ParameterError, mention
+
 __all__ = ["RELEASED_LOWER_IS_BETTER", "resolve_orientation"]
 
 #: Score columns that are error counts (lower is better): the TS2 release's ``llmscore_ec`` and ``llmscore_over``, as
@@ -56,7 +58,8 @@ def resolve_orientation(
     unknown = [c for c in checked if c not in out]
     if unknown:
         option = "lower_is_better" if unknown[0] in lower else "higher_is_better"
-        raise ValueError(f"{option} {unknown[0]!r}: no such score column; available: {columns[:20]}")
+        raise ParameterError("{option} {column!r}: no such score column; available: {available}",
+                             option=mention(option), column=unknown[0], available=columns[:20])
     out.update({c: v for c, v in higher.items() if c in out})
     out.update({c: False for c in lower})
     return out

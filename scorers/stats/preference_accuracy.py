@@ -43,7 +43,7 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.checks import check_choice, check_same_length
+from scorers.checks import ParameterError, check_choice, check_same_length
 from scorers.stats.resampling import PairedComparison, percentile_interval, resample_counts, resample_indices
 from scorers.json_safe import json_float
 
@@ -203,7 +203,7 @@ def compare_preference_accuracy(
     ``value_a`` / ``value_b`` the two accuracies, ``labels`` the tie convention and each metric's epsilon.
     """
     if n_bootstrap < 1:
-        raise ValueError(f"n_bootstrap must be >= 1 for a paired comparison, got {n_bootstrap}")
+        raise ParameterError("{n_bootstrap} must be >= 1 for a paired comparison, got {value}", value=n_bootstrap)
     a1, b1 = (_floats(x, f"metric_1[{k}]") for k, x in enumerate(metric_1))
     a2, b2 = (_floats(x, f"metric_2[{k}]") for k, x in enumerate(metric_2))
     check_same_length({"metric_1 score_a": a1, "metric_1 score_b": b1, "metric_2 score_a": a2,
@@ -279,8 +279,8 @@ class PairSet:
         concordant pairs are kept (32-bit indices): GenAI-Bench's 9,600 images fit in a few hundred MB."""
         n = h.size
         if n > POOLED_PAIRS_MAX_ITEMS:
-            raise ValueError(f"pairwise_acc over {n} pooled items would hold {n * (n - 1) // 2:,} pairs; use "
-                             f"grouping='item' or at most {POOLED_PAIRS_MAX_ITEMS} items")
+            raise ParameterError("pairwise_acc over {n} pooled items would hold {pairs:,} pairs; use {grouping='item'} "
+                                 "or at most {most} items", n=n, pairs=n * (n - 1) // 2, most=POOLED_PAIRS_MAX_ITEMS)
         parts = []
         block = max(1, 4_000_000 // max(1, n))
         for start in range(0, n - 1, block):
@@ -406,8 +406,8 @@ def dense_pairwise(H: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def check_pair_work(n_pairs: int, n_bootstrap: int) -> None:
     """Refuse a ``pairwise_acc`` bootstrap that would touch more than ``PAIR_WORK_MAX`` pair weights."""
     if n_pairs * n_bootstrap > PAIR_WORK_MAX:
-        raise ValueError(f"pairwise_acc bootstrap over {n_pairs:,} pairs x {n_bootstrap} resamples is too much work; "
-                         "use fewer resamples (n_bootstrap) or grouping='item'")
+        raise ParameterError("pairwise_acc bootstrap over {n_pairs:,} pairs x {n} resamples is too much work; use "
+                             "fewer resamples ({n_bootstrap}) or {grouping='item'}", n_pairs=n_pairs, n=n_bootstrap)
 
 
 # ----------------------------------------------------------------------------------------------------------------------

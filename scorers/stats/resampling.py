@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+
+from scorers.checks import ParameterError, mention
 from scorers.json_safe import json_float
 
 __all__ = [
@@ -48,7 +50,7 @@ def resample_indices(n_units: int, n_resamples: int, seed: int | np.random.Gener
     the draw of every bootstrap in the package (``name`` is the caller's name for ``n_resamples``, for the error).
 
     Raises:
-        ValueError: ``n_resamples`` is not an integer >= 0.
+        ParameterError: ``n_resamples`` is not an integer >= 0 (a ``ValueError`` naming it as ``name``).
 
     Examples:
         >>> resample_indices(4, 2, seed=0).shape
@@ -58,10 +60,10 @@ def resample_indices(n_units: int, n_resamples: int, seed: int | np.random.Gener
         >>> resample_indices(4, -1, seed=0, name="n_bootstrap")
         Traceback (most recent call last):
         ...
-        ValueError: n_bootstrap must be an integer >= 0, got -1
+        scorers.checks.ParameterError: n_bootstrap must be an integer >= 0, got -1
     """
     if int(n_resamples) != n_resamples or n_resamples < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {n_resamples!r}")
+        raise ParameterError("{name} must be an integer >= 0, got {value!r}", name=mention(name), value=n_resamples)
     return _rng(seed).integers(0, n_units, size=(int(n_resamples), n_units))
 
 

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.checks import parse_numbers
+from scorers.checks import ParameterError, parse_numbers
 from scorers.stats.meta import as_scores
 
 __all__ = ["KEY_COLUMNS", "MAX_METRIC_COLUMNS", "METADATA_COLUMNS", "check_score_header", "preview_names",
@@ -50,8 +50,9 @@ def check_score_header(path, header: Sequence[str], columns: Sequence[str] | Non
         if unknown:
             raise ValueError(f"{path}: score column(s) {unknown[:5]} not found; available: {preview_names(available)}")
     elif len(available) > max_columns:
-        raise ValueError(f"{path} has {len(available):,} score columns ({preview_names(available, 3)}); "
-                         f"at most {max_columns:,} are evaluated at once: pick some with columns")
+        raise ParameterError("{path} has {n:,} score columns ({preview}); at most {most:,} are evaluated at once: "
+                             "pick some with {columns}", path=path, n=len(available),
+                             preview=preview_names(available, 3), most=max_columns)
     return available
 
 

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from scorers.checks import INTEGER, integer_column
+from scorers.checks import INTEGER, ParameterError, integer_column, value_error
 from scorers.stats.graph import NODE_LABEL, error_count, parse_seg_range, partition_of
 from scorers.stats.meta import as_scores
 from scorers.tables.columns import check_score_header, text_scores
@@ -223,7 +223,7 @@ def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = Fals
             if text.mean() > 0.5:  # mostly words: a text column taken for a score, i.e. a wrong header
                 hint = (f"; column {column!r} is not numeric: is the header right? Key columns "
                         f"({', '.join(KEY_COLUMNS)}) are not scored, every other column must hold numbers")
-        raise ValueError(f"{error} (position p is CSV line p + 2){hint}") from None
+        raise value_error("{error} (position p is CSV line p + 2){hint}", error=error, hint=hint) from None
 
 
 def read_json_list(path: str | Path, what: str, *, error: type[Exception] = ValueError) -> list[dict]:

@@ -57,6 +57,7 @@ from typing import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from scorers.atomic import write_text_atomic
+from scorers.checks import Wording
 
 __all__ = [
     "ChecksumMismatch",
@@ -188,9 +189,10 @@ _FILES = (
                "0ba6f118a99014540695542bf710417fcc1e596dbe45ebab38bb9ae2a45286d8", "table2_full_precision.csv",
                "b77c0343762e8667d00dc5786d9ad50ebab6806c"),
     PinnedFile(None, "5b042131a4acf7ee86cfe2b7c6672a78e685a31255f0d94f1489cb583b46c9b5", "paper_table2.csv",
-               note="the paper's Table 2 (arXiv:2404.04251) as printed, transcribed to CSV with names, families and "
-                    "FLOPs; no public file has this content, so it is only read from data_dir/$TS2_DATA (the same "
-                    "numbers at full precision download as table2_full_precision.csv)"),
+               note=Wording("the paper's Table 2 (arXiv:2404.04251) as printed, transcribed to CSV with names, "
+                            "families and FLOPs; no public file has this content, so it is only read from "
+                            "{data_dir}/$TS2_DATA (the same numbers at full precision download as "
+                            "table2_full_precision.csv)")),
 )
 
 #: The official TS2 release files by local name (the layout of ``../shared/ts2`` and of a ``TS2_DATA`` folder).
@@ -358,12 +360,13 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _unreachable_message(files: Iterable[PinnedFile], url: str, reason: str) -> str:
+def _unreachable_message(files: Iterable[PinnedFile], url: str, reason: str) -> Wording:
     """One line: which files, the endpoint tried and why it failed, and the fix."""
-    names = ", ".join(f.filename for f in files)
-    return (f"{names}: not cached, and the download from {_origin(url)} failed ({reason}). Fix: set {DATA_ENV} to a "
-            f"folder holding the release files (or pass data_dir), or run `ts2 release fetch --all` once with "
-            f"network access (cache: {default_cache_dir()} and the Hugging Face hub cache).")
+    return Wording("{names}: not cached, and the download from {origin} failed ({reason}). Fix: set {env} to a folder "
+                   "holding the release files (or pass {data_dir}), or run `ts2 release fetch --all` once with network "
+                   "access (cache: {cache} and the Hugging Face hub cache).",
+                   names=", ".join(f.filename for f in files), origin=_origin(url), reason=reason, env=DATA_ENV,
+                   cache=default_cache_dir())
 
 
 def _check_reachable(files: list[PinnedFile]) -> None:
@@ -392,7 +395,7 @@ def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progr
     (for a Hub file huggingface_hub itself still obeys ``HF_HUB_OFFLINE=1``).
     """
     if file.url is None:
-        raise ReleaseFileUnavailable(f"{file.filename}: no public download; {file.note}")
+        raise ReleaseFileUnavailable(Wording("{name}: no public download; {note}", name=file.filename, note=file.note))
     offline = _offline() if offline is None else bool(offline)
     if not offline and cached_path(file, cache_dir) is None:
         reason = probe(resolved_url(file))
@@ -512,31 +515,34 @@ def _download(url: str, out, name: str, progress: bool) -> str:
         raise ReleaseFileUnavailable(f"{name}: could not download {url}: HTTP {error.code} {error.reason}") from None
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
-        raise ReleaseFileUnavailable(f"{name}: could not download {url}: {reason}. Fix: set {DATA_ENV} to a folder "
-                                     f"holding it (or pass data_dir), or run `ts2 release fetch` again with "
-                                     f"network access.") from None
+        raise ReleaseFileUnavailable(Wording(
+            "{name}: could not download {url}: {reason}. Fix: set {env} to a folder holding it (or pass {data_dir}), "
+            "or run `ts2 release fetch` again with network access.", name=name, url=url, reason=reason, env=DATA_ENV,
+        )) from None
     return digest.hexdigest()
 
 
-def _offline_message(files: Iterable[PinnedFile], cache_dir=None) -> str:
+def _offline_message(files: Iterable[PinnedFile], cache_dir=None) -> Wording:
     files = list(files)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if not all(RELEASE_FILES.get(f.filename) == f for f in files):  # e.g. TIFA160 ratings, TIFA v1.0 files
-        lines = [f"{len(files)} file(s) are not cached and offline mode (offline=True or HF_HUB_OFFLINE=1) forbids "
-                 "downloading them:"]
+        lines = [Wording("{n} file(s) are not cached and offline mode ({offline=True} or HF_HUB_OFFLINE=1) forbids "
+                         "downloading them:", n=len(files))]
         lines += [f"  {f.filename}  <-  {resolved_url(f)}" for f in files]
-        lines.append(f"Run once with network access (without offline=True, HF_HUB_OFFLINE unset) to cache them under "
-                     f"{cache} and the Hugging Face hub cache, or pass a local copy of the file.")
-        return "\n".join(lines)
+        lines.append(Wording("Run once with network access (without {offline=True}, HF_HUB_OFFLINE unset) to cache "
+                             "them under {cache} and the Hugging Face hub cache, or pass a local copy of the file.",
+                             cache=cache))
+        return Wording.joined("\n", lines)
     lines = [f"{len(files)} TS2 release file(s) are not cached and HF_HUB_OFFLINE=1 forbids downloading them:"]
     for file in files:
-        lines.append(f"  {file.filename}  <-  {resolved_url(file) or 'no public download: ' + file.note}")
-    lines.append(
-        f"Download them under those names (keeping subfolders) into one folder and set {DATA_ENV}=that folder "
-        f"(or pass data_dir), or run `ts2 release fetch --all` once with network access (cache: "
-        f"{cache} and the Hugging Face hub cache)."
-    )
-    return "\n".join(lines)
+        lines.append(Wording("  {name}  <-  {source}", name=file.filename,
+                             source=resolved_url(file) or Wording("no public download: {note}", note=file.note)))
+    lines.append(Wording(
+        "Download them under those names (keeping subfolders) into one folder and set {env}=that folder (or pass "
+        "{data_dir}), or run `ts2 release fetch --all` once with network access (cache: {cache} and the Hugging Face "
+        "hub cache).", env=DATA_ENV, cache=cache,
+    ))
+    return Wording.joined("\n", lines)
 
 
 # --- the release by name -----------------------------------------------------------------------------------------
@@ -593,10 +599,11 @@ def _local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[st
     found = {f.filename: folder / f.filename for f in files}
     missing = [name for name, p in found.items() if not p.is_file()]
     if missing:
-        raise ReleaseFileUnavailable(
-            f"{folder} has no {', '.join(missing)} (a local release copy uses the release's names: "
-            f"{', '.join(RELEASE_FILES)}); add them, or unset {DATA_ENV} / drop data_dir to download them"
-        )
+        raise ReleaseFileUnavailable(Wording(
+            "{folder} has no {missing} (a local release copy uses the release's names: {names}); add them, or unset "
+            "{env} / drop {data_dir} to download them", folder=folder, missing=", ".join(missing),
+            names=", ".join(RELEASE_FILES), env=DATA_ENV,
+        ))
     for file in files:
         if file.sha256 is None:  # nothing pinned to compare a local copy with
             continue
@@ -638,7 +645,8 @@ def fetch_hub_unpinned(repo_id: str, filename: str, revision: str, *, repo_type:
                                     endpoint=os.environ.get("HF_ENDPOINT") or None, local_files_only=offline))
     except Exception as error:  # offline and not cached, HTTP errors, gated repos: all mean "not available here"
         if offline:
-            raise ReleaseFileUnavailable(f"{name}: not cached, and offline mode (offline=True or HF_HUB_OFFLINE=1) "
-                                         "forbids downloading it; run once with network access") from None
+            raise ReleaseFileUnavailable(Wording("{name}: not cached, and offline mode ({offline=True} or "
+                                                 "HF_HUB_OFFLINE=1) forbids downloading it; run once with network "
+                                                 "access", name=name)) from None
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise ReleaseFileUnavailable(f"{name}: could not download {url} ({type(error).__name__}: {first})") from None

@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scorers.atomic import atomic_path, write_text_atomic
+from scorers.checks import ParameterError, value_error, wording_of
 
 __all__ = ["generate_images", "image_path", "image_seed", "load_pipeline"]
 
@@ -59,9 +60,10 @@ def _check_settings(out_dir: Path, settings: dict) -> None:
         found = json.loads(path.read_text(encoding="utf-8"))
         if found != settings:
             changed = sorted(k for k in set(found) | set(settings) if found.get(k) != settings.get(k))
-            raise ValueError(f"{out_dir} holds images generated with other settings ({', '.join(changed)}: "
-                             f"{ {k: found.get(k) for k in changed} } vs { {k: settings.get(k) for k in changed} }); "
-                             "use another out_dir or delete the folder")
+            raise ParameterError("{folder} holds images generated with other settings ({changed}: {found} vs "
+                                 "{wanted}); use another {out_dir} or delete the folder", folder=out_dir,
+                                 changed=", ".join(changed), found={k: found.get(k) for k in changed},
+                                 wanted={k: settings.get(k) for k in changed})
     else:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(settings, indent=2, sort_keys=True))
@@ -93,7 +95,8 @@ def generate_images(
     from scorers.scoring.runner import process_state
 
     if images_per_prompt < 1 or batch_size < 1:
-        raise ValueError(f"images_per_prompt and batch_size must be >= 1 (got {images_per_prompt}, {batch_size})")
+        raise ParameterError("images_per_prompt and {batch_size} must be >= 1 (got {n}, {size})", n=images_per_prompt,
+                             size=batch_size)
     if len(text_ids) != len(captions):
         raise ValueError(f"got {len(text_ids)} text ids but {len(captions)} captions")
     out_dir = Path(out_dir)
@@ -109,10 +112,11 @@ def generate_images(
             for text_id in text_ids:  # one layout per folder: never leave both <id>.png and <id>/ for a text
                 other = out_dir / text_id if images_per_prompt == 1 else out_dir / f"{text_id}.png"
                 if other.exists():
-                    raise ValueError(f"{other} exists but images_per_prompt={images_per_prompt} writes "
-                                     f"{image_path(out_dir, text_id, 0, images_per_prompt).relative_to(out_dir)}")
+                    raise ParameterError("{other} exists but {images_per_prompt=} writes {path}", other=other,
+                                         images_per_prompt=int(images_per_prompt),
+                                         path=image_path(out_dir, text_id, 0, images_per_prompt).relative_to(out_dir))
         except ValueError as problem:
-            error = str(problem)
+            error = wording_of(problem) or str(problem)
     if state.num_processes > 1:
         from accelerate.utils import broadcast_object_list
 
@@ -120,7 +124,7 @@ def generate_images(
         broadcast_object_list(box, from_process=0)
         error = box[0]
     if error:
-        raise ValueError(error)
+        raise value_error("{error}", error=error)
 
     work = [(t, c, k) for t, c in zip(text_ids, captions) for k in range(images_per_prompt)]
     pending = [w for w in work if not image_path(out_dir, w[0], w[2], images_per_prompt).is_file()]
@@ -134,8 +138,9 @@ def generate_images(
             images = pipeline(prompt=[c for _, c, _ in batch], generator=generators, output_type="pil",
                               **call_kwargs).images
             if len(images) != len(batch):
-                raise ValueError(f"the pipeline returned {len(images)} images for {len(batch)} prompts; "
-                                 "do not pass num_images_per_prompt (use images_per_prompt)")
+                raise ParameterError("the pipeline returned {n} images for {prompts} prompts; do not pass "
+                                     "num_images_per_prompt (use {images_per_prompt})", n=len(images),
+                                     prompts=len(batch))
             for (text_id, _, k), image in zip(batch, images):
                 path = image_path(out_dir, text_id, k, images_per_prompt)
                 path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from scorers.checks import ParameterError
 from scorers.formatting import MISSING, format_number, is_missing, latex_escape
 from scorers.tifa_bench.tifa_v1_files import SOURCES
 from scorers.tifa_bench.results import BenchResult, compare_runs, summarize
@@ -72,7 +73,8 @@ def build_leaderboard(results: Sequence[BenchResult], *, n_bootstrap: int = 1000
     """Summaries of every run and the paired comparison of every pair (A listed first)."""
     names = [r.name for r in results]
     if len(set(names)) != len(names):
-        raise ValueError(f"two results have the same model name ({names}); give each a name (read_results(path, name=...)) to tell them apart")
+        raise ParameterError("two results have the same model name ({names}); pass {name:a name to read_results(path, "
+                             "name=...)} to tell them apart", names=names)
     summaries = {r.name: summarize(r, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed) for r in results}
     pairs = [compare_runs(a, b, n_resamples=max(n_bootstrap, 1000), confidence=confidence, seed=seed)
              for a, b in itertools.combinations(results, 2)]

@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from scorers.checks import ParameterError
 from scorers.tables.readers import read_json_list
 
 __all__ = ["CATEGORIES", "FILES", "REVISION", "SOURCES", "TIFABench", "load_tifa_v1", "pinned_path",
@@ -237,7 +238,7 @@ class TIFABench:
 
         out = Path(out)
         if out.exists() and any(out.iterdir()) and not overwrite:
-            raise ValueError(f"{out} is not empty; pass overwrite=True to replace the export there")
+            raise ParameterError("{out} is not empty; pass {overwrite=True} to replace the export there", out=out)
         paths = {}
         for config, frame in (("texts", self.texts), ("questions", self.questions)):
             folder = out / config

@@ -205,6 +205,7 @@ def hub_segs(
     import numpy as np
     from huggingface_hub import constants
 
+    from scorers.checks import Wording
     from scorers.models.loading import hub_reachable
     from scorers.tables.release import HUB_REPO, HUB_REVISION
 
@@ -212,11 +213,11 @@ def hub_segs(
     builder = ts2_builder("segs", None, cache_dir=cache_dir, repo_id=repo_id, revision=revision, **config_kwargs)
     prepared = os.path.isfile(os.path.join(builder.cache_dir, "dataset_info.json"))
     if not prepared and not constants.HF_HUB_OFFLINE and not hub_reachable():  # fail in seconds, not after retries
-        raise FileNotFoundError(
-            f"could not fetch the TS2 dataset {repo_id!r}: the Hugging Face Hub ({constants.ENDPOINT}) does not "
-            "answer and the dataset is not in the cache; connect once (it is then reused offline), or pass "
-            "data_dir=DIR holding metadata.csv and images/"
-        )
+        raise FileNotFoundError(Wording(
+            "could not fetch the TS2 dataset {repo_id!r}: the Hugging Face Hub ({endpoint}) does not answer and the "
+            "dataset is not in the cache; connect once (it is then reused offline), or pass {data_dir=DIR} holding "
+            "metadata.csv and images/", repo_id=repo_id, endpoint=constants.ENDPOINT,
+        ))
     try:
         builder.download_and_prepare()
     except FileNotFoundError as error:  # the builder's message, on one line

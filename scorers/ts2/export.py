@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from scorers.checks import Wording
 from scorers.ts2.dataset import CONFIGS, find_builder_script, load_ts2
 from scorers.units import parse_quantity
 
@@ -78,7 +79,7 @@ def export_parquet(
         raise ValueError(f"max_shard_size must be positive, got {max_shard_size!r}")
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not overwrite:
-        raise FileExistsError(f"{out} is not empty; pass overwrite=True to replace the export there")
+        raise FileExistsError(Wording("{out} is not empty; pass {overwrite=True} to replace the export there", out=out))
     # build (and so validate) every config before writing anything, so a bad source leaves OUT untouched
     built = {config: load_ts2(config, data_dir, cache_dir=cache_dir, **config_kwargs) for config in configs}
     card = export_card(configs)

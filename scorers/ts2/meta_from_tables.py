@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence, Union
 
 import numpy as np
 
+from scorers.checks import value_error
 from scorers.stats.graph import resolve_seg_subset
 from scorers.tables.join import join_scores
 from scorers.stats.meta import TS2Evaluator, TS2Result
@@ -211,7 +212,8 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
             joined = join_scores(table, metadata, on=on, required_segs=subset,
                                  lacking_keys_by_position=lacking_keys_by_position)
         except ValueError as error:
-            raise ValueError(f"{source}: {error}" if source != "scores" else str(error)) from None
+            raise value_error("{prefix}{error}", prefix=f"{source}: " if source != "scores" else "",
+                              error=error) from None
         pairing[source] = joined.pairing
         if joined.note:
             notes.append(f"{Path(source).name}: {joined.note}" if source != "scores" else joined.note)

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scorers.checks import ParameterError
 from scorers.tables.readers import integer_column, read_csv
 from scorers.metrics.qga.matching import AnswerMatcher
 from scorers.metrics.qga.questions import QuestionSet
@@ -175,9 +176,10 @@ def answers_to_scores(
         blank = np.flatnonzero([is_blank(a) for a in raw["vqa_answer"]])
         if blank.size:
             row = raw.iloc[int(blank[0])]
-            raise ValueError(f"{path}: line {row['line']}: blank answer {row['vqa_answer']!r} (SEG {row['id']}, "
-                             f"question {row['question_id']}); {blank.size} blank answer(s) in all "
-                             "(on_blank='wrong' counts them as wrong answers)")
+            raise ParameterError("{path}: line {line}: blank answer {answer!r} (SEG {seg}, question {question}); {n} "
+                                 "blank answer(s) in all ({on_blank='wrong'} counts them as wrong answers)", path=path,
+                                 line=row["line"], answer=row["vqa_answer"], seg=row["id"],
+                                 question=row["question_id"], n=blank.size)
     raw = assign_images(raw, questions, metadata, source=str(path))
     rule = "dsg" if questions.kind == "dsg" else "tifa"
     starts = np.flatnonzero(raw["question_id"].to_numpy() == 0)
@@ -209,8 +211,8 @@ def answers_to_scores(
     missing = np.flatnonzero(~answered)
     if missing.size and not allow_partial:
         first = int(missing[0])
-        raise ValueError(f"{path}: no answers for {missing.size} of the metadata's {len(metadata)} images (is the file "
-                         f"truncated?); first missing: SEG {table['seg_id'].iloc[first]}, "
-                         f"{table['file_name'].iloc[first]} (metadata row {first + 2}); "
-                         "allow_partial=True scores the rest")
+        raise ParameterError("{path}: no answers for {n} of the metadata's {total} images (is the file truncated?); "
+                             "first missing: SEG {seg}, {file_name} (metadata row {row}); {allow_partial=True} scores "
+                             "the rest", path=path, n=missing.size, total=len(metadata),
+                             seg=table["seg_id"].iloc[first], file_name=table["file_name"].iloc[first], row=first + 2)
     return AnswerScores(records, table, [str(f) for f in table["file_name"].to_numpy()[missing]])

@@ -20,7 +20,7 @@ from scorers.metrics.qga.dsg import dsg_passed, dsg_score
 from scorers.metrics.qga.matching import AnswerMatcher, clean_answer, is_blank
 from scorers.metrics.qga.questions import Question
 from scorers.metrics.qga.tifa import is_correct, tifa_score
-from scorers.checks import check_choice
+from scorers.checks import ParameterError, check_choice
 
 __all__ = ["ON_BLANK", "RULES", "build_records", "check_on_blank", "image_scores"]
 
@@ -57,8 +57,9 @@ def build_records(
     blank = [is_blank(a) for a in flat_a]
     if on_blank == "error" and any(blank):
         k = blank.index(True)
-        raise ValueError(f"item {items[k]}: blank answer {flat_a[k]!r} to question {flat_q[k].question_id} "
-                         f"(SEG {flat_q[k].seg_id}); on_blank='wrong' counts it as a wrong answer")
+        raise ParameterError("item {item}: blank answer {answer!r} to question {question} (SEG {seg}); "
+                             "{on_blank='wrong'} counts it as a wrong answer", item=items[k], answer=flat_a[k],
+                             question=flat_q[k].question_id, seg=flat_q[k].seg_id)
     chosen = matcher.match(flat_a, [q.choices for q in flat_q])
     records = pd.DataFrame({
         "item": np.asarray(items, dtype=np.int64),

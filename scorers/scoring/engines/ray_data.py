@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from scorers.checks import ParameterError
 from scorers.models.images import open_rgb
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
@@ -150,9 +151,9 @@ class RayScorer:
     def __init__(self, spec: dict, *, address: str | None = None, num_gpus_per_worker: float = 0,
                  workers: int | None = None):
         if num_gpus_per_worker < 0:
-            raise ValueError(f"num_gpus_per_worker must be >= 0, got {num_gpus_per_worker}")
+            raise ParameterError("{num_gpus_per_worker} must be >= 0, got {value}", value=num_gpus_per_worker)
         if workers is not None and workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+            raise ParameterError("{workers} must be >= 1, got {value}", value=workers)
         self.spec, self.num_gpus = dict(spec), float(num_gpus_per_worker)
         ray = ensure_ray(address)
         self.workers = workers or self._default_workers(ray)
@@ -241,8 +242,8 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
             for key, score, record, error in zip(batch["key"], batch["score"], batch["record"], batch["error"]):
                 key = str(key)
                 if error and on_error == "raise":
-                    raise ValueError(f"item {key!r}: {error} (use on_error='skip' to record it and go "
-                                     "on)")
+                    raise ParameterError("item {key!r}: {error} (use {on_error='skip'} to record it and go on)",
+                                         key=key, error=error)
                 entries.append({"key": key, "score": None if error or np.isnan(score) else float(score),
                                 "record": json.loads(record) if record else None, "error": str(error) or None,
                                 "stamp": stamps.get(key)})
