@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import inspect
 import os
 import sys
@@ -67,6 +68,13 @@ def refused_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         yield sock.getsockname()[1]
+
+
+def skip_module_without(module: str, reason: str | None = None) -> None:
+    """At the top of a test module: skip the whole module when ``module`` is not installed. Unlike
+    ``pytest.importorskip`` it does not import it, so collecting the tests stays light (the tests import it)."""
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(reason or f"{module} is not installed", allow_module_level=True)
 
 
 def env_with_scripts(env: dict | None = None) -> dict:
@@ -200,3 +208,15 @@ def pytest_collection_modifyitems(config, items):
         reason = slow_reason([function, *fixtures])
         if reason is not None:
             item.add_marker(pytest.mark.slow(reason=reason))
+
+
+#: modules that take seconds to import: collecting the tests imports none of them (tests/test_quick_tier.py checks
+#: it), the tests that need one import it in their body or a fixture
+HEAVY_MODULES = ("torch", "transformers", "open_clip", "evaluate", "datasets", "gradio", "ray", "diffusers",
+                 "accelerate", "playwright", "sentence_transformers")
+HEAVY_AT_COLLECTION = pytest.StashKey[list]()
+
+
+def pytest_collection_finish(session):
+    """Remember which HEAVY_MODULES collection imported (before any test runs)."""
+    session.config.stash[HEAVY_AT_COLLECTION] = [name for name in HEAVY_MODULES if name in sys.modules]
