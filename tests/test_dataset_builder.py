@@ -1,12 +1,12 @@
 """The TS2 datasets builder through ``scorers.ts2.dataset.load_ts2``: counts, fields, questions, source lookup, Hub path."""
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import re
 import shutil
 from pathlib import Path
 
-import datasets
 import pandas as pd
 import pytest
 
@@ -44,6 +44,8 @@ def test_segs_rows_seg_count_and_partitions(segs, metadata):
 
 
 def test_segs_fields_match_metadata_and_label_digits(segs, metadata):
+    import datasets
+
     assert list(segs.features) == ["seg_id", "prompt", "image", "file_name", "node", "error_count", "partition",
                                    "image_source", "is_head"]
     assert isinstance(segs.features["image"], datasets.Image)
@@ -60,6 +62,8 @@ def test_segs_fields_match_metadata_and_label_digits(segs, metadata):
 
 
 def test_segs_images_are_the_files(segs, data_dir):
+    import datasets
+
     raw = segs.cast_column("image", datasets.Image(decode=False))
     for row in (0, 1234, 2839):
         record = raw[row]
@@ -70,6 +74,8 @@ def test_segs_images_are_the_files(segs, data_dir):
 
 
 def test_question_configs(data_dir, cache_dir, shared_ts2):
+    import datasets
+
     tifa = load_ts2("tifa_questions", data_dir=data_dir, cache_dir=cache_dir)
     dsg = load_ts2("dsg_questions", data_dir=data_dir, cache_dir=cache_dir)
     assert tifa.num_rows == 1205 and dsg.num_rows == 898
@@ -207,8 +213,11 @@ def test_hub_download_path_builds_from_snapshot(tmp_path, monkeypatch):
         load_ts2("tifa_questions", cache_dir=tmp_path / "cache2")
 
 
-@pytest.mark.skipif(int(datasets.__version__.split(".")[0]) < 4, reason="datasets < 4 still runs scripts")
+@pytest.mark.skipif(int(importlib.metadata.version("datasets").split(".")[0]) < 4,
+                    reason="datasets < 4 still runs scripts")
 def test_datasets_4_plus_refuses_the_script_so_load_ts2_exists(tmp_path, data_dir):
+    import datasets
+
     script_dir = find_builder_script().parent
     with pytest.raises(RuntimeError, match="scripts are no longer supported"):
         datasets.load_dataset(str(script_dir), "segs", data_dir=str(data_dir), cache_dir=str(tmp_path))

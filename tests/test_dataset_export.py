@@ -5,7 +5,6 @@ import io
 import json
 from pathlib import Path
 
-import datasets
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -26,10 +25,14 @@ def exported(tmp_path_factory, data_dir, cache_dir):
 
 
 def _load(out: Path, config: str | None, tmp_path: Path):
+    import datasets
+
     return datasets.load_dataset(str(out), config, split="train", cache_dir=str(tmp_path / "load-cache"))
 
 
 def _raw(dataset):
+    import datasets
+
     return dataset.cast_column("image", datasets.Image(decode=False)) if "image" in dataset.features else dataset
 
 

@@ -11,7 +11,14 @@ import pytest
 from scorers.ts2.dataset import builder_module, load_ts2
 from tests.ts2_fixture_data import make_data_dir
 
-TS2DataError = builder_module().TS2DataError  # the builder's error (load_ts2 runs the builder)
+TS2DataError = None  # the builder's error (load_ts2 runs the builder): set by builder_error before the first test
+
+
+@pytest.fixture(autouse=True, scope="module")
+def builder_error():
+    """Loads the builder (it imports datasets) when the first test runs, not when the module is collected."""
+    global TS2DataError
+    TS2DataError = builder_module().TS2DataError
 
 SEGS = [0, 1, 2, 3]  # 56 images; SEG 0 has DSG questions with parents 0 and 1-0
 

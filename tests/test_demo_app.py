@@ -21,7 +21,6 @@ TS2 = [sys.executable, "-c", "import sys; from scorers.cli import main; sys.exit
 from scorers.stats.graph import build_segs  # noqa: E402
 from scorers.stats.meta import ts2_meta  # noqa: E402
 from scorers.demo.config import AppConfig  # noqa: E402
-from scorers.demo.explorer import SegExplorer  # noqa: E402
 from scorers.demo.leaderboard_tab import (  # noqa: E402
     evaluate_upload,
     is_uploaded,
@@ -287,6 +286,8 @@ def test_upload_size_limit(tmp_path, tables):
 
 
 def test_explorer_structure_scores_and_per_seg_values(tmp_path, tables, published, config):
+    from scorers.demo.explorer import SegExplorer
+
     data_dir = make_data_dir(tmp_path, seg_ids=[0])
     explorer = SegExplorer(tables, published, ImageSource(config.with_(data_dir=data_dir)))
     seg0 = build_segs(tables.metadata["seg_id"], tables.metadata["node"])[0]

@@ -16,10 +16,6 @@ from tests.demo_browser import ARTIFACTS, CHROMIUM, TIMEOUT_MS, leaderboard_page
 
 if not CHROMIUM.exists():
     pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-# gradio and playwright are test dependencies (the [demo] and [dev] extras): missing is a broken install, not a skip;
-# only the system Chromium above is optional
-import gradio  # noqa: E402,F401
-from playwright import sync_api  # noqa: E402,F401
 
 from scorers.stats.meta import ts2_meta  # noqa: E402
 from scorers.tables.readers import read_metadata  # noqa: E402
@@ -31,6 +27,14 @@ from .tiny_embed_models import build_hf_clip  # noqa: E402
 from .ts2_fixture_data import make_data_dir  # noqa: E402
 
 CAT_PROMPT = "a photo of a cat sitting on a red chair"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def extras_installed():
+    """gradio and playwright are test dependencies (the [demo] and [dev] extras): missing is a broken install, not a
+    skip (each test here fails); only the system Chromium above is optional. Imported when the first test runs."""
+    import gradio  # noqa: F401
+    from playwright import sync_api  # noqa: F401
 
 
 @pytest.fixture(scope="module")

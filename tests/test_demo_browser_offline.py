@@ -11,13 +11,13 @@ import re
 
 import pytest
 
-from tests.conftest import use_hf_home
+from tests.conftest import skip_module_without, use_hf_home
 from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, leaderboard_page, served_app
 
 if not CHROMIUM.exists():
     pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
-pytest.importorskip("gradio", reason="gradio is not installed")
+skip_module_without("playwright", reason="playwright for Python is not installed")
+skip_module_without("gradio", reason="gradio is not installed")
 
 from scorers.tables import release  # noqa: E402
 from scorers.demo import AppConfig  # noqa: E402

@@ -9,10 +9,12 @@ import re
 import numpy as np
 import pytest
 
-pytest.importorskip("gradio", reason="gradio is not installed (the demo extra)")
+from tests.conftest import skip_module_without
+
+skip_module_without("gradio", reason="gradio is not installed (the demo extra)")
 
 from scorers.tables import release  # noqa: E402
-from scorers.demo import AppConfig, build_app  # noqa: E402
+from scorers.demo import AppConfig  # noqa: E402
 from scorers.demo.leaderboard_tab import N_BOOTSTRAP, leaderboard_view, published_reproduction  # noqa: E402
 from scorers.demo.upload_scoring import LazyScorer, scorer_specs  # noqa: E402
 from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
@@ -77,6 +79,8 @@ def test_no_data_dir_and_missing_files_are_explained(tmp_path, config):
 
 def test_offline_app_shows_the_images_note_and_the_real_image_source(fresh_cache, shared_ts2, monkeypatch):
     """The issue's case: tables found locally ($TS2_DATA), images meant to come from the Hub, no network."""
+    from scorers.demo import build_app
+
     monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))
     demo = build_app(AppConfig())
     texts = _markdowns(demo)
@@ -108,6 +112,8 @@ def test_model_errors_name_the_demos_flags(tmp_path, config):
 
 
 def test_no_residual_note_on_a_page_without_residuals(config, published):
+    from scorers.demo import build_app
+
     assert DELTA_SWAP_NOTE in published.notes  # the library still says it (ts2 reproduce shows residuals)
     texts = _markdowns(build_app(config))
     assert not any("look swapped" in t for t in texts.values())

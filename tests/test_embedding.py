@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from scorers.metrics.embedding import (ALIGNScore, CLIPScore, SigLIPScore, apply_form, paired_cosine,
@@ -67,6 +66,7 @@ def _pixels(processor, paths):
 
 
 def test_hf_clip_matches_model_forward(models, data):
+    import torch
     from transformers import CLIPModel, CLIPProcessor
 
     paths, prompts = data
@@ -83,6 +83,7 @@ def test_hf_clip_matches_model_forward(models, data):
 
 def test_open_clip_matches_model_forward(models, data):
     import open_clip
+    import torch
 
     paths, prompts = data
     scorer = CLIPScore(models["open_clip"], form="cosine")
@@ -108,6 +109,7 @@ def test_open_clip_folder_path_without_schema(models, data):
 
 @pytest.mark.filterwarnings("ignore:`max_length` is ignored")  # AlignProcessor's own defaults in the reference call
 def test_align_matches_model_forward(models, data):
+    import torch
     from transformers import AlignModel, AlignProcessor
 
     paths, prompts = data
@@ -121,6 +123,7 @@ def test_align_matches_model_forward(models, data):
 
 
 def test_siglip_matches_model_forward_and_probability(models, data):
+    import torch
     from transformers import SiglipModel, SiglipProcessor
 
     paths, prompts = data
@@ -181,6 +184,7 @@ def test_bf16_close_to_fp32(models, data):
 
 @pytest.mark.filterwarnings("ignore:`max_length` is ignored")  # torchmetrics' own processor call
 def test_parity_with_torchmetrics_clipscore(models, data):
+    import torch
     from torchmetrics.multimodal.clip_score import CLIPScore as TMCLIPScore
     from transformers import CLIPModel, CLIPProcessor
 

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-ray = pytest.importorskip("ray")
+from tests.conftest import skip_module_without
+
+skip_module_without("ray")
 
 from scorers.scoring.registry import build_scorer  # noqa: E402
 from scorers.tables.readers import read_metadata  # noqa: E402

@@ -25,7 +25,6 @@ from PIL import Image
 
 from scorers.scoring.cache import RequestCache
 from scorers.cli import main
-from scorers.models.openai_compat import OpenAIChat, ServedModelError, redact
 from scorers.metrics.qga.vqascore import yes_probability_from_logprobs as yes_mass
 from tests.loopback_chat_server import ChatServer, ThreadedLoopback, chat_reply, request_text
 
@@ -38,6 +37,8 @@ def pictures(n):
 
 
 def client(url, **options):
+    from scorers.models.openai_compat import OpenAIChat
+
     options.setdefault("backoff", 0.01)
     return OpenAIChat("tiny", api_base=url, **options)
 
@@ -88,6 +89,8 @@ class RawServer(ThreadedLoopback):
 # ----------------------------------------------------------------------------- item 5: replies are validated
 
 def test_a_logprob_above_zero_is_refused_not_turned_into_a_probability_above_one(tmp_path):
+    from scorers.models.openai_compat import ServedModelError
+
     top = [{"token": "Yes", "logprob": 2.0}, {"token": "No", "logprob": -3.0}]
     with ChatServer(lambda body: chat_reply("Yes", top_logprobs=top)) as server:
         served = client(server.url)
@@ -101,6 +104,8 @@ def test_a_logprob_above_zero_is_refused_not_turned_into_a_probability_above_one
 
 def test_yes_variants_add_by_log_sum_exp_and_a_mass_above_one_is_refused():
     # hand computation: 0.3 + 0.1 + 0.05 (three spellings of Yes) = 0.45; "yes" (lower case) is another word
+    from scorers.models.openai_compat import ServedModelError
+
     top = [{"token": "Yes", "logprob": math.log(0.3)}, {"token": " Yes", "logprob": math.log(0.1)},
            {"token": "Yes\n", "logprob": math.log(0.05)}, {"token": "yes", "logprob": math.log(0.2)}]
     assert yes_mass(top, "Yes") == pytest.approx(0.45, rel=1e-12)
@@ -122,6 +127,8 @@ def test_yes_variants_add_by_log_sum_exp_and_a_mass_above_one_is_refused():
 @pytest.mark.parametrize("usage", [{"prompt_tokens": -12000, "completion_tokens": 1},
                                    {"prompt_tokens": 10, "completion_tokens": 2.5}])
 def test_token_counts_must_be_counts(usage):
+    from scorers.models.openai_compat import ServedModelError
+
     def reply(body):
         out = chat_reply("yes")
         out["usage"] = usage
@@ -133,6 +140,8 @@ def test_token_counts_must_be_counts(usage):
 
 
 def test_oversize_replies_are_refused_while_reading_and_never_stored(tmp_path):
+    from scorers.models.openai_compat import ServedModelError
+
     big = "x" * 300_000
 
     def with_length(handler, body):  # declares its size: refused before reading the body
@@ -165,6 +174,8 @@ def test_oversize_replies_are_refused_while_reading_and_never_stored(tmp_path):
 
 
 def test_every_request_carries_max_tokens():
+    from scorers.models.openai_compat import ServedModelError
+
     with ChatServer(lambda body: yes_reply()) as server:
         served = client(server.url)
         served.answer(pictures(1), ["q"])
@@ -200,6 +211,8 @@ def trickle_headers(handler, body):
 
 @pytest.mark.parametrize("reply", [trickle_body, trickle_headers], ids=["body", "headers"])
 def test_timeout_is_a_total_deadline_per_attempt(reply):
+    from scorers.models.openai_compat import ServedModelError
+
     with RawServer(reply, lifetime=60) as server:
         served = client(server.url, timeout=1.0, max_retries=1)
         started = time.monotonic()
@@ -229,6 +242,8 @@ def test_key_is_stripped_when_read_and_inner_whitespace_refused(monkeypatch):
 
 
 def test_redact_hides_the_key_and_any_bearer_token():
+    from scorers.models.openai_compat import redact
+
     text = f"Authorization: Bearer {MARKER}\r\n'authorization': 'bearer abc.def-123' key={MARKER}"
     hidden = redact(text, [MARKER])
     assert MARKER not in hidden and "abc.def-123" not in hidden

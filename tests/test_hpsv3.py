@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from PIL import Image
 
 MEAN = np.array([0.48145466, 0.4578275, 0.40821073])
@@ -94,6 +93,7 @@ def reference_rewards(folder, pictures, prompts):
     """The official ``HPSv3RewardInferencer.reward`` + ``Qwen2VLRewardModelBT.forward`` one pair per call: the
     official message and texts, embeddings with image features scattered in, the language model without position ids,
     ``rm_head`` in float32 at the ``<|Reward|>`` token."""
+    import torch
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoProcessor, Qwen2VLForConditionalGeneration
 
@@ -153,6 +153,8 @@ def test_batched_rewards_equal_the_official_forward_one_pair_per_call(folder):
 def test_multimodal_positions_change_the_rewards(backend):
     """Why a port through the stock Qwen2-VL forward is off: the official forward gives sequential positions; the 3-D
     multimodal positions (``get_rope_index``) give other rewards."""
+    import torch
+
     pictures = [backend.image_transform(im) for im in images()]
     inputs = backend.inputs(pictures, PROMPTS)
     official = backend.forward(inputs)
@@ -164,6 +166,7 @@ def test_multimodal_positions_change_the_rewards(backend):
 
 
 def test_converter_rejects_unknown_keys():
+    import torch
     from scorers.models.hpsv3 import convert_official_state_dict
 
     with pytest.raises(ValueError, match="unexpected key 'score.weight'"):

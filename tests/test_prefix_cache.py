@@ -12,7 +12,13 @@ from PIL import Image
 
 from tests import tiny_vqa_models as tiny
 
-import transformers  # noqa: E402,F401  (the [models] extra: a test dependency, never skipped)
+
+@pytest.fixture(autouse=True, scope="module")
+def extra_installed():
+    """The [models] extra is a test dependency, never skipped: missing, each test here fails. Imported when the
+    first test runs, not at collection."""
+    import transformers  # noqa: F401
+
 
 # yes-probabilities: relative tolerance 1e-5, the issue's bound for fp32. Both paths compute the same sums; only the
 # order of floating-point reductions differs (padded vs unpadded attention rows, cached vs recomputed keys), which

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from tests.tiny_qwen_models import make_qwen_chat
@@ -66,6 +65,7 @@ def test_prefix_cache_equals_plain_path(checkpoints, plain_reference, family, ba
 
 def test_without_the_position_fix_the_answers_differ(checkpoints, plain_reference, monkeypatch):
     """Continuing the cache with plain 1-D positions (no ``rope_deltas``): the answers or probabilities move."""
+    import torch
     from scorers.models import vqa_base
 
     monkeypatch.setattr(vqa_base.SharedPrefix, "positions", lambda self, rows, mask: vqa_base._position_ids(mask))

@@ -11,7 +11,12 @@ from PIL import Image
 from tests import tiny_vqa_models as tiny
 from tests.conftest import console_script
 
-import transformers  # noqa: E402,F401  (the [models] extra: a test dependency, never skipped)
+
+@pytest.fixture(autouse=True, scope="module")
+def extra_installed():
+    """The [models] extra is a test dependency, never skipped: missing, each test here fails. Imported when the
+    first test runs, not at collection."""
+    import transformers  # noqa: F401
 
 
 @pytest.fixture(scope="module")

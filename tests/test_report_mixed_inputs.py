@@ -8,7 +8,12 @@ from scorers.cli import main
 from scorers.stats.meta import ts2_meta
 from scorers.tables.readers import read_metadata
 
-import matplotlib  # noqa: E402,F401  (the [report] extra: a test dependency, never skipped)
+
+@pytest.fixture(autouse=True, scope="module")
+def extra_installed():
+    """The [report] extra is a test dependency, never skipped: missing, each test here fails. Imported when the
+    first test runs, not at collection."""
+    import matplotlib  # noqa: F401
 
 
 def test_keyed_and_row_aligned_tables_mix(shared_ts2, tmp_path, capsys):

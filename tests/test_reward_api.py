@@ -19,7 +19,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from scorers import rewards
@@ -57,12 +56,16 @@ def _options(name):
 
 def _batch(height, width, n=len(PROMPTS), seed=0):
     """uint8 images as PIL and as the float tensor ``uint8 / 255`` (the same pixels)."""
+    import torch
+
     array = np.random.default_rng(seed).integers(0, 256, (n, height, width, 3), dtype=np.uint8)
     return [Image.fromarray(a) for a in array], torch.from_numpy(array).permute(0, 3, 1, 2).float() / 255
 
 
 def _pil_pixels(scorer, image):
     """The scorer's own PIL preprocessing -> [3, S, S] in [0, 1] (un-normalised where the transform normalises)."""
+    import torch
+
     out = scorer.image_transform(image)
     if out.dtype == torch.uint8:
         return out.float() / 255
@@ -86,6 +89,8 @@ def _mean_std(scorer):
 
 def _tensor_pixels(reward, name, pixels):
     """The tensor path's preprocessing -> [B, 3, S, S] in [0, 1] (its normalisation undone)."""
+    import torch
+
     out = reward._paths[name].preprocess(pixels).float()
     mean, std = _mean_std(reward.scorers[name])
     return out * torch.tensor(std).view(-1, 1, 1) + torch.tensor(mean).view(-1, 1, 1)
@@ -95,6 +100,8 @@ def _tensor_pixels(reward, name, pixels):
 
 @pytest.mark.parametrize("case", CASES)
 def test_tensor_preprocessing_equals_the_pil_pipeline_within_one_uint8_step(singles, case):
+    import torch
+
     reward, name = singles[case], CASES[case]
     scorer = reward.scorers[name]
     for height, width in SIZES:
@@ -108,6 +115,7 @@ def test_tensor_preprocessing_equals_the_pil_pipeline_within_one_uint8_step(sing
 def test_clip_processor_resizing_past_its_crop(models, tmp_path):
     """A CLIP processor with ``shortest_edge`` 40 and ``crop_size`` 32 (the 256/224 shape of many checkpoints): the
     tensor path resizes to 40 and crops 32, as the processor does on PIL images."""
+    import torch
     import shutil
 
     from transformers import CLIPImageProcessor
@@ -131,6 +139,8 @@ def test_tensor_path_reward_equals_pil_path(singles, case):
     rounding -- so the models and rules are the same; (2) on raw images the rewards differ by no more than the
     first-order effect of the pixel difference (|g . d| with g the reward's gradient w.r.t. the crop, d the measured
     pixel difference, bounded by 1.125/255 above), times 2 for curvature."""
+    import torch
+
     reward, name = singles[case], CASES[case]
     scorer = reward.scorers[name]
     pil, pixels = _batch(47, 61)
@@ -156,6 +166,8 @@ def test_tensor_path_reward_equals_pil_path(singles, case):
 # ----------------------------------------------------------------------------- weighted sums
 
 def test_weighted_sum_equals_its_parts(models, singles):
+    import torch
+
     weights = {"pickscore": 1.0, "hpsv2": 0.5, "imagereward": -0.25, "clip_score": 0.2}
     combined = rewards.load(weights, model={k: models[k] for k in weights}, device="cpu",
                             options={"clip_score": {"form": "cosine"}})
@@ -173,6 +185,8 @@ def test_weighted_sum_equals_its_parts(models, singles):
 
 
 def test_fixed_affine_normalisation_is_shift_then_scale(models, singles):
+    import torch
+
     affine = {"pickscore": (-4.0, 2.0), "imagereward": (0.5, 0.25)}
     weights = {"pickscore": 1.0, "imagereward": 2.0}
     reward = rewards.load(weights, model={k: models[k] for k in weights}, device="cpu", normalize=affine)
@@ -209,6 +223,8 @@ def test_running_normalisation_equals_a_hand_computation(models, singles):
 
 
 def test_running_normalisation_of_one_value_only_centres():
+    import torch
+
     reward = rewards.Reward({"x": None}, {"x": 1.0}, normalize="running")
     value = torch.tensor([2.5])
     assert torch.equal(reward._normalise("x", value), torch.tensor([0.0]))  # std 0: r - mean
@@ -220,6 +236,8 @@ def test_running_normalisation_of_one_value_only_centres():
 def test_a_batch_gives_one_reward_per_pair_in_order_with_repeated_prompts(singles, case):
     """B images + B prompts (three of them the same) -> B rewards, each equal to that pair scored alone; reversing
     the batch reverses the rewards (ImageReward's package returned images x prompts rewards for repeated prompts)."""
+    import torch
+
     reward = singles[case]
     pil, pixels = _batch(47, 61)
     for images in (pixels, pil):
@@ -235,6 +253,8 @@ def test_a_batch_gives_one_reward_per_pair_in_order_with_repeated_prompts(single
 
 
 def test_same_inputs_give_bitwise_the_same_output(models):
+    import torch
+
     weights = {"pickscore": 1.0, "hpsv2": 0.5, "imagereward": 0.25}
     reward = rewards.load(weights, model={k: models[k] for k in weights}, device="cpu")
     pil, pixels = _batch(47, 61)
@@ -247,6 +267,8 @@ def test_same_inputs_give_bitwise_the_same_output(models):
 
 
 def test_the_prompt_cache_stays_bounded_in_a_long_loop(models):
+    import torch
+
     reward = rewards.load("pickscore", model=models["pickscore"], device="cpu")
     reward.max_cached_prompts = 6
     cache = reward.scorers["pickscore"]._text_cache
@@ -262,6 +284,8 @@ def test_the_prompt_cache_stays_bounded_in_a_long_loop(models):
 
 @pytest.mark.parametrize("case", CASES)
 def test_differentiable_gradients_reach_the_input_pixels(models, case):
+    import torch
+
     name = CASES[case]
     reward = rewards.load(name, model=models[case], device="cpu", differentiable=True, options=_options(name))
     _, pixels = _batch(47, 61)
@@ -277,6 +301,8 @@ def test_differentiable_gradients_reach_the_input_pixels(models, case):
 
 
 def test_differentiable_weighted_sum_backpropagates(models):
+    import torch
+
     weights = {"pickscore": 1.0, "hpsv2": 0.5}
     reward = rewards.load(weights, model={k: models[k] for k in weights}, device="cpu", differentiable=True,
                           normalize="running")
@@ -299,6 +325,7 @@ def test_differentiable_is_refused_for_judges_and_pil_input(models):
 def test_rewards_without_a_tensor_path_take_tensors_as_pil_images(tmp_path):
     """HPSv3 (Qwen2-VL processor on the CPU): a tensor of ``uint8 / 255`` pixels scores exactly as the PIL images
     of those pixels do through the scorer itself (the conversion rounds back to the same uint8 values)."""
+    import torch
     from tests.tiny_reward_models import build_hpsv3
 
     reward = rewards.load("hpsv3", model=build_hpsv3(tmp_path), device="cpu")
@@ -313,6 +340,7 @@ def test_rewards_without_a_tensor_path_take_tensors_as_pil_images(tmp_path):
 # ----------------------------------------------------------------------------- VLM judges, served
 
 def test_unifiedreward_through_a_served_judge_with_the_same_interface(models):
+    import torch
     from tests.loopback_chat_server import ChatServer, chat_reply
 
     def respond(body):
@@ -337,6 +365,7 @@ def test_unifiedreward_through_a_served_judge_with_the_same_interface(models):
 
 def test_vqa_score_through_a_served_vlm_with_the_same_interface():
     """``vqa_score`` on a served chat VLM: P(yes) from the reply's top logprobs, one per pair, in order."""
+    import torch
     from tests.loopback_chat_server import ChatServer, chat_reply, request_text
 
     def respond(body):
@@ -351,10 +380,13 @@ def test_vqa_score_through_a_served_vlm_with_the_same_interface():
     torch.testing.assert_close(out, torch.tensor([0.8, 0.3, 0.8]), rtol=1e-6, atol=1e-7)  # hand: the scripted P(yes)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_tensors_stay_on_the_device(models, singles):
     """A CUDA batch is preprocessed and scored on the GPU (the result lives there) and matches the CPU path to
     float32 rounding across devices (1e-4 relative: different kernels)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
     _, pixels = _batch(47, 61)
     for name in ("pickscore", "hpsv2", "imagereward"):
         gpu = rewards.load(name, model=models[name], device="cuda")

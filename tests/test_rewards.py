@@ -14,8 +14,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import torch
-import torch.nn.functional as F
 from PIL import Image
 
 from scorers.metrics.reward_models import scaled_cosine, standardise
@@ -140,6 +138,7 @@ def test_hpsv2_preprocessing_equals_the_official_pipeline(size):
 
 def pickscore_reference(model_dir, image, prompt):
     """The official README's ``calc_probs`` before the softmax, for one image and one prompt."""
+    import torch
     from transformers import AutoModel, AutoProcessor
 
     processor = AutoProcessor.from_pretrained(model_dir)
@@ -182,6 +181,7 @@ def hpsv2_official_scores(folder, images, prompt_list):
     """``hpsv2.score`` one image per call: ``preprocess_val``, tokenizer, ``model(image, text)`` normalised features,
     ``diag(image_features @ text_features.T)``."""
     import open_clip
+    import torch
 
     model, _, _ = open_clip.create_model_and_transforms(folder)
     tokenizer = open_clip.get_tokenizer(folder)
@@ -210,10 +210,14 @@ def test_hpsv2_matches_the_official_definition_one_score_per_pair(models):
 # ----------------------------------------------------------------------------- ImageReward
 
 def _linear(x, sd, name):
+    import torch.nn.functional as F
+
     return F.linear(x, sd[f"{name}.weight"], sd[f"{name}.bias"])
 
 
 def _ln(x, sd, name, eps):
+    import torch.nn.functional as F
+
     return F.layer_norm(x, x.shape[-1:], sd[f"{name}.weight"], sd[f"{name}.bias"], eps)
 
 
@@ -222,6 +226,9 @@ def imagereward_official_reward(sd, pixels, input_ids, attention_mask, heads_v, 
     """``ImageReward.score`` from its official state dict: BLIP ``VisionTransformer.forward`` (timm blocks, LayerNorm
     eps 1e-6), ``med.BertModel`` in ``mode="multimodal"`` (self-attention with the (1 - mask) * -10000 extended mask,
     cross-attention to all image tokens, LayerNorm eps 1e-12), ``MLP`` on token 0, then ``(r - mean) / std``."""
+    import torch
+    import torch.nn.functional as F
+
     v = "blip.visual_encoder"
     p = sd[f"{v}.patch_embed.proj.weight"].shape[-1]
     x = F.conv2d(pixels, sd[f"{v}.patch_embed.proj.weight"], sd[f"{v}.patch_embed.proj.bias"], stride=p)
@@ -273,6 +280,7 @@ def imagereward_official_reward(sd, pixels, input_ids, attention_mask, heads_v, 
 
 
 def imagereward_reference_scores(official_pt, tokenizer_dir, images, prompt_list):
+    import torch
     from transformers import BertTokenizer
 
     from tests.tiny_reward_models import TINY_MED, TINY_VISION
@@ -322,6 +330,7 @@ def test_imagereward_converted_folder_round_trips(tmp_path, models):
 
 
 def test_imagereward_converter_rejects_unknown_keys():
+    import torch
     from scorers.models.imagereward import convert_official_state_dict
 
     with pytest.raises(ValueError, match="unexpected key 'blip.itm_head.weight'"):

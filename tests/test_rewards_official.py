@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 SRC = os.environ.get("TS2_HPSV2_SRC")
@@ -29,6 +28,7 @@ TINY = ('{"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 2, "width"
 @pytest.mark.skipif(not SRC, reason="set TS2_HPSV2_SRC to an unpacked hpsv2 wheel to run")
 def test_official_hpsv2_package_equals_ours(tmp_path, monkeypatch):
     import open_clip
+    import torch
 
     from scorers.metrics.reward_models import HPSv2Score
     from tests.tiny_embed_models import build_open_clip
@@ -81,6 +81,7 @@ def test_official_imagereward_blip_code_equals_ours(tmp_path, monkeypatch):
     without gradient checkpointing) stubbed; in med.py, two transformers 4.x imports re-pointed and ``init_weights()``
     skipped (the weights come from the state dict); the 4.x ``invert_attention_mask`` / ``get_head_mask`` helpers
     re-added as 4.x defines them. Measured 2026-11-24: rewards within 1.3e-6."""
+    import torch
     from torchvision.transforms import CenterCrop, Compose, InterpolationMode, Normalize, Resize, ToTensor
     from transformers import BertTokenizer
 

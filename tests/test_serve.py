@@ -14,8 +14,9 @@ import urllib.request
 import numpy as np
 import pytest
 
-pytest.importorskip("ray")
-from ray import serve  # noqa: E402
+from tests.conftest import skip_module_without
+
+skip_module_without("ray")
 
 from scorers.rewards.api import RemoteReward, load  # noqa: E402
 from scorers.rewards.serve import Limits, build_app  # noqa: E402
@@ -65,6 +66,8 @@ def clip_path():
 def service(local_ray, clip_path, monkeypatch_module):
     """One Serve instance on loopback: app ``open`` at / (batching: up to 8 requests, 2 s wait) and app ``locked``
     at /locked (bearer token)."""
+    from ray import serve
+
     port = _free_port()
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     limits = Limits(max_request_bytes=200_000, max_images=6, max_pixels=64 * 64)

@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("ray")
+from tests.conftest import skip_module_without
+
+skip_module_without("ray")
 
 from scorers.rewards.api import RemoteReward, load  # noqa: E402
 from tests.tiny_embed_models import tiny_models  # noqa: E402

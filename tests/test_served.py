@@ -19,7 +19,6 @@ from scorers.metrics.qga.vqascore import backend_yes_probability
 from PIL import Image
 
 from scorers.scoring.cache import RequestCache
-from scorers.models.openai_compat import OpenAIChat, ServedModelError
 from tests.conftest import refused_port
 from tests.loopback_chat_server import ChatServer, body_hash, chat_reply, request_text
 
@@ -35,6 +34,8 @@ def images(n):
 
 
 def client(server, **options):
+    from scorers.models.openai_compat import OpenAIChat
+
     options.setdefault("backoff", 0.01)
     return OpenAIChat("tiny", api_base=server.url, **options)
 
@@ -84,6 +85,8 @@ def test_injected_429_500_timeout_and_dropped_connection_are_retried():
 
 
 def test_gives_up_after_max_retries_with_a_clear_error():
+    from scorers.models.openai_compat import ServedModelError
+
     with ChatServer(echo, faults=[(lambda b, a: True, ("status", 503))]) as server:
         served = client(server, max_retries=2)
         served._sleep = lambda s: None
@@ -93,6 +96,8 @@ def test_gives_up_after_max_retries_with_a_clear_error():
 
 
 def test_bad_request_is_not_retried():
+    from scorers.models.openai_compat import ServedModelError
+
     with ChatServer(echo, faults=[(lambda b, a: True, ("status", 400))]) as server:
         with pytest.raises(ServedModelError, match="HTTP 400"):
             client(server).answer(images(1), ["q"])
@@ -104,6 +109,7 @@ def test_server_refusing_seed_gets_requests_without_it():
 
 
 def _seed_refusing_answers():
+    from scorers.models.openai_compat import OpenAIChat
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     seen = []
@@ -144,6 +150,8 @@ def _seed_refusing_answers():
 
 
 def test_unreachable_server_and_unknown_model_fail_fast_with_one_line():
+    from scorers.models.openai_compat import OpenAIChat, ServedModelError
+
     with refused_port() as port:  # held for the connect: a released probe port may be taken or self-connected
         with pytest.raises(ServedModelError, match=rf"cannot reach http://127.0.0.1:{port}/v1: .*check api_base / "
                                                    "OPENAI_BASE_URL"):  # the library names its parameter
@@ -156,6 +164,8 @@ def test_unreachable_server_and_unknown_model_fail_fast_with_one_line():
 
 
 def test_wrong_api_key_is_named_not_retried():
+    from scorers.models.openai_compat import OpenAIChat, ServedModelError
+
     with ChatServer(echo, api_key="sk-right") as server:
         with pytest.raises(ServedModelError, match="refused the API key"):
             OpenAIChat("tiny", api_base=server.url, api_key="sk-wrong")
@@ -173,6 +183,8 @@ def test_yes_probability_from_scripted_top_logprobs():
 
 
 def test_no_logprobs_is_a_clear_error_naming_server_and_model():
+    from scorers.models.openai_compat import ServedModelError
+
     with ChatServer(lambda body: chat_reply("Yes")) as server:
         with pytest.raises(ServedModelError, match=r"http://127\.0\.0\.1:\d+/v1 \(model 'tiny'\) returned no logprobs"):
             backend_yes_probability(client(server), images(1), ["q"])

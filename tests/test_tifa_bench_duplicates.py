@@ -3,8 +3,9 @@
 import pytest
 
 from scorers.cli import main
+from tests.conftest import skip_module_without
 
-pytest.importorskip("matplotlib")
+skip_module_without("matplotlib")
 
 HEADER = "text_id,image,source,question_id,category,correct\n"
 ROWS = [

@@ -11,8 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import diffusers  # noqa: E402,F401  (the [generate] extra: a test dependency, never skipped)
-
 from scorers.tifa_bench.generate import generate_images, image_seed, load_pipeline  # noqa: E402
 from tests.test_tifa_bench_fixtures import TEXTS, write_tifa_files  # noqa: E402
 from tests.conftest import console_script, free_port  # noqa: E402
@@ -21,6 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 IDS = [t["id"] for t in TEXTS]
 CAPTIONS = [t["caption"] for t in TEXTS]
 CALL = {"num_inference_steps": 2, "guidance_scale": 3.0, "height": 32, "width": 32}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def extra_installed():
+    """The [generate] extra is a test dependency, never skipped: missing, each test here fails. Imported when the
+    first test runs, not at collection."""
+    import diffusers  # noqa: F401
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,8 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
-from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
 from scorers.metrics.qga.vqascore import VQAScorer, styled_backend, vqascore_question
 from tests.loopback_chat_server import ChatServer, chat_reply, request_text
 
@@ -30,6 +28,7 @@ def t2v_metrics_llava_prompt(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def tiny_llava(tmp_path_factory):
+    import torch
     from scorers.models.llava import LlavaVQA
     from tests.tiny_vqa_models import make_llava
 
@@ -58,6 +57,8 @@ def test_llava_t2v_metrics_prompt_is_the_reference_string(tiny_llava):
 
 def _p_yes_by_hand(backend, image, prompt_text: str) -> float:
     """P(the tokens of "Yes" follow ``prompt_text``) from one plain forward of the model (no batching, no cache)."""
+    import torch
+
     processor, model = backend.processor, backend.model
     answer = processor.tokenizer("Yes", add_special_tokens=False)["input_ids"]
     inputs = processor(images=[image], text=[prompt_text], return_tensors="pt")
@@ -83,6 +84,7 @@ def test_llava_scores_under_each_style_equal_a_forward_by_hand(tiny_llava):
 
 
 def test_served_chat_model_gets_no_system_prompt_with_t2v_metrics():
+    from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
     from scorers.scoring.registry import build_scorer
 
     top = [{"token": "Yes", "logprob": math.log(0.6)}, {"token": "No", "logprob": math.log(0.3)}]
@@ -107,7 +109,7 @@ def test_served_chat_model_gets_no_system_prompt_with_t2v_metrics():
 
 
 def test_local_chat_vlm_system_prompt_follows_the_style(tmp_path):
-    from scorers.models.chat_vlm import ChatVLM
+    from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT, ChatVLM
     from tests.tiny_vqa_models import make_chat_vlm
 
     vlm = ChatVLM(str(make_chat_vlm(tmp_path)), device="cpu", precision="fp32")

@@ -10,8 +10,6 @@ import io
 import json
 from pathlib import Path
 
-import torch
-
 IMAGE_SIZE = 32
 
 #: sentences for the tiny SigLIP sentencepiece model (covers the fixture prompts' alphabet)
@@ -40,6 +38,8 @@ def clip_tokenizer():
 
 
 def _seed(seed: int) -> None:
+    import torch
+
     torch.manual_seed(seed)
 
 
@@ -133,6 +133,7 @@ def build_hf_align(root: str | Path, *, seed: int = 0) -> str:
 def build_open_clip(root: str | Path, *, seed: int = 0) -> str:
     """Tiny open_clip ViT in open_clip's ``local-dir:`` layout; returns ``"local-dir:<folder>"``."""
     import open_clip
+    import torch
 
     _seed(seed)
     model_cfg = {

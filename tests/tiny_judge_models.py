@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 #: the published pointwise output format of UnifiedReward-2.0 (``Alignment Score (1-5): X`` / ``Coherence Score
 #: (1-5): Y`` / ``Style Score (1-5): Z``; e.g. the authors' example outputs), one line per token
 REPLY_LINES = ("Alignment Score (1-5): 4\n", "Coherence Score (1-5): 3\n", "Style Score (1-5): 5")
@@ -40,6 +38,7 @@ SPECIALS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", 
 
 def make_fixed_reply_qwen3_vl(root: str | Path, reply_lines: tuple[str, ...] = REPLY_LINES, seed: int = 0) -> Path:
     """Save the tiny Qwen3-VL under ``root/qwen3_vl-fixed-reply`` and return the folder (``--model`` value)."""
+    import torch
     import transformers
 
     from tests.tiny_vqa_models import _bpe_tokenizer
@@ -71,16 +70,19 @@ def make_fixed_reply_qwen3_vl(root: str | Path, reply_lines: tuple[str, ...] = R
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=False)
     model = transformers.Qwen3VLForConditionalGeneration(config).eval()
-    craft_fixed_reply(model, line_ids, tokenizer.eos_token_id)
+    with torch.no_grad():
+        craft_fixed_reply(model, line_ids, tokenizer.eos_token_id)
     out = Path(root) / "qwen3_vl-fixed-reply"
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out
 
 
-@torch.no_grad()
 def craft_fixed_reply(model, line_ids: list[int], eos_id: int) -> None:
-    """Zero the residual writers of every text layer and set embeddings / LM head to the token chain above."""
+    """Zero the residual writers of every text layer and set embeddings / LM head to the token chain above (call it
+    under ``torch.no_grad()``: the weights are written in place)."""
+    import torch
+
     text = model.model.language_model
     for layer in text.layers:
         layer.self_attn.o_proj.weight.zero_()

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 #: Qwen2-VL's chat layout (default system turn, then each message; image placeholder inside the user turn)
 QWEN2VL_CHAT_TEMPLATE = (
     "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
@@ -23,6 +21,7 @@ def make_qwen_chat(root: str | Path, family: str = "qwen2_vl", seed: int = 0, *,
                    heads: int = 2, vision_hidden: int = 32, vision_layers: int = 2, max_pixels: int = 28 * 28 * 16,
                    corpus: tuple[str, ...] = (), vocab_size: int = 300, initializer_range: float = 0.2) -> Path:
     """``family`` "qwen2_vl" or "qwen2_5_vl"; images are resized to at most ``max_pixels`` (16 merged tokens)."""
+    import torch
     import transformers
 
     from tests.tiny_vqa_models import _bpe_tokenizer

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
-
 from tests.tiny_embed_models import build_hf_clip, build_open_clip
 from tests.tiny_qwen_models import QWEN2VL_CHAT_TEMPLATE
 
@@ -34,6 +32,8 @@ def official_imagereward_state_dict(vocab_size: int, *, seed: int = 0, scale: fl
     """A random state dict with the official ``ImageReward.pt`` keys and shapes (BLIP ``VisionTransformer`` blocks,
     ``med.BertModel`` with cross-attention, ``MLP``; plus the unused ``vision_proj``/``text_proj``), written from the
     official module definitions (``ImageReward/models/BLIP/vit.py``, ``med.py``, ``ImageReward.py``)."""
+    import torch
+
     g = torch.Generator().manual_seed(seed)
     v, t = TINY_VISION, TINY_MED
     d, p, n_patch = v["hidden_size"], v["patch_size"], (v["image_size"] // v["patch_size"]) ** 2
@@ -82,6 +82,8 @@ def official_imagereward_state_dict(vocab_size: int, *, seed: int = 0, scale: fl
 def build_official_imagereward(root: str | Path, *, seed: int = 0) -> tuple[Path, Path]:
     """``root/ImageReward.pt`` (official layout) + ``root/med_config.json`` + ``root/tokenizer/``; returns the .pt
     path and the tokenizer folder."""
+    import torch
+
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     tokenizer = blip_tokenizer()
@@ -95,6 +97,7 @@ def build_official_imagereward(root: str | Path, *, seed: int = 0) -> tuple[Path
 
 def build_imagereward(root: str | Path, *, seed: int = 0) -> str:
     """A converted tiny ImageReward folder (``scorers.models.imagereward.save_pretrained``) under ``root/imagereward``."""
+    import torch
     from scorers.models.imagereward import ImageRewardModel, convert_official_state_dict, save_pretrained
 
     official, tokenizer_dir = build_official_imagereward(Path(root) / "official", seed=seed)
@@ -124,6 +127,8 @@ TINY_HPSV3_PIXELS = 16 * 28 * 28
 def official_hpsv3_state_dict(model, head_hidden: int = 1024, seed: int = 0) -> dict:
     """An official-layout (transformers 4.45 key names) HPSv3 state dict from a transformers 5 Qwen2-VL ``model``,
     its weights re-drawn at random, plus a random ranknet head ``rm_head.{0,3,5}``."""
+    import torch
+
     g = torch.Generator().manual_seed(seed)
     sd = {}
     for key, value in model.state_dict().items():
@@ -147,6 +152,7 @@ def official_hpsv3_state_dict(model, head_hidden: int = 1024, seed: int = 0) -> 
 def build_hpsv3(root: str | Path, *, seed: int = 0) -> str:
     """A tiny HPSv3 folder: Qwen2-VL config + processor (with ``<|Reward|>``) + official-layout ``HPSv3.safetensors``
     + ``hpsv3_config.json`` (16 image tokens instead of the official 256)."""
+    import torch
     from safetensors.torch import save_file
     from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor, Qwen2VLProcessor,
                               Qwen2VLVideoProcessor)

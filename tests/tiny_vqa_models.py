@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 IMAGE_SIZE = 32
 _WORDS = ("is there a red cat dog on the table what color how many are yes no it in of blue green two one "
           "does this figure show please answer or question short answer user assistant image tree person")
@@ -44,6 +42,8 @@ def _bpe_tokenizer(extra_special=("<image>",), corpus=(), vocab_size=300):
 
 
 def _seed(seed: int) -> None:
+    import torch
+
     torch.manual_seed(seed)
 
 
