@@ -76,7 +76,7 @@ def test_image_input_passes_the_path_without_opening_it(tmp_path):
 
 
 def test_a_model_error_names_the_demos_field(tmp_path):
-    from scorers.checks import ParameterError
+    from scorers.errors import ParameterError
     from scorers.demo.config import AppConfig
     from scorers.demo.upload_scoring import LazyScorer, ScorerSpec, demo_wording, scorer_specs
 

@@ -33,7 +33,8 @@ NOT_LIBRARY = ("scorers/cli/", "scorers/report/", "scorers/demo/")
 UPPER_ALLOWED: set = set()
 #: the floor plan, lowest first: (layer, the module prefixes it holds). A module imports its own layer or lower ones.
 LAYERS = (
-    ("ground", ("scorers.checks", "scorers.units", "scorers.formatting", "scorers.atomic", "scorers.json_safe")),
+    ("ground", ("scorers.checks", "scorers.units", "scorers.formatting", "scorers.atomic", "scorers.json_safe",
+                "scorers.errors")),
     ("stats", ("scorers.stats",)),          # numbers from arrays: walks, rank/sep/delta, agreement, resampling
     ("tables", ("scorers.tables",)),        # reading and joining tables; the one download path (release)
     ("models", ("scorers.models",)),        # one file per model family: load + batched forward

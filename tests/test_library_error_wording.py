@@ -2,7 +2,7 @@
 
 The library's messages are checked from the source (an AST walk over every ``raise`` of the modules below: no string in
 it holds a ``--flag``), and the CLI's wording through real commands and :class:`scorers.cli._validate.OptionNames` on
-each library wording (a :class:`scorers.checks.Wording`, as the library raises it) it translates: the option comes from
+each library wording (a :class:`scorers.errors.Wording`, as the library raises it) it translates: the option comes from
 argparse's dest -> option table of the command that ran, never from the text.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scorers.checks import ParameterError, Wording, mention
+from scorers.errors import ParameterError, Wording, mention
 from scorers.cli import Parser, build_parser, main
 from scorers.cli._validate import OptionNames
 from scorers.stats.meta import ts2_meta

@@ -55,7 +55,7 @@ def _parsers(parser: argparse.ArgumentParser):
 
 class OptionNames:
     """The option that sets each library parameter, read from argparse's own tables (each option's dest and option
-    strings), never from the text: a library error names parameters (:class:`scorers.checks.Wording`), the command line
+    strings), never from the text: a library error names parameters (:class:`scorers.errors.Wording`), the command line
     says options. A parameter is the option whose dest it is on the command that ran; else on any ``ts2`` command,
     where all spell it alike (a message may point to another command, as ``ts2 tifa-bench score --name``); else, on a
     command that passes ``--option KEY=VALUE`` to a scorer, ``--option NAME=`` (a scorer argument without a flag of its
@@ -80,7 +80,7 @@ class OptionNames:
 
     def say(self, message: object) -> str:
         """``message`` (a text, or an error's message) as this command says it: each parameter as its option."""
-        from scorers.checks import wording_of
+        from scorers.errors import wording_of
 
         wording = wording_of(message)
         if wording is None:

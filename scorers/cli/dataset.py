@@ -50,7 +50,7 @@ def _export(args: argparse.Namespace) -> int:
             **hub,
         )
     except FileExistsError as error:  # `ts2` reports ValueErrors as one line, without a traceback
-        from scorers.checks import wording_of
+        from scorers.errors import wording_of
 
         raise ValueError(wording_of(error) or str(error)) from None
     for config, files in result.files.items():

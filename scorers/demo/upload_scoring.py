@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from scorers.checks import wording_of
+from scorers.errors import wording_of
 from scorers.demo.config import AppConfig
 
 __all__ = ["ImageScore", "LazyScorer", "ScorerSpec", "demo_wording", "score_image", "scorer_specs"]
@@ -42,7 +42,7 @@ class ScorerSpec:
 
 def demo_wording(error: BaseException, spec: ScorerSpec) -> str:
     """``error``'s message as the demo says it: the library names its parameters (a
-    :class:`~scorers.checks.ParameterError`), the demo names its own control for each it has, the model as the
+    :class:`~scorers.errors.ParameterError`), the demo names its own control for each it has, the model as the
     ``ts2 demo`` flag that set it (``spec.option``, e.g. ``--clip-model``); other parameters keep their Python names."""
     wording = wording_of(error)
     return str(error) if wording is None else wording.worded({"model": spec.option})

@@ -18,7 +18,7 @@ import re
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-from scorers.checks import ParameterError, Wording, mention
+from scorers.errors import ParameterError, Wording, mention
 from scorers.tables.release import PROBE_TIMEOUT_S, probe  # the one reachability probe (its timeout re-exported)
 
 __all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "hub_cache_dir", "hub_reachable", "model_source"]
@@ -110,7 +110,7 @@ def model_source(name: str, *, option: str = "model", files: Sequence[str] = ("c
                  resolve: bool = True, errors: tuple[type[BaseException], ...] = ()) -> Iterator[str]:
     """Yield where to load ``name`` from (see module docstring); loading errors inside the block become a
     :class:`ModelLoadError`. ``option`` is the parameter that passes another model (``model``, ``sbert``): the
-    errors name it (``model='x': ...``, a :class:`~scorers.checks.ParameterError`: ``ts2`` names its flag instead);
+    errors name it (``model='x': ...``, a :class:`~scorers.errors.ParameterError`: ``ts2`` names its flag instead);
     ``files`` are the checkpoint files that show a Hub repo is cached (``config.json``; ``modules.json`` for
     sentence-transformers; ``open_clip_config.json`` for open_clip). ``resolve=False`` yields ``name`` unchanged
     (names the loader resolves itself, e.g. an open_clip architecture + tag); ``errors`` adds exception types that

@@ -14,7 +14,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from scorers.checks import Wording
+from scorers.errors import Wording
 from scorers.models.loading import PROBE_TIMEOUT_S, ModelLoadError, cached_file, hub_cache_dir, hub_reachable
 
 __all__ = ["builtin_weights", "hpsv2_checkpoint", "random_weights_error"]

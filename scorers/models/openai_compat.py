@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scorers.checks import Wording
+from scorers.errors import Wording
 from scorers.json_safe import content_key
 from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
 from scorers.models.vqa_base import check_pairs

@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from scorers.checks import ParameterError, check_pairs
+from scorers.checks import check_pairs
+from scorers.errors import ParameterError
 from scorers.models.precision import dtype_of
 
 __all__ = ["BACKENDS", "PromptedVQA", "SharedPrefix", "answer_log_probability", "chunks", "image_windows",

@@ -25,7 +25,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 
 __all__ = ["Limits", "build_app", "serve_rewards"]
 

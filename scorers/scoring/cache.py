@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from scorers.atomic import write_text_atomic
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 from scorers.json_safe import json_default, json_float, jsonable
 
 __all__ = ["CacheBusyError", "RequestCache", "ScoreCache", "ShardWriter", "item_stamp", "release_locks"]

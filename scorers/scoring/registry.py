@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 
 __all__ = ["SCORERS", "SCORER_INFO", "ScorerInfo", "build_scorer", "format_scorer_list", "get_factory",
            "list_scorers"]

@@ -57,7 +57,8 @@ import numpy as np
 from scorers.json_safe import jsonable
 from scorers.models.images import open_rgb
 from scorers.scoring.cache import ScoreCache, item_stamp, release_locks
-from scorers.checks import ParameterError, check_pairs, value_error, wording_of
+from scorers.checks import check_pairs
+from scorers.errors import ParameterError, value_error, wording_of
 
 __all__ = ["RunResult", "RunStart", "assemble_result", "broadcast", "check_run_inputs", "check_run_options", "finish",
            "pairs_output", "process_state", "record_columns", "run", "score_pairs", "start_run"]

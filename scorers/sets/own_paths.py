@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scorers.checks import ParameterError, Wording
+from scorers.errors import ParameterError, Wording
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
 from scorers.sets._common import SetImagesUnavailable
 

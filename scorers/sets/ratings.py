@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scorers.checks import Wording
+from scorers.errors import Wording
 from scorers.stats.meta import as_scores
 from scorers.tables.readers import read_csv
 from scorers.tables.release import PinnedFile, fetch

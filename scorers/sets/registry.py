@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 
 __all__ = ["IMAGES", "PAIRS", "RATINGS", "REGISTRY", "SEGS", "Headline", "ImageSource", "SetRecord", "canonical_name",
            "check_set_name", "find_set", "get_set", "headline_of", "register", "set_names"]

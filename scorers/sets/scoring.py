@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from scorers.checks import ParameterError, Wording, wording_of
+from scorers.errors import ParameterError, Wording, wording_of
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
 from scorers.sets._common import SetImagesUnavailable
 from scorers.sets.own_paths import prepare_run

@@ -38,7 +38,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from scorers.checks import ParameterError, check_same_length
+from scorers.checks import check_same_length
+from scorers.errors import ParameterError
 from scorers.json_safe import json_float
 from scorers.stats.meta import as_scores
 from scorers.stats.preference_accuracy import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_MAX  # noqa: F401  (re-exported)

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from scorers.checks import ParameterError, Wording, mention
+from scorers.errors import ParameterError, Wording, mention
 from scorers.stats.agreement import COEFFICIENTS, Agreement, GroupedBootstrap, agreement_many, inter_rater
 from scorers.stats.meta import as_scores
 

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 
 __all__ = [
     "DEFAULT_SEG_IDS",
@@ -404,7 +404,7 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
         >>> resolve_seg_subset("default", [170])
         Traceback (most recent call last):
         ...
-        scorers.checks.ParameterError: none of the default SEGs (0-163) is in the input (it has 170); pass seg_subset='all' or a range
+        scorers.errors.ParameterError: none of the default SEGs (0-163) is in the input (it has 170); pass seg_subset='all' or a range
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
         return None

@@ -46,7 +46,8 @@ import numpy as np
 from scorers.stats.graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
                     walks)
 from scorers.stats.resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
-from scorers.checks import ParameterError, Wording, check_choice, parse_number, value_error
+from scorers.checks import check_choice, parse_number
+from scorers.errors import ParameterError, Wording, value_error
 from scorers.json_safe import json_float
 
 __all__ = [

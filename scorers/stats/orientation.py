@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from scorers.checks import ParameterError, mention
+from scorers.errors import ParameterError, mention
 
 __all__ = ["RELEASED_LOWER_IS_BETTER", "resolve_orientation"]
 

@@ -43,7 +43,8 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.checks import ParameterError, check_choice, check_same_length
+from scorers.checks import check_choice, check_same_length
+from scorers.errors import ParameterError
 from scorers.stats.resampling import PairedComparison, percentile_interval, resample_counts, resample_indices
 from scorers.json_safe import json_float
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from scorers.checks import ParameterError, mention
+from scorers.errors import ParameterError, mention
 from scorers.json_safe import json_float
 
 __all__ = [
@@ -60,7 +60,7 @@ def resample_indices(n_units: int, n_resamples: int, seed: int | np.random.Gener
         >>> resample_indices(4, -1, seed=0, name="n_bootstrap")
         Traceback (most recent call last):
         ...
-        scorers.checks.ParameterError: n_bootstrap must be an integer >= 0, got -1
+        scorers.errors.ParameterError: n_bootstrap must be an integer >= 0, got -1
     """
     if int(n_resamples) != n_resamples or n_resamples < 0:
         raise ParameterError("{name} must be an integer >= 0, got {value!r}", name=mention(name), value=n_resamples)

@@ -9,7 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.checks import ParameterError, parse_numbers
+from scorers.checks import parse_numbers
+from scorers.errors import ParameterError
 from scorers.stats.meta import as_scores
 
 __all__ = ["KEY_COLUMNS", "MAX_METRIC_COLUMNS", "METADATA_COLUMNS", "check_score_header", "preview_names",

@@ -11,7 +11,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from scorers.checks import INTEGER, ParameterError, integer_column, value_error
+from scorers.checks import INTEGER, integer_column
+from scorers.errors import ParameterError, value_error
 from scorers.stats.graph import NODE_LABEL, error_count, parse_seg_range, partition_of
 from scorers.stats.meta import as_scores
 from scorers.tables.columns import check_score_header, text_scores

@@ -57,7 +57,7 @@ from typing import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from scorers.atomic import write_text_atomic
-from scorers.checks import Wording
+from scorers.errors import Wording
 
 __all__ = [
     "ChecksumMismatch",

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scorers.atomic import atomic_path, write_text_atomic
-from scorers.checks import ParameterError, value_error, wording_of
+from scorers.errors import ParameterError, value_error, wording_of
 
 __all__ = ["generate_images", "image_path", "image_seed", "load_pipeline"]
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 from scorers.formatting import MISSING, format_number, is_missing, latex_escape
 from scorers.tifa_bench.tifa_v1_files import SOURCES
 from scorers.tifa_bench.results import BenchResult, compare_runs, summarize

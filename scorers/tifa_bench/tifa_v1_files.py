@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 from scorers.tables.readers import read_json_list
 
 __all__ = ["CATEGORIES", "FILES", "REVISION", "SOURCES", "TIFABench", "load_tifa_v1", "pinned_path",

@@ -205,7 +205,7 @@ def hub_segs(
     import numpy as np
     from huggingface_hub import constants
 
-    from scorers.checks import Wording
+    from scorers.errors import Wording
     from scorers.models.loading import hub_reachable
     from scorers.tables.release import HUB_REPO, HUB_REVISION
 

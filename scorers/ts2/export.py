@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from scorers.checks import Wording
+from scorers.errors import Wording
 from scorers.ts2.dataset import CONFIGS, find_builder_script, load_ts2
 from scorers.units import parse_quantity
 

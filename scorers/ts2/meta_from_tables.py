@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence, Union
 
 import numpy as np
 
-from scorers.checks import value_error
+from scorers.errors import value_error
 from scorers.stats.graph import resolve_seg_subset
 from scorers.tables.join import join_scores
 from scorers.stats.meta import TS2Evaluator, TS2Result

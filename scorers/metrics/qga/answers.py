@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 from scorers.tables.readers import integer_column, read_csv
 from scorers.metrics.qga.matching import AnswerMatcher
 from scorers.metrics.qga.questions import QuestionSet

@@ -20,7 +20,8 @@ from scorers.metrics.qga.dsg import dsg_passed, dsg_score
 from scorers.metrics.qga.matching import AnswerMatcher, clean_answer, is_blank
 from scorers.metrics.qga.questions import Question
 from scorers.metrics.qga.tifa import is_correct, tifa_score
-from scorers.checks import ParameterError, check_choice
+from scorers.checks import check_choice
+from scorers.errors import ParameterError
 
 __all__ = ["ON_BLANK", "RULES", "build_records", "check_on_blank", "image_scores"]
 

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scorers.checks import ParameterError
+from scorers.errors import ParameterError
 from scorers.models.images import open_rgb
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
