@@ -1,4 +1,5 @@
-"""Shared test settings: offline Hub, private HF caches, and the path of the shared TS2 release tables."""
+"""Shared test settings: offline Hub, private HF caches, and the TS2 release tables found as the package finds them
+(``tests/release_data.py``: TS2_DATA, else ../shared/ts2 when it exists; the release cache; the pinned download)."""
 from __future__ import annotations
 
 import contextlib
@@ -12,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from tests import release_data  # first: it keeps the environment the run started with (TS2_DATA, HF_HOME...)
+
 _CACHE = tempfile.mkdtemp(prefix="ts2-tests-hf-")
+# Code under test sees a TS2_DATA only when a test sets one (monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))):
+# the tests' own release folder is release_data's business, so a test of the default lookup stays honest.
+os.environ.pop(release_data.DATA_ENV, None)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -21,7 +27,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["HF_HOME"] = _CACHE
 os.environ["HF_DATASETS_CACHE"] = os.path.join(_CACHE, "datasets")
 
-SHARED_TS2 = Path(__file__).resolve().parents[1].parent / "shared" / "ts2"
+#: the default for TS2_DATA when it exists (kept for old imports; tests use the ``shared_ts2`` fixture)
+SHARED_TS2 = release_data.DEFAULT_DATA
 # The scripts folder of the interpreter running the tests (a venv's bin/, activated or not): tests start `ts2`,
 # `accelerate`... from here, never from PATH, so they test what this interpreter has installed.
 SCRIPTS = Path(sys.executable).parent
@@ -96,10 +103,44 @@ def _fresh_hub_reachability(monkeypatch):
 
 @pytest.fixture(scope="session")
 def shared_ts2() -> Path:
-    """Path of the read-only TS2 release tables (``../shared/ts2``)."""
-    if not SHARED_TS2.is_dir():
-        pytest.skip("../shared/ts2 is not available")
-    return SHARED_TS2
+    """A read-only folder laid out like the TS2 release (``tests/release_data.py``: ``$TS2_DATA`` or ``../shared/ts2``
+    itself when it holds every file found, else links to each file where it was found: that folder, the release
+    cache, the pinned download). Skips (one reason, naming the fix) when ``metadata.csv`` cannot be had."""
+    folder = release_data.release_dir()
+    if folder is None:
+        pytest.skip(release_data.skip_reason("metadata.csv"))
+    return folder
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test (or its fixture) that failed only because a release file is missing, one that no source of this run
+    can provide (``release_data.missing``: a FileNotFoundError naming it), is a skip with that file's one reason."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or call.excinfo is None:
+        return
+    name = release_data.missing(call.excinfo.value)
+    if name is not None:
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {release_data.skip_reason(name)}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """At the end of a run: the skips counted per reason (the reason names the fix), most frequent first."""
+    import collections
+    import re
+
+    counts = collections.Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        counts[re.sub(r"^Skipped: ", "", reason)] += 1
+    if not counts:
+        return
+    terminalreporter.write_sep("-", f"skips by reason ({sum(counts.values())})")
+    for reason, count in counts.most_common():
+        terminalreporter.write_line(f"{count:5d}  {reason}")
 
 
 @pytest.fixture(scope="session")

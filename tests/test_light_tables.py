@@ -20,7 +20,6 @@ from scorers.ts2.meta_from_tables import MetaOptions, meta_from_tables
 from scorers.tables.readers import (column_scores, read_metadata, read_paper_table, read_score_table,
                                    read_table2_full_precision, score_columns)
 
-PUBLISHED = Path(__file__).resolve().parents[2] / "shared" / "published" / "table2_full_precision.csv"
 WIDTH = 1000
 
 
@@ -58,11 +57,12 @@ def test_release_paper_tables_equal_the_pandas_path(shared_ts2):
     assert light.to_dict("records") == frame.to_dict("records")
     assert light["column"] == frame["column"].tolist()
     assert light.drop_duplicates("column").to_dict("records") == frame.drop_duplicates("column").to_dict("records")
-    if not PUBLISHED.is_file():
-        pytest.skip("../shared/published/table2_full_precision.csv is not available")
-    full = light_table2_full_precision(PUBLISHED)
-    assert full is not None and full.to_dict("records") == read_table2_full_precision(PUBLISHED).to_dict("records")
-    assert light_paper_table(PUBLISHED) is None and paper_table(PUBLISHED).to_dict("records") == full.to_dict("records")
+    from tests.release_data import require
+
+    published = require("table2_full_precision.csv")
+    full = light_table2_full_precision(published)
+    assert full is not None and full.to_dict("records") == read_table2_full_precision(published).to_dict("records")
+    assert light_paper_table(published) is None and paper_table(published).to_dict("records") == full.to_dict("records")
 
 
 def _keyed(tmp_path, shared_ts2, rows=None, header="seg_id,file_name,clip,other", lines=None) -> Path:

@@ -1,7 +1,7 @@
 """variant="published" (the code behind the paper's Table 2) and variant="official" (the official TS2 evaluator).
 
 Expected values are computed by hand in the comments (Spearman from average ranks: r = sum(dx*dy) /
-sqrt(sum(dx^2) * sum(dy^2))), or are the published full-precision table (``../shared/published``).
+sqrt(sum(dx^2) * sum(dy^2))), or are the published full-precision table (release file ``table2_full_precision.csv``).
 """
 import json
 import math
@@ -13,7 +13,7 @@ import pytest
 from scorers.stats.graph import paper_era_walks, walks
 from scorers.stats.meta import ts2_meta
 
-PUBLISHED = Path(__file__).resolve().parents[1].parent / "shared" / "published" / "table2_full_precision.csv"
+from tests.release_data import require
 
 
 def seg0(result, metric):
@@ -139,13 +139,12 @@ def test_official_uses_raw_scores():
 
 @pytest.fixture(scope="module")
 def published_reproduction(shared_ts2):
-    if not PUBLISHED.is_file():
-        pytest.skip("../shared/published/table2_full_precision.csv is not available")
+    published = require("table2_full_precision.csv")
     from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import reproduce_table
     from scorers.tables.readers import read_metadata, read_score_table, read_table2_full_precision
 
-    paper = read_table2_full_precision(PUBLISHED)
+    paper = read_table2_full_precision(published)
     reproduction = reproduce_table(read_score_table(shared_ts2 / "released_scores.csv"),
                                    read_metadata(shared_ts2 / "metadata.csv"), paper,
                                    options=MetaOptions(clean_quotes=True, variant="published"))

@@ -1,4 +1,7 @@
-"""Build a local TS2 ``data_dir`` (the Hub dataset's layout) from the shared release tables and small generated images.
+"""Build a local TS2 ``data_dir`` (the Hub dataset's layout) from the release tables and small generated images.
+
+The release tables come from ``tests/release_data.py`` (TS2_DATA, else ../shared/ts2 when it exists; the release
+cache; the pinned download); a test that needs one that no source has skips with one reason naming the fix.
 
 Layout: ``metadata.csv`` (release columns), ``images/<file>.jpg``, ``tifa_questions.csv``, ``dsg_questions.csv``.
 Images are tiny deterministic JPEGs whose colour depends on the SEG id and node, so tests can tell them apart.
@@ -11,9 +14,7 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
-SHARED_TS2 = Path(__file__).resolve().parents[1].parent / "shared" / "ts2"
-#: copies of published files that are not release tables (the official full-precision Table 2)
-SHARED_PUBLISHED = SHARED_TS2.parent / "published"
+from tests.release_data import require
 
 
 def make_data_dir(
@@ -26,7 +27,7 @@ def make_data_dir(
     """Write a data_dir under ``root`` for ``seg_ids`` (default all 165 SEGs, 2,840 images) and return its path."""
     root = Path(root)
     (root / "images").mkdir(parents=True, exist_ok=True)
-    metadata = pd.read_csv(SHARED_TS2 / "metadata.csv", dtype=str, keep_default_na=False)
+    metadata = pd.read_csv(require("metadata.csv"), dtype=str, keep_default_na=False)
     if seg_ids is not None:
         keep = {str(s) for s in seg_ids}
         metadata = metadata[metadata["id"].isin(keep)].reset_index(drop=True)
@@ -37,7 +38,7 @@ def make_data_dir(
         Image.new("RGB", (image_size, image_size), colour).save(root / row.file_name, quality=90)
     if with_questions:
         for name in ("tifa_questions.csv", "dsg_questions.csv"):
-            questions = pd.read_csv(SHARED_TS2 / name, dtype=str, keep_default_na=False)
+            questions = pd.read_csv(require(name), dtype=str, keep_default_na=False)
             if seg_ids is not None:
                 questions = questions[questions["id"].isin({str(s) for s in seg_ids})]
             questions.to_csv(root / name, index=False)
@@ -45,9 +46,9 @@ def make_data_dir(
 
 
 def copy_release_table(name: str, dest: str | Path) -> Path:
-    """Copy one shared release table into a temp location (for tests that corrupt it)."""
+    """Copy one release table into a temp location (for tests that corrupt it)."""
     dest = Path(dest)
-    shutil.copy(SHARED_TS2 / name, dest)
+    shutil.copy(require(name), dest)
     return dest
 
 
@@ -59,14 +60,7 @@ OFFICIAL_TABLE2_HEADER = ["metric", "spearman-all", "spearman-synth", "spearman-
 
 
 def release_bytes(name: str) -> bytes:
-    """The bytes a stand-in source serves for release file ``name``: the shared copy. ``table2_full_precision.csv``
-    (not in ``../shared/ts2``) is the official file's copy in ``../shared/published/``, so its pinned sha256 is
+    """The bytes a stand-in source serves for release file ``name``: the copy the tests find
+    (``release_data.require``: TS2_DATA, the cache, the download; skips when none has it), so its pinned sha256 is
     checked on the way in, as for every other release file."""
-    if name != "table2_full_precision.csv":
-        return (SHARED_TS2 / name).read_bytes()
-    published = SHARED_PUBLISHED / name
-    if not published.is_file():
-        import pytest
-
-        pytest.skip(f"../shared/published/{name} is not available")
-    return published.read_bytes()
+    return require(name).read_bytes()
