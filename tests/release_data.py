@@ -31,6 +31,8 @@ DEFAULT_DATA = REPO.parent / "shared" / "ts2"
 #: where this workplace keeps ``table2_full_precision.csv`` beside ``DEFAULT_DATA`` (used for the default folder only)
 DEFAULT_PUBLISHED = DEFAULT_DATA.parent / "published"
 
+#: the variable naming a local release folder (``scorers.tables.release.DATA_ENV``)
+DATA_ENV = "TS2_DATA"
 _ENV_NAMES = ("TS2_DATA", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "XDG_CACHE_HOME",
               "HF_ENDPOINT", "TS2_GITHUB_URL")
 #: the environment the test run started with (before tests/conftest.py changes it)
