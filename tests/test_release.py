@@ -428,6 +428,22 @@ def test_cli_list_checks_a_local_copy(tmp_path, shared_ts2, capsys):
     assert status["tifa_questions.csv"] == ["local", "missing"]
 
 
+def test_cli_fetch_out_makes_a_release_folder(sources, fresh_cache, tmp_path, capsys):
+    """`ts2 release fetch NAMES --out DIR` prints where each file is (the copies in DIR) and DIR is a release folder:
+    the package then reads it as TS2_DATA, every copy matching its pinned sha256 (strict), with no request."""
+    names = ["metadata.csv", "per_question/llava_dsg.csv"]
+    out = tmp_path / "my-release"
+    assert main(["release", "fetch", *names, "--out", str(out), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [f"{name}\t{(out / name).resolve()}" for name in names]
+    assert f"TS2_DATA={out.resolve()}" in captured.err
+    for name in names:
+        assert (out / name).read_bytes() == release_bytes(name)
+    served = len(sources.requests)
+    assert release.paths(names, out, strict=True) == {name: out.resolve() / name for name in names}
+    assert len(sources.requests) == served
+
+
 def test_cli_fetch_needs_names_or_all(capsys):
     assert main(["release", "fetch"]) == 2
     assert "name the files to fetch" in capsys.readouterr().err

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,12 +25,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fetch = actions.add_parser(
         "fetch", help="download release files once into the Hugging Face cache (verified by sha256)",
         description="Download the named release files (or --all that have a public source) into the cache and verify "
-        "their sha256; files already cached and verified make no request. Prints each local path.",
+        "their sha256; files already cached and verified make no request. Prints one line per file: its release name, "
+        "a tab, and where it is now (the package finds cached files without TS2_DATA). --out DIR also copies them "
+        "into DIR under their release names: a release folder for TS2_DATA (or --data-dir).",
     )
     fetch.add_argument("names", nargs="*", metavar="NAME", help="release file names, e.g. metadata.csv "
                        "raw_answers/mplug_tifa.csv (see `ts2 release list`)")
     fetch.add_argument("--all", action="store_true", help="every release file that has a public download")
     fetch.add_argument("--data-dir", help=data_dir_help)
+    fetch.add_argument("--out", metavar="DIR", help="also copy the files into DIR under their release names (a "
+                       "release folder: then set TS2_DATA=DIR); the printed paths are the copies")
     fetch.add_argument("--quiet", action="store_true", help="no progress bars")
     fetch.set_defaults(handler=_fetch)
 
@@ -75,8 +81,37 @@ def _fetch(args: argparse.Namespace) -> int:
         local = local_data_dir(args.data_dir) is not None  # a local copy may hold files that have no download
         names = [n for n, f in RELEASE_FILES.items() if local or f.url is not None]
         skipped = [f for n, f in RELEASE_FILES.items() if n not in names]
-    for name, found in paths(names, args.data_dir, progress=not args.quiet).items():
-        print(f"{name}\t{found}")
+    found = paths(names, args.data_dir, progress=not args.quiet)
+    if args.out is not None:
+        found = _copy_into(found, Path(args.out))
+    for name, where in found.items():
+        print(f"{name}\t{where}")
     for file in skipped:
         print(f"{file.filename}\tnot fetched: no public download; {args.option_names.say(file.note)}")
+    if args.out is not None:
+        print(f"release folder: {Path(args.out).resolve()} (use it with TS2_DATA={Path(args.out).resolve()} or "
+              f"--data-dir)", file=sys.stderr)
     return 0
+
+
+def _copy_into(found: dict, out: Path) -> dict:
+    """Copy each verified file into ``out`` under its release name (atomically, keeping an identical copy); returns
+    the copies' paths. A file already at its place (``--data-dir`` = ``--out``) stays."""
+    import os
+    import shutil
+    import tempfile
+
+    copies = {}
+    for name, source in found.items():
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not (target.exists() and os.path.samefile(source, target)):
+            handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=".part-", delete=False)
+            handle.close()
+            try:
+                shutil.copyfile(source, handle.name)
+                os.replace(handle.name, target)
+            finally:
+                Path(handle.name).unlink(missing_ok=True)
+        copies[name] = target.resolve()
+    return copies
