@@ -4,7 +4,7 @@ Baseline: the straightforward per-walk / per-pair pandas + scipy loop (``tests/r
 tests cross-check against), run in the same process on the same data. Prints seconds and the speed-up ratio, and
 checks that both give the same per-SEG values.
 
-    python benchmarks/bench_meta.py [--shared ../shared/ts2] [--repeat 5]
+    python benchmarks/bench_meta.py [--data-dir DIR] [--repeat 5]   # DIR: see benchmarks/release_tables.py
 """
 from __future__ import annotations
 
@@ -22,17 +22,17 @@ from scorers.ts2.reproduce import higher_is_better_from_paper  # noqa: E402
 from scorers.stats.meta import TS2Evaluator  # noqa: E402
 from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table  # noqa: E402
 from tests.reference_meta import reference_meta  # noqa: E402
+from benchmarks.release_tables import add_data_dir, release_file  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "ts2"))
+    add_data_dir(parser)
     parser.add_argument("--repeat", type=int, default=5, help="timed repeats of the vectorised path (best is kept)")
     args = parser.parse_args()
-    shared = Path(args.shared)
-    metadata = read_metadata(shared / "metadata.csv")
-    scores = read_score_table(shared / "released_scores.csv")
-    paper = read_paper_table(shared / "paper_table2.csv")
+    metadata = read_metadata(release_file("metadata.csv", args.data_dir))
+    scores = read_score_table(release_file("released_scores.csv", args.data_dir))
+    paper = read_paper_table(release_file("paper_table2.csv", args.data_dir))
     columns = list(dict.fromkeys(paper["column"]))
     values = {c: column_scores(scores, c, clean_quotes=True) for c in columns}
     orient = {c: higher_is_better_from_paper(paper, c) for c in columns}

@@ -8,7 +8,7 @@ and node pairs in Python, then the per-SEG and partition-average CSVs. :func:`of
 (this file's own code, written from reading theirs: the same loops, the same pandas and scipy calls, and the debug
 strings their ``logger.debug(f"...")`` lines build whether or not debug logging is on; ``--lean`` drops those).
 
-Both sides get the 19 metric columns of ``released_scores.csv`` (``$TS2_DATA`` / ``--shared``). The per-metric tables
+Both sides get the 19 metric columns of ``released_scores.csv`` (``--data-dir`` / ``$TS2_DATA``, see ``benchmarks/release_tables.py``). The per-metric tables
 are written to a temporary folder (the release data is not copied into the project). Timed, median seconds of
 ``--repeat`` runs of ``ts2 reproduce`` and ``--official-repeat`` runs of each official case (after a warm-up run):
 
@@ -21,7 +21,7 @@ jobs CPU time moves less than wall time). A check compares the official averages
 official --segs all --json`` and prints the largest difference per meta-metric (rank and delta agree to the JSON's
 rounding; sep differs on the three TIFA columns with NaN scores, see the printed note).
 
-    python benchmarks/bench_official.py [--shared ../shared/ts2] [--repeat 5] [--official-repeat 1]
+    python benchmarks/bench_official.py [--data-dir DIR] [--repeat 5] [--official-repeat 1]
 """
 from __future__ import annotations
 
@@ -195,8 +195,7 @@ def _sum(runs) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", default=os.environ.get("TS2_DATA", str(ROOT.parent / "shared" / "ts2")),
-                        help="release tables: metadata.csv, released_scores.csv, paper_table2.csv")
+    add_data_dir(parser)
     parser.add_argument("--repeat", type=int, default=5, help="runs of ts2 reproduce (the median is printed)")
     parser.add_argument("--official-repeat", type=int, default=1, help="runs of each official case (about a minute)")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)  # OUT_DIR TABLE...: one official process
@@ -205,12 +204,14 @@ def main() -> None:
     if args.worker:
         official_worker([Path(p) for p in args.worker[1:]], Path(args.worker[0]), args.lean)
         return
-    shared = Path(args.shared).resolve()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-               TS2_DATA=str(shared), HF_HUB_OFFLINE="1")
+    from benchmarks.release_tables import release_folder
+
     worker = [sys.executable, str(Path(__file__).resolve()), "--worker"]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        shared = release_folder(args.data_dir, ["metadata.csv", "released_scores.csv", "paper_table2.csv"], tmp)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep), TS2_DATA=str(shared), HF_HUB_OFFLINE="1")
         tables = write_tables(shared, tmp)
         out = tmp / "official"
         out.mkdir()

@@ -3,8 +3,8 @@
 The copy (the files ``git ls-files`` lists: tracked, plus untracked ones git does not ignore) goes to a fresh temporary
 folder with no ``../shared`` beside it, and the suite runs there with no network: ``HF_HUB_OFFLINE=1`` and the other
 offline switches, a fresh empty ``HF_HOME`` (no release cache), ``TS2_DATA`` unset unless ``--ts2-data`` names a
-release folder, and every HTTP(S) proxy pointed at a closed loopback port (loopback itself stays reachable for the
-tests' own servers). It prints the failures, the errors and the skips counted per reason, then pytest's last line.
+release folder, and no proxy settings (the tests' own loopback servers stay reachable; on a machine with network, the
+offline switches are what keeps the run off it). It prints the failures, the errors and the skips counted per reason, then pytest's last line.
 
     python tests/run_from_clone.py                        # the whole suite (tens of minutes on 2 cores)
     python tests/run_from_clone.py -- -m "not slow"       # the quick tier; anything after -- goes to pytest
@@ -19,7 +19,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,16 +45,13 @@ def copy_repository(dest: Path) -> Path:
     return dest
 
 
-def clone_env(copy: Path, home: Path, ts2_data: Path | None, proxy_port: int) -> dict:
+def clone_env(copy: Path, home: Path, ts2_data: Path | None) -> dict:
     """The environment of a user's clone without network: offline switches, an empty HF_HOME, no TS2_DATA (unless
-    given), proxies at a closed port, the copy first on PYTHONPATH."""
+    given), no proxies, the copy first on PYTHONPATH."""
     env = {key: value for key, value in os.environ.items()
            if key not in {"TS2_DATA", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_ENDPOINT",
                           "TS2_GITHUB_URL", "XDG_CACHE_HOME"} and not key.lower().endswith("_proxy")}
-    proxy = f"http://127.0.0.1:{proxy_port}"
-    env.update(OFFLINE, HF_HOME=str(home), XDG_CACHE_HOME=str(home.parent / "xdg-cache"), PYTHONPATH=str(copy),
-               http_proxy=proxy, https_proxy=proxy, HTTP_PROXY=proxy, HTTPS_PROXY=proxy,
-               no_proxy="127.0.0.1,localhost,::1", NO_PROXY="127.0.0.1,localhost,::1")
+    env.update(OFFLINE, HF_HOME=str(home), XDG_CACHE_HOME=str(home.parent / "xdg-cache"), PYTHONPATH=str(copy))
     if ts2_data is not None:
         env["TS2_DATA"] = str(ts2_data)
     return env
@@ -102,10 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         copy = copy_repository(root / "repo")  # nothing beside it: no ../shared
         home = root / "hf-home"
         home.mkdir()
-        # the proxies' port stays bound, never listening, for the whole run: every connection to it is refused
-        blocker = socket.socket()
-        blocker.bind(("127.0.0.1", 0))
-        env = clone_env(copy, home, args.ts2_data.resolve() if args.ts2_data else None, blocker.getsockname()[1])
+        env = clone_env(copy, home, args.ts2_data.resolve() if args.ts2_data else None)
         command = [args.python, *TEST_COMMAND, "-p", "no:cacheprovider", "-rfE", *args.pytest_args]
         print(f"copy: {copy}\nrunning: {' '.join(command)}", flush=True)
         try:
@@ -116,8 +109,6 @@ def main(argv: list[str] | None = None) -> int:
             output = error.stdout.decode() if isinstance(error.stdout, bytes) else (error.stdout or "")
             code = 124
             output += f"\n(stopped after {args.timeout:g} s)"
-        finally:
-            blocker.close()
         (root / "pytest-output.txt").write_text(output)
         print(summarise(output))
         if args.keep:
