@@ -29,7 +29,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="Ray CPU actors")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--image-size", type=int, default=256)
+    from benchmarks.release_tables import add_data_dir
+
+    add_data_dir(parser)  # metadata.csv for the layout
     args = parser.parse_args()
+    if args.data_dir is not None:  # tests.release_data reads TS2_DATA when first imported (below)
+        os.environ["TS2_DATA"] = str(Path(args.data_dir).resolve())
 
     import ray
 

@@ -194,6 +194,9 @@ def _sum(runs) -> tuple[float, float]:
 
 
 def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.release_tables import add_data_dir, release_folder
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_data_dir(parser)
     parser.add_argument("--repeat", type=int, default=5, help="runs of ts2 reproduce (the median is printed)")
@@ -204,7 +207,6 @@ def main() -> None:
     if args.worker:
         official_worker([Path(p) for p in args.worker[1:]], Path(args.worker[0]), args.lean)
         return
-    from benchmarks.release_tables import release_folder
 
     worker = [sys.executable, str(Path(__file__).resolve()), "--worker"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@
 Builds tables of N columns from the release's ``released_scores.csv`` columns plus noise, runs ``ts2 report`` on each
 in a child process and prints wall seconds and peak RSS (``os.wait4``), and the ratio of the widest to the narrowest.
 
-    python benchmarks/bench_report_wide.py [--shared ../shared/ts2] [--columns 20 200]
+    python benchmarks/bench_report_wide.py [--data-dir DIR] [--columns 20 200]   # DIR: benchmarks/release_tables.py
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.test_report_wide import wide_table  # noqa: E402
+from benchmarks.release_tables import add_data_dir, release_folder  # noqa: E402
 
 
 def run_report(scores: Path, metadata: Path, out: Path) -> tuple[float, float]:
@@ -36,12 +37,12 @@ def run_report(scores: Path, metadata: Path, out: Path) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "ts2"))
+    add_data_dir(parser)
     parser.add_argument("--columns", type=int, nargs="+", default=[20, 200])
     args = parser.parse_args()
-    shared = Path(args.shared)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        shared = release_folder(args.data_dir, ["metadata.csv", "released_scores.csv"], tmp)
         for n in args.columns:
             path = Path(tmp) / f"wide{n}.csv"
             wide_table(shared, n).to_csv(path, index=False)

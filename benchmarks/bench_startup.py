@@ -4,13 +4,13 @@ Each case is a fresh ``python`` process (this interpreter, the checkout first on
 exit, ``--repeat`` times; the median is printed with its ratio to ``python -c pass`` timed in the same run (the
 interpreter's own start-up on this machine, the baseline), so figures from a busy or slow machine stay comparable.
 
-Cases: ``ts2 --help``; ``ts2 reproduce`` on the release tables of ``--shared`` (``$TS2_DATA``: metadata.csv,
-released_scores.csv and the paper's printed ``paper_table2.csv``); ``ts2 reproduce`` with the official full-precision
-Table 2 (a temporary release folder linking metadata.csv and released_scores.csv from ``--shared`` and
-``table2_full_precision.csv`` from ``--published``); ``python -c "import scorers.stats.meta"``. Targets (issue 25): ``ts2
+Cases: ``ts2 --help``; ``ts2 reproduce`` on the release tables (``TS2_DATA`` = a temporary release folder linking
+metadata.csv, released_scores.csv and the paper's printed ``paper_table2.csv`` from ``--data-dir``, see
+``benchmarks/release_tables.py``); ``ts2 reproduce`` with the official full-precision Table 2 (metadata.csv,
+released_scores.csv and ``table2_full_precision.csv``, a release file: the folder, the cache or the pinned download); ``python -c "import scorers.stats.meta"``. Targets (issue 25): ``ts2
 --help`` <= 0.3 s, ``ts2 reproduce`` <= 0.6 s, ``import scorers.stats.meta`` <= 0.25 s; a case over its target is marked.
 
-    python benchmarks/bench_startup.py [--shared ../shared/ts2] [--published ../shared/published] [--repeat 7]
+    python benchmarks/bench_startup.py [--data-dir DIR] [--repeat 7]
 """
 from __future__ import annotations
 
@@ -46,26 +46,28 @@ def timed(argv: list[str], env: dict[str, str], repeat: int) -> tuple[list[float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "ts2"), help="release tables (TS2_DATA)")
-    parser.add_argument("--published", default=str(ROOT.parent / "shared" / "published"),
-                        help="folder with table2_full_precision.csv (skipped when absent)")
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.release_tables import add_data_dir, release_folder
+
+    add_data_dir(parser)
     parser.add_argument("--repeat", type=int, default=7, help="runs per case (the median is printed)")
     args = parser.parse_args()
-    shared, published = Path(args.shared).resolve(), Path(args.published).resolve()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-               TS2_DATA=str(shared), HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="0")
     with tempfile.TemporaryDirectory() as tmp:
+        printed = release_folder(args.data_dir, ["metadata.csv", "released_scores.csv", "paper_table2.csv"],
+                                 Path(tmp) / "printed")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep), TS2_DATA=str(printed), HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="0")
         cases = [
             ("python -c pass", [sys.executable, "-c", "pass"], env, None),
             ("ts2 --help", CLI + ["--help"], env, 0.3),
             ("ts2 reproduce (paper_table2.csv)", CLI + ["reproduce"], env, 0.6),
         ]
-        full = published / "table2_full_precision.csv"
-        if full.is_file():
-            folder = Path(tmp)
-            for name in ("metadata.csv", "released_scores.csv"):
-                (folder / name).symlink_to(shared / name)
-            (folder / full.name).symlink_to(full)
+        try:
+            folder = release_folder(args.data_dir, ["metadata.csv", "released_scores.csv",
+                                                    "table2_full_precision.csv"], Path(tmp) / "full")
+        except SystemExit as missing:  # that case is skipped, saying why
+            print(f"skipped ts2 reproduce (table2_full_precision.csv): {missing}")
+        else:
             cases.append(("ts2 reproduce (table2_full_precision.csv)", CLI + ["reproduce"],
                           dict(env, TS2_DATA=str(folder)), 0.6))
         cases.append(('python -c "import scorers.stats.meta"', [sys.executable, "-c", "import scorers.stats.meta"], env, 0.25))
