@@ -101,6 +101,8 @@ def _copy_into(found: dict, out: Path) -> dict:
     import shutil
     import tempfile
 
+    umask = os.umask(0)
+    os.umask(umask)
     copies = {}
     for name, source in found.items():
         target = out / name
@@ -110,6 +112,7 @@ def _copy_into(found: dict, out: Path) -> dict:
             handle.close()
             try:
                 shutil.copyfile(source, handle.name)
+                os.chmod(handle.name, 0o666 & ~umask)  # an ordinary file (the temporary one is private)
                 os.replace(handle.name, target)
             finally:
                 Path(handle.name).unlink(missing_ok=True)

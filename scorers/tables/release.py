@@ -3,7 +3,7 @@
 This is the one module that downloads release tables. Each file of the release has
 
 * a **local name**, the relative path used everywhere else (``metadata.csv``, ``raw_answers/mplug_tifa.csv``...): the
-  layout of a local copy (``TS2_DATA``) and of the test data in ``../shared/ts2``;
+  layout of a local copy (``TS2_DATA``, or ``ts2 release fetch --out DIR``), the test data's included;
 * a **source URL at a pinned revision**: the Hub dataset ``saxon/T2IScoreScore`` at a commit, or a raw file of the
   official GitHub repository ``michaelsaxon/T2IScoreScore`` at a commit;
 * its **sha256**, checked after every download and on every reuse, so a changed or damaged file is never used.
@@ -195,7 +195,8 @@ _FILES = (
                             "table2_full_precision.csv)")),
 )
 
-#: The official TS2 release files by local name (the layout of ``../shared/ts2`` and of a ``TS2_DATA`` folder).
+#: The official TS2 release files by local name (the layout of a ``TS2_DATA`` folder; ``table2_full_precision.csv``
+#: may sit beside the others there).
 RELEASE_FILES: Mapping[str, PinnedFile] = MappingProxyType({f.filename: f for f in _FILES})
 
 
