@@ -184,7 +184,7 @@ def missing(exception: BaseException) -> str | None:
 
     if not isinstance(exception, FileNotFoundError):
         return None
-    text = f"{exception.filename or ''} {exception}"
+    text = f"{exception.filename or ''} {exception}".split("(a local release copy uses the release's names")[0]
     for name in sorted(RELEASE_FILES, key=len, reverse=True):
         if name in text and find(name) is None:
             return name

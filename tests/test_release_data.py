@@ -160,6 +160,9 @@ def test_missing_names_a_release_file_no_source_has(monkeypatch):
     monkeypatch.setattr(release_data, "find", lambda name: None if name == NAME else f"/x/{name}")
     assert release_data.missing(FileNotFoundError(2, "No such file", f"/data/{NAME}")) == NAME
     assert release_data.missing(ReleaseFileUnavailable(f"/data has no {NAME} (a local release copy ...)")) == NAME
+    # the package's message lists every release name after the missing ones: only the missing ones count
+    listing = f"/data has no metadata.csv (a local release copy uses the release's names: x, {NAME}); add them"
+    assert release_data.missing(ReleaseFileUnavailable(listing)) is None
     assert release_data.missing(FileNotFoundError(2, "No such file", "/data/metadata.csv")) is None  # found
     assert release_data.missing(ValueError(NAME)) is None  # only a missing file
 
