@@ -100,17 +100,16 @@ def main(argv: list[str] | None = None) -> int:
         home.mkdir()
         env = clone_env(copy, home, args.ts2_data.resolve() if args.ts2_data else None)
         command = [args.python, *TEST_COMMAND, "-p", "no:cacheprovider", "-rfE", *args.pytest_args]
-        print(f"copy: {copy}\nrunning: {' '.join(command)}", flush=True)
-        try:
-            run = subprocess.run(command, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 text=True, timeout=args.timeout)
-            output, code = run.stdout, run.returncode
-        except subprocess.TimeoutExpired as error:
-            output = error.stdout.decode() if isinstance(error.stdout, bytes) else (error.stdout or "")
-            code = 124
-            output += f"\n(stopped after {args.timeout:g} s)"
-        (root / "pytest-output.txt").write_text(output)
-        print(summarise(output))
+        log = root / "pytest-output.txt"  # written as the run goes: `tail -f` it
+        print(f"copy: {copy}\nrunning: {' '.join(command)}\noutput: {log}", flush=True)
+        with open(log, "w") as out:
+            try:
+                code = subprocess.run(command, cwd=copy, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                      timeout=args.timeout).returncode
+            except subprocess.TimeoutExpired:
+                code = 124
+                out.write(f"\n(stopped after {args.timeout:g} s)\n")
+        print(summarise(log.read_text(errors="replace")))
         if args.keep:
             print(f"kept: {root} (pytest's whole output: {root / 'pytest-output.txt'})")
         return code
