@@ -31,10 +31,23 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFL
            "GRADIO_ANALYTICS_ENABLED": "False", "TOKENIZERS_PARALLELISM": "false", "PIP_NO_INDEX": "1"}
 
 
+def listed_files() -> list[str]:
+    """The repository's files: ``git ls-files`` (tracked, and untracked ones git does not ignore); outside a git
+    checkout (a copy made by this script), every file but hidden folders, ``__pycache__`` and build leftovers."""
+    if (REPO / ".git").exists():
+        return subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                              check=True, capture_output=True).stdout.decode().split("\0")
+    names = []
+    for folder, subfolders, files in os.walk(REPO):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d != "__pycache__"
+                         and not d.endswith(".egg-info")]
+        names += [os.path.relpath(os.path.join(folder, f), REPO) for f in files if not f.endswith(".pyc")]
+    return names
+
+
 def copy_repository(dest: Path) -> Path:
     """Copy the repository's files (tracked, and untracked ones git does not ignore) to ``dest``; returns it."""
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            check=True, capture_output=True).stdout.decode().split("\0")
+    listed = listed_files()
     for name in filter(None, listed):
         source = REPO / name
         if not source.is_file() and not source.is_symlink():  # deleted in the working tree

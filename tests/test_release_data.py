@@ -171,3 +171,36 @@ def test_the_code_under_test_does_not_see_the_runs_ts2_data():
     import os
 
     assert release.DATA_ENV not in os.environ  # tests/conftest.py removed it; a test sets it itself when it needs it
+
+
+def test_run_from_clone_summary_lists_failures_errors_and_skips_per_reason():
+    from tests.run_from_clone import summarise
+
+    output = "\n".join([
+        "....sF.E",
+        "------------------------- skips by reason (3) -------------------------",
+        "    2  release table metadata.csv not found: set TS2_DATA to a release folder or run `ts2 release fetch --all`",
+        "    1  torch is not installed",
+        "=========================== short test summary info ============================",
+        "FAILED tests/test_a.py::test_one - AssertionError: assert 1 == 2",
+        "ERROR tests/test_b.py::test_two - FileNotFoundError",
+        "1 failed, 4 passed, 3 skipped, 1 error in 2.00s",
+    ])
+    assert summarise(output).splitlines() == [
+        "failures and errors: 2",
+        "FAILED tests/test_a.py::test_one - AssertionError: assert 1 == 2",
+        "ERROR tests/test_b.py::test_two - FileNotFoundError",
+        "skips by reason (3)",
+        "    2  release table metadata.csv not found: set TS2_DATA to a release folder or run `ts2 release fetch --all`",
+        "    1  torch is not installed",
+        "result: 1 failed, 4 passed, 3 skipped, 1 error in 2.00s",
+    ]
+
+
+def test_run_from_clone_copies_the_listed_files_only(tmp_path):
+    from tests.run_from_clone import REPO, copy_repository
+
+    copy = copy_repository(tmp_path / "repo")
+    assert (copy / "tests" / "release_data.py").read_bytes() == (REPO / "tests" / "release_data.py").read_bytes()
+    assert (copy / "pyproject.toml").is_file() and not (copy / ".git").exists() and not (copy / ".venv").exists()
+    assert not (copy.parent / "shared").exists()
