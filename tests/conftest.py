@@ -114,13 +114,18 @@ def shared_ts2() -> Path:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A test (or its fixture) that failed only because a release file is missing, one that no source of this run
-    can provide (``release_data.missing``: a FileNotFoundError naming it), is a skip with that file's one reason."""
+    """A test (or its fixture) that failed because a release file is missing, one that no source of this run can
+    provide, is a skip with that file's one reason: the failure is a FileNotFoundError naming it
+    (``release_data.missing``), or its report names the file's path (``release_data.missing_in_report``: e.g. a
+    command given ``--paper <release folder>/paper_table2.csv`` that a folder without it refuses)."""
     outcome = yield
     report = outcome.get_result()
     if not report.failed or call.excinfo is None:
         return
     name = release_data.missing(call.excinfo.value)
+    if name is None:
+        text = "\n".join([report.longreprtext, *(content for _title, content in report.sections)])
+        name = release_data.missing_in_report(text)
     if name is not None:
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {release_data.skip_reason(name)}")

@@ -191,6 +191,17 @@ def missing(exception: BaseException) -> str | None:
     return None
 
 
+def missing_in_report(text: str) -> str | None:
+    """The release file whose path (``.../<name>``) a failed test's report (traceback, captured output) names, when
+    no source of this run has that file: the test used a file this run cannot have; else None."""
+    from scorers.tables.release import RELEASE_FILES
+
+    for name in sorted(RELEASE_FILES, key=len, reverse=True):
+        if (f"/{name}" in text or f"\\{name}" in text) and find(name) is None:
+            return name
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def release_dir() -> Path | None:
     """A folder laid out like the release holding every file this run can have (None when it cannot have

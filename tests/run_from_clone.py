@@ -112,7 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         home = root / "hf-home"
         home.mkdir()
         env = clone_env(copy, home, args.ts2_data.resolve() if args.ts2_data else None)
-        command = [args.python, *TEST_COMMAND, "-p", "no:cacheprovider", "-rfE", *args.pytest_args]
+        base = TEST_COMMAND
+        if any(arg.startswith("tests/") for arg in args.pytest_args):  # test files named: they replace "tests"
+            base = [arg for arg in TEST_COMMAND if arg != "tests"]
+        command = [args.python, *base, "-p", "no:cacheprovider", "-rfE", *args.pytest_args]
         log = root / "pytest-output.txt"  # written as the run goes: `tail -f` it
         print(f"copy: {copy}\nrunning: {' '.join(command)}\noutput: {log}", flush=True)
         with open(log, "w") as out:

@@ -33,6 +33,7 @@ from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 
 from .test_release import fresh_cache, sources  # noqa: E402,F401  (fixtures: loopback Hub + GitHub, empty HF_HOME)
 from .ts2_fixture_data import make_data_dir  # noqa: E402
+from .release_data import require  # noqa: E402
 
 #: the pinned "final update" commit of the Hub dataset saxon/T2IScoreScore (its metadata.csv and images/)
 HUB_COMMIT = "f450d74c2341a1b7b71752c57e8185f2a264f613"
@@ -78,7 +79,7 @@ def test_tables_come_from_the_pinned_release_with_no_paths(sources, fresh_cache,
         assert fresh_cache in tables.paths[key].parents, name  # downloaded into this test's HF cache
     # the paper's Table 2: the release's table2_full_precision.csv (paper_table2.csv has no public URL)
     assert fresh_cache in tables.paths["paper"].parents
-    official = pd.read_csv(shared_ts2.parent / "published" / "table2_full_precision.csv").set_index("metric")
+    official = pd.read_csv(require("table2_full_precision.csv")).set_index("metric")
     got = tables.paper.set_index(["column", "meta_metric"])
     # the file holds fractions (CLIPScore spearman-all 0.7141387); read back x 100
     assert got.loc[("clipscore", "rank"), "avg"] == pytest.approx(100 * official.loc["clipscore", "spearman-all"],

@@ -204,3 +204,11 @@ def test_run_from_clone_copies_the_listed_files_only(tmp_path):
     assert (copy / "tests" / "release_data.py").read_bytes() == (REPO / "tests" / "release_data.py").read_bytes()
     assert (copy / "pyproject.toml").is_file() and not (copy / ".git").exists() and not (copy / ".venv").exists()
     assert not (copy.parent / "shared").exists()
+
+
+def test_missing_in_report_names_a_path_of_a_file_no_source_has(monkeypatch):
+    monkeypatch.setattr(release_data, "find", lambda name: None if name == NO_DOWNLOAD else f"/x/{name}")
+    refused = f"ts2 reproduce: error: argument --paper: /data/{NO_DOWNLOAD}: no such file"
+    assert release_data.missing_in_report(refused) == NO_DOWNLOAD
+    assert release_data.missing_in_report(f"argument --paper: /data/{NAME}: no such file") is None  # it is found
+    assert release_data.missing_in_report(f"{NO_DOWNLOAD} is just named, not a path") is None

@@ -10,6 +10,7 @@ import pytest
 from scorers.tables import release
 from scorers.cli import main
 from tests.reference_meta import released_reference
+from tests.release_data import require
 from tests.test_release import fresh_cache, sources  # noqa: F401  (fixtures: loopback sources, empty HF_HOME)
 
 
@@ -23,6 +24,7 @@ def _rows(out: str) -> dict:
 
 
 def test_reproduce_without_paths_reads_ts2_data(shared_ts2, monkeypatch, capsys):
+    require("paper_table2.csv")  # the printed table (71.4 below), which only a local release folder has
     monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))
     assert main(["reproduce", "--json"]) == 0
     rows = _rows(capsys.readouterr().out)
@@ -41,7 +43,7 @@ def test_reproduce_without_paths_reads_ts2_data(shared_ts2, monkeypatch, capsys)
 def test_reproduce_without_paths_downloads_once_then_makes_no_request(sources, fresh_cache, shared_ts2,  # noqa: F811
                                                                        capsys):
     """Table 2 with residuals and no path argument: the paper's numbers come from table2_full_precision.csv (the
-    official file, ../shared/published's copy, served by the loopback stand-in, checked against its pinned
+    official file, the copy the tests find (tests/release_data.py), served by the loopback stand-in, checked against its pinned
     sha256)."""
     assert main(["reproduce"]) == 0
     out = capsys.readouterr().out
@@ -53,7 +55,7 @@ def test_reproduce_without_paths_downloads_once_then_makes_no_request(sources, f
     rows = _rows(capsys.readouterr().out)
     assert sources.count() == first  # second run: 0 HTTP requests
     # the official file read as plain CSV (fractions): e.g. CLIPScore spearman-all 0.7141387, printed 71.4 in the paper
-    official = pd.read_csv(shared_ts2.parent / "published" / "table2_full_precision.csv").set_index("metric")
+    official = pd.read_csv(require("table2_full_precision.csv")).set_index("metric")
     for column, lower in (("clipscore", False), ("llmscore_ec", True)):  # llmscore_ec: lower is better
         reference = released_reference(str(shared_ts2), column, higher_is_better=not lower)
         for meta_metric in ("rank", "sep", "delta"):
