@@ -192,12 +192,15 @@ def missing(exception: BaseException) -> str | None:
 
 
 def missing_in_report(text: str) -> str | None:
-    """The release file whose path (``.../<name>``) a failed test's report (traceback, captured output) names, when
-    no source of this run has that file: the test used a file this run cannot have; else None."""
+    """The release file whose path a failed test's report (traceback, captured output) names, when no source of this
+    run has that file: the test used a file this run cannot have; else None. A path is ``.../<name>`` in output, or
+    ``/ "<name>"`` in the test's source shown in the traceback (``shared_ts2 / "paper_table2.csv"``)."""
+    import re
+
     from scorers.tables.release import RELEASE_FILES
 
     for name in sorted(RELEASE_FILES, key=len, reverse=True):
-        if (f"/{name}" in text or f"\\{name}" in text) and find(name) is None:
+        if re.search(rf"""(?:[/\\]|/ *["']){re.escape(name)}""", text) and find(name) is None:
             return name
     return None
 

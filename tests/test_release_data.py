@@ -212,3 +212,5 @@ def test_missing_in_report_names_a_path_of_a_file_no_source_has(monkeypatch):
     assert release_data.missing_in_report(refused) == NO_DOWNLOAD
     assert release_data.missing_in_report(f"argument --paper: /data/{NAME}: no such file") is None  # it is found
     assert release_data.missing_in_report(f"{NO_DOWNLOAD} is just named, not a path") is None
+    source = f'>       code = main(["reproduce", "--paper", str(shared_ts2 / "{NO_DOWNLOAD}")])\nE       assert 2 == 0'
+    assert release_data.missing_in_report(source) == NO_DOWNLOAD  # the test's own source builds the path
