@@ -44,7 +44,7 @@ import pandas as pd
 
 from scorers.errors import Wording
 from scorers.stats.meta import as_scores
-from scorers.tables.readers import read_csv
+from scorers.tables.readers import check_unique_header, read_csv
 from scorers.tables.release import PinnedFile, fetch
 from scorers.sets._common import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
                                   provenance, read_json_entries)
@@ -193,7 +193,9 @@ def read_ratings(source: str | Path, *, offline: bool | None = None) -> pd.DataF
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        if "HumanRatings" in pq.read_schema(path).names:
+        names = pq.read_schema(path).names
+        check_unique_header(path, names)
+        if "HumanRatings" in names:
             return read_genai_bench(path)
         return pd.read_parquet(path)
     if suffix in (".csv", ".tsv", ".txt"):
@@ -256,9 +258,9 @@ def read_gecko_prompts(path: str | Path):
 
     path = Path(path)
     try:
-        frame = pd.read_csv(path, dtype={"prompt_id": str})
-    except (pd.errors.ParserError, UnicodeDecodeError) as error:
-        raise SetFormatError(f"{path}: not a CSV file ({type(error).__name__})") from None
+        frame = read_csv(path, dtype={"prompt_id": str})
+    except ValueError as error:  # read_csv's CSVReadError: not UTF-8, not CSV, a duplicated header name
+        raise SetFormatError(str(error)) from None
     check_columns(frame.columns, ("prompt_id", "prompt", "prompt_type"), str(path), "Gecko's prompts.csv")
     return frame.drop(columns=[c for c in frame.columns if c.startswith("Unnamed")])
 
@@ -282,8 +284,9 @@ def load_gecko2k(ratings: str | Path | None = None, *, prompts: str | Path | Non
         frame = table.rename(columns={"prompt_id": "item"}).assign(system="", image="", human=np.nan)
         return check_ratings(frame, str(local)), prov
     rpath = Path(ratings)
-    given = pd.read_parquet(rpath) if rpath.suffix.lower() in (".parquet", ".pq") else pd.read_csv(
+    given = pd.read_parquet(rpath) if rpath.suffix.lower() in (".parquet", ".pq") else read_csv(
         rpath, dtype={"prompt_id": str})
+    check_unique_header(rpath, given.columns)
     check_columns(given.columns, ("prompt_id", "system", "image", "human"), str(rpath), "a Gecko ratings table")
     given["prompt_id"] = given["prompt_id"].astype(str)
     unknown = ~given["prompt_id"].isin(table["prompt_id"])

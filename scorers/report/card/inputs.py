@@ -89,11 +89,14 @@ def read_table(path: str | Path):
     """A CSV / TSV / Parquet / JSON (list of records) / JSONL table as a pandas frame (text cells kept as text)."""
     import pandas as pd
 
-    from scorers.tables.readers import read_csv
+    from scorers.tables.readers import check_unique_header, read_csv
 
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        check_unique_header(path, pq.read_schema(path).names)  # pandas would keep one of two same-named columns
         return pd.read_parquet(path)
     if suffix in (".json", ".jsonl"):
         try:
@@ -117,23 +120,32 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
     path = Path(source)
     if not path.is_file():
         raise FileNotFoundError(f"--preferences {name}={source}: no such file")
+    from scorers.tables.readers import DuplicateHeaderError, check_unique_header
+
     try:
         if path.suffix.lower() == ".parquet":  # a set's own Parquet may embed images: read its schema first
             import pyarrow.parquet as pq
 
             names = pq.read_schema(path).names
+            check_unique_header(path, names)
             frame = pq.read_table(path, columns=list(PAIR_COLUMNS)).to_pandas() \
                 if all(c in names for c in PAIR_COLUMNS) else None
         else:
             frame = read_table(path)
         pair_table = frame is not None and all(c in frame.columns for c in PAIR_COLUMNS)
-    except (ValueError, OSError, ImportError):
+    except DuplicateHeaderError:
+        raise
+    except (ValueError, OSError, ImportError) as error:
+        if loader is None:  # no loader to read it as the set's own file: the reader's reason is the answer
+            raise SetFormatError(f"{path}: not a readable pair table ({_reason(path, error)})") from None
         frame, pair_table = None, False
     if pair_table:
+        from scorers.sets._common import preference_labels
+
         frame = frame.copy()
         for column in ("item", "image_a", "image_b"):
             frame[column] = frame[column].astype(str)
-        frame["preference"] = frame["preference"].astype(str).str.strip().str.lower()
+        frame["preference"] = preference_labels(frame["preference"])
         from scorers.tables.release import sha256_file
 
         return check_pairs(frame, str(path)), {"source": str(path), "revision": None, "sha256": sha256_file(path),
@@ -143,6 +155,15 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
         raise SetFormatError(f"{path}: not a pair table (columns {', '.join(PAIR_COLUMNS)}), and {name!r} is not a "
                              f"preference set with a loader ({', '.join(set_names(PAIRS))})")
     return loader(path)
+
+
+def _reason(path, error: Exception) -> str:
+    """An error's message without the file name it starts with (the caller names the file once)."""
+    text = " ".join(str(error).split())
+    for prefix in (f"{path}: ", f"{path} "):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
 
 
 #: the key column of a per-image score file of a preference set, first found
@@ -319,7 +340,9 @@ class CardInputs:
 
 
 def _one_line(source, error: Exception) -> str:
-    return f"{source}: " + " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    """``source: message`` on one line; the source is not repeated when the message already starts with it."""
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return text if text.startswith(str(source)) else f"{source}: {text}"
 
 
 def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | None, ratings: Sequence[RatingSet],
@@ -417,9 +440,11 @@ def _read_preference_set(read: CardInputs, pset: PreferenceSet, offline) -> None
             read.files[f"preference_scores:{pset.name}:{k}"] = str(score_file)
         read.pair_tables[pset.name].attrs["provenance"] = {**{k: v for k, v in prov.items() if k != "file"},
                                                            "n_pairs": int(len(read.pair_tables[pset.name]))}
-    except (FileNotFoundError, ValueError, OSError) as error:
+    except (FileNotFoundError, OSError) as error:  # e.g. a pinned download offline and not cached: listed, go on
         read.pair_tables.pop(pset.name, None)
         read.unavailable[pset.name] = _one_line(pset.source, error)
+    # a ValueError (a malformed pair table or score file the user gave) is an error of the command, not a set
+    # "not evaluated": it propagates, one line naming the file once
 
 
 def card_provenance(read: CardInputs, *, command: str, options: MetaOptions) -> dict:
