@@ -246,3 +246,106 @@ def test_every_pair_a_human_tie_gets_a_note(capsys, tmp_path, shared_ts2):
     rows = {r["ties"]: r for r in section["rows"]}
     assert rows["calibrated"]["statistic"] == 1.0  # the triviality the note explains
     assert any("every scored human pair is a tie" in n and "trivially 1.000" in n for n in section["notes"])
+
+
+# ------------------------------------------------------------------------------------------------ 13. ts2 meta --from
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture
+def saved(tmp_path, capsys):
+    """A ts2 meta result saved with --out, and the numbers --json printed for the same command."""
+    import shutil
+
+    scores, metadata = tmp_path / "my_scores.csv", tmp_path / "sample_metadata.csv"
+    shutil.copy(DATA / "my_scores.csv", scores)
+    shutil.copy(DATA / "sample_metadata.csv", metadata)
+    argv = ["meta", scores, "--metadata", metadata, "--on", "seg_id", "file_name", "--n-bootstrap", 20, "--seed", 7]
+    code, out, err = run_cli(capsys, *argv, "--json")
+    assert code == 0, err
+    numbers = json.loads(out)
+    code, printed, err = run_cli(capsys, *argv, "--out", tmp_path / "result.json")
+    assert code == 0, err
+    return tmp_path / "result.json", numbers, printed
+
+
+def edit(path: Path, change) -> Path:
+    payload = json.loads(path.read_text())
+    change(payload)
+    path.write_text(json.dumps(payload))
+    return path
+
+
+def test_from_refuses_a_table_edited_by_hand(saved, capsys):
+    path, _numbers, printed = saved
+    payload = json.loads(path.read_text())
+    cell = payload["table"].split("\n")[3].split()[1]  # the first metric's rank:avg, as printed
+    assert cell in printed
+    edit(path, lambda p: p.update(table=p["table"].replace(cell, "99.9", 1)))
+    code, out, err = run_cli(capsys, "meta", "--from", path)
+    line = one_line(err)
+    assert code == 2 and not out
+    assert str(path) in line and "'table' does not match 'results'" in line and "99.9" in line and "edited" in line
+
+
+def test_from_refuses_results_edited_by_hand(saved, capsys):
+    path, numbers, _printed = saved
+    column = next(iter(numbers))
+    edit(path, lambda p: p["results"][column]["rank"]["summary"].update(avg=0.999))
+    code, _out, err = run_cli(capsys, "meta", "--from", path)
+    assert code == 2 and "does not match" in one_line(err) and "99.9" in err
+
+
+def test_from_reprints_an_untouched_result(saved, capsys):
+    path, _numbers, printed = saved
+    code, out, err = run_cli(capsys, "meta", "--from", path)
+    assert code == 0, err
+    assert out.startswith(printed.rstrip("\n")) and out.count("(unchanged)") == 2
+
+
+def test_from_with_json_prints_the_saved_numbers(saved, capsys):
+    path, numbers, _printed = saved
+    code, out, err = run_cli(capsys, "meta", "--from", path, "--json")
+    assert code == 0, err
+    assert json.loads(out) == numbers  # what --json printed for the saved command
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--seed", "0"], "--seed"), (["--seed", "3"], "--seed"), (["--n-bootstrap", "5"], "--n-bootstrap"),
+    (["--lower-is-better", "my_metric"], "--lower-is-better"), (["--lower-is-better"], "--lower-is-better"),
+    (["--variant", "official"], "--variant"), (["--segs", "0-5"], "--segs"),
+])
+def test_from_refuses_options_that_would_compute(saved, capsys, flags, named):
+    path, _numbers, _printed = saved
+    code, out, err = run_cli(capsys, "meta", "--from", path, *flags)
+    line = one_line(err)
+    assert code == 2 and not out and named in line and "computes nothing" in line
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda p: p.update(inputs=["a", "b"]), "field 'inputs' must be an object {role: {\"path\": text, \"sha256\": text}}, got a list"),
+    (lambda p: p.update(table=5), "field 'table' must be text, got a number"),
+    (lambda p: p.pop("table"), "missing field(s) 'table'"),
+    (lambda p: [p.pop(k) for k in ("results", "seed")], "missing field(s) 'seed', 'results'"),
+    (lambda p: p.update(inputs={"scores": {"path": 1}}), "field 'inputs' must be"),
+    (lambda p: p.update(seed="7"), "field 'seed' must be an integer or null, got text"),
+    (lambda p: p.update(results=[]), "field 'results' must be an object, got a list"),
+    (lambda p: p["results"][next(iter(p["results"]))]["rank"].pop("per_seg"), "field 'results' is not the results of ts2 meta"),
+])
+def test_from_names_a_malformed_field_in_one_line(saved, capsys, change, needle):
+    path, _numbers, _printed = saved
+    edit(path, change)
+    code, out, err = run_cli(capsys, "meta", "--from", path)
+    line = one_line(err)
+    assert code == 2 and not out and needle in line and str(path) in line, line
+
+
+def test_from_prints_the_saved_command_with_control_characters_escaped(saved, capsys):
+    path, _numbers, _printed = saved
+    edit(path, lambda p: p.update(command="ts2 meta x.csv\x1b[2J\x1b[31m\rEVIL\n\u202eabc"))
+    code, out, err = run_cli(capsys, "meta", "--from", path)
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("saved by:"))
+    assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
+    assert "x.csv\\x1b[2J\\x1b[31m\\rEVIL\\n\\u202eabc" in line
