@@ -15,7 +15,7 @@ from scorers.sets.registry import PAIRS, canonical_name, find_set, set_names
 from scorers.ts2.options import MetaOptions
 
 __all__ = ["SET_SCORE_KEYS", "CardInputs", "PreferenceSet", "RatingSet", "RewardSpec", "card_provenance",
-           "file_sha256", "human_columns", "is_pairs", "parse_reward_normalize", "rating_column", "rating_wanted",
+           "file_sha256", "human_columns", "is_pairs", "pair_keys", "parse_reward_normalize", "rating_column", "rating_wanted",
            "read_inputs", "read_pair_table", "read_set_scores", "read_table", "score_column"]
 
 
@@ -171,24 +171,49 @@ SET_SCORE_KEYS = ("image", "key", "image_path", "file_name")
 
 
 def read_set_scores(paths: Sequence[str | Path]):
-    """The per-image scores of a set's images from one or more files: a frame indexed by image name (as the pair
-    table's ``image_a`` / ``image_b`` name them) with one float column per metric. Each file has a key column
+    """The per-image scores of a set's images from one or more files: a frame with one float column per metric,
+    indexed by image name (as the pair table's ``image_a`` / ``image_b`` name them), or by ``(image, prompt)`` when
+    an image is scored under more than one prompt, as ``ts2 score --set`` writes a preference set (one score per
+    (image, prompt); :func:`pair_keys` looks the pairs up either way). Each file has a key column
     (:data:`SET_SCORE_KEYS`, first found) and score columns; files are joined on the key, a column in two files or a
     duplicated key is an error, and a non-numeric cell is an error naming the file, row and column."""
     import pandas as pd
 
-    merged = None
-    owner: dict[str, str] = {}
+    frames = []
     for path in paths:
         frame = read_table(path)
         key = next((k for k in SET_SCORE_KEYS if k in frame.columns), None)
         if key is None:
             raise ValueError(f"{path}: no image key column (one of {', '.join(SET_SCORE_KEYS)}) naming the images as "
                              f"the pair table's image_a / image_b do")
+        frames.append((path, frame, key))
+    if not frames:
+        raise ValueError("no per-image score file was given for the set")
+    # one image under several prompts (HPDv2 names its images per prompt list): key every file on (image, prompt)
+    by_prompt = any(frame[key].astype(str).duplicated().any() and "prompt" in frame.columns
+                    for _path, frame, key in frames)
+    merged = None
+    owner: dict[str, str] = {}
+    for path, frame, key in frames:
         keys = frame[key].astype(str)
-        duplicated = keys[keys.duplicated()]
-        if len(duplicated):
-            raise ValueError(f"{path}: image {duplicated.iloc[0]!r} appears more than once in column {key!r}")
+        if by_prompt:
+            if "prompt" not in frame.columns:
+                raise ValueError(f"{path}: no prompt column, and the set's other score files key their images on "
+                                 f"(image, prompt); give every file a prompt column")
+            index = pd.MultiIndex.from_arrays([keys.to_numpy(), frame["prompt"].astype(str).to_numpy()],
+                                              names=["image", "prompt"])
+            repeated = index[index.duplicated()]
+            if len(repeated):
+                image, prompt = repeated[0]
+                raise ValueError(f"{path}: image {image!r} with prompt {prompt!r} appears more than once")
+        else:
+            duplicated = keys[keys.duplicated()]
+            if len(duplicated):
+                more = ("" if "prompt" in frame.columns else "; a file that scores one image under several prompts "
+                        "needs a prompt column (as ts2 score --set writes)")
+                raise ValueError(f"{path}: image {duplicated.iloc[0]!r} appears more than once in column {key!r}"
+                                 f"{more}")
+            index = pd.Index(keys.to_numpy(), name="image")
         columns = {}
         for column in frame.columns:
             if column == key or column in SET_SCORE_KEYS or column in ("prompt", "item", "error", "record"):
@@ -207,11 +232,20 @@ def read_set_scores(paths: Sequence[str | Path]):
                 raise ValueError(f"column {column!r} is in both {owner[column]} and {path}")
             owner[column] = str(path)
             columns[column] = values.to_numpy(dtype=np.float64)
-        part = pd.DataFrame(columns, index=pd.Index(keys.to_numpy(), name="image"))
+        part = pd.DataFrame(columns, index=index)
         merged = part if merged is None else merged.join(part, how="outer")
-    if merged is None:
-        raise ValueError("no per-image score file was given for the set")
     return merged
+
+
+def pair_keys(scores, pairs, side: str):
+    """The index labels of a pair table's ``image_<side>`` in a :func:`read_set_scores` frame: the image names, or
+    ``(image, prompt)`` when the scores are keyed on both."""
+    import pandas as pd
+
+    images = pairs[f"image_{side}"].astype(str).to_numpy()
+    if isinstance(scores.index, pd.MultiIndex):
+        return pd.MultiIndex.from_arrays([images, pairs["prompt"].astype(str).to_numpy()])
+    return images
 
 
 def file_sha256(path) -> str | None:
@@ -254,8 +288,12 @@ def rating_column(rating: RatingSet, name: str, frame) -> str | None:
 
 
 def human_columns(rating: RatingSet, frame) -> list[str]:
-    """A rating set's human rater columns: its ``human``, else every ``human_<k>`` column of its file."""
-    return list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
+    """A rating set's human rater columns: its ``human``, else every ``human_<k>`` column of its file, else the
+    set's own human columns of the registry (EvalMuse's and Gecko2K's ``human``, as ``ts2 score --set`` writes
+    them)."""
+    found = list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
+    record = find_set(rating.name)
+    return found or ([c for c in record.human if c in frame.columns] if record is not None else [])
 
 
 def _write_reward_scores(reward: RewardSpec, scores, columns, meta_frame, segs, clean_quotes, target: Path) -> dict:

@@ -10,7 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.report.card.inputs import PreferenceSet, RatingSet, human_columns, rating_column, rating_wanted
+from scorers.report.card.inputs import (PreferenceSet, RatingSet, human_columns, pair_keys, rating_column,
+                                        rating_wanted)
 from scorers.sets.registry import PAIRS, RATINGS, get_set, headline_of
 from scorers.ts2.options import MetaOptions
 
@@ -191,8 +192,8 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
 def _pair_scores(scores, column: str, pairs, flip: bool) -> tuple[np.ndarray, np.ndarray]:
     """Score of image A and of image B per pair (NaN where the image has no score), negated when lower is better."""
     values = scores[column]
-    a = values.reindex(pairs["image_a"].to_numpy()).to_numpy(dtype=np.float64)
-    b = values.reindex(pairs["image_b"].to_numpy()).to_numpy(dtype=np.float64)
+    a = values.reindex(pair_keys(scores, pairs, "a")).to_numpy(dtype=np.float64)
+    b = values.reindex(pair_keys(scores, pairs, "b")).to_numpy(dtype=np.float64)
     return (-a, -b) if flip else (a, b)
 
 
