@@ -490,3 +490,40 @@ def test_hpdv2_scores_are_looked_up_by_image_and_prompt(fake_scoring, tmp_path, 
              ("00001.jpg", "00002.jpg", "a cat", "b"), ("00000.jpg", "00003.jpg", "a dog", "b")]
     right = sum((score[(a, p)] > score[(b, p)]) == (h == "a") for a, b, p, h in pairs)
     assert section["n_scored"] == 4 and section["headline_value"] == pytest.approx(right / 4, abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------- 34.5: the card's messages
+
+
+def test_tifa160_offline_names_the_file_and_how_to_get_it(capsys, tmp_path, monkeypatch, shared_ts2):
+    """Before: "set TS2_DATA ... or run `ts2 release fetch --all`", neither of which provides TIFA160."""
+    from scorers.sets.ratings import TIFA160
+    from tests.conftest import use_hf_home
+
+    use_hf_home(monkeypatch, tmp_path / "hf")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    mine = release_columns(shared_ts2, ["id", "image_id", "mine"], ["clipscore"], tmp_path / "mine.csv")
+    code, out, err = run_cli(capsys, "card", "--scores", f"mine={mine}", "--ratings", "tifa160=tifa160", "--offline",
+                             "--baseline", "none", "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out",
+                             tmp_path / "o", "--json")
+    assert code == 0, err
+    reason = json.loads(out)["mine"]["not_evaluated"]["tifa160"]
+    assert "\n" not in reason and TIFA160.filename in reason and TIFA160.url in reason
+    assert "not a TS2 release file" in reason and "--ratings tifa160=PATH" in reason
+    assert "release fetch --all" not in reason
+
+
+def test_a_ratings_column_that_does_not_exist_is_an_error(capsys, tmp_path, shared_ts2):
+    """Before: exit 0 with the set "not evaluated"."""
+    from tests.test_agreement_cli import write_tifa_json
+
+    tifa = write_tifa_json(tmp_path / "tifa.json", n_prompts=4)
+    mine = release_columns(shared_ts2, ["id", "image_id", "mine"], ["clipscore"], tmp_path / "mine.csv")
+    argv = ["card", "--scores", f"mine={mine}", "--ratings", f"tifa160={tifa}", "--baseline", "none", "--data-dir",
+            shared_ts2, "--n-bootstrap", 0, "--out", tmp_path / "o"]
+    code, _out, err = run_cli(capsys, *argv, "--ratings-column", "mine=nope")
+    line = one_line(err)
+    assert code == 2 and "--ratings-column mine=nope" in line and "'nope'" in line
+    code, out, err = run_cli(capsys, *argv, "--ratings-column", "mine=clipscore_vitb32", "--json")  # a real column
+    assert code == 0, err
+    assert json.loads(out)["mine"]["sets"]["tifa160"]["column"] == "clipscore_vitb32"

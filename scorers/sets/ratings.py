@@ -49,7 +49,7 @@ from scorers.tables.release import PinnedFile, fetch
 from scorers.sets._common import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
                                   provenance, read_json_entries)
 
-__all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "load_evalmuse", "load_gecko2k",
+__all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "tifa160_unavailable", "load_evalmuse", "load_gecko2k",
            "load_genai_bench", "load_tifa160", "read_evalmuse", "read_genai_bench", "read_gecko_prompts",
            "read_ratings", "read_tifa_annotations"]
 
@@ -69,8 +69,30 @@ _TIFA_KEYS = ("text_id", "image_path", "text", "human_scores", "human_avg")
 def fetch_tifa160(*, offline: bool | None = None, cache_dir: str | Path | None = None,
                   source: PinnedFile | None = None) -> Path:
     """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once by ``scorers.tables.release.fetch`` (the one download
-    path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``)."""
-    return fetch(source or TIFA160, offline=offline, cache_dir=cache_dir, progress=False)
+    path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``). When it can be had neither from
+    the cache nor by download, the error names the file, where to get it and how to pass it (TIFA160 is not a TS2
+    release file: ``$TS2_DATA`` and ``ts2 release fetch`` do not provide it)."""
+    from scorers.tables.release import ReleaseFileUnavailable
+
+    file = source or TIFA160
+    try:
+        return fetch(file, offline=offline, cache_dir=cache_dir, progress=False)
+    except ReleaseFileUnavailable as error:
+        raise ReleaseFileUnavailable(tifa160_unavailable(file, error)) from None
+
+
+def tifa160_unavailable(file: PinnedFile, error: Exception) -> str:
+    """One line for a TIFA160 ratings file that cannot be had: why (the first clause of ``error``), the file, where it
+    comes from and how to pass a local copy."""
+    text = " ".join(str(error).split())
+    if "forbids downloading" in text:
+        why = "not cached, and offline mode (offline=True or HF_HUB_OFFLINE=1) forbids downloading it"
+    else:
+        why = text.split(" Fix:")[0].removeprefix(f"{file.filename}: ").rstrip(".")
+    return (f"the TIFA160 ratings file {file.filename} is not available here ({why}); it is not a TS2 release file "
+            f"(TS2_DATA and `ts2 release fetch` do not provide it): download it from {file.url} (sha256 "
+            f"{file.sha256[:12]}...) and give its path in place of the name tifa160 (ts2 card --ratings "
+            f"tifa160=PATH), or run once with network access to cache it")
 
 
 def read_tifa_annotations(path: str | Path) -> pd.DataFrame:

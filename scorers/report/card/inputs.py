@@ -430,6 +430,7 @@ def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | N
             read.unavailable[rating.name] = _one_line(rating.source, error)
     for pset in preferences:
         _read_preference_set(read, pset, offline)
+    _check_named_columns(read)
     if reward is not None:
         for rating in ratings:
             if rating.name in read.frames:
@@ -439,6 +440,26 @@ def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | N
     read.asked = list(dict.fromkeys(["ts2"] + [r.name for r in ratings] + [p.name for p in preferences]
                                     + [canonical_name(x) for x in (sets or ())]))
     return read
+
+
+def _check_named_columns(read: CardInputs) -> None:
+    """A column the user named (``--ratings-column NAME=COL``) must be in at least one of the human sets' files that
+    were read: a name in none of them is a typo, an error naming it (not a set "not evaluated")."""
+    named: dict[str, str] = {}
+    for spec in [*read.ratings, *read.preferences]:
+        named.update(spec.columns)
+    tables = {**{f"ratings {r.source}": read.frames[r.name] for r in read.ratings if r.name in read.frames},
+              **{f"preference scores of {p.name}": read.set_scores[p.name] for p in read.preferences
+                 if p.name in read.set_scores}}
+    if not named or not tables:
+        return
+    from scorers.tables.readers import preview_names
+
+    for metric, column in named.items():
+        if not any(column in frame.columns for frame in tables.values()):
+            where, frame = next(iter(tables.items()))
+            raise ValueError(f"--ratings-column {metric}={column}: no column {column!r} in the human sets' files "
+                             f"({where} has {preview_names([str(c) for c in frame.columns], 6)})")
 
 
 def _baseline_source(read: CardInputs, baseline: str, data_dir, clean_quotes: bool) -> None:
