@@ -175,7 +175,7 @@ def test_duplicated_and_contradictory_pairs_are_counted_and_reported(capsys, tmp
 
 def test_pair_repeats_against_a_plain_loop():
     """The vectorised counts equal a loop over the rows on a random table with many repeats."""
-    from scorers.sets._common import pair_repeats
+    from scorers.sets import pair_repeats
 
     rng = np.random.default_rng(5)
     rows = [{"item": str(rng.integers(3)), "image_a": f"i{rng.integers(4)}", "image_b": f"i{rng.integers(4)}",

@@ -140,7 +140,7 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
             raise SetFormatError(f"{path}: not a readable pair table ({_reason(path, error)})") from None
         frame, pair_table = None, False
     if pair_table:
-        from scorers.sets._common import preference_labels
+        from scorers.sets import preference_labels
 
         frame = frame.copy()
         for column in ("item", "image_a", "image_b"):

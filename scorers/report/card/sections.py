@@ -199,9 +199,9 @@ def _pair_scores(scores, column: str, pairs, flip: bool) -> tuple[np.ndarray, np
 
 def pair_notes(pairs, scored_human) -> list[str]:
     """The notes a preference section carries about its pairs: pairs listed more than once (counted, each row
-    counts as given) and pairs listed with opposite preferences (:func:`scorers.sets._common.pair_repeats`), and a
+    counts as given) and pairs listed with opposite preferences (:func:`scorers.sets.pair_repeats`), and a
     set whose every scored pair is a human tie (then any metric reaches a calibrated accuracy of 1)."""
-    from scorers.sets._common import pair_repeats
+    from scorers.sets import pair_repeats
 
     notes = []
     repeats = pair_repeats(pairs)
