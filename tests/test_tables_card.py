@@ -583,6 +583,25 @@ def _figure_boxes(fig):
     return boxes
 
 
+def drawn_figure(card, tmp_path, monkeypatch):
+    """The figure ``card_figure`` saves (its ``savefig`` call captured), as the PNG shows it."""
+    from matplotlib.figure import Figure
+
+    from scorers.report.card import card_figure
+
+    kept = []
+    original = Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        kept.append(fig)
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    assert card_figure(card, tmp_path / "card.png") == tmp_path / "card.png"
+    (fig,) = kept
+    return fig
+
+
 def _assert_laid_out(fig):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -601,13 +620,13 @@ def _assert_laid_out(fig):
                 assert not boxes[a].overlaps(boxes[axes]), f"{a} overlaps {axes}"
 
 
-def test_card_title_breaks_between_phrases_and_labels_do_not_overlap(one_set_card):
-    from scorers.report.card import Card, draw_card_figure
+def test_card_title_breaks_between_phrases_and_labels_do_not_overlap(one_set_card, tmp_path, monkeypatch):
+    from scorers.report.card import Card
 
     _root, data = one_set_card
     card = Card.from_dict(data)
     assert card.verdict.startswith("better than clipscore on ") and " of 1 sets" in card.verdict
-    fig = draw_card_figure(card)
+    fig = drawn_figure(card, tmp_path, monkeypatch)
     title = fig._suptitle.get_text()
     lines = title.split("\n")
     # broken only after "metric vs baseline:" or after a comma, never inside "on 0 of 1 sets"
@@ -617,15 +636,15 @@ def test_card_title_breaks_between_phrases_and_labels_do_not_overlap(one_set_car
     _assert_laid_out(fig)
 
 
-def test_two_panel_figure_labels_do_not_overlap_and_read_in_percent(capsys, tmp_path, shared_ts2):
+def test_two_panel_figure_labels_do_not_overlap_and_read_in_percent(capsys, tmp_path, shared_ts2, monkeypatch):
     """TS2 and a preference set side by side: no label overlaps another, axes in %."""
-    from scorers.report.card import Card, draw_card_figure
+    from scorers.report.card import Card
 
     pairs = "item,prompt,image_a,image_b,preference\n1,p,u1,u2,a\n2,q,u3,u4,b\n3,r,u5,u6,tie\n4,s,u2,u3,b\n"
     code, out, err = card_with_pairs(capsys, tmp_path, shared_ts2, pairs, SCORES, "--json")
     assert code == 0, err
     card = Card.from_dict(json.loads(out)["mine"])
-    fig = draw_card_figure(card)
+    fig = drawn_figure(card, tmp_path, monkeypatch)
     assert [ax.get_xlabel() for ax in fig.axes] == ["rank (avg over SEGs) (%)",
                                                    "pairwise accuracy (ties calibrated) (%)"]
     mine = card.sets["toy"]["rows"][0]["statistic"]
