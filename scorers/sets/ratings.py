@@ -90,9 +90,10 @@ def tifa160_unavailable(file: PinnedFile, error: Exception) -> str:
     else:
         why = text.split(" Fix:")[0].removeprefix(f"{file.filename}: ").rstrip(".")
     return (f"the TIFA160 ratings file {file.filename} is not available here ({why}); it is not a TS2 release file "
-            f"(TS2_DATA and `ts2 release fetch` do not provide it): download it from {file.url} (sha256 "
-            f"{file.sha256[:12]}...) and give its path in place of the name tifa160 (ts2 card --ratings "
-            f"tifa160=PATH), or run once with network access to cache it")
+            f"(TS2_DATA and `ts2 release fetch` do not provide it): download it from {file.url}"
+            + (f" (sha256 {file.sha256[:12]}...)" if file.sha256 else "")
+            + " and give its path in place of the name tifa160 (ts2 card --ratings tifa160=PATH, ts2 correlate "
+            "PATH), or run once with network access to cache it")
 
 
 def read_tifa_annotations(path: str | Path) -> pd.DataFrame:
