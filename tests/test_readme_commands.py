@@ -149,8 +149,8 @@ def readme_commands(text: str) -> list[tuple[int, str]]:
         line = text[:block.start()].count("\n") + 1
         for raw in block.group(1).replace("\\\n", " ").splitlines():
             words = shlex.split(raw, comments=True)
-            if words:
-                commands.append((line, shlex.join(words)))
+            if words:  # shlex.join single-quotes a word holding "$TS2_DATA/...": give the shell back its expansion
+                commands.append((line, re.sub(r"'([^'\"\\]*\$[^'\"\\]*)'", r'"\1"', shlex.join(words))))
     return commands
 
 
