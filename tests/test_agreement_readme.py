@@ -1,5 +1,5 @@
-"""The `ts2 correlate` section of docs/human-agreement.md (between its agreement markers): every command block runs (offline: a generated ratings.csv, and the
-TIFA160 file generated in its real format and placed in the Hugging Face cache, pinned to its own digest for the
+"""The `ts2 correlate` section of docs/human-agreement.md (between its agreement markers): every command block runs
+(offline: a generated ratings.csv, and the TIFA160 file generated in its real format and placed in the Hugging Face cache, pinned to its own digest for the
 test: tests/pin_override.py), and the benchmark script runs."""
 from __future__ import annotations
 
@@ -55,8 +55,8 @@ def test_readme_commands_run(shared_ts2, tmp_path):
     }).to_csv(tmp_path / "ratings.csv", index=False)
     cached, digest = tifa160_cache_copy(write_tifa_json(tmp_path / TIFA160.filename))
     env = env_with_scripts({**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-                            PIN_ENV: json.dumps({"tifa160": digest}),
-                            "TS2_DATA": str(shared_ts2)})  # the page names the release tables as "$TS2_DATA/..."  # test-only pin of the stand-in (pin_override)
+                            # test-only pin of the stand-in (pin_override); the page names the release tables as "$TS2_DATA/..."
+                            PIN_ENV: json.dumps({"tifa160": digest}), "TS2_DATA": str(shared_ts2)})
     try:
         for command in _commands():
             assert command.startswith("ts2 "), command

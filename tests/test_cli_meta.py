@@ -9,8 +9,8 @@ from scorers.cli import main
 from tests.reference_meta import released_reference
 
 # How far our values (from the release's score files) may sit from the paper's Table 2, in points: the largest
-# residuals of the "Ours vs the paper" table (docs/reproduce.md) (rank -3.4 ALIGNScore, sep -1.3 TIFA mPLUG, delta +/-1.7),
-# rounded up; the paper used earlier score files (see that section).
+# residuals of the "Ours vs the paper" table of docs/reproduce.md (rank -3.4 ALIGNScore, sep -1.3 TIFA mPLUG,
+# delta +/-1.7), rounded up; the paper used earlier score files (see that section).
 TOLERANCE = {"rank": 4.0, "sep": 3.0, "delta": 3.5}
 
 

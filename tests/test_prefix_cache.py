@@ -162,8 +162,8 @@ def test_image_windows_hand_computed():
 
 
 def test_bench_command_in_readme_runs(capsys):
-    """The prefix-cache benchmark command of docs/scorers/qga.md runs (1 image, 1 repeat): 576 image tokens, answers identical,
-    a ``speed-up N.Nx`` line. Wall time is not asserted (benchmarks report it)."""
+    """The prefix-cache benchmark command of docs/scorers/qga.md runs (1 image, 1 repeat): 576 image tokens, answers
+    identical, a ``speed-up N.Nx`` line. Wall time is not asserted (benchmarks report it)."""
     import importlib.util
     import re
     import shlex

@@ -1,5 +1,6 @@
 """Every shell command and Python block of README.md and of the documentation site (docs/**/*.md, not docs/_incoming
-or docs/assets) runs, or is skipped for a stated reason (issue 13: docs drift is a bug; issue 34: the site's blocks too).
+or docs/assets) runs, or is skipped for a stated reason (issue 13: docs drift is a bug; issue 34: the site's blocks
+too).
 
 How the commands are found: each fenced ```bash block of each page; lines joined at trailing backslashes; comments
 (`` # ...``) dropped. No optional-argument brackets (``[--json]``): a command block is copied and pasted as is.
@@ -166,7 +167,8 @@ PAGES = doc_pages()
 COMMANDS = [(page_name(page), line, command) for page in PAGES
             for line, command in readme_commands(page.read_text(encoding="utf-8"))]
 #: (page, line of the block, code)
-PYTHON = [(page_name(page), line, code) for page in PAGES for line, code in python_blocks(page.read_text(encoding="utf-8"))]
+PYTHON = [(page_name(page), line, code) for page in PAGES
+          for line, code in python_blocks(page.read_text(encoding="utf-8"))]
 
 
 def test_readme_has_commands():
@@ -314,7 +316,8 @@ def test_python_block_runs(workdir, monkeypatch, page, line, code):
     namespace = python_namespace(work, release)
     if "llava_tifa.records.csv" in code:
         if not (work / "llava_tifa.records.csv").is_file():
-            command = "ts2 answers-to-scores raw_answers/llava_tifa.csv --questions tifa --data-dir data --out llava_tifa.csv"
+            command = ("ts2 answers-to-scores raw_answers/llava_tifa.csv --questions tifa --data-dir data "
+                       "--out llava_tifa.csv")
             done = subprocess.run(["bash", "-c", substitute(command, minilm)], cwd=work, env=block_env(release),
                                   capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr[-3000:]
