@@ -675,3 +675,15 @@ def test_demo_card_figure_label_is_not_drawn_over_the_image(config):
     figure = next(c for c in components if c.get("props", {}).get("elem_id") == "card-figure")
     assert figure["props"]["show_label"] is False
     assert any(c.get("props", {}).get("elem_id") == "card-figure-label" for c in components)
+
+
+def test_card_ratings_file_with_a_duplicated_header_is_an_error(capsys, tmp_path, shared_ts2):
+    """Before: the set was listed as "not evaluated" and the card exited 0."""
+    (tmp_path / "r.csv").write_text("item,system,image,prompt,human_1,mine,mine\n1,s,u1,p,3,0.5,0.4\n")
+    mine = release_columns(shared_ts2, ["id", "image_id", "mine"], ["clipscore"], tmp_path / "mine.csv")
+    code, _out, err = run_cli(capsys, "card", "--scores", f"mine={mine}", "--ratings", f"myset={tmp_path / 'r.csv'}",
+                              "--baseline", "none", "--data-dir", shared_ts2, "--n-bootstrap", 0, "--out",
+                              tmp_path / "o")
+    line = one_line(err)
+    assert code == 2 and "duplicate column name" in line and "'mine'" in line
+    assert line.count(str(tmp_path / "r.csv")) == 1

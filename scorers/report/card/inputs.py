@@ -426,7 +426,11 @@ def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | N
 
                 src = fetch_tifa160(offline=offline)
             read.files[f"ratings:{rating.name}"] = str(src)
-        except (FileNotFoundError, ValueError) as error:
+        except FileNotFoundError as error:  # e.g. TIFA160 by name, offline and not cached: listed, go on
+            read.unavailable[rating.name] = _one_line(rating.source, error)
+        except ValueError as error:
+            if str(rating.source).lower() != "tifa160":  # a malformed file the user gave: an error of the command
+                raise ValueError(_one_line(rating.source, error)) from None
             read.unavailable[rating.name] = _one_line(rating.source, error)
     for pset in preferences:
         _read_preference_set(read, pset, offline)
