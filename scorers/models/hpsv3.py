@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
+from scorers.models.images import to_rgb
 from scorers.models.precision import dtype_of
 
 __all__ = ["DEFAULT_HPSV3_BASE", "DEFAULT_HPSV3_BASE_REVISION", "DEFAULT_HPSV3_MODEL", "DEFAULT_HPSV3_REVISION", "HPSv3Backend", "HPSv3ImageTransform", "INSTRUCTION",
@@ -111,7 +112,7 @@ class HPSv3ImageTransform:
         import numpy as np
         from PIL import Image
 
-        image = image if image.mode == "RGB" else image.convert("RGB")
+        image = to_rgb(image)
         width, height = image.size
         new_h, new_w = smart_resize(height, width, min_pixels=self.pixels, max_pixels=self.pixels)
         image = image.resize((new_w, new_h), Image.BICUBIC)

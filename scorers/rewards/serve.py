@@ -49,6 +49,8 @@ def decode_request(body: bytes, limits: Limits):
     """``(prompts, PIL images)`` of a request body, or :class:`RequestError` (4xx) naming what is wrong."""
     from PIL import Image
 
+    from scorers.models.images import to_rgb
+
     if len(body) > limits.max_request_bytes:
         raise RequestError(413, f"request is {len(body)} bytes; the limit is {limits.max_request_bytes}")
     try:
@@ -84,7 +86,7 @@ def decode_request(body: bytes, limits: Limits):
                 if width * height > limits.max_pixels:
                     raise RequestError(413, f"images[{i}] is {width}x{height} pixels; the limit is "
                                             f"{limits.max_pixels} pixels per image")
-                decoded.append(handle.convert("RGB"))
+                decoded.append(to_rgb(handle))  # 16-bit PNGs scaled, not clipped
         except RequestError:
             raise
         except Exception as error:  # PIL's UnidentifiedImageError, truncated files, decompression bombs...

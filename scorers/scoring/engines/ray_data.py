@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scorers.errors import ParameterError
-from scorers.models.images import open_rgb
+from scorers.models.images import open_rgb, to_rgb
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
 __all__ = ["RayScorer", "ensure_ray", "run_ray"]
@@ -95,7 +95,7 @@ class _Decoder:
                     items.append(item.numpy())
                     kinds.append("tensor")
                 else:  # a PIL image (scorers without a transform, e.g. VLM judges)
-                    items.append(np.asarray(item.convert("RGB"), dtype=np.uint8))
+                    items.append(np.asarray(to_rgb(item), dtype=np.uint8))
                     kinds.append("pil")
                 errors.append("")
             except Exception as error:  # reported per item; the driver decides raise vs skip
