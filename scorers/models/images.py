@@ -21,7 +21,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FLOAT_TOLERANCE", "HIGH_BIT_MODES", "open_image", "open_rgb", "to_rgb", "to_rgb_mode"]
+__all__ = ["FLOAT_TOLERANCE", "HIGH_BIT_MODES", "open_for", "open_image", "open_native", "open_rgb", "to_rgb",
+           "to_rgb_mode"]
 
 #: 16-bit grey modes of PIL (unsigned, little/big/native endian)
 _UINT16_MODES = ("I;16", "I;16L", "I;16B", "I;16N")
@@ -94,16 +95,42 @@ def open_rgb(ref: Any, jpeg_draft: int | None = None):
         return image.copy() if image is handle else image  # a loaded copy: the handle closes here
 
 
-def open_image(image: Any):
-    """A path or PIL image -> RGB PIL image, the scorers' input rule: a file that cannot be read is a ``ValueError``
-    naming it; anything else (not a path, not an image) is a ``TypeError``."""
+def open_native(ref: Any, jpeg_draft: int | None = None):
+    """``ref`` as :func:`open_rgb` takes it, as a loaded PIL image in **its own mode** (RGBA, P, L, I;16...): for a
+    transform that converts to RGB itself, after resizing, as an official pipeline does (``native_mode = True``)."""
+    from PIL import Image
+
+    if isinstance(ref, Image.Image):
+        return ref
+    if isinstance(ref, (bytes, bytearray, memoryview)):
+        ref = io.BytesIO(ref)
+    with Image.open(ref) as handle:
+        if jpeg_draft:
+            handle.draft(handle.mode, (jpeg_draft, jpeg_draft))
+        handle.load()
+        return handle.copy()
+
+
+def open_for(transform: Any, ref: Any, jpeg_draft: int | None = None):
+    """``ref`` opened as ``transform`` wants it: in its own mode (:func:`open_native`) when the transform says
+    ``native_mode = True`` (it converts to RGB itself, e.g. after resizing as ImageReward's official code does),
+    else as RGB (:func:`open_rgb`)."""
+    if getattr(transform, "native_mode", False):
+        return open_native(ref, jpeg_draft)
+    return open_rgb(ref, jpeg_draft)
+
+
+def open_image(image: Any, native: bool = False):
+    """A path or PIL image -> RGB PIL image (``native=True``: in its own mode, :func:`open_native`), the scorers'
+    input rule: a file that cannot be read is a ``ValueError`` naming it; anything else (not a path, not an image)
+    is a ``TypeError``."""
     from PIL import Image
 
     if isinstance(image, Image.Image):
-        return to_rgb(image)
+        return image if native else to_rgb(image)
     if isinstance(image, (str, Path)):
         try:
-            return open_rgb(image)
+            return open_native(image) if native else open_rgb(image)
         except (OSError, ValueError) as error:
             raise ValueError(f"cannot read image {str(image)!r}: {error}") from None
     raise TypeError(f"expected a PIL image, a path or a preprocessed tensor, got {type(image).__name__}")

@@ -621,10 +621,8 @@ class RemoteReward:
     def detailed(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None) -> RewardOutput:
         import base64
         import io
-        import json
 
         import torch
-        from PIL import Image
 
         from scorers.models.images import open_rgb
 
@@ -637,7 +635,7 @@ class RemoteReward:
                                       else check_input_range(input_range)))
         encoded = []
         for image in images:
-            image = open_rgb(image) if isinstance(image, Image.Image) else open_rgb(str(image))
+            image = open_rgb(image)  # PIL image, path or file: 8-bit RGB (high-bit modes scaled)
             buffer = io.BytesIO()
             image.save(buffer, format="PNG")
             encoded.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
