@@ -399,6 +399,8 @@ def check_input_range(input_range) -> tuple[float, float]:
     """``input_range`` as ``(low, high)`` floats: two finite numbers with ``low < high`` (``(0, 1)``, ``(-1, 1)``,
     ``(0, 255)``); ``ValueError`` otherwise."""
     try:
+        if isinstance(input_range, (str, bytes)):
+            raise TypeError
         low, high = (float(v) for v in input_range)
     except (TypeError, ValueError):
         raise ValueError(f"reward: input_range must be (low, high), e.g. (0, 1), (-1, 1) or (0, 255); got "
