@@ -21,7 +21,6 @@ from PIL import Image
 
 from scorers import rewards
 from scorers.models.images import open_image, open_rgb, to_rgb
-from scorers.models.redaction import redact, redact_cut, redact_url, url_secrets
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-TESTMARKER-0123456789abcdefghij"
@@ -352,6 +351,8 @@ def _no_fragment(text: str, secret: str = KEY):
 
 @pytest.mark.parametrize("where", [290, 296, 299])
 def test_redaction_runs_before_the_cut(where):
+    from scorers.models.redaction import redact, redact_cut
+
     text = "x" * (where - len("invalid key provided: ")) + "invalid key provided: " + KEY + " (check it)"
     assert text.index(KEY) < 300 < text.index(KEY) + len(KEY)  # the key straddles the cut
     shown = redact_cut(text, 300, [KEY])
@@ -361,6 +362,8 @@ def test_redaction_runs_before_the_cut(where):
 
 
 def test_urls_with_credentials_are_redacted():
+    from scorers.models.redaction import redact, redact_url, url_secrets
+
     assert redact_url("http://user:SECRET@host:8000/v1") == "http://user:***@host:8000/v1"
     assert redact_url("https://TOKEN@host/v1") == "https://***@host/v1"
     assert redact_url("http://host/v1?api_key=SECRET&x=1") == "http://host/v1?api_key=***&x=1"
