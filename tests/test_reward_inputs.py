@@ -587,3 +587,18 @@ def test_every_evaluate_module_loads_without_torch(tmp_path):
     for name in ("imagereward", "hpsv3", "pickscore"):
         message = out["errors"][name]
         assert "\n" not in message and "install the models extra" in message, (name, message)
+
+
+def test_the_cli_hides_url_credentials_in_its_one_line_errors(monkeypatch, capsys, tmp_path):
+    """Whatever a command raises is printed redacted, with or without an API key in the environment."""
+    import scorers.cli as cli
+    import scorers.cli.score as score
+
+    def fails(args):
+        raise ValueError("cannot reach http://user:SECRET-PASS@127.0.0.1:9/v1 (is the server running?)")
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(score, "run_score", fails)
+    assert cli.main(["score", "clip_score", "--out", str(tmp_path / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "SECRET-PASS" not in err and "http://user:***@127.0.0.1:9/v1" in err
