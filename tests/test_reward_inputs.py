@@ -146,6 +146,10 @@ def test_a_16_bit_png_reads_as_its_8_bit_twin_on_every_path(tmp_path):
     body = json.dumps({"prompts": ["a cat"], "images": [base64.b64encode(p16.read_bytes()).decode()]}).encode()
     _, decoded = decode_request(body, Limits())
     np.testing.assert_array_equal(np.asarray(decoded[0]), twin)
+    rgb = np.stack([a8, a8[::-1], a8[:, ::-1]], axis=-1)  # an RGB PNG stays readable after the request's handle closes
+    p_rgb = _png(Image.fromarray(rgb), tmp_path / "rgb.png")
+    body = json.dumps({"prompts": ["a cat"], "images": [base64.b64encode(p_rgb.read_bytes()).decode()]}).encode()
+    np.testing.assert_array_equal(np.asarray(decode_request(body, Limits())[1][0]), rgb)
     with Replies([(200, {}, {"rewards": [0.5]})]) as server:
         _remote(server.url)([str(p16)], ["a cat"])
         sent = json.loads(server.bodies[0])["images"][0]

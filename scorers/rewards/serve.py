@@ -86,7 +86,8 @@ def decode_request(body: bytes, limits: Limits):
                 if width * height > limits.max_pixels:
                     raise RequestError(413, f"images[{i}] is {width}x{height} pixels; the limit is "
                                             f"{limits.max_pixels} pixels per image")
-                decoded.append(to_rgb(handle))  # 16-bit PNGs scaled, not clipped
+                rgb = to_rgb(handle)  # 16-bit PNGs scaled, not clipped
+                decoded.append(rgb.copy() if rgb is handle else rgb)  # loaded: it outlives the file handle
         except RequestError:
             raise
         except Exception as error:  # PIL's UnidentifiedImageError, truncated files, decompression bombs...
