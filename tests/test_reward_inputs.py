@@ -606,3 +606,14 @@ def test_the_cli_hides_url_credentials_in_its_one_line_errors(monkeypatch, capsy
     assert cli.main(["score", "clip_score", "--out", str(tmp_path / "x.csv")]) == 2
     err = capsys.readouterr().err
     assert "SECRET-PASS" not in err and "http://user:***@127.0.0.1:9/v1" in err
+
+
+def test_a_served_judge_gets_a_16_bit_png_as_its_8_bit_twin(tmp_path):
+    from scorers.models.openai_compat import image_data_url
+
+    a8 = _eight_bit(seed=9)
+    p16 = _png(Image.fromarray(_sixteen_bit_twin(a8)), tmp_path / "sixteen.png")
+    url, _ = image_data_url(str(p16))
+    sent = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
+    for channel in range(3):
+        np.testing.assert_array_equal(sent[..., channel], a8)

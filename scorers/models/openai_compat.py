@@ -93,14 +93,12 @@ def served_model_name(model: str) -> str:
 
 def image_data_url(image, image_format: str = "png") -> tuple[str, str]:
     """``(data URL, short sha256)`` of a PIL image or image path, encoded losslessly (PNG) by default."""
-    from PIL import Image
+    from scorers.models.images import open_rgb
 
-    if not isinstance(image, Image.Image):
-        with Image.open(image) as handle:
-            image = handle.convert("RGB")
+    image = open_rgb(image)  # 8-bit RGB: high-bit modes scaled (scorers.models.images)
     buffer = io.BytesIO()
     fmt = image_format.upper()
-    image.convert("RGB").save(buffer, format="JPEG" if fmt == "JPG" else fmt, **({"quality": 95} if fmt in
+    image.save(buffer, format="JPEG" if fmt == "JPG" else fmt, **({"quality": 95} if fmt in
                                                                               ("JPEG", "JPG") else {}))
     data = buffer.getvalue()
     mime = "jpeg" if fmt in ("JPEG", "JPG") else fmt.lower()
