@@ -210,18 +210,27 @@ def test_tensors_outside_0_1_are_refused_unless_input_range_says_how_to_read_the
 
 
 def test_the_range_tolerance_is_2_to_the_minus_7():
+    """Checked before anything is sent: a tensor that passes the check reaches the (closed) port and fails there."""
     import torch
 
-    from scorers.rewards.api import RANGE_TOLERANCE, _to_unit
+    from scorers.rewards.api import RANGE_TOLERANCE
 
     assert RANGE_TOLERANCE == 2 ** -7
-    ok = torch.tensor([-(2 ** -8), 1 + 2 ** -7])  # bf16's 1.0 + one ulp is 1 + 2**-7: accepted
-    assert torch.equal(_to_unit(ok, (0.0, 1.0)), ok)
+    reward = _remote(f"http://127.0.0.1:{_closed_port()}")
+
+    def image(value):
+        pixels = torch.full((1, 3, 4, 4), 0.5)
+        pixels[0, 0, 0, 0] = value
+        return pixels
+
+    for ok in (-(2 ** -8), 1 + 2 ** -7):  # bf16's 1.0 + one ulp is 1 + 2**-7: accepted
+        with pytest.raises(ValueError, match="cannot connect"):
+            reward(image(ok), ["a cat"])
     for bad in (1 + 2 ** -6, -(2 ** -6)):
         with pytest.raises(ValueError, match="outside input_range"):
-            _to_unit(torch.tensor([0.5, bad]), (0.0, 1.0))
+            reward(image(bad), ["a cat"])
     with pytest.raises(ValueError, match="NaN or infinite"):
-        _to_unit(torch.tensor([0.5, float("nan")]), (0.0, 1.0))
+        reward(image(float("nan")), ["a cat"])
     for bad in ((1, 1), (0, float("inf")), "01", (0, 1, 2)):
         with pytest.raises(ValueError, match="input_range"):
             rewards.load("pickscore", input_range=bad)
