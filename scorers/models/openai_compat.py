@@ -144,7 +144,8 @@ class OpenAIChat:
         self.model = served_model_name(model)
         self.base_url = (api_base or base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"api_base {redact_url(self.base_url)!r}: expected an http(s):// URL such as http://localhost:8000/v1")
+            raise ValueError(f"api_base {redact_url(self.base_url)!r}: expected an http(s):// URL such as "
+                             "http://localhost:8000/v1")
         for option, value, low in (("max_concurrency", max_concurrency, 1), ("max_retries", max_retries, 0),
                                    ("max_new_tokens", max_new_tokens, 1), ("top_logprobs", top_logprobs, 1),
                                    ("text_max_new_tokens", text_max_new_tokens, 1),
@@ -208,7 +209,8 @@ class OpenAIChat:
                                            what=self._redact(f"{self.base_url}: {type(error).__name__}: {error}"))
                                    ) from None
         if response.status_code in (401, 403):
-            raise ServedModelError(f"{redact_url(self.base_url)} refused the API key (HTTP {response.status_code}); set "
+            raise ServedModelError(f"{redact_url(self.base_url)} refused the API key (HTTP {response.status_code}); "
+                                   "set "
                                    "OPENAI_API_KEY or api_key")
         if response.status_code != 200:
             return
@@ -395,8 +397,9 @@ class OpenAIChat:
                     try:
                         reply = self._parse(json.loads(text))
                     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+                        shown = redact_cut(text, 200, self._secrets)
                         raise ServedModelError(self._redact(f"{self.where}: unreadable chat-completions reply "
-                                                            f"({error}): {redact_cut(text, 200, self._secrets)!r}")) from None
+                                                            f"({error}): {shown!r}")) from None
                     self._check_reply(reply)
                     return reply
                 if status in (400, 422) and "seed" in send and "seed" in text.lower():

@@ -25,8 +25,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["CAPTION_WHITESPACE", "DEFAULT_UNIFIEDREWARD_MODEL", "DEFAULT_UNIFIEDREWARD_REVISION", "OFFICIAL_JPEG_QUALITY",
-           "UNIFIEDREWARD_PROMPT", "UnifiedRewardScorer", "jpeg_roundtrip", "parse_unifiedreward"]
+__all__ = ["CAPTION_WHITESPACE", "DEFAULT_UNIFIEDREWARD_MODEL", "DEFAULT_UNIFIEDREWARD_REVISION",
+           "OFFICIAL_JPEG_QUALITY", "UNIFIEDREWARD_PROMPT", "UnifiedRewardScorer", "jpeg_roundtrip", "parse_unifiedreward"]
 
 #: the UnifiedReward-2.0 Qwen-VL checkpoint used by default (served with vLLM by its authors; loads locally as a chat
 #: VLM). Revision: the Hub commit in a public vLLM launch script of a Pref-GRPO setup, which serves the HF cache
