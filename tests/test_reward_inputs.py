@@ -626,3 +626,16 @@ def test_a_served_judge_gets_a_16_bit_png_as_its_8_bit_twin(tmp_path):
     sent = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
     for channel in range(3):
         np.testing.assert_array_equal(sent[..., channel], a8)
+
+
+def test_a_service_that_never_answers_is_one_clear_error():
+    import time
+
+    with socket.socket() as listener:  # accepts connections (the backlog) but never reads or answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        reward = _remote(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout=0.5)
+        start = time.monotonic()
+        with pytest.raises(ValueError, match=r"no reply within timeout=0.5 s"):
+            reward(_rgb_images(1), ["a cat"])
+        assert time.monotonic() - start < 10

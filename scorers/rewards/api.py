@@ -709,6 +709,9 @@ class RemoteReward:
                                  f"{redact_cut(detail, 500, self._secrets)}") from None
             except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as error:
                 reason = getattr(error, "reason", None) or error
+                if isinstance(reason, (socket.timeout, TimeoutError)):
+                    raise ValueError(f"reward service {self.where}: no reply within timeout={self.timeout:g} s; is "
+                                     "the service overloaded, or is this the right address?") from None
                 raise ValueError(f"reward service {self.where}: cannot connect ("
                                  f"{redact_cut(f'{type(reason).__name__}: {reason}', 200, self._secrets)}); is "
                                  "ts2 serve running at that address?") from None
