@@ -2,8 +2,9 @@
 
 ``POST /score`` with JSON ``{"prompts": [...], "images": [base64 PNG or JPEG, ...]}`` answers
 ``{"rewards": [...], "components": {name: [...]}, "timing": {"queue_s", "forward_s", "batch_items",
-"batch_requests"}}``; ``GET /stats`` answers ``{"forward_calls", "requests", "items", "split_batches"}`` (how well
-batching merges, and how many merged forwards raised and were scored request by request).
+"batch_requests"}}``; ``GET /stats`` answers ``{"forward_calls", "requests", "items", "split_batches", "decoded_pixels_held",
+"decoded_pixels_peak", "decoded_pixels_budget"}`` (how well batching merges, how many merged forwards raised and were
+scored request by request, and the decoded-pixel budget's use).
 Requests waiting together (up to ``max_batch_size`` requests, ``batch_wait_ms``) go through one forward of the
 reward; each request gets back its own rows, in order.
 
@@ -35,8 +36,8 @@ from dataclasses import asdict, dataclass
 
 from scorers.errors import ParameterError
 
-__all__ = ["Limits", "PixelBudget", "RequestError", "ServiceOptions", "build_app", "decode_images", "decode_request",
-           "parse_request", "serve_rewards"]
+__all__ = ["Limits", "PixelBudget", "RequestError", "ServiceOptions", "Stop", "build_app", "check_app_options",
+           "check_port_free", "decode_images", "decode_request", "parse_request", "score_requests", "serve_rewards"]
 
 #: how long a client is told to wait (``Retry-After``, seconds) when the decoded-pixel budget is full
 RETRY_AFTER_S = 1
@@ -109,7 +110,7 @@ class PixelBudget:
     budget is full and 413 for a request larger than the whole budget; ``release`` gives it back."""
 
     def __init__(self, total_pixels: int):
-        self.total, self.held = int(total_pixels), 0
+        self.total, self.held, self.peak = int(total_pixels), 0, 0
 
     def acquire(self, pixels: int) -> None:
         if pixels > self.total:
@@ -119,6 +120,7 @@ class PixelBudget:
             raise RequestError(503, f"busy: {self.held:,} of {self.total:,} decoded pixels are in use; retry in "
                                     f"{RETRY_AFTER_S} s", {"Retry-After": str(RETRY_AFTER_S)})
         self.held += pixels
+        self.peak = max(self.peak, self.held)
 
     def release(self, pixels: int) -> None:
         self.held = max(0, self.held - pixels)
@@ -210,6 +212,61 @@ def _failure(error: BaseException) -> dict:
     return {"error": f"scoring this request failed ({detail[:300]})", "status": 422}
 
 
+def _as_list(values) -> list:
+    """A tensor's (or a sequence's) values as floats."""
+    if hasattr(values, "detach"):
+        return values.detach().float().cpu().tolist()
+    return [float(v) for v in values]
+
+
+def _replies(info, requests, forward_started: float, batch_started: float) -> list:
+    """Each request's own rows of one forward's output ``info`` (``rewards``, ``components``), in order."""
+    forward_s = time.perf_counter() - forward_started
+    rewards = _as_list(info.rewards)
+    components = {n: _as_list(v) for n, v in info.components.items()}
+    items = sum(len(ps) for ps, _, _ in requests)
+    out, start = [], 0
+    for ps, _, arrived in requests:
+        stop = start + len(ps)
+        out.append({"rewards": rewards[start:stop],
+                    "components": {n: v[start:stop] for n, v in components.items()},
+                    "timing": {"queue_s": batch_started - arrived, "forward_s": forward_s,
+                               "batch_items": items, "batch_requests": len(requests)}})
+        start = stop
+    return out
+
+
+async def score_requests(forward, requests: list, stats: dict) -> list:
+    """One reply per request of a batch (``requests``: ``(prompts, images, arrival time)`` each): one merged
+    ``await forward(images, prompts)`` (an object with ``rewards`` and ``components``), split back per request. When
+    the merged forward raises, each request is scored on its own: a request whose own forward raises gets
+    ``{"error", "status": 422}`` and the others their rewards. ``stats`` counts ``forward_calls`` and
+    ``split_batches``."""
+    started = time.perf_counter()
+    images = [im for _, ims, _ in requests for im in ims]
+    prompts = [p for ps, _, _ in requests for p in ps]
+    try:
+        info = await forward(images, prompts)
+    except Exception as error:
+        stats["forward_calls"] += 1
+        if len(requests) == 1:
+            return [_failure(error)]
+        stats["split_batches"] += 1
+        out = []
+        for request in requests:
+            alone = time.perf_counter()
+            stats["forward_calls"] += 1
+            try:
+                one = await forward(request[1], request[0])
+            except Exception as own:
+                out.append(_failure(own))
+                continue
+            out.extend(_replies(one, [request], alone, started))
+        return out
+    stats["forward_calls"] += 1
+    return _replies(info, requests, started, started)
+
+
 def _deployment_class():
     """The Serve deployment (built on first use: importing this module does not import Ray)."""
     from ray import serve
@@ -246,48 +303,8 @@ def _deployment_class():
 
         @serve.batch(max_batch_size=16, batch_wait_timeout_s=0.01)
         async def score_batch(self, requests: list) -> list:
-            started = time.perf_counter()
-            images = [im for _, ims, _ in requests for im in ims]
-            prompts = [p for ps, _, _ in requests for p in ps]
-            try:
-                info = await self._forward(images, prompts)
-            except Exception as error:
-                self.stats["forward_calls"] += 1
-                if len(requests) == 1:
-                    return [_failure(error)]
-                # one request broke the merged forward: score each on its own, so the others get their rewards
-                self.stats["split_batches"] += 1
-                out = []
-                for ps, ims, arrived in requests:
-                    alone = time.perf_counter()
-                    try:
-                        one = await self._forward(ims, ps)
-                    except Exception as own:
-                        out.append(_failure(own))
-                        continue
-                    finally:
-                        self.stats["forward_calls"] += 1
-                    out.extend(self._replies(one, [(ps, ims, arrived)], alone, started))
-                self.last_batch_requests = 1
-                return out
-            self.stats["forward_calls"] += 1
-            self.last_batch_requests = len(requests)
-            return self._replies(info, requests, started, started)
-
-        @staticmethod
-        def _replies(info, requests, forward_started, batch_started) -> list:
-            forward_s = time.perf_counter() - forward_started
-            rewards = info.rewards.detach().float().cpu().tolist()
-            components = {n: v.detach().float().cpu().tolist() for n, v in info.components.items()}
-            items = sum(len(ps) for ps, _, _ in requests)
-            out, start = [], 0
-            for ps, _, arrived in requests:
-                stop = start + len(ps)
-                out.append({"rewards": rewards[start:stop],
-                            "components": {n: v[start:stop] for n, v in components.items()},
-                            "timing": {"queue_s": batch_started - arrived, "forward_s": forward_s,
-                                       "batch_items": items, "batch_requests": len(requests)}})
-                start = stop
+            out = await score_requests(self._forward, requests, self.stats)
+            self.last_batch_requests = len(requests) if not any("status" in r for r in out) else 1
             return out
 
         async def _read_body(self, request) -> bytes:
@@ -302,7 +319,9 @@ def _deployment_class():
             if request.method == "GET" and request.url.path.rstrip("/").endswith("/stats"):
                 if not self._authorised(request):
                     return error_reply(401, "missing or wrong bearer token")
-                return JSONResponse(self.stats)
+                return JSONResponse({**self.stats, "decoded_pixels_held": self.budget.held,
+                                     "decoded_pixels_peak": self.budget.peak,
+                                     "decoded_pixels_budget": self.budget.total})
             if request.method != "POST" or not request.url.path.rstrip("/").endswith("/score"):
                 return error_reply(404, "POST /score (or GET /stats)")
             if not self._authorised(request):
