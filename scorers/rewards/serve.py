@@ -404,12 +404,14 @@ def check_app_options(*, max_batch_size: int = 16, batch_wait_ms: float = 10.0, 
 
 def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: float = 10.0,
               limits: Limits = Limits(), service: ServiceOptions = ServiceOptions(), token_env: str | None = None,
-              num_gpus: float = 0):
+              num_gpus: float = 0, num_cpus: float = 1):
     """The Serve application (``serve.run`` it). ``weights``: a reward name or ``{name: weight}`` as
     :func:`scorers.rewards.api.load` takes; ``token_env``: the environment variable holding the bearer token;
-    ``limits``: per request (:class:`Limits`); ``service``: service-wide bounds (:class:`ServiceOptions`)."""
+    ``limits``: per request (:class:`Limits`); ``service``: service-wide bounds (:class:`ServiceOptions`);
+    ``num_cpus``/``num_gpus``: what the replica reserves."""
     check_app_options(max_batch_size=max_batch_size, batch_wait_ms=batch_wait_ms, limits=limits, service=service,
                       num_gpus=num_gpus)
+    _finite("num_cpus", num_cpus, low=0.0)
     token_sha256 = None
     if token_env:
         token = os.environ.get(token_env)
@@ -419,7 +421,7 @@ def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: f
     # max_ongoing_requests: Serve's default (5) would cap a batch at 5 requests, and 2 x the batch (the old bound)
     # let 32 slow clients hold every slot; the replica holds max_connections (requests waiting on their body cost
     # a coroutine each) and Serve queues as many more, answering 503 beyond
-    deployment = _deployment_class().options(ray_actor_options={"num_cpus": 1, "num_gpus": num_gpus},
+    deployment = _deployment_class().options(ray_actor_options={"num_cpus": num_cpus, "num_gpus": num_gpus},
                                              max_ongoing_requests=max(service.max_connections, 2 * max_batch_size),
                                              max_queued_requests=service.max_connections)
     return deployment.bind(weights, model, max_batch_size, batch_wait_ms / 1000.0, asdict(limits), token_sha256,
