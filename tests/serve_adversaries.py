@@ -34,19 +34,19 @@ def body(images: list[str], prompt: str = "a red square") -> bytes:
     return json.dumps({"prompts": [prompt] * len(images), "images": images}).encode()
 
 
-def post(url: str, data: bytes, timeout: float = 120.0) -> tuple[int, dict, dict]:
-    """``(status, JSON reply, headers)`` of a POST."""
+def post(url: str, data: bytes, timeout: float = 120.0) -> tuple:
+    """``(status, JSON reply, headers)`` of a POST (headers: case-insensitive ``get``)."""
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, json.loads(response.read()), dict(response.headers)
+            return response.status, json.loads(response.read()), response.headers
     except urllib.error.HTTPError as error:
         raw = error.read() or b"{}"
         try:
             reply = json.loads(raw)
         except ValueError:
             reply = {"raw": raw[:200].decode(errors="replace")}
-        return error.code, reply, dict(error.headers)
+        return error.code, reply, error.headers
 
 
 def post_retrying(url: str, data: bytes, deadline_s: float = 120.0) -> tuple[int, dict, int]:

@@ -187,11 +187,14 @@ def decode_images(raws) -> list:
     first one that does not decode (a truncated body, a decompression bomb...)."""
     from PIL import Image
 
+    from scorers.models.images import to_rgb  # the one image -> RGB conversion (16-bit PNGs scaled, not clipped)
+
     decoded = []
     for i, raw in enumerate(raws):
         try:
             with Image.open(io.BytesIO(raw)) as handle:
-                decoded.append(handle.convert("RGB"))
+                handle.load()
+                decoded.append(to_rgb(handle))
         except Exception as error:
             raise RequestError(400, f"images[{i}] is not a readable PNG/JPEG: {type(error).__name__}") from None
     return decoded
