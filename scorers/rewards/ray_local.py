@@ -18,7 +18,8 @@ import subprocess
 import sys
 import time
 
-__all__ = ["GRACE_S", "LOOPBACK_ENV", "POLL_S", "loopback_environment", "session_processes", "start_watchdog"]
+__all__ = ["GRACE_S", "LOOPBACK_ENV", "POLL_S", "descendants", "loopback_environment", "session_processes",
+           "start_watchdog"]
 
 #: Ray's switch for a single-node Ray on 127.0.0.1 (read by ``ray._private.ray_constants`` at import)
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -60,7 +61,8 @@ def _start_time(pid: int) -> str | None:
     return stat[stat.rfind(")") + 2:].split()[19]
 
 
-def _descendants(pid: int) -> set[int]:
+def descendants(pid: int) -> set[int]:
+    """The pids below ``pid`` in the process tree (children, their children...), from /proc."""
     tree, found, todo = _children(), set(), [pid]
     while todo:
         for child in tree.get(todo.pop(), []):
@@ -109,7 +111,7 @@ def watch(driver_pid: int, session_dir: str) -> int:
     driver_started = _start_time(driver_pid)
     known: dict[int, str] = {}
     while _alive(driver_pid, driver_started) and os.getppid() == driver_pid:
-        for pid in _descendants(driver_pid) - {me}:
+        for pid in descendants(driver_pid) - {me}:
             if pid not in known:
                 started = _start_time(pid)
                 if started is not None:

@@ -192,9 +192,9 @@ def decode_images(raws) -> list:
     decoded = []
     for i, raw in enumerate(raws):
         try:
-            with Image.open(io.BytesIO(raw)) as handle:
-                handle.load()
-                decoded.append(to_rgb(handle))
+            image = Image.open(io.BytesIO(raw))  # in memory: nothing to close, and the image stays usable
+            image.load()
+            decoded.append(to_rgb(image))
         except Exception as error:
             raise RequestError(400, f"images[{i}] is not a readable PNG/JPEG: {type(error).__name__}") from None
     return decoded
