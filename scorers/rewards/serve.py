@@ -37,7 +37,8 @@ from dataclasses import asdict, dataclass
 from scorers.errors import ParameterError
 
 __all__ = ["Limits", "PixelBudget", "RequestError", "ServiceOptions", "Stop", "build_app", "check_app_options",
-           "check_port_free", "decode_images", "decode_request", "parse_request", "score_requests", "serve_rewards"]
+           "check_port_free", "decode_images", "decode_request", "input_resizer", "parse_request", "score_requests",
+           "serve_rewards"]
 
 #: how long a client is told to wait (``Retry-After``, seconds) when the decoded-pixel budget is full
 RETRY_AFTER_S = 1
@@ -182,9 +183,10 @@ def parse_request(body: bytes, limits: Limits):
     return prompts, raws, sizes
 
 
-def decode_images(raws) -> list:
+def decode_images(raws, prepare=None) -> list:
     """RGB PIL images of the raw PNG/JPEG bytes :func:`parse_request` checked; :class:`RequestError` 400 naming the
-    first one that does not decode (a truncated body, a decompression bomb...)."""
+    first one that does not decode (a truncated body, a decompression bomb...). ``prepare``: applied to each image as
+    soon as it is decoded (:func:`input_resizer`), so that only one full-size image is held at a time."""
     from PIL import Image
 
     from scorers.models.images import to_rgb  # the one image -> RGB conversion (16-bit PNGs scaled, not clipped)
@@ -194,10 +196,44 @@ def decode_images(raws) -> list:
         try:
             image = Image.open(io.BytesIO(raw))  # in memory: nothing to close, and the image stays usable
             image.load()
-            decoded.append(to_rgb(image))
+            image = to_rgb(image)
         except Exception as error:
             raise RequestError(400, f"images[{i}] is not a readable PNG/JPEG: {type(error).__name__}") from None
+        decoded.append(prepare(image) if prepare is not None else image)
     return decoded
+
+
+def input_resizer(reward):
+    """A function giving each decoded image the size the reward's preprocessing would give it, bit-identically, or
+    None where no such step exists.
+
+    It exists when every component of ``reward`` preprocesses with :class:`scorers.models.pixels.ResizeCropUint8`
+    (PickScore, ImageReward: a PIL bicubic resize of the short side, then a centre crop) with one size and crop rule:
+    the image is put through that same transform right away (the one implementation, not a copy of it), and the
+    model's own pass over the ``S x S`` result is then the identity (no resize when the short side is ``S``, a crop
+    at offset 0), so the reward is unchanged to the bit. Others (HPSv2 resizes a float tensor of the full-size image;
+    CLIP-style processors and VLMs resize with their own filters) get None: shrinking them first would change the
+    reward."""
+    from scorers.models.pixels import ResizeCropUint8
+
+    found = set()
+    for scorer in getattr(reward, "scorers", {}).values():
+        transform = getattr(scorer, "image_transform", None)
+        if transform is None:
+            transform = getattr(getattr(scorer, "embedder", None), "image_transform", None)
+        if type(transform) is not ResizeCropUint8:
+            return None
+        found.add((transform.size, transform.crop))
+    if len(found) != 1:
+        return None
+    transform = ResizeCropUint8(*found.pop())
+
+    def resize(image):
+        from PIL import Image
+
+        return Image.fromarray(transform(image).permute(1, 2, 0).numpy(), mode="RGB")
+
+    return resize
 
 
 def decode_request(body: bytes, limits: Limits):
@@ -287,6 +323,7 @@ def _deployment_class():
             from scorers.rewards.api import load
 
             self.reward = load(weights, model=model, device="cpu" if not _has_cuda() else None)
+            self.resize = input_resizer(self.reward)  # to the model's input size right after decoding, where exact
             # the forward runs on this one thread, off the event loop: requests arriving meanwhile are read, decoded
             # and queued, and the next batch takes them all at once (serve.batch runs one batch at a time)
             self._forward_thread = ThreadPoolExecutor(1, thread_name_prefix="ts2-forward")
@@ -347,11 +384,15 @@ def _deployment_class():
                 held = sum(w * h for w, h in sizes)
                 self.budget.acquire(held)
                 try:
-                    images = await asyncio.to_thread(decode_images, raws)
+                    images = await asyncio.to_thread(decode_images, raws, self.resize)
                 except BaseException:
                     self.budget.release(held)
                     held = 0
                     raise
+                kept = sum(im.width * im.height for im in images)
+                if kept < held:  # resized on decoding: give back what the full-size images needed
+                    self.budget.release(held - kept)
+                    held = kept
                 del raws, body
                 self.stats["requests"] += 1
                 self.stats["items"] += len(prompts)
