@@ -214,3 +214,31 @@ def test_acceptance_good_requests_keep_being_served_under_attack(port, hpsv2_pat
     finally:
         stop.set()
         serve.delete("attack")
+
+
+def test_a_pickscore_service_resizes_on_decoding_and_gives_the_full_size_reward(port, tmp_path_factory):
+    """PickScore's images are resized to its input size as soon as they are decoded (scorers.rewards.serve.
+    input_resizer); the reward equals the in-process reward of the full-size image (float32 ulps across batch shapes)
+    and the budget holds only the small image once the request is answered."""
+    import base64
+    import io
+
+    from PIL import Image
+    from ray import serve
+
+    from scorers.rewards.api import load
+    from tests.tiny_reward_models import tiny_reward_models
+
+    model = tiny_reward_models(tmp_path_factory.mktemp("tiny-pick"))["pickscore"]
+    serve.run(build_app("pickscore", model=model, num_cpus=0.25), name="pick", route_prefix="/pick", blocking=False)
+    try:
+        encoded = png_b64(1200, 700, 8)
+        status, reply, _ = post(f"http://127.0.0.1:{port}/pick/score", body([encoded]))
+        assert status == 200, reply
+        image = Image.open(io.BytesIO(base64.b64decode(encoded))).convert("RGB")
+        expected = load("pickscore", model=model, device="cpu")([image], ["a red square"]).numpy()
+        np.testing.assert_allclose(reply["rewards"], expected, atol=1e-5, rtol=0)
+        stats = _stats(port, "pick")
+        assert stats["decoded_pixels_held"] == 0 and stats["decoded_pixels_peak"] == 1200 * 700
+    finally:
+        serve.delete("pick")
