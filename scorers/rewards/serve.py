@@ -523,8 +523,8 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
     local = address is None and not os.environ.get("RAY_ADDRESS") and "ray" not in sys.modules
     if local:
         ray_local.loopback_environment()
-        if not (sys.stdout.isatty() and sys.stderr.isatty()):
-            os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # no ANSI colour codes in a redirected log
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # no ANSI colour codes in a redirected log (read per line)
     import ray
     from ray import serve
 
