@@ -308,7 +308,9 @@ def error_graph(
         ax.set_axis_off()
     head = f"SEG {seg.seg_id} ({seg.partition})"
     if prompt:
-        head += f": “{_shorten(prompt, 90)}”"
+        # straight quotes: a PDF (TrueType fonts) draws a curly quote from a second font, and the kerning across
+        # the font change shifts the letter beside it onto the quote
+        head += f': "{_shorten(prompt, 90)}"'
     fig.suptitle(head + " — every image's score on its error graph", fontsize=12)
     fig.tight_layout()
     return _save(fig, path, formats)
