@@ -88,8 +88,9 @@ def run_report(args: argparse.Namespace) -> int:
         from scorers.report.published import published_inputs
         from scorers.tables.readers import score_columns
 
-        mine = list(args.columns or [c for _, frame in tables for c in score_columns(frame)])
-        published = published_inputs(metadata, mine, data_dir=args.data_dir, paper=paper)
+        present = [c for _, frame in tables for c in score_columns(frame)]  # every column of the user's tables
+        mine = list(args.columns or present)
+        published = published_inputs(metadata, present, data_dir=args.data_dir, paper=paper)
         if published.added:
             tables.append((str(published.source), published.table))
             paper = published.paper

@@ -55,8 +55,9 @@ class Published:
 
 def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, data_dir: str | None = None,
                      paper: pd.DataFrame | None = None) -> Published:
-    """The release's published metrics to put beside ``user_columns`` (the user's score columns) in a report over
-    ``metadata`` (a :func:`scorers.tables.readers.read_metadata` frame).
+    """The release's published metrics to put beside ``user_columns`` (every score column of the user's tables, the
+    ones not reported included) in a report over ``metadata`` (a :func:`scorers.tables.readers.read_metadata`
+    frame).
 
     ``paper``: the user's own paper table (``--paper``); without it the release's Table 2 is read for names,
     families and FLOPs. Never raises for a release that cannot be had: the result's ``note`` says why and how to get
