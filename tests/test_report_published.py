@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -121,6 +122,14 @@ def test_rank_vs_flops_has_the_published_costs(clip_csv, shared_ts2, tmp_path, m
         return original(board, flops, path, **kw)
 
     monkeypatch.setattr("scorers.report.rank_vs_cost", keep)  # what write_report calls
+    drawn_figures = []
+    save = figures._save
+
+    def keep_figure(fig, path, formats=("png",)):
+        drawn_figures.append((Path(path).stem, fig))
+        return save(fig, path, formats)
+
+    monkeypatch.setattr(figures, "_save", keep_figure)
     paper = pd.read_csv(shared_ts2 / "paper_table2.csv").drop_duplicates("column")
     units = {"M": 1e6, "T": 1e12, "P": 1e15}
     expected = {c: float(v[:-1]) * units[v[-1]] for c, v in zip(paper["column"], paper["flop_per_image"])}
@@ -131,6 +140,9 @@ def test_rank_vs_flops_has_the_published_costs(clip_csv, shared_ts2, tmp_path, m
     board, flops = drawn[-1]
     assert {c: flops[c] for c in expected} == pytest.approx(expected, rel=1e-9)
     assert "my_clip" not in flops
+    cost_figure = [fig for stem, fig in drawn_figures if stem == "rank_vs_flops"][-1]
+    footer = [t.get_text() for t in cost_figure.texts]  # figure-level texts: the line under the plot
+    assert footer == ["not shown (no FLOPs cost): my_clip (yours)"]
     assert "rank_vs_flops.png leaves out 1 metric(s) without a FLOPs cost: my_clip" in printed
     code, printed, err = _report(base + ["--flops", "my_clip=604M", "--out", str(tmp_path / "b")])
     assert code == 0, err

@@ -108,7 +108,8 @@ def rank_vs_cost(
         _label_points(ax, x, y, labels, bold=set(front) | set(np.flatnonzero(mine)), mine=set(np.flatnonzero(mine)),
                       lines=[_step_post(step_x, step_y)])
     if skipped:
-        names = ", ".join(board.set_index("column").loc[skipped, "name"].astype(str))
+        by_column = board.set_index("column")["name"].astype(str)
+        names = ", ".join(f"{by_column[c]} (yours)" if c in highlight else by_column[c] for c in skipped)
         fig.text(0.01, 0.01, f"not shown (no FLOPs cost): {names}", fontsize=8, ha="left", va="bottom", wrap=True)
     return _save(fig, path, formats), skipped
 
