@@ -1,4 +1,5 @@
-"""``ts2 report``: the Table-2 leaderboard (Markdown/LaTeX/CSV) and four PNG figures for every score column."""
+"""``ts2 report``: the Table-2 leaderboard (Markdown/LaTeX/CSV) and four PNG figures for every score column, beside
+the 19 published metrics by default (``--no-published``: the user's columns alone)."""
 from __future__ import annotations
 
 import argparse
@@ -63,6 +64,10 @@ def run_report(args: argparse.Namespace) -> int:
     """Write a Table-2-style leaderboard (rank/sep/delta x Avg/Synth/Nat/Real, best in bold, bootstrap intervals)
     as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, per-SEG histograms,
     metric-by-metric correlation heatmap and one SEG's error graph.
+
+    By default the release's 19 published metrics (with their Table 2 FLOPs) join the user's columns
+    (:func:`scorers.report.published.published_inputs`); ``--no-published``, or a release that cannot be had (one
+    note line says how to get it), gives the user's columns alone.
     """
     try:
         from scorers.report import write_report
