@@ -134,7 +134,7 @@ def test_user_scores_without_paper(shared_ts2, tmp_path, capsys):
     out = tmp_path / "out"
     code = main(["report", str(errors), str(noisy), "--metadata", str(shared_ts2 / "metadata.csv"),
                  "--on", "seg_id", "file_name", "--lower-is-better", "my_errors", "--n-bootstrap", "50",
-                 "--flops", "noisy=1.2T", "--seg", "9", "--out", str(out)])
+                 "--flops", "noisy=1.2T", "--seg", "9", "--no-published", "--out", str(out)])
     printed = capsys.readouterr().out
     assert code == 0
     assert "leaves out 1 metric(s) without a FLOPs cost: my_errors" in printed
@@ -157,7 +157,7 @@ def test_errors_name_the_problem(shared_ts2, tmp_path, capsys):
     errors, _ = _user_tables(shared_ts2, tmp_path)
     meta = str(shared_ts2 / "metadata.csv")
     base = ["report", "--metadata", meta, "--on", "seg_id", "file_name", "--out", str(tmp_path / "o"),
-            "--n-bootstrap", "0"]
+            "--n-bootstrap", "0", "--no-published"]
     assert main(base[:1] + [str(errors), str(errors)] + base[1:]) == 2
     assert re.search(r"'my_errors' appears in both .*errors\.csv and .*errors\.csv", capsys.readouterr().err)
     assert main(base[:1] + [str(errors)] + base[1:] + ["--flops", "my_errors=lots"]) == 2

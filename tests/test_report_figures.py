@@ -192,3 +192,119 @@ def test_cli_formats_highlight_family(shared_ts2, tmp_path, capsys):
     assert "--format 'png,gif'" in capsys.readouterr().err
     assert main(base + ["--family", "nosuch=x"]) == 2
     assert "--family 'nosuch'" in capsys.readouterr().err
+
+
+def _leader_paths(fig) -> dict:
+    """``{label: leader line}`` in display pixels, as drawn (each annotation's arrow patch)."""
+    out = {}
+    for text in fig.axes[0].texts:
+        patch = getattr(text, "arrow_patch", None)
+        if patch is not None and text.get_visible():
+            out[text.get_text()] = patch.get_transform().transform_path(patch.get_path())
+    return out
+
+
+def _pareto_path(fig):
+    """The drawn Pareto step line in display pixels, its corners rebuilt by hand from the line's data ("steps-post":
+    across to the next x, then up)."""
+    from matplotlib.path import Path
+
+    ax = fig.axes[0]
+    line = next(l for l in ax.get_lines() if l.get_label() == "Pareto front")
+    xs, ys = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    corners = [(xs[0], ys[0])]
+    for k in range(1, len(xs)):
+        corners += [(xs[k], ys[k - 1]), (xs[k], ys[k])]
+    return Path(ax.transData.transform(corners))
+
+
+def _release_board(shared_ts2, values: str = "paper"):
+    """The 19 published metrics at their Table 2 FLOPs; rank Avg from the paper table, or ("ours") from the
+    leaderboard the README shows (docs/assets/leaderboard.csv): two layouts of the same crowded clusters."""
+    paper = pd.read_csv(shared_ts2 / "paper_table2.csv")
+    rank = paper[paper["meta_metric"] == "rank"].reset_index(drop=True)
+    board = pd.DataFrame({"column": rank["column"], "name": rank["name"], "family": rank["family"],
+                          "rank_avg": rank["avg"].astype(float)})
+    if values == "ours":
+        from pathlib import Path
+
+        ours = pd.read_csv(Path(__file__).resolve().parents[1] / "docs" / "assets" / "leaderboard.csv")
+        board["rank_avg"] = ours.set_index("column").loc[board["column"], "rank_avg"].to_numpy(float)
+    return board, flops_from_paper(paper)
+
+
+@pytest.mark.parametrize("values, mine", [
+    ("paper", None), ("ours", None),
+    ("paper", ("MyScore", 72.0, 2.0e14)),       # inside the TIFA/DSG clusters
+    ("ours", ("clip_score", 66.4, 604e6)),      # under CLIPScore, by the Pareto line
+    ("ours", ("my_metric", 75.0, 1.5e14)),      # on the DSG column, beside the Pareto step
+])
+def test_release_labels_leaders_and_pareto_line_stay_apart(shared_ts2, tmp_path, captured, values, mine):
+    """Issue 34.5: in rank_vs_flops.png no two labels overlap or touch (a stacked pair such as "TIFA LLaVA-1.5" over
+    "TIFA LLaVA-1.5 (alt)" reads as one label), no two leader lines cross, no leader runs through another label, and
+    the Pareto step line runs through no label. Boxes are the renderer's (``get_window_extent``)."""
+    board, flops = _release_board(shared_ts2, values)
+    highlight = []
+    if mine:
+        board.loc[len(board)] = {"column": "mine", "name": mine[0], "family": "", "rank_avg": mine[1]}
+        flops["mine"] = mine[2]
+        highlight = ["mine"]
+    figures.rank_vs_cost(board, flops, tmp_path / "r.png", highlight=highlight)
+    fig = captured[-1]
+    boxes = _text_boxes(fig)
+    assert len(boxes) == len(board)
+    one_point = fig.dpi / 72.0  # pixels
+    padded = [(name, box.padded(one_point / 2)) for name, box in boxes]  # 1 pt of air between any two labels
+    _assert_no_overlap(padded)
+    leaders = _leader_paths(fig)
+    names = list(leaders)
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            assert not leaders[names[a]].intersects_path(leaders[names[b]], filled=False), \
+                f"leader lines of {names[a]!r} and {names[b]!r} cross"
+    for name, path in leaders.items():
+        for other, box in boxes:
+            if other != name:
+                assert not path.intersects_bbox(box, filled=False), f"the leader of {name!r} runs through {other!r}"
+    pareto = _pareto_path(fig)
+    for name, box in boxes:
+        assert not pareto.intersects_bbox(box, filled=False), f"the Pareto line runs through the label {name!r}"
+    # the TIFA LLaVA pair (and every TIFA label) keep their points' top-to-bottom order
+    y_of = dict(zip(board["name"], board["rank_avg"]))
+    tifa = sorted((n for n, _ in boxes if n.startswith("TIFA ") and y_of[n] > 60), key=lambda n: -y_of[n])
+    label_y = {n: (b.y0 + b.y1) / 2 for n, b in boxes}
+    assert [label_y[n] for n in tifa] == sorted((label_y[n] for n in tifa), reverse=True)
+
+
+def _font_change_shifts(pdf: bytes) -> list[float]:
+    """The kerning (thousandths of an em) applied to the first glyph after each font change inside one line of text
+    of a PDF: its content streams parsed by hand (``BT .. /Fn size Tf .. [ shift (glyph) ... ] TJ .. ET``)."""
+    import re
+    import zlib
+
+    shifts = []
+    for stream in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S):
+        try:
+            content = zlib.decompress(stream.group(1))
+        except zlib.error:
+            continue
+        for block in re.finditer(rb"BT\n(.*?)\nET", content, re.S):
+            runs = re.split(rb"/F\d+ [\d.]+ Tf", block.group(1))
+            for run in runs[2:]:  # the runs after a font change
+                first = re.search(rb"\[\s*(-?[\d.]+)?", run)
+                if first and first.group(1):
+                    shifts.append(abs(float(first.group(1))))
+    return shifts
+
+
+def test_error_graph_pdf_title_quotes_do_not_overlap_the_prompt(tmp_path, captured):
+    """Issue 34.5: in the PDF, a curly quote came from a second font and the kerning across the font change (128 /
+    1000 em) pulled the prompt's first letter onto it. No glyph after a font change may be shifted by more than a
+    rounding's worth (5 / 1000 em; the em dash's own change is 0.2)."""
+    seg_ids, nodes, scores, results = _tiny()
+    seg = build_segs(seg_ids, nodes)[0]
+    prompt = "A Christmas tree with lights and teddy bear"
+    figures.error_graph(seg, scores, tmp_path / "e.png", results=results, prompt=prompt, formats=("pdf",))
+    shifts = _font_change_shifts((tmp_path / "e.pdf").read_bytes())
+    assert shifts and max(shifts) < 5.0, shifts
+    assert prompt in captured[-1]._suptitle.get_text()

@@ -46,7 +46,7 @@ def test_keyed_and_row_aligned_tables_mix(shared_ts2, tmp_path, capsys):
 def test_a_table_without_keys_must_still_match_the_row_count(shared_ts2, tmp_path, capsys):
     pd.DataFrame({"my_metric": [0.5, 0.2]}).to_csv(tmp_path / "short.csv", index=False)
     code = main(["report", str(tmp_path / "short.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
-                 "--on", "seg_id", "file_name", "--n-bootstrap", "0", "--out", str(tmp_path / "r")])
+                 "--on", "seg_id", "file_name", "--n-bootstrap", "0", "--no-published", "--out", str(tmp_path / "r")])
     assert code == 2
     err = capsys.readouterr().err
     assert "short.csv: scores has 2 rows but metadata has 2840" in err and "no 'seg_id' column to join on" in err

@@ -1,4 +1,5 @@
-"""``ts2 report``: the Table-2 leaderboard (Markdown/LaTeX/CSV) and four PNG figures for every score column."""
+"""``ts2 report``: the Table-2 leaderboard (Markdown/LaTeX/CSV) and four PNG figures for every score column, beside
+the 19 published metrics by default (``--no-published``: the user's columns alone)."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--paper", type=input_file,
                         help="paper_table2.csv: metric names, families, orientation and FLOPs per image")
     parser.add_argument("--out", required=True, type=output_dir, help="output directory (created if missing)")
+    parser.add_argument("--no-published", dest="published", action="store_false",
+                        help="your metrics alone; by default the 19 published metrics of the TS2 release (its "
+                             "released_scores.csv and Table 2 FLOPs, from --data-dir / $TS2_DATA, else the cache or "
+                             "one download) are put beside them, as `ts2 score --meta` does")
     parser.add_argument("--column", action="append", dest="columns",
                         help="score column (repeatable; default: every non-key column)")
     parser.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
@@ -59,6 +64,10 @@ def run_report(args: argparse.Namespace) -> int:
     """Write a Table-2-style leaderboard (rank/sep/delta x Avg/Synth/Nat/Real, best in bold, bootstrap intervals)
     as Markdown, LaTeX and CSV, and four figures: rank vs FLOPs with the Pareto front, per-SEG histograms,
     metric-by-metric correlation heatmap and one SEG's error graph.
+
+    By default the release's 19 published metrics (with their Table 2 FLOPs) join the user's columns
+    (:func:`scorers.report.published.published_inputs`); ``--no-published``, or a release that cannot be had (one
+    note line says how to get it), gives the user's columns alone.
     """
     try:
         from scorers.report import write_report
@@ -78,12 +87,27 @@ def run_report(args: argparse.Namespace) -> int:
     metadata_path = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     metadata = read_metadata(metadata_path)
     tables = [(path, read_score_table(path)) for path in args.scores]
+    paper = read_paper_table(args.paper) if args.paper else None
+    columns, highlight, published = args.columns, args.highlight, None
+    if args.published:
+        from scorers.report.published import published_inputs
+        from scorers.tables.readers import score_columns
+
+        present = [c for _, frame in tables for c in score_columns(frame)]  # every column of the user's tables
+        mine = list(args.columns or present)
+        published = published_inputs(metadata, present, data_dir=args.data_dir, paper=paper)
+        if published.added:
+            tables.append((str(published.source), published.table))
+            paper = published.paper
+            columns = [*args.columns, *published.columns] if args.columns else None
+            if highlight is None:
+                highlight = [c for c in mine if paper is None or c not in set(paper["column"])]
     report = write_report(
         tables,
         metadata,
         Path(args.out),
-        paper=read_paper_table(args.paper) if args.paper else None,
-        columns=args.columns,
+        paper=paper,
+        columns=columns,
         options=MetaOptions(seg_subset=args.seg_subset, clean_quotes=args.clean_quotes,
                             lower_is_better=args.lower_is_better, higher_is_better=args.higher_is_better,
                             variant=args.variant, n_bootstrap=args.n_bootstrap, seed=args.seed, on=args.on),
@@ -92,9 +116,11 @@ def run_report(args: argparse.Namespace) -> int:
         graph_columns=args.graph_column,
         digits=args.digits,
         formats=args.format,
-        highlight=args.highlight,
+        highlight=highlight,
         families=_families(args.family),
     )
+    if published is not None:
+        report.notes[:0] = ([published.note] if published.note else []) + published.notes
     if args.ratings:
         from scorers.sets.ratings import read_ratings
         from scorers.report.human import write_human_agreement
@@ -115,10 +141,13 @@ def run_report(args: argparse.Namespace) -> int:
         table=Path(report.paths["markdown"]).read_text(encoding="utf-8") if "markdown" in report.paths else "",
         segs=report.reproduction.segs, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=args.variant,
         inputs={**{f"scores[{i}]": p for i, p in enumerate(args.scores)}, "metadata": metadata_path,
-                **({"paper": args.paper} if args.paper else {}), **({"ratings": args.ratings} if args.ratings else {})})
-    print(f"{len(report.board)} metric(s), SEGs {report.reproduction.segs} -> {args.out}")
+                **({"paper": args.paper} if args.paper else {}), **({"ratings": args.ratings} if args.ratings else {}),
+                **({"published": str(published.source)} if published is not None and published.added else {})})
+    added = f" ({len(published.columns)} published + yours)" if published is not None and published.added else ""
+    print(f"{len(report.board)} metric(s){added}, SEGs {report.reproduction.segs} -> {args.out}")
+    width = max(len(kind) for kind in report.paths)  # one column for every row, "(pdf)"/"(svg)" ones included
     for kind, path in report.paths.items():
-        print(f"  {kind:20s} {path}")
+        print(f"  {kind:{width}s}  {path}")
     for note in report.notes:
         print(note)
     return 0

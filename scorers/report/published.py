@@ -1,0 +1,114 @@
+"""The 19 published metrics beside the user's own: ``ts2 report``'s default (``--no-published`` turns it off).
+
+The release's per-image scores (``released_scores.csv``) and the paper's Table 2 are found the way ``ts2 score
+--meta`` finds them for its "beside the published leaderboard" rows (:func:`scorers.ts2.reproduce.released_reproduction`):
+through :mod:`scorers.tables.release` (``--data-dir`` / ``$TS2_DATA``, else the cache, else one verified download)
+and :func:`scorers.ts2.reproduce.find_release_table2`. The release's scores get their image keys (``seg_id``,
+``file_name``) from the release's ``metadata.csv`` and their known stray quotes cleaned, then join the user's tables
+as one more input of :func:`scorers.report.write_report`: the published rows are computed by the same
+:func:`scorers.ts2.reproduce.reproduce_table` call as the user's metric (same SEGs, bootstrap and seed), and equal
+``ts2 reproduce``'s and ``ts2 score --meta``'s numbers.
+
+When the release cannot be had (offline with nothing cached, no ``$TS2_DATA``), or the user's metadata is not the
+release's, the report is the user's metrics alone and :attr:`Published.note` says why and how to get the release.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+__all__ = ["HOW_TO_GET", "RELEASED_COLUMNS", "Published", "published_inputs"]
+
+#: The score columns of the release's ``released_scores.csv`` (pinned by sha256 in :mod:`scorers.tables.release`):
+#: a report whose tables hold all of them already is the published leaderboard, and the release is not read again.
+RELEASED_COLUMNS = ("blip1_dsg", "fuyu_dsg", "instruct_blip_dsg", "llava-alt_dsg", "llava_dsg", "mplug_dsg",
+                    "blip1_tifa", "fuyu_tifa", "instruct_blip_tifa", "llava-alt_tifa", "llava_tifa", "mplug_tifa",
+                    "alignscore", "clipscore", "gpt4v_tifa", "gpt4v_dsg", "viescore", "llmscore_over", "llmscore_ec")
+
+#: How to get the release tables (the fallback note's fix).
+HOW_TO_GET = ("set TS2_DATA (or --data-dir) to a folder with the release tables, or run `ts2 release fetch "
+              "released_scores.csv metadata.csv table2_full_precision.csv` once with network access; "
+              "--no-published: your metrics alone, without this note")
+
+
+@dataclass
+class Published:
+    """What :func:`published_inputs` adds to a report: the release's scores as one more keyed table (``seg_id,
+    file_name`` + one column per published metric, quotes cleaned), the paper table (names, families, FLOPs; None
+    when not available), the added ``columns``, the ``source`` file, ``notes`` for the output, and ``note``: why
+    nothing was added (None when the published metrics are in)."""
+
+    table: pd.DataFrame | None = None
+    paper: pd.DataFrame | None = None
+    columns: list[str] = field(default_factory=list)
+    source: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    note: str | None = None
+
+    @property
+    def added(self) -> bool:
+        return bool(self.columns)
+
+
+def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, data_dir: str | None = None,
+                     paper: pd.DataFrame | None = None) -> Published:
+    """The release's published metrics to put beside ``user_columns`` (every score column of the user's tables, the
+    ones not reported included) in a report over ``metadata`` (a :func:`scorers.tables.readers.read_metadata`
+    frame).
+
+    ``paper``: the user's own paper table (``--paper``); without it the release's Table 2 is read for names,
+    families and FLOPs. Never raises for a release that cannot be had: the result's ``note`` says why and how to get
+    it. A published column the user's tables already have (e.g. ``released_scores.csv`` passed by hand) is not
+    added again; when every one is there, nothing is added and there is no note.
+    """
+    from scorers.tables.readers import column_scores, read_metadata, read_score_table, score_columns
+    from scorers.tables.release import ReleaseFileUnavailable, path
+
+    mine = set(user_columns)
+    if mine.issuperset(RELEASED_COLUMNS):
+        return Published()  # the user passed the release's scores themselves
+    try:
+        scores_path = path("released_scores.csv", data_dir, progress=False)
+        release_metadata = read_metadata(path("metadata.csv", data_dir, progress=False))
+        released = read_score_table(scores_path)
+    except (ReleaseFileUnavailable, OSError, ValueError) as error:
+        first = str(error).strip().splitlines()[0].rstrip(":") if str(error).strip() else type(error).__name__
+        return Published(note=f"note: the published metrics are not added: the TS2 release tables are not "
+                              f"available ({first}); {HOW_TO_GET}")
+    release_columns = score_columns(released)
+    if mine.issuperset(release_columns):
+        return Published()  # a local release copy with other columns, all of them passed by hand
+    if len(released) != len(release_metadata):
+        return Published(note=f"note: the published metrics are not added: {scores_path.name} has {len(released)} "
+                              f"rows but the release's metadata.csv has {len(release_metadata)}; {HOW_TO_GET}")
+    release_keys = list(zip(release_metadata["seg_id"].astype(int), release_metadata["file_name"].astype(str)))
+    user_keys = set(zip(metadata["seg_id"].astype(int), metadata["file_name"].astype(str)))
+    if set(release_keys) != user_keys:
+        common = len(user_keys & set(release_keys))
+        return Published(note=f"note: the published metrics are not added: --metadata is not the release's "
+                              f"metadata.csv ({common} of its {len(release_keys)} images in common; the published "
+                              "scores are of the release's images); pass the release's metadata.csv to compare "
+                              "(--no-published: without this note)")
+    clash = [c for c in release_columns if c in mine]
+    added = [c for c in release_columns if c not in mine]
+    table = pd.DataFrame({"seg_id": release_metadata["seg_id"].to_numpy(),
+                          "file_name": release_metadata["file_name"].to_numpy()})
+    for column in added:  # the release's rows are in its metadata's order; its known stray quotes are cleaned
+        table[column] = column_scores(released, column, clean_quotes=True)
+    notes = []
+    if clash:
+        notes.append(f"note: published {', '.join(clash)} not added: your scores have a column of that name")
+    if paper is None:
+        from scorers.ts2.reproduce import find_release_table2
+
+        try:
+            paper = find_release_table2(data_dir, progress=False)[1]
+        except (ReleaseFileUnavailable, OSError, ValueError) as error:
+            first = str(error).strip().splitlines()[0]
+            notes.append(f"note: the paper's Table 2 is not available ({first}): the published metrics are shown "
+                         "without their names, families and FLOPs")
+            paper = None
+    return Published(table=table, paper=paper, columns=added, source=scores_path, notes=notes)
