@@ -21,7 +21,8 @@ from typing import Iterator, Sequence
 from scorers.errors import ParameterError, Wording, mention
 from scorers.tables.release import PROBE_TIMEOUT_S, probe  # the one reachability probe (its timeout re-exported)
 
-__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "hub_cache_dir", "hub_reachable", "model_source"]
+__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "check_model_source", "hub_cache_dir", "hub_reachable",
+           "model_source"]
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 _reachable: dict[str, bool] = {}
 
@@ -98,6 +99,58 @@ def _resolve(name: str, option: str, files: Sequence[str]) -> str:
                          "did not answer within {timeout:g} s; pass a local model folder with {path} (or connect and "
                          "run once to cache it)", given=mention(option, name, quoted=True), cache=hub_cache_dir(),
                          endpoint=constants.ENDPOINT, timeout=PROBE_TIMEOUT_S, path=_path(option))
+
+
+def _hub_cache_dir_cheap() -> str:
+    """The Hub cache folder as huggingface_hub computes it (``HF_HUB_CACHE``, else ``HF_HOME/hub``, else
+    ``XDG_CACHE_HOME/huggingface/hub``), read from the environment without importing huggingface_hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.path.expanduser(os.environ["HF_HUB_CACHE"])
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+    return os.path.join(os.path.expanduser(home), "hub")
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def check_model_source(source: str | None, *, flag: str = "--model") -> None:
+    """Refuse a model that cannot be found, cheaply (no torch, transformers or huggingface_hub import; no network),
+    before a command starts anything heavy: one :class:`~scorers.errors.ParameterError` naming ``flag`` and the value.
+
+    * ``None`` (the command's default model) and served models (``openai:MODEL``) are left to their loaders;
+    * an existing local file or folder is accepted;
+    * a path-looking value (starts with ``/ . ~``, or holds a path separator beyond one ``owner/name`` slash, or is
+      not a valid Hub id) that does not exist fails: ``--model '/nope': no such file or folder``;
+    * a Hub id (``owner/name``, or ``hf-hub:owner/name``) is accepted; with ``HF_HUB_OFFLINE=1`` it must be in the
+      local Hugging Face cache (a bare name such as ``gpt2`` or an open_clip architecture is left to its loader).
+
+        >>> check_model_source("/nope/model", flag="--clip-model")
+        Traceback (most recent call last):
+        ...
+        scorers.errors.ParameterError: --clip-model '/nope/model': no such file or folder (a local model folder, or a Hub id like owner/name)
+    """
+    if source is None:
+        return
+    name = str(source)
+    if name.startswith("openai:"):
+        return
+    if not name.strip():
+        raise ParameterError("{flag} is empty: pass a local model folder or a Hub id like owner/name", flag=flag)
+    if os.path.exists(os.path.expanduser(name)):
+        return
+    repo_id = name[len("hf-hub:"):] if name.startswith("hf-hub:") else name
+    if name.startswith(("/", ".", "~")) or not _HUB_ID.match(repo_id) or "--" in repo_id or ".." in repo_id:
+        raise ParameterError("{flag} {name!r}: no such file or folder (a local model folder, or a Hub id like "
+                             "owner/name)", flag=flag, name=name)
+    if "/" in repo_id and _hub_offline():
+        cache = _hub_cache_dir_cheap()
+        snapshots = os.path.join(cache, "models--" + repo_id.replace("/", "--"), "snapshots")
+        if not (os.path.isdir(snapshots) and os.listdir(snapshots)):
+            raise ParameterError("{flag} {name!r}: not a local folder and not in the Hugging Face cache ({cache}), "
+                                 "and HF_HUB_OFFLINE=1 forbids downloading it; pass a local model folder with "
+                                 "{flag} PATH", flag=flag, name=name, cache=cache)
 
 
 def _path(option: str) -> Wording:
