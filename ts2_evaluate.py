@@ -35,8 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     except ShadowedPackage as err:
         print(f"ts2: error: {err}", file=sys.stderr)
         return 2
-    from scorers.cli import main as cli_main
-
+    try:
+        from scorers.cli import main as cli_main  # Ctrl+C later is scorers.cli.main's: one line, exit status 130
+    except KeyboardInterrupt:
+        print("ts2: interrupted", file=sys.stderr)
+        return 130
     return cli_main(argv)
 
 

@@ -114,6 +114,16 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``ts2`` command; Ctrl+C at any moment ends it with one line and exit status 130 (128 + SIGINT)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        given = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+        print(f"ts2{' ' + given[0] if given else ''}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
