@@ -114,13 +114,18 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one ``ts2`` command; Ctrl+C at any moment ends it with one line and exit status 130 (128 + SIGINT)."""
+    """Run one ``ts2`` command; Ctrl+C at any moment ends it with one line and exit status 130
+    (:mod:`scorers.cli._interrupt`)."""
+    from scorers.cli._interrupt import INTERRUPTED_STATUS, interrupts_in_one_line
+
+    given = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    line = f"ts2{' ' + given[0] if given else ''}: interrupted"
     try:
-        return _main(argv)
+        with interrupts_in_one_line(line):
+            return _main(argv)
     except KeyboardInterrupt:
-        given = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
-        print(f"ts2{' ' + given[0] if given else ''}: interrupted", file=sys.stderr)
-        return 130
+        print(line, file=sys.stderr)
+        return INTERRUPTED_STATUS
 
 
 def _main(argv: list[str] | None) -> int:
