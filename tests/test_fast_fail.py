@@ -271,7 +271,8 @@ def test_demo_with_a_silent_hub_probes_once_and_never_retries(silent_hub, shared
     assert not any("Retry" in l for l in lines) and "Traceback" not in text, text
     assert silent_hub.connections == 1, text
     assert lines[0].startswith("ts2 demo: the Hugging Face Hub is not reachable"), text
-    assert f"ts2 demo: serving on http://127.0.0.1:{port}/" in lines and lines[-1] == "ts2 demo: stopped", text
+    assert f"ts2 demo: serving on http://127.0.0.1:{port}/ (Ctrl+C to stop)" in lines, text
+    assert lines[-1] == "ts2 demo: stopped", text
     assert process.returncode == 0
 
 
@@ -291,6 +292,14 @@ def test_interrupt_in_a_finalizer_still_ends_the_command_in_one_line():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 130 and done.stderr == "ts2 x: interrupted\n" and "went on" not in done.stdout
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -313,7 +322,7 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line_and_130(command, moment, t
 
     root = Path(__file__).resolve().parents[1]
     argv = (["score", "clip_score", "--data-dir", tiny_run["data"], "--model", tiny_run["model"], "--out",
-             str(tmp_path / "s.csv")] if command == "score" else ["demo", "--port", "0"])
+             str(tmp_path / "s.csv")] if command == "score" else ["demo", "--port", str(free_port())])
     process = subprocess.Popen([sys.executable, "-c", "import sys, ts2_evaluate; sys.exit(ts2_evaluate.main())",
                                 *argv], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": str(root), "TS2_DATA": str(shared_ts2)})
