@@ -7,7 +7,8 @@ import ast
 import re
 from typing import Any, Callable, Mapping, NamedTuple
 
-__all__ = ["Mention", "ParameterError", "Wording", "mention", "value_error", "wording_of"]
+__all__ = ["EXTRA_OF", "Mention", "ParameterError", "Wording", "install_hint", "mention", "missing_extra_error",
+           "value_error", "wording_of"]
 
 
 class Mention(NamedTuple):
@@ -229,3 +230,29 @@ def value_error(template: str, /, **values: Any) -> ValueError:
     a :class:`ParameterError` where it does, else a plain ``ValueError`` (with the :class:`Wording` as its message)."""
     message = Wording(template, **values)
     return ParameterError(message) if message.parameters else ValueError(message)
+
+
+# ----------------------------------------------------------------------------- missing optional dependencies
+
+#: top-level module -> the ``ts2-evaluate`` extra that installs it
+EXTRA_OF = {
+    "torch": "models", "torchvision": "models", "transformers": "models", "accelerate": "models",
+    "open_clip": "models", "sentence_transformers": "models", "sentencepiece": "models", "google": "models",
+    "httpx": "served", "diffusers": "generate", "matplotlib": "report", "gradio": "demo",
+    "ray": "ray",
+}
+
+
+def install_hint(extra: str) -> str:
+    """How to install ``extra``: from a clone today, by name once the package is on PyPI."""
+    return (f"install the {extra} extra: pip install '.[{extra}]' from a clone of ts2-evaluate "
+            f"(pip install 'ts2-evaluate[{extra}]' once it is on PyPI)")
+
+
+def missing_extra_error(error: ImportError) -> ValueError | None:
+    """A one-line ``ValueError`` naming the extra for a missing optional dependency, else ``None``."""
+    name = (getattr(error, "name", None) or "").split(".")[0]
+    extra = EXTRA_OF.get(name)
+    if not isinstance(error, ModuleNotFoundError) or extra is None:
+        return None
+    return ValueError(f"{error}; {install_hint(extra)}")

@@ -533,7 +533,7 @@ def test_preference_section_in_markdown_html_json(pref_run):
     root, _pairs, _scores, _parts, cards = pref_run
     out = root / "out"
     text = (out / "mine.md").read_text()
-    assert "## toy" in text and "| metric | ties | accuracy | CI | epsilon | pairs | human ties | prompts |" in text
+    assert "## toy" in text and "| metric | ties | accuracy (%) | CI (%) | epsilon | pairs | human ties | prompts |" in text
     assert "| mine | calibrated * |" in text and "| clipscore | excluded (metric tie wrong) |" in text
     assert "paired vs clipscore (accuracy, ties calibrated)" in text
     page = (out / "mine.html").read_text()

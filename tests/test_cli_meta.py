@@ -9,8 +9,8 @@ from scorers.cli import main
 from tests.reference_meta import released_reference
 
 # How far our values (from the release's score files) may sit from the paper's Table 2, in points: the largest
-# residuals of the README's "Ours vs the paper" table (rank -3.4 ALIGNScore, sep -1.3 TIFA mPLUG, delta +/-1.7),
-# rounded up; the paper used earlier score files (see that section).
+# residuals of the "Ours vs the paper" table of docs/reproduce.md (rank -3.4 ALIGNScore, sep -1.3 TIFA mPLUG,
+# delta +/-1.7), rounded up; the paper used earlier score files (see that section).
 TOLERANCE = {"rank": 4.0, "sep": 3.0, "delta": 3.5}
 
 
@@ -208,8 +208,8 @@ def test_readme_reproduction_table_is_generated(shared_ts2, capsys):
         "--segs", "0-163", "--clean-quotes", "--markdown",
     )
     assert code == 0
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("<!-- reproduction:start -->\n", 1)[1].split("<!-- reproduction:end -->", 1)[0]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reproduce.md").read_text()
+    block = page.split("<!-- reproduction:start -->\n", 1)[1].split("<!-- reproduction:end -->", 1)[0]
     assert block == out
 
 
@@ -287,7 +287,7 @@ def test_wrong_header_says_which_columns_were_expected(tmp_path, capsys):
 
 
 def test_paper_partition_delta_figures(shared_ts2):
-    """The README's figures on the paper's partition deltas (section "Ours vs the paper")."""
+    """The figures on the paper's partition deltas (docs/reproduce.md, "Ours vs the paper")."""
     from scorers.ts2.reproduce import higher_is_better_from_paper
     from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table
 

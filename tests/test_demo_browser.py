@@ -395,7 +395,7 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     assert _card_shown(page, "mplug_tifa", 2).startswith("mplug_tifa: better than clipscore on ")
     rows = {row[0]: row for row in _table(page, "card-sets")}
     assert set(rows) == {"ts2", "tifa160"}
-    assert rows["ts2"][3] == f"{expected.rank.statistic['avg']:.3f}"  # fractions, 3 decimals
+    assert rows["ts2"][3] == f"{100 * expected.rank.statistic['avg']:.1f} %"  # in %, as ts2 meta prints TS2
     assert rows["tifa160"][1] == "not evaluated"
     assert "The TIFA160 part needs the ratings file" in page.locator("#card-status").inner_text()
     page.wait_for_function("() => (document.querySelector('#card-figure img')?.naturalWidth ?? 0) > 0")

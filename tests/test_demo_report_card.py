@@ -93,8 +93,8 @@ def test_published_card_without_the_tifa160_file_is_ts2_alone_and_says_so(tables
     frame = card_summary_frame(card)
     assert list(frame.columns) == SUMMARY_COLUMNS and list(frame["set"]) == ["ts2", "tifa160"]
     row = frame.iloc[0]
-    assert row["value"] == f"{expected.summary()['rank']['avg']:.3f}"
-    assert row["baseline"] == f"{base.summary()['rank']['avg']:.3f}"
+    assert row["value"] == f"{100 * expected.summary()['rank']['avg']:.1f} %"  # in %, as ts2 meta prints TS2
+    assert row["baseline"] == f"{100 * base.summary()['rank']['avg']:.1f} %"
     assert row["verdict / reason"] in ("better", "worse", "no clear difference")
     assert frame.iloc[1]["status"] == "not evaluated" and "not cached" in frame.iloc[1]["verdict / reason"]
     assert cards.card("mplug_tifa") is card  # built once
@@ -149,10 +149,11 @@ def test_uploaded_cards_show_what_ts2_card_wrote(cli_cards):
     frame = card_summary_frame(card).set_index("set")
     assert list(frame.index) == ["ts2", "genai_bench"]
     ts2 = printed["mplug_tifa"]["sets"]["ts2"]
-    assert frame.loc["ts2", "value"] == f"{ts2['meta']['rank']['summary']['avg']:.3f}"
+    assert frame.loc["ts2", "value"] == f"{100 * ts2['meta']['rank']['summary']['avg']:.1f} %"
     comparison = ts2["comparison"][0]
-    assert frame.loc["ts2", "paired difference"] == f"{comparison['statistic']:.3f}"
-    assert frame.loc["ts2", "95% interval"] == f"[{comparison['ci_low']:.3f}, {comparison['ci_high']:.3f}]"
+    assert frame.loc["ts2", "paired difference"] == f"{100 * comparison['statistic']:.1f} pp"
+    assert frame.loc["ts2", "95% interval"] == (f"[{100 * comparison['ci_low']:.1f}, {100 * comparison['ci_high']:.1f}]"
+                                                " pp")
     assert frame.loc["genai_bench", "status"] == "not evaluated"
     assert frame.loc["genai_bench", "verdict / reason"].startswith("no ratings file with mplug_tifa's scores")
     head, _frame, body = card_view(card)
@@ -247,11 +248,11 @@ def test_every_published_card_has_the_leaderboards_ts2_values(tables, config, fr
 
 def test_a_preference_set_section_is_summarised_by_its_headline_tie_convention():
     """A preference set's section (issue 27.1: ``headline_ties``, ``baseline_rows`` of pairwise accuracy) gets its own
-    summary row; the values are the section's own, 3 decimals."""
+    summary row; the values are the section's own, in % (differences in percentage points)."""
     section = {"status": "evaluated", "headline_ties": "calibrated", "headline_value": 0.61234,
                "baseline_rows": [{"statistic": 0.55555}], "verdict": "better",
                "comparison": [{"statistic": 0.05679, "ci_low": 0.01, "ci_high": 0.1}]}
     card = Card(metric="m", baseline="clipscore", verdict="v", sets={"hpdv2": section}, provenance={})
     row = card_summary_frame(card).iloc[0]
-    assert list(row) == ["hpdv2", "evaluated", "pairwise accuracy (ties calibrated)", "0.612", "0.556", "0.057",
-                         "[0.010, 0.100]", "better"]
+    assert list(row) == ["hpdv2", "evaluated", "pairwise accuracy (ties calibrated) (%)", "61.2 %", "55.6 %",
+                         "5.7 pp", "[1.0, 10.0] pp", "better"]

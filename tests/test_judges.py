@@ -291,8 +291,8 @@ def test_evaluate_modules_equal_the_library(tmp_path, monkeypatch):
 
 
 def test_readme_parser_example_runs_as_written(capsys):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Judge metrics and served models", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "scorers" / "judges.md").read_text(encoding="utf-8")
+    section = page.split("# Judge metrics and served models", 1)[1].split("\n## ", 1)[0]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/scorers/judges.md", "exec"), {})
     assert capsys.readouterr().out.splitlines() == ["7.0", "no 0-10 rating found in the reply", "3.0"]

@@ -178,7 +178,7 @@ def test_reproduce_rows_explain_delta_residuals(published_reproduction):
     for row in reproduction.rows:
         note = row.get("note", "")
         if row["meta_metric"] == "delta" and row["partition"] != "avg":
-            assert "not partition means" in note and "README 'Ours vs the paper'" in note, row
+            assert "not partition means" in note and "docs/reproduce.md 'Ours vs the paper'" in note, row
         elif row["meta_metric"] == "delta" and row["column"] in ("llmscore_ec", "llmscore_over"):
             assert "swapped" in note, row
         else:

@@ -15,7 +15,7 @@ import scorers
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-EXTRAS = ("models", "served", "report", "demo", "generate", "ray", "all", "dev")
+EXTRAS = ("models", "served", "report", "demo", "generate", "ray", "all", "docs", "dev")
 
 
 def _name(requirement: str) -> str:

@@ -162,15 +162,15 @@ def test_image_windows_hand_computed():
 
 
 def test_bench_command_in_readme_runs(capsys):
-    """The README's prefix-cache benchmark command runs (1 image, 1 repeat): 576 image tokens, answers identical,
-    a ``speed-up N.Nx`` line. Wall time is not asserted (benchmarks report it)."""
+    """The prefix-cache benchmark command of docs/scorers/qga.md runs (1 image, 1 repeat): 576 image tokens, answers
+    identical, a ``speed-up N.Nx`` line. Wall time is not asserted (benchmarks report it)."""
     import importlib.util
     import re
     import shlex
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    line = next(line for line in (root / "README.md").read_text().splitlines()
+    line = next(line for line in (root / "docs" / "scorers" / "qga.md").read_text().splitlines()
                 if "bench_vqa.py --compare prefix-cache" in line)
     argv = shlex.split(line.split("bench_vqa.py", 1)[1].split("#")[0])
     spec = importlib.util.spec_from_file_location("bench_vqa", root / "benchmarks" / "bench_vqa.py")

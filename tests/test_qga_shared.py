@@ -153,8 +153,8 @@ def test_blank_cells_like_the_release_fuyu_file_are_scored(shared_ts2, release, 
     assert f"fuyu_like_dsg.csv: line {first + 1}: blank answer" in capsys.readouterr().err
 
 
-#: The README's "Reading yes/no answers" table: (questions, VLM) -> rule -> (question agreement with the release's
-#: per-question correctness in %, TS2 rank avg over all 165 SEGs in % of our per-image scores), MiniLM SBERT, end
+#: The "Reading yes/no answers" table of docs/scorers/qga.md: (questions, VLM) -> rule -> (question agreement with
+#: the release's per-question correctness in %, TS2 rank avg over all 165 SEGs in % of our per-image scores), MiniLM SBERT, end
 #: tokens stripped.
 YES_RULE_FIGURES = {
     ("dsg", "llava"): {"word": (99.28, 75.53), "release": (100.00, 75.19), "tifa": (92.78, 69.38)},
@@ -171,8 +171,8 @@ ALL_SEGS = range(165)
 
 @pytest.mark.skipif(not os.environ.get("TS2_SLOW"), reason="about 45 min on 2 shared cores; TS2_SLOW=1 runs it")
 def test_yes_rule_figures(shared_ts2, release, minilm):
-    """Recomputes the README's yes-rule table (printed as Markdown with -s) and checks its numbers, to the shown
-    precision (0.01 points: the table rounds to two decimals)."""
+    """Recomputes the yes-rule table of docs/scorers/qga.md (printed as Markdown with -s) and checks its numbers, to the
+    shown precision (0.01 points: the table rounds to two decimals)."""
     from scorers.metrics.qga.answers import answers_to_scores
     from scorers.metrics.qga.matching import YES_RULES, AnswerMatcher
     from scorers.metrics.qga.questions import read_question_set

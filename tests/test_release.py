@@ -431,8 +431,8 @@ def test_cli_fetch_needs_names_or_all(capsys):
 
 
 def test_readme_release_commands_run(sources, fresh_cache, shared_ts2, monkeypatch, capsys):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Release tables on demand", 1)[1]
+    page = (ROOT / "docs" / "judge-a-metric.md").read_text(encoding="utf-8")
+    section = page.split("### Release tables on demand", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
     assert len(commands) >= 3
@@ -448,10 +448,10 @@ def test_readme_release_commands_run(sources, fresh_cache, shared_ts2, monkeypat
 
 
 def test_readme_release_python_block_runs(sources, fresh_cache, shared_ts2):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Release tables on demand", 1)[1]
+    page = (ROOT / "docs" / "judge-a-metric.md").read_text(encoding="utf-8")
+    section = page.split("### Release tables on demand", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict = {}
-    exec(compile(code.replace("path/to/ts2", str(shared_ts2)), "README.md", "exec"), namespace)
+    exec(compile(code.replace("path/to/ts2", str(shared_ts2)), "docs/judge-a-metric.md", "exec"), namespace)
     assert namespace["release"].path("metadata.csv").read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
     assert sources.count("metadata.csv") == 2  # downloaded once by the block (HEAD + GET), then reused

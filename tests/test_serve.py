@@ -19,7 +19,7 @@ from tests.conftest import skip_module_without
 skip_module_without("ray")
 
 from scorers.rewards.api import RemoteReward, load  # noqa: E402
-from scorers.rewards.serve import Limits, build_app  # noqa: E402
+from scorers.rewards.serve import Limits, ServiceOptions, build_app  # noqa: E402
 from tests import ray_session  # noqa: E402
 
 local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)
@@ -128,11 +128,16 @@ def test_concurrent_clients_get_their_rewards_in_order_and_requests_are_batched(
 
 def test_a_batch_is_not_capped_by_serves_default_of_5_ongoing_requests():
     """Serve lets a replica hold only ``max_ongoing_requests`` requests (default 5), so a batch of up to 8 needs room
-    for at least 8, and for a full batch queueing behind the one in the forward: 16. Read from the deployment the app
-    binds (Ray has no public getter for an Application's deployment; an AttributeError here means Ray moved it).
-    The concurrent-clients test above cannot bound the largest batch without depending on the machine's load."""
+    for at least 8, and for a full batch queueing behind the one in the forward: 16. Slow clients must not take every
+    slot either (issue 33 item 2): the replica holds ``max_connections`` (256 by default) and Serve queues as many.
+    Read from the deployment the app binds (Ray has no public getter for an Application's deployment; an
+    AttributeError here means Ray moved it). The concurrent-clients test above cannot bound the largest batch without
+    depending on the machine's load."""
     deployment = build_app("clip_score", max_batch_size=8)._bound_deployment
-    assert deployment.max_ongoing_requests == 2 * 8
+    assert deployment.max_ongoing_requests == 256 >= 2 * 8
+    assert deployment.max_queued_requests == 256
+    assert build_app("clip_score", max_batch_size=200, service=ServiceOptions(max_connections=100)) \
+        ._bound_deployment.max_ongoing_requests == 400
 
 
 def test_a_lone_request_does_not_wait_for_company(service):

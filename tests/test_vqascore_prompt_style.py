@@ -79,7 +79,8 @@ def test_llava_scores_under_each_style_equal_a_forward_by_hand(tiny_llava):
                                                      "using a single word or phrase. ASSISTANT:")):
         scores = VQAScorer(backend=tiny_llava, prompt_style=style).score(pictures, prompts)
         by_hand = [_p_yes_by_hand(tiny_llava, image, render(p)) for image, p in zip(pictures, prompts)]
-        # 1e-5 relative: batched/prefix-cached fp32 forwards agree with single plain ones to that (README, prefix cache)
+        # 1e-5 relative: batched/prefix-cached fp32 forwards agree with single plain ones to that
+        # (docs/scorers/qga.md, prefix cache)
         np.testing.assert_allclose(scores, by_hand, rtol=1e-5, atol=0)
 
 

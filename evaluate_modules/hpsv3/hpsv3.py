@@ -1,6 +1,6 @@
 """HPSv3 as an `evaluate` metric: a thin wrapper over ``scorers.metrics.reward_models.HPSv3Score`` and the shared runner."""
 import scorers.scoring.evaluate_base as base
-from scorers.models.hpsv3 import DEFAULT_HPSV3_MODEL
+from scorers.models.reward_checkpoints import DEFAULT_HPSV3_MODEL  # no torch at load
 from scorers.metrics.reward_models import HPSv3Score
 
 _CITATION = """\

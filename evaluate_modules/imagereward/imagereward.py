@@ -1,6 +1,6 @@
 """ImageReward as an `evaluate` metric: a thin wrapper over ``scorers.metrics.reward_models.ImageRewardScore`` and the runner."""
 import scorers.scoring.evaluate_base as base
-from scorers.models.imagereward import DEFAULT_IMAGEREWARD_MODEL
+from scorers.models.reward_checkpoints import DEFAULT_IMAGEREWARD_MODEL  # no torch at load
 from scorers.metrics.reward_models import ImageRewardScore
 
 _CITATION = """\

@@ -24,7 +24,8 @@ class Unifiedreward(base.ScorerMetric):
 
     spec = base.Spec(
         UnifiedRewardScorer, DEFAULT_UNIFIEDREWARD_MODEL, base.options(
-            precision=None, served=True, vqa_backend="chat_vlm", max_new_tokens=256, template=UNIFIEDREWARD_PROMPT),
+            precision=None, served=True, vqa_backend="chat_vlm", max_new_tokens=256, template=UNIFIEDREWARD_PROMPT,
+            caption_whitespace="collapse", jpeg_quality=None),
         _DESCRIPTION, _CITATION,
         ('ur = evaluate.load("evaluate_modules/unifiedreward", config_name="openai:UnifiedReward",\n'
          '                   api_base="http://localhost:8000/v1")'),

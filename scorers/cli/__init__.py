@@ -96,7 +96,7 @@ def _redacting_excepthook(secrets: list[str]):
     def hook(kind, value, tb):
         import traceback
 
-        from scorers.models.openai_compat import redact
+        from scorers.models.redaction import redact
 
         sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb)), secrets))
 
@@ -152,10 +152,9 @@ def _main(argv: list[str] | None) -> int:
     except (ValueError, FileNotFoundError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         message = args.option_names.say(message)  # library errors name parameters; the command names its options
-        if secrets or "bearer" in str(message).lower():
-            from scorers.models.openai_compat import redact
+        from scorers.models.redaction import redact  # keys, bearer tokens, credentials written into URLs
 
-            message = redact(message, secrets)
+        message = redact(message, secrets)
         print(f"ts2 {args.command}: error: {message}", file=sys.stderr)
         return 2
     except (PermissionError, IsADirectoryError, NotADirectoryError) as error:  # e.g. an output path not writable

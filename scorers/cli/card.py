@@ -146,7 +146,13 @@ def run_card(args: argparse.Namespace) -> int:
     if orphan:
         raise ValueError(f"--preference-scores {orphan[0]}=...: no --preferences {orphan[0]}=FILE")
     preferences = []
+    from scorers.report.card.inputs import is_pairs
+    from scorers.sets.registry import canonical_name
+
     for name, source in args.preferences:
+        by_name = is_pairs(name) and source in (name, canonical_name(name))  # the set's pinned download
+        if not by_name and not os.path.isfile(source):
+            raise FileNotFoundError(f"--preferences {name}={source}: no such file")
         if name in [p.name for p in preferences]:
             raise ValueError(f"--preferences {name}: given twice")
         if name not in preference_scores:

@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, SEG set, seed, "
                                                           "package version, inputs' sha256, scorer config")
     meta.add_argument("--from", dest="from_result", metavar="RESULT_JSON",
-                      help="re-print a result saved with --out (and whether its inputs changed); nothing is computed")
+                      help="re-print a result saved with --out (and whether its inputs changed); nothing is computed: "
+                           "its table is checked against its numbers, --json prints the saved numbers (fractions), "
+                           "and options that would compute (--seed, --n-bootstrap, --lower-is-better...) are refused")
 
 
 #: ``ts2 meta`` shows progress (stderr) from this many score columns on; a large file's read is announced too
@@ -50,7 +52,16 @@ def run_meta(args: argparse.Namespace) -> int:
 
         if args.scores is not None:
             raise ValueError("--from re-prints a saved result: give it alone, without SCORES")
-        print(reprint(load_result(args.from_result)))
+        given = _computing_options(args)
+        if given:
+            raise ValueError(f"--from re-prints a saved result and computes nothing: {', '.join(given)} would need a "
+                             "new computation; run the saved command (ts2 meta --from FILE prints it) with "
+                             f"{'them' if len(given) > 1 else 'it'}")
+        payload = load_result(args.from_result)
+        if args.json:  # what --json printed when the result was made (fractions)
+            print(json.dumps(payload["results"]))
+        else:
+            print(reprint(payload))
         return 0
     if args.scores is None:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
@@ -102,6 +113,28 @@ def run_meta(args: argparse.Namespace) -> int:
                             inputs={"scores": args.scores, "metadata": metadata})
         print(f"saved {saved} (re-print: ts2 meta --from {saved})", file=sys.stderr)
     return 0
+
+
+#: the options of ``ts2 meta`` that change what is computed: refused with ``--from`` (dest, flag, default)
+_COMPUTING = (("columns", "--column", None), ("metadata", "--metadata", None), ("data_dir", "--data-dir", None),
+              ("lower_is_better", "--lower-is-better", []), ("higher_is_better", "--higher-is-better", []),
+              ("variant", "--variant", "paper"), ("on", "--on", None), ("seg_subset", "--segs", "default"),
+              ("n_bootstrap", "--n-bootstrap", None), ("seed", "--seed", 0), ("clean_quotes", "--clean-quotes", False),
+              ("out", "--out", None))
+
+
+def _computing_options(args: argparse.Namespace) -> list[str]:
+    """The options given with ``--from`` that would change what is computed: a value other than the default, or the
+    flag written on the command line (``--seed 0`` too)."""
+    from scorers.cli._options import N_BOOTSTRAP
+
+    tokens = {t.split("=", 1)[0] for t in getattr(args, "argv", []) if t.startswith("--")}
+    given = []
+    for dest, flag, default in _COMPUTING:
+        default = N_BOOTSTRAP if dest == "n_bootstrap" else default
+        if flag in tokens or getattr(args, dest, default) != default:
+            given.append(flag)
+    return given
 
 
 def _meta_text(evaluated, variant: str) -> str:

@@ -19,11 +19,12 @@ import pandas as pd
 from scorers.formatting import MISSING, format_number
 from scorers.demo.config import AppConfig, check_upload_size
 from scorers.demo.sources import Tables
-from scorers.report.card import CARD_FIELDS, Card, set_headline
+from scorers.report.card import CARD_FIELDS, Card, display_unit, set_headline
 
 __all__ = [
     "CARD_FIELDS",
     "CARD_INTRO",
+    "FIGURE_LABEL",
     "SUMMARY_COLUMNS",
     "TIFA160_NEEDS_FILE",
     "PublishedCards",
@@ -38,14 +39,17 @@ log = logging.getLogger(__name__)
 
 SUMMARY_COLUMNS = ["set", "status", "headline", "value", "baseline", "paired difference", "95% interval",
                    "verdict / reason"]
+#: the caption above the card's dot plot (not the image's own label, which gradio draws over the figure)
+FIGURE_LABEL = "Dot plot per set (this metric, the baseline, published rows)"
 #: bootstrap resamples and seed of a published metric's card (``ts2 card``'s defaults)
 N_BOOTSTRAP, SEED = 1000, 0
 
 CARD_INTRO = """\
 A **report card** judges one metric every way its scores allow: **TS2** (rank / sep / delta over SEGs, with
 intervals, and its place among the published metrics) and **human rating sets** (the set's own headline coefficient
-and the usual ones), each with a **paired test against a baseline** (CLIPScore) and a one-line verdict. Values are
-fractions (not %). Make one for your metric with `ts2 card --scores NAME=FILE --ratings tifa160=tifa160 --out card/`
+and the usual ones), each with a **paired test against a baseline** (CLIPScore) and a one-line verdict. TS2 values
+and preference accuracies are in % (differences in percentage points, pp); rating coefficients run from -1 to 1; the
+card's JSON holds fractions. Make one for your metric with `ts2 card --scores NAME=FILE --ratings tifa160=tifa160 --out card/`
 and upload its `NAME.json` (or the whole `--json` output) here, or pick a published metric: its card is built from the
 release's scores on TS2 and, for `clipscore` and `mplug_tifa` (the two with scores in the TIFA160 file), TIFA160.
 """
@@ -222,6 +226,17 @@ def _number(value) -> str:
         return MISSING
 
 
+def _shown(value, scale: float, unit: str) -> str:
+    """A card number as the table shows it: 3 decimals as it is (a coefficient), or scaled with its unit, one decimal
+    (a fraction in %: ``67.8 %``; a difference in percentage points: ``1.2 pp``)."""
+    if scale == 1.0:
+        return _number(value)
+    try:
+        return f"{format_number(value, 1, scale=scale)} {unit}" if value is not None else MISSING
+    except (TypeError, ValueError):
+        return MISSING
+
+
 def _summary_row(set_name: str, section: dict) -> dict:
     row = dict.fromkeys(SUMMARY_COLUMNS, MISSING)
     row["set"], row["status"] = set_name, section.get("status", MISSING)
@@ -229,22 +244,29 @@ def _summary_row(set_name: str, section: dict) -> dict:
         row["verdict / reason"] = str(section.get("reason", MISSING))
         return row
     head = set_headline(set_name, section)
-    row["headline"] = str(head.label or MISSING)
-    row["value"] = _number(head.value)
+    scale, unit, diff_unit = display_unit(head.kind)
+    row["headline"] = str(head.label or MISSING) + (f" ({unit})" if unit else "")
+    row["value"] = _shown(head.value, scale, unit)
     if head.baseline is not None:
-        row["baseline"] = _number(head.baseline)
+        row["baseline"] = _shown(head.baseline, scale, unit)
     if head.comparison:
-        row["paired difference"] = _number(head.comparison.get("statistic"))
+        row["paired difference"] = _shown(head.comparison.get("statistic"), scale, diff_unit)
         low, high = head.comparison.get("ci_low"), head.comparison.get("ci_high")
         if low is not None and high is not None:
-            row["95% interval"] = f"[{_number(low)}, {_number(high)}]"
+            if scale == 1.0:
+                row["95% interval"] = f"[{_number(low)}, {_number(high)}]"
+            else:
+                row["95% interval"] = (f"[{format_number(low, 1, scale=scale)}, {format_number(high, 1, scale=scale)}]"
+                                       f" {diff_unit}")
     row["verdict / reason"] = str(head.verdict or "no baseline comparison")
     return row
 
 
 def card_summary_frame(card: Card) -> pd.DataFrame:
     """One row per set: its headline value, the baseline's, the paired difference with its interval, the verdict (or
-    why the set was not evaluated). Values as the card holds them (fractions), 3 decimals."""
+    why the set was not evaluated). TS2 and preference accuracies in % with one decimal (``67.8 %``), their
+    differences in percentage points (``pp``), as ``ts2 meta`` prints TS2; a rating set's coefficient as it is, 3
+    decimals. The card itself (its JSON) holds fractions."""
     return pd.DataFrame([_summary_row(name, section) for name, section in card.sets.items()],
                         columns=SUMMARY_COLUMNS)
 
@@ -309,8 +331,11 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
     headline = gr.Markdown("", elem_id="card-verdict")
     table = gr.Dataframe(pd.DataFrame(columns=SUMMARY_COLUMNS), interactive=False, elem_id="card-sets",
                          label="Sets: headline value, baseline, paired difference, verdict")
-    figure = gr.Image(None, type="pil", label="Dot plot per set (this metric, the baseline, published rows)",
-                      interactive=False, visible=False, elem_id="card-figure")
+    # the image's own label would sit on the figure's top-left corner, over the start of its title: a caption
+    # above it instead
+    figure_label = gr.Markdown(f"**{FIGURE_LABEL}**", visible=False, elem_id="card-figure-label")
+    figure = gr.Image(None, type="pil", label=FIGURE_LABEL, show_label=False, interactive=False, visible=False,
+                      elem_id="card-figure")
     with gr.Accordion("The whole card", open=False):
         body = gr.Markdown("", elem_id="card-body")
 
@@ -322,14 +347,15 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
         image = card_figure_image(card)
         picker = gr.update() if keep_pick else gr.update(value=pick)
         return (note, cards, gr.update(choices=list(cards), value=name, visible=len(cards) > 1), head, frame,
-                gr.update(value=image, visible=image is not None), text, picker)
+                gr.update(value=image, visible=image is not None), text, picker, gr.update(visible=image is not None))
 
     def failed(message: str, cards: dict):
         """An error line: the card shown before goes too (an error above an older card reads as that card's)."""
         if not message:  # nothing to say (an emptied upload box, a cleared pick): leave the view as it is
-            return (message, cards, *([gr.update()] * 6))
+            return (message, cards, *([gr.update()] * 7))
         return (message, {}, gr.update(choices=[], value=None, visible=False), "",
-                pd.DataFrame(columns=SUMMARY_COLUMNS), gr.update(value=None, visible=False), "", gr.update(value=None))
+                pd.DataFrame(columns=SUMMARY_COLUMNS), gr.update(value=None, visible=False), "", gr.update(value=None),
+                gr.update(visible=False))
 
     def on_pick(metric, cards):
         if not metric:
@@ -357,13 +383,13 @@ def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[
 
     def on_choice(name, cards):
         if not name or name not in cards:
-            return (gr.update(), cards, *([gr.update()] * 6))
+            return (gr.update(), cards, *([gr.update()] * 7))
         try:
             return show(cards, name, f"**Showing** `{name}`", keep_pick=True)
         except Exception as problem:
             return failed(unexpected(problem), cards)
 
-    outputs = [status, cards_state, choice, headline, table, figure, body, metric_pick]
+    outputs = [status, cards_state, choice, headline, table, figure, body, metric_pick, figure_label]
     # .select: the user's choice only (a Dropdown's .input also fired when a handler set its value, running twice)
     metric_pick.select(on_pick, [metric_pick, cards_state], outputs)
     upload.upload(on_upload, [upload, cards_state], outputs)

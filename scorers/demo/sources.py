@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 from PIL import Image, ImageDraw
 
+from scorers.models.images import open_rgb
 from scorers.tables import release
 from scorers.ts2.reproduce import find_release_table2
 from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
@@ -184,7 +185,6 @@ class ImageSource:
         if path is None:
             return None
         try:
-            with Image.open(path) as image:
-                return image.convert("RGB")
-        except OSError:
+            return open_rgb(path)
+        except (OSError, ValueError):  # unreadable, or a high-bit image of unknown range
             return None

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from scorers.errors import wording_of
+from scorers.models.images import to_rgb
 from scorers.demo.config import AppConfig
 
 __all__ = ["ImageScore", "LazyScorer", "ScorerSpec", "demo_wording", "score_image", "scorer_specs"]
@@ -218,14 +219,16 @@ def open_upload(image) -> Any:
 
     if isinstance(image, Image.Image):
         _check_pixels(image.size)
-        return image.convert("RGB")
+        return to_rgb(image)
     try:
         with warnings.catch_warnings():  # the pixel cap below is far stricter than PIL's bomb warning
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             handle = Image.open(image)
         with handle:
             _check_pixels(handle.size)
-            return handle.convert("RGB")
+            handle.load()
+            rgb = to_rgb(handle)
+            return rgb.copy() if rgb is handle else rgb
     except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError) as error:
         raise ValueError(f"cannot read the upload as an image ({type(error).__name__}: {error}); upload a PNG, "
                          "JPEG or WebP file") from None

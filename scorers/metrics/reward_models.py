@@ -167,10 +167,11 @@ class ImageRewardScore:
 
         self.backend = ImageRewardBackend(model or DEFAULT_IMAGEREWARD_MODEL, device=device, precision=precision,
                                           med_config=med_config, tokenizer=tokenizer, vision_heads=vision_heads)
-        self.image_transform = ResizeCropUint8(self.backend.image_size, crop="round")
+        # the official order: resize and crop in the image's own mode, then RGB (ResizeCropUint8's docstring)
+        self.image_transform = ResizeCropUint8(self.backend.image_size, crop="round", rgb="after")
         self.config = {"name": self.name, "model": self.backend.model_name, "mean": self.backend.mean,
                        "std": self.backend.std, "max_length": self.backend.max_length,
-                       "dtype": str(self.backend.dtype)}
+                       "dtype": str(self.backend.dtype), "rgb": "after"}
 
     def pixels(self, images: Sequence[Any]):
         """PIL images / paths / uint8 crops / one stacked tensor -> normalised ``(n, 3, S, S)`` on the device."""
@@ -179,7 +180,8 @@ class ImageRewardScore:
         from scorers.models.pixels import CLIP_MEAN, CLIP_STD, normalise
 
         if not isinstance(images, torch.Tensor):
-            images = torch.stack([im if isinstance(im, torch.Tensor) else self.image_transform(open_image(im))
+            images = torch.stack([im if isinstance(im, torch.Tensor) else
+                                  self.image_transform(open_image(im, native=self.image_transform.native_mode))
                                   for im in images])
         return normalise(images, CLIP_MEAN, CLIP_STD, device=self.backend.device, dtype=self.backend.dtype)
 

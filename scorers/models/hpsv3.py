@@ -29,19 +29,16 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
+from scorers.models.images import to_rgb
 from scorers.models.precision import dtype_of
+from scorers.models.reward_checkpoints import (DEFAULT_HPSV3_BASE, DEFAULT_HPSV3_BASE_REVISION, DEFAULT_HPSV3_MODEL,
+                                               DEFAULT_HPSV3_REVISION)
 
 __all__ = ["DEFAULT_HPSV3_BASE", "DEFAULT_HPSV3_BASE_REVISION", "DEFAULT_HPSV3_MODEL", "DEFAULT_HPSV3_REVISION", "HPSv3Backend", "HPSv3ImageTransform", "INSTRUCTION",
            "PROMPT_WITH_SPECIAL_TOKEN", "REWARD_TOKEN", "convert_official_state_dict", "reward_head", "smart_resize"]
 
-#: the official checkpoint repo (file ``HPSv3.safetensors``) and the base model whose config and processor it uses.
-#: Revisions: the Hub commits that public HPSv3 reward pipelines pin (read with code search, e.g. revision tables
-#: ``MizzenAI/HPSv3@4f81e3e0...`` beside ``Qwen/Qwen2-VL-7B-Instruct@eed13092...``, and an HF cache path
-#: ``models--MizzenAI--HPSv3/snapshots/4f81e3e0...``); this machine cannot reach the Hub to confirm them
-DEFAULT_HPSV3_MODEL = "MizzenAI/HPSv3"
-DEFAULT_HPSV3_REVISION = "4f81e3e09edd82fe3c5f636444c721b592a735ca"
-DEFAULT_HPSV3_BASE = "Qwen/Qwen2-VL-7B-Instruct"
-DEFAULT_HPSV3_BASE_REVISION = "eed13092ef92e448dd6875b2a00151bd3f7db0ac"
+#: the official checkpoint repo (file ``HPSv3.safetensors``), the base model whose config and processor it uses,
+#: and their pinned revisions: :mod:`scorers.models.reward_checkpoints` (no torch there)
 CHECKPOINT_NAME = "HPSv3.safetensors"
 #: optional file of a local HPSv3 folder: {"pixels": ..., "head_hidden": ...} (tiny test models use fewer pixels)
 CONFIG_NAME = "hpsv3_config.json"
@@ -111,7 +108,7 @@ class HPSv3ImageTransform:
         import numpy as np
         from PIL import Image
 
-        image = image if image.mode == "RGB" else image.convert("RGB")
+        image = to_rgb(image)
         width, height = image.size
         new_h, new_w = smart_resize(height, width, min_pixels=self.pixels, max_pixels=self.pixels)
         image = image.resize((new_w, new_h), Image.BICUBIC)

@@ -28,16 +28,12 @@ import torch
 from torch import nn
 
 from scorers.models.precision import dtype_of
+from scorers.models.reward_checkpoints import DEFAULT_IMAGEREWARD_MODEL, DEFAULT_IMAGEREWARD_REVISION
 
 __all__ = ["CONFIG_NAME", "DEFAULT_IMAGEREWARD_MODEL", "IMAGEREWARD_MEAN", "IMAGEREWARD_STD", "ImageRewardBackend",
            "ImageRewardModel", "convert_official_state_dict", "official_configs", "save_pretrained"]
 
-#: the official checkpoint repo (files ``ImageReward.pt`` and ``med_config.json``; the Hub now also names it
-#: ``zai-org/ImageReward``). Revision: the commit pinned for ``zai-org/ImageReward`` by a public reward pipeline's
-#: checkpoint table (read with code search; not confirmed against the Hub from this machine), used for the default
-#: repo only
-DEFAULT_IMAGEREWARD_MODEL = "THUDM/ImageReward"
-DEFAULT_IMAGEREWARD_REVISION = "5736be03b2652728fb87788c9797b0570450ab72"
+#: the official checkpoint repo and its pinned revision: :mod:`scorers.models.reward_checkpoints` (no torch there)
 #: the official reward standardisation (``ImageReward.__init__``: ``self.mean``, ``self.std``)
 IMAGEREWARD_MEAN = 0.16717362830052426
 IMAGEREWARD_STD = 1.0333394966054072

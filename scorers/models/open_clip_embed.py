@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import torch
 
+from scorers.models.images import to_rgb
 from scorers.models.precision import dtype_of
 
 __all__ = ["DECODES", "EncodedImageLoader", "OpenClipEmbedder", "Uint8Transform", "is_open_clip_name", "split_transform"]
@@ -76,8 +77,7 @@ class Uint8Transform:
 
         for step in self.pil_steps:
             image = step(image)
-        if image.mode != "RGB":
-            image = image.convert("RGB")
+        image = to_rgb(image)
         array = np.asarray(image, dtype=np.uint8)
         return torch.from_numpy(array.copy()).permute(2, 0, 1).contiguous()
 
@@ -104,13 +104,13 @@ class EncodedImageLoader:
         from PIL import Image
 
         if isinstance(ref, Image.Image):
-            return self.uint8_transform(ref.convert("RGB"))
+            return self.uint8_transform(to_rgb(ref))
         with open(ref, "rb") as handle:
             data = handle.read()
         with Image.open(io.BytesIO(data)) as image:  # header only: rejects non-images early, gives format/mode
             if image.format == "JPEG" and image.mode in ("RGB", "L") and _is_jpeg(data):
                 return torch.frombuffer(bytearray(data), dtype=torch.uint8)
-            return self.uint8_transform(image.convert("RGB"))
+            return self.uint8_transform(to_rgb(image))
 
 
 def _create(model: str, pretrained: str | None, allow_random_weights: bool = False):

@@ -28,7 +28,6 @@ import json
 import math
 import os
 import random
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +39,7 @@ import numpy as np
 from scorers.errors import Wording
 from scorers.json_safe import content_key
 from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
+from scorers.models.redaction import redact, redact_cut, redact_url, url_secrets
 from scorers.models.vqa_base import check_pairs
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_REPLY_BYTES", "OpenAIChat", "SERVED_OPTIONS", "SERVED_PREFIX",
@@ -56,7 +56,6 @@ DEFAULT_MAX_REPLY_BYTES = 2_000_000
 LOGPROB_TOLERANCE = 1e-6
 #: the listed top tokens' probabilities may sum to 1 + this (float32 rounding of a softmax); more is invalid
 MASS_TOLERANCE = 1e-3
-_BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)[^\s\"',;}\]]+")
 
 
 def clean_api_key(key: str | None, source: str = "the API key") -> str | None:
@@ -72,15 +71,6 @@ def clean_api_key(key: str | None, source: str = "the API key") -> str | None:
         raise ValueError(f"{source} has a whitespace, control or non-ASCII character inside it (at position "
                          f"{bad[0]} of {len(key)}); an API key is one word: check the file or variable it comes from")
     return key
-
-
-def redact(text: object, secrets=()) -> str:
-    """``text`` with every secret in ``secrets`` and any ``Bearer <token>`` replaced by ``***``."""
-    text = str(text)
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return _BEARER.sub(lambda m: m.group(1) + m.group(2) + "***", text)
 
 
 class ServedModelError(ValueError):
@@ -103,14 +93,12 @@ def served_model_name(model: str) -> str:
 
 def image_data_url(image, image_format: str = "png") -> tuple[str, str]:
     """``(data URL, short sha256)`` of a PIL image or image path, encoded losslessly (PNG) by default."""
-    from PIL import Image
+    from scorers.models.images import open_rgb
 
-    if not isinstance(image, Image.Image):
-        with Image.open(image) as handle:
-            image = handle.convert("RGB")
+    image = open_rgb(image)  # 8-bit RGB: high-bit modes scaled (scorers.models.images)
     buffer = io.BytesIO()
     fmt = image_format.upper()
-    image.convert("RGB").save(buffer, format="JPEG" if fmt == "JPG" else fmt, **({"quality": 95} if fmt in
+    image.save(buffer, format="JPEG" if fmt == "JPG" else fmt, **({"quality": 95} if fmt in
                                                                               ("JPEG", "JPG") else {}))
     data = buffer.getvalue()
     mime = "jpeg" if fmt in ("JPEG", "JPG") else fmt.lower()
@@ -156,7 +144,8 @@ class OpenAIChat:
         self.model = served_model_name(model)
         self.base_url = (api_base or base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"api_base {self.base_url!r}: expected an http(s):// URL such as http://localhost:8000/v1")
+            raise ValueError(f"api_base {redact_url(self.base_url)!r}: expected an http(s):// URL such as "
+                             "http://localhost:8000/v1")
         for option, value, low in (("max_concurrency", max_concurrency, 1), ("max_retries", max_retries, 0),
                                    ("max_new_tokens", max_new_tokens, 1), ("top_logprobs", top_logprobs, 1),
                                    ("text_max_new_tokens", text_max_new_tokens, 1),
@@ -173,7 +162,7 @@ class OpenAIChat:
         self.name = SERVED_PREFIX + self.model
         key = clean_api_key(api_key, "api_key") if api_key is not None else \
             clean_api_key(os.environ.get("OPENAI_API_KEY"), "OPENAI_API_KEY")
-        self._secrets = (key,) if key else ()
+        self._secrets = ((key,) if key else ()) + url_secrets(self.base_url)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         # timeout: httpx's per-operation limit; the transport also ends each attempt `timeout` s after it starts
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=self.timeout,
@@ -192,7 +181,7 @@ class OpenAIChat:
     # ------------------------------------------------------------------ description
     @property
     def where(self) -> str:
-        return f"{self.base_url} (model {self.model!r})"
+        return f"{redact_url(self.base_url)} (model {self.model!r})"
 
     @property
     def config(self) -> dict:
@@ -202,7 +191,7 @@ class OpenAIChat:
                 "image_format": self.image_format}
 
     def __repr__(self) -> str:
-        return f"OpenAIChat({self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIChat({self.model!r}, base_url={redact_url(self.base_url)!r})"
 
     def check_server(self) -> None:
         """Fail fast with one line when the server cannot be reached, rejects the key or does not serve the model
@@ -220,7 +209,8 @@ class OpenAIChat:
                                            what=self._redact(f"{self.base_url}: {type(error).__name__}: {error}"))
                                    ) from None
         if response.status_code in (401, 403):
-            raise ServedModelError(f"{self.base_url} refused the API key (HTTP {response.status_code}); set "
+            raise ServedModelError(f"{redact_url(self.base_url)} refused the API key (HTTP {response.status_code}); "
+                                   "set "
                                    "OPENAI_API_KEY or api_key")
         if response.status_code != 200:
             return
@@ -407,15 +397,17 @@ class OpenAIChat:
                     try:
                         reply = self._parse(json.loads(text))
                     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+                        shown = redact_cut(text, 200, self._secrets)
                         raise ServedModelError(self._redact(f"{self.where}: unreadable chat-completions reply "
-                                                            f"({error}): {text[:200]!r}")) from None
+                                                            f"({error}): {shown!r}")) from None
                     self._check_reply(reply)
                     return reply
                 if status in (400, 422) and "seed" in send and "seed" in text.lower():
                     self._send_seed = False  # this server refuses `seed`: greedy decoding is deterministic anyway
                     continue
                 if status != 429 and status < 500:
-                    raise ServedModelError(self._redact(f"{self.where}: HTTP {status}: {text[:300]}"))
+                    raise ServedModelError(self._redact(f"{self.where}: HTTP {status}: "
+                                                        f"{redact_cut(text, 300, self._secrets)}"))
                 problem = f"HTTP {status}"
                 wait = _retry_after(headers.get("retry-after"))
             attempt += 1

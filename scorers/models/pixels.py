@@ -28,35 +28,56 @@ CROPS = ("floor", "round")
 
 
 class ResizeCropUint8:
-    """PIL image -> uint8 ``(3, size, size)``: bicubic resize of the short side to ``size``, centre crop."""
+    """PIL image -> uint8 ``(3, size, size)``: bicubic resize of the short side to ``size``, centre crop.
 
-    def __init__(self, size: int, crop: str = "round"):
+    ``rgb``: when the image becomes RGB. ``"first"`` (PickScore: transformers' processor converts first);
+    ``"after"`` the resize and crop (ImageReward's official ``_transform``: ``Resize``, ``CenterCrop``, then
+    ``_convert_image_to_rgb``): PIL resizes an RGBA image with premultiplied alpha and a palette image with nearest
+    neighbours, so the order changes the pixels. With ``"after"`` the transform wants the image in its own mode
+    (``native_mode``: the runner opens it with :func:`scorers.models.images.open_for`); high-bit modes (16-bit, 32-bit,
+    float) are still scaled to 8-bit RGB first (:func:`scorers.models.images.to_rgb`), where the official code would
+    clip them."""
+
+    def __init__(self, size: int, crop: str = "round", rgb: str = "first"):
         if crop not in CROPS:
             raise ValueError(f"crop {crop!r} is not one of {CROPS}")
-        self.size, self.crop = int(size), crop
+        if rgb not in ("first", "after"):
+            raise ValueError(f"rgb {rgb!r} is not one of ('first', 'after')")
+        self.size, self.crop, self.rgb = int(size), crop, rgb
+
+    @property
+    def native_mode(self) -> bool:
+        return self.rgb == "after"
 
     def __call__(self, image) -> torch.Tensor:
         import numpy as np
         from PIL import Image
 
-        image = to_rgb(image)
+        from scorers.models.images import HIGH_BIT_MODES
+
+        if self.rgb == "first" or image.mode in HIGH_BIT_MODES:
+            image = to_rgb(image)
         width, height = image.size
         short, long = (width, height) if width <= height else (height, width)
         if short != self.size:
             new_short, new_long = self.size, int(self.size * long / short)
             new_w, new_h = (new_short, new_long) if width <= height else (new_long, new_short)
             image = image.resize((new_w, new_h), resample=Image.BICUBIC)
-        array = np.asarray(image, dtype=np.uint8)
-        height, width = array.shape[:2]
+        width, height = image.size
         if self.crop == "floor":
             top, left = (height - self.size) // 2, (width - self.size) // 2
         else:
             top, left = int(round((height - self.size) / 2.0)), int(round((width - self.size) / 2.0))
+        if image.mode != "RGB":  # rgb="after": crop in the image's own mode (as torchvision's CenterCrop), then RGB
+            image = to_rgb(image.crop((left, top, left + self.size, top + self.size)))
+            top = left = 0
+        array = np.asarray(image, dtype=np.uint8)
         array = array[top:top + self.size, left:left + self.size]
         return torch.from_numpy(array.copy()).permute(2, 0, 1).contiguous()
 
     def __repr__(self) -> str:
-        return f"ResizeCropUint8(size={self.size}, crop={self.crop!r})"
+        shown = "" if self.rgb == "first" else f", rgb={self.rgb!r}"
+        return f"ResizeCropUint8(size={self.size}, crop={self.crop!r}{shown})"
 
 
 class HPSv2Transform:

@@ -16,6 +16,10 @@ Models are built through ``scorers.scoring.registry.build_scorer`` (the same che
   mean/std); no CPU round-trip. The only difference from the PIL path is that PIL rounds the resized image to uint8
   (at most 1/255 per pixel, plus PIL's fixed-point rounding). Other rewards (VLM judges, HPSv3, ALIGN, SigLIP...)
   get tensors converted to uint8 PIL images on the CPU, as their processors need.
+* **Tensor range.** Float tensors are read as ``[0, 1]``; values outside it by more than :data:`RANGE_TOLERANCE`
+  (``2**-7``: one bfloat16 step above 1.0, about two 8-bit steps; far below the ``-1`` or ``255`` of the other usual
+  encodings) are refused with one line, unless ``input_range=(-1, 1)`` (a VAE decoder's output) or ``(0, 255)`` says
+  how to read them (any finite ``(low, high)``: ``x -> (x - low) / (high - low)``, checked the same way after).
 * **PIL images or paths** go through each scorer's own ``score`` (the official preprocessing, as ``ts2 score``).
 * **Gradients.** ``differentiable=True`` (tensor input only) keeps the graph through the reward for the CLIP-family
   rewards (:data:`DIFFERENTIABLE`), for direct reward backpropagation (ReFL, DRaFT, AlignProp); the reward models'
@@ -31,13 +35,22 @@ One reward per (image, prompt) pair, in order, whatever the repetitions of promp
 """
 from __future__ import annotations
 
+import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from scorers.models.redaction import redact_cut, redact_url
 from scorers.rewards.normalisation import RewardNormaliser, weighted_sum
 
-__all__ = ["DIFFERENTIABLE", "RemoteReward", "Reward", "RewardOutput", "check_normalize", "load"]
+__all__ = ["DIFFERENTIABLE", "RANGE_TOLERANCE", "RemoteReward", "Reward", "RewardOutput", "check_input_range",
+           "check_normalize", "load"]
+
+#: how far a float image tensor may stray outside its input range (after mapping it to [0, 1]) before it is refused:
+#: 2**-7 is one bfloat16 step above 1.0 (a bf16 VAE decode rounds 1.0 up by that much) and about two 8-bit steps;
+#: a [-1, 1] or [0, 255] image lies far outside it unless it is nearly blank
+RANGE_TOLERANCE = 2 ** -7
 
 #: rewards with an on-device tensor path that can keep the autograd graph
 DIFFERENTIABLE = ("pickscore", "hpsv2", "clip_score", "imagereward")
@@ -257,7 +270,8 @@ class Reward:
     """What :func:`load` returns: ``reward(images, prompts) -> torch.Tensor[B]`` (see the module docstring)."""
 
     def __init__(self, scorers: Mapping[str, Any], weights: Mapping[str, float], *, differentiable: bool = False,
-                 normalize: Any = "none"):
+                 normalize: Any = "none", input_range: Sequence[float] = (0, 1)):
+        self.input_range = check_input_range(input_range)
         self.scorers = dict(scorers)
         self.weights = {name: float(weights[name]) for name in self.scorers}
         self.differentiable = bool(differentiable)
@@ -311,11 +325,12 @@ class Reward:
         RewardNormaliser`)."""
         return self._normaliser.stats
 
-    def __call__(self, images, prompts: Sequence[str]):
-        return self.detailed(images, prompts).rewards
+    def __call__(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None):
+        return self.detailed(images, prompts, input_range=input_range).rewards
 
-    def detailed(self, images, prompts: Sequence[str]) -> RewardOutput:
-        """The total and everything behind it (also kept as ``self.last_info``)."""
+    def detailed(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None) -> RewardOutput:
+        """The total and everything behind it (also kept as ``self.last_info``). ``input_range``: this call's
+        reading of float tensors (default: the one given to :func:`load`)."""
         import torch
 
         prompts = _prompts(prompts)
@@ -323,6 +338,8 @@ class Reward:
         if len(images) != len(prompts):
             raise ValueError(f"reward: got {len(images)} images but {len(prompts)} prompts")
         is_tensor = isinstance(images, torch.Tensor)
+        if is_tensor:
+            images = _to_unit(images, self.input_range if input_range is None else check_input_range(input_range))
         if self.differentiable and not is_tensor:
             raise ValueError("reward: differentiable=True needs images as a float tensor [B, 3, H, W] in [0, 1] "
                              "(PIL images and paths carry no gradient)")
@@ -373,7 +390,47 @@ def _prompts(prompts) -> list[str]:
     for i, prompt in enumerate(prompts):
         if not isinstance(prompt, str):
             raise TypeError(f"reward: prompts[{i}] is a {type(prompt).__name__}, expected str")
+        if not prompt.strip():  # refused on every path (tensor and PIL alike): a reward needs a prompt
+            raise ValueError(f"reward: prompts[{i}] is empty ({prompt!r}); every image needs a non-empty prompt")
     return prompts
+
+
+def check_input_range(input_range) -> tuple[float, float]:
+    """``input_range`` as ``(low, high)`` floats: two finite numbers with ``low < high`` (``(0, 1)``, ``(-1, 1)``,
+    ``(0, 255)``); ``ValueError`` otherwise."""
+    try:
+        if isinstance(input_range, (str, bytes)):
+            raise TypeError
+        low, high = (float(v) for v in input_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"reward: input_range must be (low, high), e.g. (0, 1), (-1, 1) or (0, 255); got "
+                         f"{input_range!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"reward: input_range must be two finite numbers low < high, got {input_range!r}")
+    return low, high
+
+
+def _to_unit(pixels, input_range: tuple[float, float]):
+    """Float pixels read in ``input_range`` -> ``[0, 1]`` (``(x - low) / (high - low)``, differentiable), refusing
+    values outside the range by more than :data:`RANGE_TOLERANCE` (and NaN/inf) with one line."""
+    import torch
+
+    low, high = input_range
+    if (low, high) != (0.0, 1.0):
+        pixels = (pixels - low) / (high - low)
+    if pixels.numel() == 0:
+        return pixels
+    with torch.no_grad():
+        least, most = (float(v) for v in torch.aminmax(pixels.detach().float()))
+    if not (least >= -RANGE_TOLERANCE and most <= 1 + RANGE_TOLERANCE):  # NaN fails both
+        span = f"[{least * (high - low) + low:.4g}, {most * (high - low) + low:.4g}]"
+        hint = ("; a VAE decoder's [-1, 1] output needs input_range=(-1, 1), and 0..255 pixels input_range=(0, 255)"
+                if (low, high) == (0.0, 1.0) else "")
+        raise ValueError(f"reward: image tensor values lie in {span}, outside input_range=({low:g}, {high:g}) "
+                         f"(tolerance {RANGE_TOLERANCE:g} of the range){hint}"
+                         if math.isfinite(least) and math.isfinite(most) else
+                         f"reward: image tensor holds NaN or infinite values")
+    return pixels
 
 
 def _images(images):
@@ -388,8 +445,17 @@ def _images(images):
         if not images.is_floating_point():
             raise ValueError(f"reward: image tensors must be floats in [0, 1], got {images.dtype}")
         return images
+    if isinstance(images, (str, bytes)) or not hasattr(images, "__iter__"):
+        raise TypeError(f"reward: images must be a float tensor [B, 3, H, W] or a list of PIL images / paths, got "
+                        f"{type(images).__name__}")
     images = list(images)
-    if images and all(isinstance(im, torch.Tensor) for im in images):
+    tensors = [i for i, im in enumerate(images) if isinstance(im, torch.Tensor)]
+    if tensors and len(tensors) != len(images):
+        other = next(i for i in range(len(images)) if i not in set(tensors))
+        raise ValueError(f"reward: images mixes tensors (e.g. images[{tensors[0]}]) with PIL images or paths (e.g. "
+                         f"images[{other}], a {type(images[other]).__name__}); pass one kind: a float tensor "
+                         "[B, 3, H, W] or a list of PIL images / paths")
+    if images and tensors:
         shapes = {tuple(im.shape) for im in images}
         if len(shapes) != 1:
             raise ValueError(f"reward: a list of image tensors must share one shape, got {sorted(shapes)}")
@@ -398,7 +464,8 @@ def _images(images):
 
 
 def _to_pil(pixels) -> list:
-    """``[B, 3, H, W]`` floats in [0, 1] -> uint8 RGB PIL images (for rewards without a tensor path)."""
+    """``[B, 3, H, W]`` floats in [0, 1] (already checked and mapped by :func:`_to_unit`) -> uint8 RGB PIL images (for
+    rewards without a tensor path)."""
     from PIL import Image
 
     array = (pixels.detach().float().clamp(0, 1) * 255).round().to("cpu").byte().permute(0, 2, 3, 1).numpy()
@@ -407,7 +474,7 @@ def _to_pil(pixels) -> list:
 
 def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str, str] | None = None,
          device: Any = None, differentiable: bool = False, normalize: Any = "none",
-         options: Mapping[str, Any] | None = None) -> Reward:
+         options: Mapping[str, Any] | None = None, input_range: Sequence[float] = (0, 1)) -> Reward:
     """A reward callable (see the module docstring).
 
     ``name_or_weights``: a scorer name (``scorers.scoring.registry.SCORERS``: ``"pickscore"``, ``"hpsv2"``,
@@ -415,14 +482,21 @@ def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str
     ``model``: the checkpoint (Hub id, local folder, or ``openai:MODEL`` for a served judge) for a single reward, or
     ``{name: model}`` for several. ``options``: the scorer's other arguments (``ts2 score --option``), as a dict for a
     single reward or ``{name: dict}`` for several (e.g. ``{"unifiedreward": {"api_base": URL}}``).
-    ``normalize``: ``"none"``, ``"running"`` or ``{name: (shift, scale)}``.
+    ``normalize``: ``"none"``, ``"running"`` or ``{name: (shift, scale)}``. ``input_range``: how float image
+    tensors are read (default ``(0, 1)``; ``(-1, 1)`` for a VAE decoder's output, ``(0, 255)``): see the module
+    docstring.
     """
     from scorers.scoring.registry import SCORERS, build_scorer
+
+    input_range = check_input_range(input_range)
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"reward: options must be a dict of the scorer's arguments (or {{name: dict}} for several "
+                        f"rewards), got {type(options).__name__} {options!r}")
 
     if isinstance(name_or_weights, str):
         weights = {name_or_weights: 1.0}
         models = {name_or_weights: model} if model is None or isinstance(model, str) else dict(model)
-        opts = {name_or_weights: dict(options or {})}
+        opts = {name_or_weights: _option_dict(options, name_or_weights)}
     elif isinstance(name_or_weights, Mapping):
         weights = dict(name_or_weights)
         if not weights:
@@ -434,15 +508,17 @@ def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str
         models = dict(model or {})
         if options is not None and len(weights) == 1 and not set(options) <= set(weights):
             options = {next(iter(weights)): options}
-        opts = {name: dict((options or {}).get(name) or {}) for name in weights}
+        opts = {name: _option_dict((options or {}).get(name), name) for name in weights}
     else:
         raise TypeError(f"reward: expected a scorer name or a {{name: weight}} mapping, got "
                         f"{type(name_or_weights).__name__}")
     for name, weight in weights.items():
         if name not in SCORERS:
             raise ValueError(f"reward: unknown reward {name!r}; available: {', '.join(sorted(SCORERS))}")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+        if isinstance(weight, bool) or type(weight).__name__ == "bool_" or not isinstance(weight, numbers.Real) \
+                or not math.isfinite(float(weight)):  # numpy and torch scalars are numbers.Real too
             raise ValueError(f"reward: the weight of {name!r} must be a finite number, got {weight!r}")
+        weights[name] = float(weight)
     for mapping, what in ((models, "model"), (options or {}, "options")):
         if isinstance(name_or_weights, Mapping) and isinstance(mapping, Mapping):
             extra = sorted(set(mapping) - set(weights))
@@ -456,8 +532,17 @@ def load(name_or_weights: str | Mapping[str, float], *, model: str | Mapping[str
                              "generated text or a processor on the CPU)")
     normalize = check_normalize(normalize, weights)
     scorers = {name: build_scorer(name, model=models.get(name), device=device, **opts[name]) for name in weights}
-    return Reward(scorers, weights, differentiable=differentiable, normalize=normalize)
+    return Reward(scorers, weights, differentiable=differentiable, normalize=normalize, input_range=input_range)
 
+
+def _option_dict(options, name: str) -> dict:
+    """One reward's options as a dict; anything else is refused naming the reward."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reward: the options of {name!r} must be a dict of its scorer's arguments, got "
+                        f"{type(options).__name__} {options!r}")
+    return dict(options)
 
 
 def check_normalize(normalize, weights: Mapping[str, float]):
@@ -488,61 +573,172 @@ def check_normalize(normalize, weights: Mapping[str, float]):
 class RemoteReward:
     """A reward served by ``ts2 serve``, with :func:`load`'s callable interface: ``reward(images, prompts) ->
     torch.Tensor[B]`` (float32, CPU), ``detailed(...)`` / ``last_info`` (a :class:`RewardOutput` with the components;
-    ``stats`` holds the service's timing). Images: PIL images, paths, or a float tensor ``[B, 3, H, W]`` in [0, 1]
-    (sent as lossless PNG, 8 bits). Plain HTTP with the standard library; ``token`` (or ``$TS2_SERVE_TOKEN``) is sent
-    as a bearer token and never shown in ``repr``."""
+    ``stats`` holds the service's timing). Images: PIL images, paths, or a float tensor ``[B, 3, H, W]`` read in
+    ``input_range`` (default ``[0, 1]``, checked as :func:`load` checks it), sent as lossless 8-bit PNG (high-bit
+    images scaled by :func:`scorers.models.images.to_rgb`). Plain HTTP with the standard library; ``token`` (or
+    ``$TS2_SERVE_TOKEN``) is sent as a bearer token and never shown in ``repr`` or a message (nor are credentials
+    written into ``url``).
 
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 120.0):
+    Every reply is checked before it is returned: a JSON object whose ``rewards`` (and each of its ``components``)
+    is a flat list of one finite number per image; anything else raises one ``ValueError`` saying what is wrong. A
+    refused connection or a timeout raises one ``ValueError`` naming the service. A busy service (HTTP 503 or 429)
+    is asked again up to ``max_retries`` times, after its ``Retry-After`` (capped at ``max_retry_after`` seconds) or
+    else an exponential backoff from ``backoff`` seconds."""
+
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 120.0, max_retries: int = 3,
+                 backoff: float = 0.5, max_retry_after: float = 60.0, input_range: Sequence[float] = (0, 1)):
         import os
+        import time
 
         self.url = url.rstrip("/")
         if not self.url.endswith("/score"):
             self.url += "/score"
         self._token = token if token is not None else os.environ.get("TS2_SERVE_TOKEN")
         self.timeout, self.last_info = timeout, None
+        for option, value in (("max_retries", max_retries), ("backoff", backoff),
+                              ("max_retry_after", max_retry_after)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < math.inf:
+                raise ValueError(f"RemoteReward: {option} must be a finite number >= 0, got {value!r}")
+        self.max_retries, self.backoff, self.max_retry_after = int(max_retries), float(backoff), float(max_retry_after)
+        self.input_range = check_input_range(input_range)
+        self._sleep = time.sleep  # the wait between attempts (tests record it)
+
+    @property
+    def _secrets(self) -> tuple:
+        from scorers.models.redaction import url_secrets
+
+        return ((self._token,) if self._token else ()) + url_secrets(self.url)
+
+    @property
+    def where(self) -> str:
+        """The service's URL, fit to print (credentials hidden)."""
+        return redact_url(self.url)
 
     def __repr__(self) -> str:
-        return f"RemoteReward({self.url!r})"
+        return f"RemoteReward({self.where!r})"
 
-    def __call__(self, images, prompts: Sequence[str]):
-        return self.detailed(images, prompts).rewards
+    def __call__(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None):
+        return self.detailed(images, prompts, input_range=input_range).rewards
 
-    def detailed(self, images, prompts: Sequence[str]) -> RewardOutput:
+    def detailed(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None) -> RewardOutput:
         import base64
         import io
-        import json
-        import urllib.error
-        import urllib.request
 
         import torch
-        from PIL import Image
+
+        from scorers.models.images import open_rgb
 
         prompts = _prompts(prompts)
         images = _images(images)
+        if len(images) != len(prompts):
+            raise ValueError(f"reward: got {len(images)} images but {len(prompts)} prompts")
         if isinstance(images, torch.Tensor):
-            images = _to_pil(images)
+            images = _to_pil(_to_unit(images, self.input_range if input_range is None
+                                      else check_input_range(input_range)))
         encoded = []
         for image in images:
-            if not isinstance(image, Image.Image):
-                with Image.open(image) as handle:
-                    image = handle.convert("RGB")
+            image = open_rgb(image)  # PIL image, path or file: 8-bit RGB (high-bit modes scaled)
             buffer = io.BytesIO()
-            image.convert("RGB").save(buffer, format="PNG")
+            image.save(buffer, format="PNG")
             encoded.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
         body = json.dumps({"prompts": list(prompts), "images": encoded}).encode()
-        headers = {"Content-Type": "application/json"}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                reply = json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            detail = error.read().decode("utf-8", "replace")[:500]
-            raise ValueError(f"reward service {self.url}: HTTP {error.code}: {detail}") from None
-        info = RewardOutput(rewards=torch.tensor(reply["rewards"], dtype=torch.float32),
-                            components={n: torch.tensor(v, dtype=torch.float32)
-                                        for n, v in reply.get("components", {}).items()},
+        reply = self._post(body)
+        n = len(prompts)
+        rewards = self._column(reply, "rewards", n)
+        components = reply.get("components", {})
+        if not isinstance(components, dict):
+            raise ValueError(f"reward service {self.where}: invalid reply: 'components' is a "
+                             f"{type(components).__name__}, expected an object {{name: [one number per image]}}")
+        info = RewardOutput(rewards=rewards,
+                            components={str(name): self._column(components, name, n, f"components[{name!r}]")
+                                        for name in components},
                             stats={"timing": reply.get("timing", {})})
         self.last_info = info
         return info
+
+    def _column(self, reply: dict, key: str, n: int, shown: str | None = None):
+        """``reply[key]`` as a float32 tensor ``[n]``: a flat list of ``n`` finite numbers, else one ``ValueError``."""
+        import torch
+
+        shown = shown or repr(key)
+        where = f"reward service {self.where}: invalid reply"
+        if key not in reply:
+            raise ValueError(f"{where}: no {shown} in it (keys: {sorted(map(str, reply))[:10]}); is this URL a "
+                             "ts2 serve service?")
+        values = reply[key]
+        if not isinstance(values, list):
+            raise ValueError(f"{where}: {shown} is a {type(values).__name__}, expected a list of {n} numbers")
+        if len(values) != n:
+            raise ValueError(f"{where}: {shown} has {len(values)} values for {n} images")
+        for i, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{where}: {shown}[{i}] is {redact_cut(json.dumps(value), 80, self._secrets)}, "
+                                 "expected one number per image (a flat list)")
+            if not math.isfinite(value):
+                raise ValueError(f"{where}: {shown}[{i}] is {value!r}, not a finite number")
+        return torch.tensor(values, dtype=torch.float32)
+
+    def _post(self, body: bytes) -> dict:
+        """POST ``body``; the parsed JSON object of the reply. Busy answers (503, 429) are retried (class docstring);
+        every failure is one ``ValueError`` naming the service, with secrets hidden."""
+        import json
+        import socket
+        import urllib.error
+        import urllib.request
+
+        headers = {"Content-Type": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        attempt = 0
+        while True:
+            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+                break
+            except urllib.error.HTTPError as error:
+                detail = error.read().decode("utf-8", "replace")
+                if error.code in (429, 503) and attempt < self.max_retries:
+                    wait = _retry_after_seconds(error.headers.get("Retry-After"))
+                    delay = min(self.max_retry_after, wait if wait is not None else self.backoff * 2 ** attempt)
+                    attempt += 1
+                    self._sleep(delay)
+                    continue
+                busy = (f" (still busy after {attempt} retries)" if error.code in (429, 503) and attempt else "")
+                raise ValueError(f"reward service {self.where}: HTTP {error.code}{busy}: "
+                                 f"{redact_cut(detail, 500, self._secrets)}") from None
+            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as error:
+                reason = getattr(error, "reason", None) or error
+                if isinstance(reason, (socket.timeout, TimeoutError)):
+                    raise ValueError(f"reward service {self.where}: no reply within timeout={self.timeout:g} s; is "
+                                     "the service overloaded, or is this the right address?") from None
+                raise ValueError(f"reward service {self.where}: cannot connect ("
+                                 f"{redact_cut(f'{type(reason).__name__}: {reason}', 200, self._secrets)}); is "
+                                 "ts2 serve running at that address?") from None
+        try:
+            reply = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"reward service {self.where}: invalid reply: not JSON: "
+                             f"{redact_cut(raw.decode('utf-8', 'replace'), 200, self._secrets)!r}") from None
+        if not isinstance(reply, dict):
+            raise ValueError(f"reward service {self.where}: invalid reply: a JSON {type(reply).__name__}, expected "
+                             "an object with 'rewards'")
+        return reply
+
+
+def _retry_after_seconds(value) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else None."""
+    import time
+    from email.utils import parsedate_to_datetime
+
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None

@@ -2,15 +2,22 @@
 
 ``POST /score`` with JSON ``{"prompts": [...], "images": [base64 PNG or JPEG, ...]}`` answers
 ``{"rewards": [...], "components": {name: [...]}, "timing": {"queue_s", "forward_s", "batch_items",
-"batch_requests"}}``; ``GET /stats`` answers ``{"forward_calls", "requests", "items"}`` (how well batching merges).
+"batch_requests"}}``; ``GET /stats`` answers ``{"forward_calls", "requests", "items", "split_batches", "decoded_pixels_held",
+"decoded_pixels_peak", "decoded_pixels_budget"}`` (how well batching merges, how many merged forwards raised and were
+scored request by request, and the decoded-pixel budget's use).
 Requests waiting together (up to ``max_batch_size`` requests, ``batch_wait_ms``) go through one forward of the
 reward; each request gets back its own rows, in order.
 
-Safety: a request is JSON, never a pickle; its size (``max_request_bytes``), its number of images
-(``max_images``) and each image's pixels (``max_pixels``, read from the header before decoding) are limited, each with
-a 413 naming the limit; anything malformed is a 400 and the service stays up. It binds 127.0.0.1 unless told
-otherwise. With ``token_env`` naming a set environment variable, every request needs ``Authorization: Bearer
-<token>`` (401 otherwise); only the token's SHA-256 reaches the replicas and it is never logged.
+Safety: a request is JSON, never a pickle. What one request may hold is limited (:class:`Limits`: body size, number
+of images, pixels per image, read from the header before decoding: 413 naming the limit; each image's shortest side
+and aspect ratio: 400 naming the image). Anything malformed is a 400 (a JSON nested past the parser's depth included)
+and the service stays up. A body must arrive within ``body_timeout_s`` (408 after it); the replica holds at most
+``max_connections`` requests at once and queues as many more (503 beyond). The decoded pixels held at once across all
+requests are bounded by ``max_decoded_mp`` megapixels (503 with ``Retry-After`` while full; 413 for a request larger
+than the whole budget). When a merged forward raises, its requests are scored one by one: the request whose own
+forward fails gets a 422 naming the error, its neighbours their rewards.
+It binds 127.0.0.1 unless told otherwise. With ``token_env`` naming a set environment variable, every request needs
+``Authorization: Bearer <token>`` (401 otherwise); only the token's SHA-256 reaches the replicas and it is never logged.
 """
 from __future__ import annotations
 
@@ -21,38 +28,116 @@ import hashlib
 import hmac
 import io
 import json
+import math
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass
 
 from scorers.errors import ParameterError
 
-__all__ = ["Limits", "build_app", "serve_rewards"]
+__all__ = ["Limits", "PixelBudget", "RequestError", "ServiceOptions", "Stop", "build_app", "check_app_options",
+           "check_port_free", "decode_images", "decode_request", "input_resizer", "parse_request", "score_requests",
+           "serve_rewards"]
+
+#: how long a client is told to wait (``Retry-After``, seconds) when the decoded-pixel budget is full
+RETRY_AFTER_S = 1
+
+
+def _positive_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ParameterError("{%s} must be an integer >= 1, got {value!r}" % name, value=value)
+
+
+def _finite(name: str, value, *, low: float, high: float = math.inf, low_open: bool = False) -> None:
+    """``value`` a finite real number in ``[low, high]`` (``(low, high]`` when ``low_open``)."""
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+          and (value > low if low_open else value >= low) and value <= high)
+    if not ok:
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        span = bound if high == math.inf else f"{bound} and <= {high:g}"
+        raise ParameterError("{%s} must be a finite number %s, got {value!r}" % (name, span), value=value)
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-request limits (each breach is a 413 naming it)."""
+    """What one request may hold. ``max_request_bytes``, ``max_images``, ``max_pixels`` (per image): a breach is a
+    413 naming the limit. ``min_side`` (pixels) and ``max_aspect`` (long side / short side): an image outside them
+    is a 400 naming it, refused before it joins a batch (a 1x1000 image would otherwise break the resize of a merged
+    forward)."""
 
     max_request_bytes: int = 32 * 1024 * 1024
     max_images: int = 64
     max_pixels: int = 4096 * 4096
+    min_side: int = 8
+    max_aspect: float = 20.0
+
+    def __post_init__(self):
+        for name in ("max_request_bytes", "max_images", "max_pixels", "min_side"):
+            _positive_int(name, getattr(self, name))
+        _finite("max_aspect", self.max_aspect, low=1.0)
+
+
+@dataclass(frozen=True)
+class ServiceOptions:
+    """Service-wide bounds (not per request). ``body_timeout_s``: seconds a request body may take to arrive (408
+    after); ``max_connections``: requests the replica holds at once (as many more wait in Serve's queue; 503 beyond),
+    so that slow clients cannot take every slot; ``max_decoded_mp``: decoded megapixels held at once across requests
+    (503 with ``Retry-After`` while full)."""
+
+    body_timeout_s: float = 10.0
+    max_connections: int = 256
+    max_decoded_mp: float = 64.0
+
+    def __post_init__(self):
+        _finite("body_timeout_s", self.body_timeout_s, low=0.0, high=3600.0, low_open=True)
+        _positive_int("max_connections", self.max_connections)
+        if self.max_connections > 65535:
+            raise ParameterError("{max_connections} must be <= 65535, got {value!r}", value=self.max_connections)
+        _finite("max_decoded_mp", self.max_decoded_mp, low=0.0, high=1e6, low_open=True)
 
 
 class RequestError(Exception):
-    def __init__(self, status: int, message: str):
+    """A request's own problem: ``status`` (4xx, or 503 for a full budget) and a message naming it."""
+
+    def __init__(self, status: int, message: str, headers: dict | None = None):
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, headers or {}
 
 
-def decode_request(body: bytes, limits: Limits):
-    """``(prompts, PIL images)`` of a request body, or :class:`RequestError` (4xx) naming what is wrong."""
+class PixelBudget:
+    """Decoded pixels held at once across requests (one replica's event loop: no lock needed). ``acquire`` takes
+    what a request's images will hold when decoded, or raises :class:`RequestError` 503 (``Retry-After``) while the
+    budget is full and 413 for a request larger than the whole budget; ``release`` gives it back."""
+
+    def __init__(self, total_pixels: int):
+        self.total, self.held, self.peak = int(total_pixels), 0, 0
+
+    def acquire(self, pixels: int) -> None:
+        if pixels > self.total:
+            raise RequestError(413, f"the request's images hold {pixels:,} pixels when decoded; the service's whole "
+                                    f"decoded-pixel budget is {self.total:,}")
+        if self.held + pixels > self.total:
+            raise RequestError(503, f"busy: {self.held:,} of {self.total:,} decoded pixels are in use; retry in "
+                                    f"{RETRY_AFTER_S} s", {"Retry-After": str(RETRY_AFTER_S)})
+        self.held += pixels
+        self.peak = max(self.peak, self.held)
+
+    def release(self, pixels: int) -> None:
+        self.held = max(0, self.held - pixels)
+
+
+def parse_request(body: bytes, limits: Limits):
+    """``(prompts, raw image bytes, (width, height) per image)`` of a request body, read from the images' headers
+    (nothing decoded yet), or :class:`RequestError` (4xx) naming what is wrong."""
     from PIL import Image
 
     if len(body) > limits.max_request_bytes:
         raise RequestError(413, f"request is {len(body)} bytes; the limit is {limits.max_request_bytes}")
     try:
         payload = json.loads(body)
+    except RecursionError:  # e.g. 100,000 '[': deeper than the parser's recursion limit
+        raise RequestError(400, "request body is not usable JSON: nested too deeply") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise RequestError(400, f"request body is not JSON: {error}") from None
     if not isinstance(payload, dict):
@@ -66,7 +151,7 @@ def decode_request(body: bytes, limits: Limits):
         raise RequestError(400, "no images")
     if len(images) > limits.max_images:
         raise RequestError(413, f"{len(images)} images in one request; the limit is {limits.max_images}")
-    decoded = []
+    raws, sizes = [], []
     for i, (prompt, text) in enumerate(zip(prompts, images)):
         if not isinstance(prompt, str) or not prompt.strip():
             raise RequestError(400, f"prompts[{i}] must be a non-empty string")
@@ -78,18 +163,147 @@ def decode_request(body: bytes, limits: Limits):
             raise RequestError(400, f"images[{i}] is not valid base64") from None
         try:
             with Image.open(io.BytesIO(raw)) as handle:
-                if handle.format not in ("PNG", "JPEG"):
-                    raise RequestError(400, f"images[{i}] is {handle.format}; send PNG or JPEG")
-                width, height = handle.size
-                if width * height > limits.max_pixels:
-                    raise RequestError(413, f"images[{i}] is {width}x{height} pixels; the limit is "
-                                            f"{limits.max_pixels} pixels per image")
-                decoded.append(handle.convert("RGB"))
-        except RequestError:
-            raise
-        except Exception as error:  # PIL's UnidentifiedImageError, truncated files, decompression bombs...
+                fmt, (width, height) = handle.format, handle.size
+        except Exception as error:  # PIL's UnidentifiedImageError, truncated headers...
             raise RequestError(400, f"images[{i}] is not a readable PNG/JPEG: {type(error).__name__}") from None
-    return prompts, decoded
+        if fmt not in ("PNG", "JPEG"):
+            raise RequestError(400, f"images[{i}] is {fmt}; send PNG or JPEG")
+        if width * height > limits.max_pixels:
+            raise RequestError(413, f"images[{i}] is {width}x{height} pixels; the limit is {limits.max_pixels} "
+                                    "pixels per image")
+        if min(width, height) < limits.min_side:
+            raise RequestError(400, f"images[{i}] is {width}x{height} pixels; each side must be at least "
+                                    f"{limits.min_side} pixels")
+        if max(width, height) > limits.max_aspect * min(width, height):
+            raise RequestError(400, f"images[{i}] is {width}x{height} pixels, an aspect ratio of "
+                                    f"{max(width, height) / min(width, height):.1f}; the limit is "
+                                    f"{limits.max_aspect:g}")
+        raws.append(raw)
+        sizes.append((width, height))
+    return prompts, raws, sizes
+
+
+def decode_images(raws, prepare=None) -> list:
+    """RGB PIL images of the raw PNG/JPEG bytes :func:`parse_request` checked; :class:`RequestError` 400 naming the
+    first one that does not decode (a truncated body, a decompression bomb...). ``prepare``: applied to each image as
+    soon as it is decoded (:func:`input_resizer`), so that only one full-size image is held at a time."""
+    from PIL import Image
+
+    from scorers.models.images import to_rgb  # the one image -> RGB conversion (16-bit PNGs scaled, not clipped)
+
+    decoded = []
+    for i, raw in enumerate(raws):
+        try:
+            image = Image.open(io.BytesIO(raw))  # in memory: nothing to close, and the image stays usable
+            image.load()
+            image = to_rgb(image)
+        except Exception as error:
+            raise RequestError(400, f"images[{i}] is not a readable PNG/JPEG: {type(error).__name__}") from None
+        decoded.append(prepare(image) if prepare is not None else image)
+    return decoded
+
+
+def input_resizer(reward):
+    """A function giving each decoded image the size the reward's preprocessing would give it, bit-identically, or
+    None where no such step exists.
+
+    It exists when every component of ``reward`` preprocesses with :class:`scorers.models.pixels.ResizeCropUint8`
+    (PickScore, ImageReward: a PIL bicubic resize of the short side, then a centre crop) with one size and crop rule:
+    the image is put through that same transform right away (the one implementation, not a copy of it), and the
+    model's own pass over the ``S x S`` result is then the identity (no resize when the short side is ``S``, a crop
+    at offset 0), so the reward is unchanged to the bit. Others (HPSv2 resizes a float tensor of the full-size image;
+    CLIP-style processors and VLMs resize with their own filters) get None: shrinking them first would change the
+    reward."""
+    from scorers.models.pixels import ResizeCropUint8
+
+    found = set()
+    for scorer in getattr(reward, "scorers", {}).values():
+        transform = getattr(scorer, "image_transform", None)
+        if transform is None:
+            transform = getattr(getattr(scorer, "embedder", None), "image_transform", None)
+        if type(transform) is not ResizeCropUint8:
+            return None
+        found.add((transform.size, transform.crop))
+    if len(found) != 1:
+        return None
+    transform = ResizeCropUint8(*found.pop())
+
+    def resize(image):
+        from PIL import Image
+
+        return Image.fromarray(transform(image).permute(1, 2, 0).numpy(), mode="RGB")
+
+    return resize
+
+
+def decode_request(body: bytes, limits: Limits):
+    """``(prompts, PIL images)`` of a request body, or :class:`RequestError` (4xx) naming what is wrong."""
+    prompts, raws, _ = parse_request(body, limits)
+    return prompts, decode_images(raws)
+
+
+def _failure(error: BaseException) -> dict:
+    """A request's reply when its own forward raised: a 422 naming the error (its first line)."""
+    from scorers.models.openai_compat import redact  # an error from a served judge may quote a key: hide it first
+
+    text = redact(str(error)).strip().splitlines()
+    detail = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    return {"error": f"scoring this request failed ({detail[:300]})", "status": 422}
+
+
+def _as_list(values) -> list:
+    """A tensor's (or a sequence's) values as floats."""
+    if hasattr(values, "detach"):
+        return values.detach().float().cpu().tolist()
+    return [float(v) for v in values]
+
+
+def _replies(info, requests, forward_started: float, batch_started: float) -> list:
+    """Each request's own rows of one forward's output ``info`` (``rewards``, ``components``), in order."""
+    forward_s = time.perf_counter() - forward_started
+    rewards = _as_list(info.rewards)
+    components = {n: _as_list(v) for n, v in info.components.items()}
+    items = sum(len(ps) for ps, _, _ in requests)
+    out, start = [], 0
+    for ps, _, arrived in requests:
+        stop = start + len(ps)
+        out.append({"rewards": rewards[start:stop],
+                    "components": {n: v[start:stop] for n, v in components.items()},
+                    "timing": {"queue_s": batch_started - arrived, "forward_s": forward_s,
+                               "batch_items": items, "batch_requests": len(requests)}})
+        start = stop
+    return out
+
+
+async def score_requests(forward, requests: list, stats: dict) -> list:
+    """One reply per request of a batch (``requests``: ``(prompts, images, arrival time)`` each): one merged
+    ``await forward(images, prompts)`` (an object with ``rewards`` and ``components``), split back per request. When
+    the merged forward raises, each request is scored on its own: a request whose own forward raises gets
+    ``{"error", "status": 422}`` and the others their rewards. ``stats`` counts ``forward_calls`` and
+    ``split_batches``."""
+    started = time.perf_counter()
+    images = [im for _, ims, _ in requests for im in ims]
+    prompts = [p for ps, _, _ in requests for p in ps]
+    try:
+        info = await forward(images, prompts)
+    except Exception as error:
+        stats["forward_calls"] += 1
+        if len(requests) == 1:
+            return [_failure(error)]
+        stats["split_batches"] += 1
+        out = []
+        for request in requests:
+            alone = time.perf_counter()
+            stats["forward_calls"] += 1
+            try:
+                one = await forward(request[1], request[0])
+            except Exception as own:
+                out.append(_failure(own))
+                continue
+            out.extend(_replies(one, [request], alone, started))
+        return out
+    stats["forward_calls"] += 1
+    return _replies(info, requests, started, started)
 
 
 def _deployment_class():
@@ -97,83 +311,104 @@ def _deployment_class():
     from ray import serve
     from starlette.responses import JSONResponse
 
+    def error_reply(status: int, message: str, headers: dict | None = None):
+        return JSONResponse({"error": message}, status_code=status, headers=headers or None)
+
     @serve.deployment
     class RewardService:
         def __init__(self, weights, model, max_batch_size: int, batch_wait_s: float, limits: dict,
-                     token_sha256: str | None):
-            from scorers.rewards.api import load
-
+                     token_sha256: str | None, service: dict | None = None):
             from concurrent.futures import ThreadPoolExecutor
 
+            from scorers.rewards.api import load
+
             self.reward = load(weights, model=model, device="cpu" if not _has_cuda() else None)
+            self.resize = input_resizer(self.reward)  # to the model's input size right after decoding, where exact
             # the forward runs on this one thread, off the event loop: requests arriving meanwhile are read, decoded
             # and queued, and the next batch takes them all at once (serve.batch runs one batch at a time)
             self._forward_thread = ThreadPoolExecutor(1, thread_name_prefix="ts2-forward")
             self.limits, self.token_sha256 = Limits(**limits), token_sha256
+            self.options = ServiceOptions(**(service or {}))
+            self.budget = PixelBudget(int(self.options.max_decoded_mp * 1_000_000))
             self.score_batch.set_max_batch_size(max_batch_size)
             self.score_batch.set_batch_wait_timeout_s(batch_wait_s)
             # a lone request does not wait for company: the wait applies while requests overlap (another one in
             # flight, or the last forward merged several); serve.batch reads it when a batch's first request arrives
             self.batch_wait_s, self.in_flight, self.last_batch_requests = batch_wait_s, 0, 0
-            self.stats = {"forward_calls": 0, "requests": 0, "items": 0}
+            self.stats = {"forward_calls": 0, "requests": 0, "items": 0, "split_batches": 0}
+
+        async def _forward(self, images, prompts):
+            return await asyncio.get_running_loop().run_in_executor(self._forward_thread, self.reward.detailed,
+                                                                    images, prompts)
 
         @serve.batch(max_batch_size=16, batch_wait_timeout_s=0.01)
         async def score_batch(self, requests: list) -> list:
-            started = time.perf_counter()
-            images = [im for _, ims, _ in requests for im in ims]
-            prompts = [p for ps, _, _ in requests for p in ps]
-            info = await asyncio.get_running_loop().run_in_executor(self._forward_thread, self.reward.detailed,
-                                                                    images, prompts)
-            self.stats["forward_calls"] += 1
-            self.last_batch_requests = len(requests)
-            forward_s = time.perf_counter() - started
-            rewards = info.rewards.detach().float().cpu().tolist()
-            components = {n: v.detach().float().cpu().tolist() for n, v in info.components.items()}
-            out, start = [], 0
-            for ps, _, arrived in requests:
-                stop = start + len(ps)
-                out.append({"rewards": rewards[start:stop],
-                            "components": {n: v[start:stop] for n, v in components.items()},
-                            "timing": {"queue_s": started - arrived, "forward_s": forward_s,
-                                       "batch_items": len(prompts), "batch_requests": len(requests)}})
-                start = stop
+            out = await score_requests(self._forward, requests, self.stats)
+            self.last_batch_requests = len(requests) if not any("status" in r for r in out) else 1
             return out
+
+        async def _read_body(self, request) -> bytes:
+            body = bytearray()
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > self.limits.max_request_bytes:
+                    raise RequestError(413, f"request is over {self.limits.max_request_bytes} bytes (the limit)")
+            return bytes(body)
 
         async def __call__(self, request):
             if request.method == "GET" and request.url.path.rstrip("/").endswith("/stats"):
                 if not self._authorised(request):
-                    return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
-                return JSONResponse(self.stats)
+                    return error_reply(401, "missing or wrong bearer token")
+                return JSONResponse({**self.stats, "decoded_pixels_held": self.budget.held,
+                                     "decoded_pixels_peak": self.budget.peak,
+                                     "decoded_pixels_budget": self.budget.total})
             if request.method != "POST" or not request.url.path.rstrip("/").endswith("/score"):
-                return JSONResponse({"error": "POST /score (or GET /stats)"}, status_code=404)
+                return error_reply(404, "POST /score (or GET /stats)")
             if not self._authorised(request):
-                return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
+                return error_reply(401, "missing or wrong bearer token")
             try:
                 declared = int(request.headers.get("content-length") or 0)
             except ValueError:
                 declared = 0
             if declared > self.limits.max_request_bytes:
-                return JSONResponse({"error": f"request is {declared} bytes; the limit is "
-                                              f"{self.limits.max_request_bytes}"}, status_code=413)
-            body = bytearray()
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > self.limits.max_request_bytes:
-                    return JSONResponse({"error": f"request is over {self.limits.max_request_bytes} bytes "
-                                                  "(the limit)"}, status_code=413)
-            try:  # JSON + base64 + PNG/JPEG decode on a worker thread: the event loop keeps accepting requests
-                prompts, images = await asyncio.to_thread(decode_request, bytes(body), self.limits)
-            except RequestError as error:
-                return JSONResponse({"error": error.message}, status_code=error.status)
-            self.stats["requests"] += 1
-            self.stats["items"] += len(prompts)
-            self.in_flight += 1
+                return error_reply(413, f"request is {declared} bytes; the limit is {self.limits.max_request_bytes}")
+            held = 0
             try:
-                busy = self.in_flight > 1 or self.last_batch_requests > 1
-                self.score_batch.set_batch_wait_timeout_s(self.batch_wait_s if busy else 0.0)
-                reply = await self.score_batch((prompts, images, time.perf_counter()))
+                try:  # a slow client must not hold its slot for ever
+                    body = await asyncio.wait_for(self._read_body(request), self.options.body_timeout_s)
+                except asyncio.TimeoutError:
+                    raise RequestError(408, f"the request body did not arrive within {self.options.body_timeout_s:g} "
+                                            "s") from None
+                # JSON + base64 + header checks, then the decode, on worker threads: the event loop keeps accepting
+                prompts, raws, sizes = await asyncio.to_thread(parse_request, body, self.limits)
+                held = sum(w * h for w, h in sizes)
+                self.budget.acquire(held)
+                try:
+                    images = await asyncio.to_thread(decode_images, raws, self.resize)
+                except BaseException:
+                    self.budget.release(held)
+                    held = 0
+                    raise
+                kept = sum(im.width * im.height for im in images)
+                if kept < held:  # resized on decoding: give back what the full-size images needed
+                    self.budget.release(held - kept)
+                    held = kept
+                del raws, body
+                self.stats["requests"] += 1
+                self.stats["items"] += len(prompts)
+                self.in_flight += 1
+                try:
+                    busy = self.in_flight > 1 or self.last_batch_requests > 1
+                    self.score_batch.set_batch_wait_timeout_s(self.batch_wait_s if busy else 0.0)
+                    reply = await self.score_batch((prompts, images, time.perf_counter()))
+                finally:
+                    self.in_flight -= 1
+            except RequestError as error:
+                return error_reply(error.status, error.message, error.headers)
             finally:
-                self.in_flight -= 1
+                self.budget.release(held)
+            if "status" in reply:
+                return error_reply(reply["status"], reply["error"])
             return JSONResponse(reply)
 
         def _authorised(self, request) -> bool:
@@ -197,44 +432,149 @@ def _has_cuda() -> bool:
         return False
 
 
+def check_app_options(*, max_batch_size: int = 16, batch_wait_ms: float = 10.0, limits: Limits = Limits(),
+                      service: ServiceOptions = ServiceOptions(), num_gpus: float = 0) -> None:
+    """Refuse service options that would hang or break it (:class:`ParameterError` naming the parameter): a batch
+    size below 1, a batch wait that is not a finite number of milliseconds in [0, 60000] (``inf`` would hold every
+    request for ever), limits that are not :class:`Limits` / :class:`ServiceOptions`."""
+    _positive_int("max_batch_size", max_batch_size)
+    _finite("batch_wait_ms", batch_wait_ms, low=0.0, high=60_000.0)
+    if not isinstance(limits, Limits):
+        raise ParameterError("{limits} must be a Limits, got {value!r}", value=limits)
+    if not isinstance(service, ServiceOptions):
+        raise ParameterError("{service} must be a ServiceOptions, got {value!r}", value=service)
+    _finite("num_gpus", num_gpus, low=0.0)
+
+
 def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: float = 10.0,
-              limits: Limits = Limits(), token_env: str | None = None, num_gpus: float = 0):
+              limits: Limits = Limits(), service: ServiceOptions = ServiceOptions(), token_env: str | None = None,
+              num_gpus: float = 0, num_cpus: float = 1):
     """The Serve application (``serve.run`` it). ``weights``: a reward name or ``{name: weight}`` as
-    :func:`scorers.rewards.api.load` takes; ``token_env``: the environment variable holding the bearer token."""
-    if not isinstance(max_batch_size, int) or max_batch_size < 1:
-        raise ParameterError("{max_batch_size} must be an integer >= 1, got {value!r}", value=max_batch_size)
-    if batch_wait_ms < 0:
-        raise ParameterError("{batch_wait_ms} must be >= 0, got {value!r}", value=batch_wait_ms)
+    :func:`scorers.rewards.api.load` takes; ``token_env``: the environment variable holding the bearer token;
+    ``limits``: per request (:class:`Limits`); ``service``: service-wide bounds (:class:`ServiceOptions`);
+    ``num_cpus``/``num_gpus``: what the replica reserves."""
+    check_app_options(max_batch_size=max_batch_size, batch_wait_ms=batch_wait_ms, limits=limits, service=service,
+                      num_gpus=num_gpus)
+    _finite("num_cpus", num_cpus, low=0.0)
     token_sha256 = None
     if token_env:
         token = os.environ.get(token_env)
         if not token:
             raise ParameterError("{token_env} {name}: that environment variable is not set or empty", name=token_env)
         token_sha256 = hashlib.sha256(token.encode()).hexdigest()
-    # max_ongoing_requests: Serve's default (5) would cap a batch at 5 requests; room for the batch in the forward
-    # and a full one queueing behind it
-    service = _deployment_class().options(ray_actor_options={"num_cpus": 1, "num_gpus": num_gpus},
-                                          max_ongoing_requests=2 * max_batch_size)
-    return service.bind(weights, model, max_batch_size, batch_wait_ms / 1000.0, asdict(limits), token_sha256)
+    # max_ongoing_requests: Serve's default (5) would cap a batch at 5 requests, and 2 x the batch (the old bound)
+    # let 32 slow clients hold every slot; the replica holds max_connections (requests waiting on their body cost
+    # a coroutine each) and Serve queues as many more, answering 503 beyond
+    deployment = _deployment_class().options(ray_actor_options={"num_cpus": num_cpus, "num_gpus": num_gpus},
+                                             max_ongoing_requests=max(service.max_connections, 2 * max_batch_size),
+                                             max_queued_requests=service.max_connections)
+    return deployment.bind(weights, model, max_batch_size, batch_wait_ms / 1000.0, asdict(limits), token_sha256,
+                           asdict(service))
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a ``host:port`` that cannot be bound (in use, or not an address of this machine), before Ray starts:
+    one :class:`ParameterError` naming the port."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        raise ParameterError("{host} {value!r}: not an address of this machine ({why})", value=host,
+                             why=error.strerror if isinstance(error, OSError) else error) from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no obstacle
+        try:
+            probe.bind(address)
+        except OSError as error:
+            raise ParameterError("{port} {value}: cannot listen on {host}:{value} ({why})", value=port, host=host,
+                                 why=error.strerror or error) from None
+
+
+class Stop(KeyboardInterrupt):
+    """SIGTERM, raised where the service waits (as Ctrl-C raises KeyboardInterrupt)."""
+
+
+def _raise_stop(signum, frame):
+    raise Stop()
 
 
 def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blocking: bool = True, name: str = "ts2",
-                  address: str | None = None, **app_options):
+                  address: str | None = None, ready_message: str | None = None, **app_options):
     """Start Serve on ``host:port`` and run the app: on the Ray this process already joined, else the cluster at
-    ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``; default ``$RAY_ADDRESS``, else a local Ray)."""
+    ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``; default ``$RAY_ADDRESS``), else a local Ray that this
+    function starts bound to 127.0.0.1 (when ``ray`` was not imported yet, see :mod:`scorers.rewards.ray_local`) and
+    watched so that it dies with this process, a kill -9 included. ``blocking``: serve until Ctrl-C or SIGTERM, then
+    shut down (``KeyboardInterrupt`` is raised to the caller after the shutdown). The port is checked before Ray
+    starts."""
+    import signal
+    import threading
+
+    from scorers.rewards import ray_local
+
+    app_checks = {k: app_options[k] for k in ("max_batch_size", "batch_wait_ms", "limits", "service", "num_gpus")
+                  if k in app_options}
+    check_app_options(**app_checks)
+    check_port_free(host, port)
+    main_thread = threading.current_thread() is threading.main_thread()
+    if blocking and main_thread:
+        signal.signal(signal.SIGTERM, _raise_stop)
+    local = address is None and not os.environ.get("RAY_ADDRESS") and "ray" not in sys.modules
+    if local:
+        ray_local.loopback_environment()
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # no ANSI colour codes in a redirected log (read per line)
     import ray
     from ray import serve
 
     app = build_app(weights, **app_options)
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, configure_logging=False)
-    serve.start(http_options={"host": host, "port": port})
-    handle = serve.run(app, name=name, route_prefix="/", blocking=False)
-    if blocking:
-        print(f"ts2 serve: POST http://{host}:{port}/score (Ctrl-C stops)", flush=True)
+    started_here = False
+    try:
+        if not ray.is_initialized():
+            init = {"_node_ip_address": "127.0.0.1"} if local else {}
+            started_here = True  # a Ctrl-C inside ray.init still shuts down what it started
+            context = ray.init(address=address, include_dashboard=False, configure_logging=False, **init)
+            if blocking and main_thread:
+                signal.signal(signal.SIGTERM, _raise_stop)  # ray.init put its own (sys.exit) in place of ours
+            session_dir = (getattr(context, "address_info", None) or {}).get("session_dir")
+            if local and session_dir:
+                ray_local.start_watchdog(os.getpid(), session_dir)
+        serve.start(http_options={"host": host, "port": port})
+        handle = serve.run(app, name=name, route_prefix="/", blocking=False)
+        if not blocking:
+            return handle
+        print(ready_message or f"ts2 serve: POST http://{host}:{port}/score (Ctrl-C stops)", flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        _shutdown(ray, started_here)
+        raise
+
+
+def _shutdown(ray, started_here: bool) -> None:
+    """Serve and (when this process started it) Ray down, quietly; a second Ctrl-C meanwhile is ignored."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
+    try:
         try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
+            from ray import serve
+
             serve.shutdown()
-    return handle
+        except Exception:
+            pass
+        if started_here:
+            try:
+                ray.shutdown()
+            except Exception:
+                pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()

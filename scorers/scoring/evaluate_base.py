@@ -157,8 +157,14 @@ class ScorerMetric(evaluate.Metric):
     def scorer(self):
         """The scorer, built on first use and kept (models load once per metric object)."""
         if self._scorer is None:
+            from scorers.errors import missing_extra_error
+
             model = self.spec.default_model if self.config_name == "default" else self.config_name
-            self._scorer = self.spec.build(model=model, **{k: v for k, v in self._options.items() if v is not None})
+            try:
+                self._scorer = self.spec.build(model=model, **{k: v for k, v in self._options.items()
+                                                               if v is not None})
+            except ModuleNotFoundError as missing:  # no models extra: one line naming it, not a traceback
+                raise (missing_extra_error(missing) or missing) from None
         return self._scorer
 
     def _compute(self, images, prompts, batch_size: int | None = None, **compute_options) -> dict:

@@ -55,7 +55,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scorers.json_safe import jsonable
-from scorers.models.images import open_rgb
+from scorers.models.images import open_for
 from scorers.scoring.cache import ScoreCache, item_stamp, release_locks
 from scorers.checks import check_pairs
 from scorers.errors import ParameterError, value_error, wording_of
@@ -100,7 +100,7 @@ class _Images:
         try:
             if self.loader is not None:
                 return position, self.loader(ref), None
-            image = open_rgb(ref, self.jpeg_draft)
+            image = open_for(self.transform, ref, self.jpeg_draft)  # RGB, or its own mode if the transform asks
             return position, (self.transform(image) if self.transform is not None else image), None
         except Exception as error:  # reported per item; the main thread decides raise vs skip
             name = str(ref) if isinstance(ref, (str, Path)) else f"image #{position}"

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 #: the public names of the loaders' modules, imported on first use
 _EXPORTS = {
-    "_common": ("PAIR_COLUMNS", "RATING_COLUMNS", "HubFile", "SetFormatError", "SetImagesUnavailable", "check_pairs"),
+    "_common": ("PAIR_COLUMNS", "RATING_COLUMNS", "HubFile", "SetFormatError", "SetImagesUnavailable", "check_pairs",
+                "pair_repeats", "preference_labels"),
     "preferences": ("load_hpdv2", "load_imagerewarddb", "load_mjbench_alignment", "load_pickapic_v2", "read_hpdv2",
                     "read_imagerewarddb", "read_mjbench", "read_pickapic"),
     "ratings": ("load_evalmuse", "load_gecko2k", "load_genai_bench", "load_tifa160", "read_evalmuse",

@@ -80,14 +80,75 @@ def check_columns(names, needed, where: str, what: str) -> None:
         raise SetFormatError(f"{where}: not {what}: missing field(s) {missing} (has {sorted(map(str, names))})")
 
 
+#: preferences written as numbers, as :func:`scorers.stats.preference_accuracy.human_preferences` takes them
+#: (1 = image A preferred, -1 = B, 0 = a tie)
+NUMERIC_PREFERENCES = {1.0: "a", -1.0: "b", 0.0: "tie"}
+
+
+def preference_labels(cells):
+    """A pair table's ``preference`` cells as ``a`` / ``b`` / ``tie``: text lower-cased and stripped, and the numbers
+    ``1`` / ``-1`` / ``0`` (also ``1.0``...) read as the library reads them (1 = A preferred). Other cells are kept
+    as text, for :func:`check_pairs` to refuse."""
+    import pandas as pd
+
+    text = pd.Series(cells).astype(str).str.strip().str.lower()
+    numbers = pd.to_numeric(text, errors="coerce")
+    mapped = numbers.map(NUMERIC_PREFERENCES)
+    return text.where(mapped.isna(), mapped).to_numpy(dtype=object)
+
+
 def check_pairs(frame, where: str):
-    """Refuse a pair table that breaks the schema (one line naming the row)."""
+    """Refuse a pair table that breaks the schema (one line naming the row): a preference other than a/b/tie, or a
+    pair of an image with itself (``image_a == image_b``)."""
     check_columns(frame.columns, PAIR_COLUMNS, where, "a pair table")
     bad = ~frame["preference"].isin(PREFERENCES)
     if bad.any():
         row = int(bad.to_numpy().nonzero()[0][0])
-        raise SetFormatError(f"{where}: row {row}: preference {frame['preference'].iloc[row]!r} is not a/b/tie")
+        raise SetFormatError(f"{where}: row {row}: preference {frame['preference'].iloc[row]!r} is not a/b/tie "
+                             "(or 1/-1/0)")
+    same = (frame["image_a"].astype(str) == frame["image_b"].astype(str)).to_numpy()
+    if same.any():
+        rows = same.nonzero()[0]
+        more = f" ({len(rows)} such rows)" if len(rows) > 1 else ""
+        raise SetFormatError(f"{where}: row {int(rows[0])}: image_a and image_b are the same image "
+                             f"{frame['image_a'].iloc[int(rows[0])]!r}{more}; a pair compares two images")
     return frame
+
+
+def pair_repeats(frame) -> dict:
+    """Pairs listed more than once (the same two images of one item, in either order): ``{"duplicated": rows that
+    repeat an earlier pair with the same preference, "contradictory": pairs listed with opposite preferences (e.g.
+    (A, B, a) and (B, A, a)), "first_duplicated" / "first_contradictory": (row, row) of the first such}``. Every row
+    is counted by the accuracy as it is; these counts are reported, not dropped."""
+    import numpy as np
+    import pandas as pd
+
+    a, b = frame["image_a"].astype(str).to_numpy(), frame["image_b"].astype(str).to_numpy()
+    flip = a > b
+    sign = pd.Series(frame["preference"]).map({"a": 1, "b": -1, "tie": 0}).to_numpy()
+    oriented = pd.DataFrame({"item": frame["item"].astype(str).to_numpy(), "lo": np.where(flip, b, a),
+                             "hi": np.where(flip, a, b), "pref": np.where(flip, -sign, sign),
+                             "row": np.arange(len(frame))})
+    keys = ["item", "lo", "hi"]
+    repeated = oriented[oriented.duplicated(keys, keep=False)]
+    out = {"duplicated": 0, "contradictory": 0, "first_duplicated": None, "first_contradictory": None}
+    if repeated.empty:
+        return out
+    same = repeated.duplicated(keys + ["pref"])  # a row agreeing with an earlier row of its pair
+    out["duplicated"] = int(same.sum())
+    if out["duplicated"]:
+        row = repeated[same].iloc[0]
+        first = repeated[(repeated[keys] == row[keys]).all(axis=1) & (repeated["pref"] == row["pref"])]["row"]
+        out["first_duplicated"] = (int(first.iloc[0]), int(row["row"]))
+    kinds = repeated.groupby(keys, sort=False)["pref"].nunique()
+    out["contradictory"] = int((kinds > 1).sum())
+    if out["contradictory"]:
+        key = kinds[kinds > 1].index[0]
+        rows = repeated[(repeated["item"] == key[0]) & (repeated["lo"] == key[1]) & (repeated["hi"] == key[2])]
+        prefs = rows["pref"].to_numpy()
+        other = rows[rows["pref"] != prefs[0]]["row"]
+        out["first_contradictory"] = (int(rows["row"].iloc[0]), int(other.iloc[0]))
+    return out
 
 
 def check_ratings(frame, where: str):

@@ -44,12 +44,12 @@ import pandas as pd
 
 from scorers.errors import Wording
 from scorers.stats.meta import as_scores
-from scorers.tables.readers import read_csv
+from scorers.tables.readers import check_unique_header, read_csv
 from scorers.tables.release import PinnedFile, fetch
 from scorers.sets._common import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
                                   provenance, read_json_entries)
 
-__all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "load_evalmuse", "load_gecko2k",
+__all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "tifa160_unavailable", "load_evalmuse", "load_gecko2k",
            "load_genai_bench", "load_tifa160", "read_evalmuse", "read_genai_bench", "read_gecko_prompts",
            "read_ratings", "read_tifa_annotations"]
 
@@ -69,8 +69,31 @@ _TIFA_KEYS = ("text_id", "image_path", "text", "human_scores", "human_avg")
 def fetch_tifa160(*, offline: bool | None = None, cache_dir: str | Path | None = None,
                   source: PinnedFile | None = None) -> Path:
     """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once by ``scorers.tables.release.fetch`` (the one download
-    path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``)."""
-    return fetch(source or TIFA160, offline=offline, cache_dir=cache_dir, progress=False)
+    path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``). When it can be had neither from
+    the cache nor by download, the error names the file, where to get it and how to pass it (TIFA160 is not a TS2
+    release file: ``$TS2_DATA`` and ``ts2 release fetch`` do not provide it)."""
+    from scorers.tables.release import ReleaseFileUnavailable
+
+    file = source or TIFA160
+    try:
+        return fetch(file, offline=offline, cache_dir=cache_dir, progress=False)
+    except ReleaseFileUnavailable as error:
+        raise ReleaseFileUnavailable(tifa160_unavailable(file, error)) from None
+
+
+def tifa160_unavailable(file: PinnedFile, error: Exception) -> str:
+    """One line for a TIFA160 ratings file that cannot be had: why (the first clause of ``error``), the file, where it
+    comes from and how to pass a local copy."""
+    text = " ".join(str(error).split())
+    if "forbids downloading" in text:
+        why = "not cached, and offline mode (offline=True or HF_HUB_OFFLINE=1) forbids downloading it"
+    else:
+        why = text.split(" Fix:")[0].removeprefix(f"{file.filename}: ").rstrip(".")
+    return (f"the TIFA160 ratings file {file.filename} is not available here ({why}); it is not a TS2 release file "
+            f"(TS2_DATA and `ts2 release fetch` do not provide it): download it from {file.url}"
+            + (f" (sha256 {file.sha256[:12]}...)" if file.sha256 else "")
+            + " and give its path in place of the name tifa160 (ts2 card --ratings tifa160=PATH, ts2 correlate "
+            "PATH), or run once with network access to cache it")
 
 
 def read_tifa_annotations(path: str | Path) -> pd.DataFrame:
@@ -193,7 +216,9 @@ def read_ratings(source: str | Path, *, offline: bool | None = None) -> pd.DataF
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        if "HumanRatings" in pq.read_schema(path).names:
+        names = pq.read_schema(path).names
+        check_unique_header(path, names)
+        if "HumanRatings" in names:
             return read_genai_bench(path)
         return pd.read_parquet(path)
     if suffix in (".csv", ".tsv", ".txt"):
@@ -256,9 +281,9 @@ def read_gecko_prompts(path: str | Path):
 
     path = Path(path)
     try:
-        frame = pd.read_csv(path, dtype={"prompt_id": str})
-    except (pd.errors.ParserError, UnicodeDecodeError) as error:
-        raise SetFormatError(f"{path}: not a CSV file ({type(error).__name__})") from None
+        frame = read_csv(path, dtype={"prompt_id": str})
+    except ValueError as error:  # read_csv's CSVReadError: not UTF-8, not CSV, a duplicated header name
+        raise SetFormatError(str(error)) from None
     check_columns(frame.columns, ("prompt_id", "prompt", "prompt_type"), str(path), "Gecko's prompts.csv")
     return frame.drop(columns=[c for c in frame.columns if c.startswith("Unnamed")])
 
@@ -282,8 +307,9 @@ def load_gecko2k(ratings: str | Path | None = None, *, prompts: str | Path | Non
         frame = table.rename(columns={"prompt_id": "item"}).assign(system="", image="", human=np.nan)
         return check_ratings(frame, str(local)), prov
     rpath = Path(ratings)
-    given = pd.read_parquet(rpath) if rpath.suffix.lower() in (".parquet", ".pq") else pd.read_csv(
+    given = pd.read_parquet(rpath) if rpath.suffix.lower() in (".parquet", ".pq") else read_csv(
         rpath, dtype={"prompt_id": str})
+    check_unique_header(rpath, given.columns)
     check_columns(given.columns, ("prompt_id", "system", "image", "human"), str(rpath), "a Gecko ratings table")
     given["prompt_id"] = given["prompt_id"].astype(str)
     unknown = ~given["prompt_id"].isin(table["prompt_id"])

@@ -276,13 +276,13 @@ def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file,
 def _combined(asked: str, parts: list[dict], out_dir: Path) -> dict:
     """One entry for a set scored by every scorer: the first scorer's, with each scorer's file and column; a rating
     set's scorer columns joined into ``out_dir/<set>.csv`` (same rows in the same order, checked)."""
-    import pandas as pd
+    from scorers.tables.readers import read_csv  # the one CSV reader (errors name the file; no duplicated names)
 
     entry = dict(parts[0], columns=[p["column"] for p in parts], score_paths=[p["path"] for p in parts])
     if len(parts) > 1 and entry["kind"] == "ratings":
-        base = pd.read_csv(parts[0]["path"], dtype=str, keep_default_na=False)
+        base = read_csv(parts[0]["path"], dtype=str, keep_default_na=False)
         for part in parts[1:]:
-            other = pd.read_csv(part["path"], dtype=str, keep_default_na=False)
+            other = read_csv(part["path"], dtype=str, keep_default_na=False)
             if len(other) != len(base) or not other["image"].equals(base["image"]):
                 raise ValueError(f"{asked}: {part['path']} does not hold the rows of {parts[0]['path']}")
             if part["column"] in base.columns:

@@ -3,7 +3,7 @@
 Plain arrays in, dataclasses out (the CLI, reports, the demo and the ``ts2_meta`` evaluate module all format these).
 Scores are oriented so that higher = more faithful (``higher_is_better=False`` flips them) before anything is computed.
 
-Per SEG (see ``docs`` in the README and the ``ts2_meta`` card for the full definitions):
+Per SEG (see docs/judge-a-metric.md and the ``ts2_meta`` card for the full definitions):
 
 * **rank**  -- every walk (one node per error level, increasing error) gives ``-spearman(error count, score)`` over the
   walk's images (NaN scores dropped, walks with < 2 images skipped, constant input gives 0); the SEG value is the

@@ -35,7 +35,7 @@ from scorers.stats.graph import SEG, paper_era_walks
 
 __all__ = ["DELTA_SCALE", "PublishedLayout"]
 
-#: How the published delta Avg is normalised (see the README's "Ours vs the paper").
+#: How the published delta Avg is normalised (see docs/reproduce.md, "Ours vs the paper").
 DELTA_SCALE = ("sample standard deviation (ddof=1) of the metric's scores over every image of the input (all SEGs, "
                "not only the evaluated ones), the denominator that meets the published delta Avg")
 

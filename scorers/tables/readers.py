@@ -5,6 +5,7 @@ project's canonical names (``seg_id``, ``prompt``, ``node``...), so everything d
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -19,6 +20,9 @@ from scorers.tables.columns import check_score_header, text_scores
 
 __all__ = [
     "CSVReadError",
+    "DuplicateHeaderError",
+    "check_unique_header",
+    "duplicate_names",
     "KEY_COLUMNS",
     "MAX_METRIC_COLUMNS",
     "METADATA_COLUMNS",
@@ -44,11 +48,59 @@ class CSVReadError(ValueError):
         super().__init__(f"{path}: {problem} ({detail})")
 
 
+class DuplicateHeaderError(CSVReadError):
+    """A table whose header names a column twice (pandas would silently rename the second ``x`` to ``x.1``)."""
+
+
+#: a name pandas gives a repeated header name (``x.1``, ``x.2``...)
+_MANGLED = re.compile(r".+\.\d+")
+
+
+def duplicate_names(names) -> list[str]:
+    """The names that occur more than once in ``names`` (compared with surrounding spaces stripped), in order."""
+    seen, repeated = set(), []
+    for name in (str(n).strip() for n in names):
+        if name in seen and name not in repeated:
+            repeated.append(name)
+        seen.add(name)
+    return repeated
+
+
+def check_unique_header(path, names) -> None:
+    """Refuse a header that names a column twice (:class:`DuplicateHeaderError` naming the file and the names)."""
+    repeated = duplicate_names(names)
+    if repeated:
+        raise DuplicateHeaderError(path, "duplicate column name(s) in the header",
+                                   f"{preview_names(repeated)}; each column needs its own name")
+
+
+def _check_raw_header(path, frame: pd.DataFrame, kwargs: dict) -> None:
+    """Refuse a CSV whose raw header row repeats a name. pandas renames a repeat ``x`` to ``x.1``, so the header row
+    is read again (one row, as text) only when a column name looks like such a rename or two names differ only by
+    spaces: the common case costs nothing."""
+    names = [str(c) for c in frame.columns]
+    stripped = {n.strip() for n in names}
+    if len(stripped) == len(names) and not any(_MANGLED.fullmatch(n) and n.rsplit(".", 1)[0] in stripped
+                                               for n in names):
+        return
+    raw_kwargs = {k: v for k, v in kwargs.items() if k in ("sep", "delimiter", "encoding", "quotechar", "escapechar",
+                                                          "skipinitialspace", "comment", "engine")}
+    try:
+        raw = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False, **raw_kwargs)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError):
+        return  # the read above succeeded; nothing more to learn here
+    header = [str(c) for c in raw.iloc[0].tolist()] if len(raw) else names
+    if header and header[0].startswith("\ufeff"):
+        header[0] = header[0][1:]
+    check_unique_header(path, header)
+
+
 def read_csv(path: str | Path, **kwargs) -> pd.DataFrame:
     """``pandas.read_csv`` whose decoding and parsing errors name the file (:class:`CSVReadError`, a ``ValueError``):
-    the library's reads of user tables go through it."""
+    the library's reads of user tables go through it. A header that names a column twice is refused
+    (:class:`DuplicateHeaderError`, naming them), where pandas would rename the second one ``x.1``."""
     try:
-        return pd.read_csv(path, **kwargs)
+        frame = pd.read_csv(path, **kwargs)
     except UnicodeDecodeError as error:
         raise CSVReadError(path, "not UTF-8 text", f"byte {error.object[error.start:error.start + 1]!r} at offset "
                                                    f"{error.start}; save it as UTF-8 CSV") from None
@@ -56,6 +108,9 @@ def read_csv(path: str | Path, **kwargs) -> pd.DataFrame:
         raise CSVReadError(path, "not a readable CSV file", str(error).strip().splitlines()[-1]) from None
     except pd.errors.EmptyDataError:
         raise CSVReadError(path, "empty file", "no header row") from None
+    if kwargs.get("header", "infer") is not None:
+        _check_raw_header(path, frame, kwargs)
+    return frame
 
 
 def read_metadata(path: str | Path) -> pd.DataFrame:

@@ -145,8 +145,8 @@ def _github(path: str, commit: str, sha256: str, filename: str) -> PinnedFile:
     return PinnedFile(f"{GITHUB_RAW}/{GITHUB_REPO}/{commit}/{path}", sha256, filename, commit)
 
 
-# Each GitHub path/commit below holds a file whose length and last bytes equal the release copy's (README, "Release
-# tables on demand", lists the evidence); the sha256 is of the release copy, so any other content is refused.
+# Each GitHub path/commit below holds a file whose length and last bytes equal the release copy's
+# (docs/judge-a-metric.md, "The TS2 release files", lists the evidence); the sha256 is of the release copy, so any other content is refused.
 _FILES = (
     PinnedFile(f"{HUB_URL}/datasets/{HUB_REPO}/resolve/{HUB_REVISION}/metadata.csv",
                "cab9a658cbac13331ed6b8b3fc826ace54b47dc26d68a1be6c63068ca59758cf", "metadata.csv", HUB_REVISION),
@@ -183,8 +183,8 @@ _FILES = (
     _github("output/output_csvs_correct/a_mplug_tifa_mc.csv_headline_mc.csv", "8fb35f1d6729929d1a75f2a843f57d185d226b8f",
             "92c43f8193f752d4eb69670430d50ca4b67b39caddfce1de4190546fddd68130", "per_question/mplug_tifa.csv"),
     # The numbers of the paper's Table 2 at full precision: the official repository's source of its Pareto figures.
-    # All 228 values (19 metrics x rank/sep/delta x Avg/Synth/Nat/Real) round to the printed Table 2 (README,
-    # "Release tables on demand").
+    # All 228 values (19 metrics x rank/sep/delta x Avg/Synth/Nat/Real) round to the printed Table 2
+    # (docs/judge-a-metric.md, "The TS2 release files").
     PinnedFile(f"{GITHUB_RAW}/{GITHUB_REPO}/b77c0343762e8667d00dc5786d9ad50ebab6806c/src/output/pareto_information.csv",
                "0ba6f118a99014540695542bf710417fcc1e596dbe45ebab38bb9ae2a45286d8", "table2_full_precision.csv",
                "b77c0343762e8667d00dc5786d9ad50ebab6806c"),

@@ -32,14 +32,15 @@ DELTA_SWAP_NOTE = (
     "note: the paper's delta values of llmscore_ec and llmscore_over look swapped (ours for EC match the paper's "
     "Over and vice versa); their delta residuals are not a reproduction failure."
 )
-#: The note of every partition-delta row (synth/nat/real) that has a paper value (README: "Ours vs the paper").
+#: The note of every partition-delta row (synth/nat/real) that has a paper value (docs/reproduce.md: "Ours vs the
+#: paper").
 PARTITION_DELTA_NOTE = (
     "the paper's partition deltas are not partition means (each is its delta Avg x about 1.003 / 1.020 / 1.034), "
-    "see README 'Ours vs the paper'"
+    "see docs/reproduce.md 'Ours vs the paper'"
 )
 #: The note of the swapped LLMScore delta rows.
 DELTA_SWAP_ROW_NOTE = ("the paper's llmscore_ec / llmscore_over deltas look swapped (ours for EC match the paper's Over "
-                       "and vice versa): not a reproduction failure, see README 'Ours vs the paper'")
+                       "and vice versa): not a reproduction failure, see docs/reproduce.md 'Ours vs the paper'")
 #: variant="official" uses raw scores, as the official evaluator does.
 OFFICIAL_RAW_NOTE = ("variant official: scores are used raw, as the official evaluator does (lower-is-better columns "
                      "are not negated, so their rank and delta come out negative)")

@@ -23,10 +23,12 @@ schema`) -> :mod:`~scorers.report.card.render` (Markdown, HTML, JSON, PNG).
 from scorers.report.card.build import build_cards
 from scorers.report.card.inputs import (PreferenceSet, RatingSet, RewardSpec, parse_reward_normalize, read_pair_table,
                                         read_set_scores)
-from scorers.report.card.render import FIGURE_CAPTION, card_figure, card_html, card_markdown, figure_dots, write_card
-from scorers.report.card.schema import CARD_FIELDS, Card, SetHeadline, section_kind, set_headline
+from scorers.report.card.render import (FIGURE_CAPTION, card_figure, card_html, card_markdown, draw_card_figure,
+                                        figure_dots, figure_title, write_card)
+from scorers.report.card.schema import CARD_FIELDS, Card, SetHeadline, display_unit, section_kind, set_headline
 from scorers.rewards.normalisation import weighted_reward  # the reward API's normalisation, on score arrays
 
 __all__ = ["CARD_FIELDS", "FIGURE_CAPTION", "Card", "PreferenceSet", "RatingSet", "RewardSpec", "SetHeadline",
-           "build_cards", "card_figure", "card_html", "card_markdown", "figure_dots", "parse_reward_normalize",
+           "build_cards", "card_figure", "card_html", "card_markdown", "display_unit", "draw_card_figure", "figure_dots",
+           "figure_title", "parse_reward_normalize",
            "read_pair_table", "read_set_scores", "section_kind", "set_headline", "weighted_reward", "write_card"]

@@ -15,7 +15,7 @@ from scorers.sets.registry import PAIRS, canonical_name, find_set, set_names
 from scorers.ts2.options import MetaOptions
 
 __all__ = ["SET_SCORE_KEYS", "CardInputs", "PreferenceSet", "RatingSet", "RewardSpec", "card_provenance",
-           "file_sha256", "human_columns", "is_pairs", "parse_reward_normalize", "rating_column", "rating_wanted",
+           "file_sha256", "human_columns", "is_pairs", "pair_keys", "parse_reward_normalize", "rating_column", "rating_wanted",
            "read_inputs", "read_pair_table", "read_set_scores", "read_table", "score_column"]
 
 
@@ -89,11 +89,14 @@ def read_table(path: str | Path):
     """A CSV / TSV / Parquet / JSON (list of records) / JSONL table as a pandas frame (text cells kept as text)."""
     import pandas as pd
 
-    from scorers.tables.readers import read_csv
+    from scorers.tables.readers import check_unique_header, read_csv
 
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        check_unique_header(path, pq.read_schema(path).names)  # pandas would keep one of two same-named columns
         return pd.read_parquet(path)
     if suffix in (".json", ".jsonl"):
         try:
@@ -117,23 +120,32 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
     path = Path(source)
     if not path.is_file():
         raise FileNotFoundError(f"--preferences {name}={source}: no such file")
+    from scorers.tables.readers import DuplicateHeaderError, check_unique_header
+
     try:
         if path.suffix.lower() == ".parquet":  # a set's own Parquet may embed images: read its schema first
             import pyarrow.parquet as pq
 
             names = pq.read_schema(path).names
+            check_unique_header(path, names)
             frame = pq.read_table(path, columns=list(PAIR_COLUMNS)).to_pandas() \
                 if all(c in names for c in PAIR_COLUMNS) else None
         else:
             frame = read_table(path)
         pair_table = frame is not None and all(c in frame.columns for c in PAIR_COLUMNS)
-    except (ValueError, OSError, ImportError):
+    except DuplicateHeaderError:
+        raise
+    except (ValueError, OSError, ImportError) as error:
+        if loader is None:  # no loader to read it as the set's own file: the reader's reason is the answer
+            raise SetFormatError(f"{path}: not a readable pair table ({_reason(path, error)})") from None
         frame, pair_table = None, False
     if pair_table:
+        from scorers.sets import preference_labels
+
         frame = frame.copy()
         for column in ("item", "image_a", "image_b"):
             frame[column] = frame[column].astype(str)
-        frame["preference"] = frame["preference"].astype(str).str.strip().str.lower()
+        frame["preference"] = preference_labels(frame["preference"])
         from scorers.tables.release import sha256_file
 
         return check_pairs(frame, str(path)), {"source": str(path), "revision": None, "sha256": sha256_file(path),
@@ -145,29 +157,63 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
     return loader(path)
 
 
+def _reason(path, error: Exception) -> str:
+    """An error's message without the file name it starts with (the caller names the file once)."""
+    text = " ".join(str(error).split())
+    for prefix in (f"{path}: ", f"{path} "):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
+
+
 #: the key column of a per-image score file of a preference set, first found
 SET_SCORE_KEYS = ("image", "key", "image_path", "file_name")
 
 
 def read_set_scores(paths: Sequence[str | Path]):
-    """The per-image scores of a set's images from one or more files: a frame indexed by image name (as the pair
-    table's ``image_a`` / ``image_b`` name them) with one float column per metric. Each file has a key column
+    """The per-image scores of a set's images from one or more files: a frame with one float column per metric,
+    indexed by image name (as the pair table's ``image_a`` / ``image_b`` name them), or by ``(image, prompt)`` when
+    an image is scored under more than one prompt, as ``ts2 score --set`` writes a preference set (one score per
+    (image, prompt); :func:`pair_keys` looks the pairs up either way). Each file has a key column
     (:data:`SET_SCORE_KEYS`, first found) and score columns; files are joined on the key, a column in two files or a
     duplicated key is an error, and a non-numeric cell is an error naming the file, row and column."""
     import pandas as pd
 
-    merged = None
-    owner: dict[str, str] = {}
+    frames = []
     for path in paths:
         frame = read_table(path)
         key = next((k for k in SET_SCORE_KEYS if k in frame.columns), None)
         if key is None:
             raise ValueError(f"{path}: no image key column (one of {', '.join(SET_SCORE_KEYS)}) naming the images as "
                              f"the pair table's image_a / image_b do")
+        frames.append((path, frame, key))
+    if not frames:
+        raise ValueError("no per-image score file was given for the set")
+    # one image under several prompts (HPDv2 names its images per prompt list): key every file on (image, prompt)
+    by_prompt = any(frame[key].astype(str).duplicated().any() and "prompt" in frame.columns
+                    for _path, frame, key in frames)
+    merged = None
+    owner: dict[str, str] = {}
+    for path, frame, key in frames:
         keys = frame[key].astype(str)
-        duplicated = keys[keys.duplicated()]
-        if len(duplicated):
-            raise ValueError(f"{path}: image {duplicated.iloc[0]!r} appears more than once in column {key!r}")
+        if by_prompt:
+            if "prompt" not in frame.columns:
+                raise ValueError(f"{path}: no prompt column, and the set's other score files key their images on "
+                                 f"(image, prompt); give every file a prompt column")
+            index = pd.MultiIndex.from_arrays([keys.to_numpy(), frame["prompt"].astype(str).to_numpy()],
+                                              names=["image", "prompt"])
+            repeated = index[index.duplicated()]
+            if len(repeated):
+                image, prompt = repeated[0]
+                raise ValueError(f"{path}: image {image!r} with prompt {prompt!r} appears more than once")
+        else:
+            duplicated = keys[keys.duplicated()]
+            if len(duplicated):
+                more = ("" if "prompt" in frame.columns else "; a file that scores one image under several prompts "
+                        "needs a prompt column (as ts2 score --set writes)")
+                raise ValueError(f"{path}: image {duplicated.iloc[0]!r} appears more than once in column {key!r}"
+                                 f"{more}")
+            index = pd.Index(keys.to_numpy(), name="image")
         columns = {}
         for column in frame.columns:
             if column == key or column in SET_SCORE_KEYS or column in ("prompt", "item", "error", "record"):
@@ -186,11 +232,20 @@ def read_set_scores(paths: Sequence[str | Path]):
                 raise ValueError(f"column {column!r} is in both {owner[column]} and {path}")
             owner[column] = str(path)
             columns[column] = values.to_numpy(dtype=np.float64)
-        part = pd.DataFrame(columns, index=pd.Index(keys.to_numpy(), name="image"))
+        part = pd.DataFrame(columns, index=index)
         merged = part if merged is None else merged.join(part, how="outer")
-    if merged is None:
-        raise ValueError("no per-image score file was given for the set")
     return merged
+
+
+def pair_keys(scores, pairs, side: str):
+    """The index labels of a pair table's ``image_<side>`` in a :func:`read_set_scores` frame: the image names, or
+    ``(image, prompt)`` when the scores are keyed on both."""
+    import pandas as pd
+
+    images = pairs[f"image_{side}"].astype(str).to_numpy()
+    if isinstance(scores.index, pd.MultiIndex):
+        return pd.MultiIndex.from_arrays([images, pairs["prompt"].astype(str).to_numpy()])
+    return images
 
 
 def file_sha256(path) -> str | None:
@@ -233,8 +288,12 @@ def rating_column(rating: RatingSet, name: str, frame) -> str | None:
 
 
 def human_columns(rating: RatingSet, frame) -> list[str]:
-    """A rating set's human rater columns: its ``human``, else every ``human_<k>`` column of its file."""
-    return list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
+    """A rating set's human rater columns: its ``human``, else every ``human_<k>`` column of its file, else the
+    set's own human columns of the registry (EvalMuse's and Gecko2K's ``human``, as ``ts2 score --set`` writes
+    them)."""
+    found = list(rating.human) or [c for c in frame.columns if str(c).startswith("human_") and c != "human_avg"]
+    record = find_set(rating.name)
+    return found or ([c for c in record.human if c in frame.columns] if record is not None else [])
 
 
 def _write_reward_scores(reward: RewardSpec, scores, columns, meta_frame, segs, clean_quotes, target: Path) -> dict:
@@ -319,7 +378,9 @@ class CardInputs:
 
 
 def _one_line(source, error: Exception) -> str:
-    return f"{source}: " + " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    """``source: message`` on one line; the source is not repeated when the message already starts with it."""
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return text if text.startswith(str(source)) else f"{source}: {text}"
 
 
 def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | None, ratings: Sequence[RatingSet],
@@ -365,10 +426,15 @@ def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | N
 
                 src = fetch_tifa160(offline=offline)
             read.files[f"ratings:{rating.name}"] = str(src)
-        except (FileNotFoundError, ValueError) as error:
+        except FileNotFoundError as error:  # e.g. TIFA160 by name, offline and not cached: listed, go on
+            read.unavailable[rating.name] = _one_line(rating.source, error)
+        except ValueError as error:
+            if str(rating.source).lower() != "tifa160":  # a malformed file the user gave: an error of the command
+                raise ValueError(_one_line(rating.source, error)) from None
             read.unavailable[rating.name] = _one_line(rating.source, error)
     for pset in preferences:
         _read_preference_set(read, pset, offline)
+    _check_named_columns(read)
     if reward is not None:
         for rating in ratings:
             if rating.name in read.frames:
@@ -378,6 +444,26 @@ def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | N
     read.asked = list(dict.fromkeys(["ts2"] + [r.name for r in ratings] + [p.name for p in preferences]
                                     + [canonical_name(x) for x in (sets or ())]))
     return read
+
+
+def _check_named_columns(read: CardInputs) -> None:
+    """A column the user named (``--ratings-column NAME=COL``) must be in at least one of the human sets' files that
+    were read: a name in none of them is a typo, an error naming it (not a set "not evaluated")."""
+    named: dict[str, str] = {}
+    for spec in [*read.ratings, *read.preferences]:
+        named.update(spec.columns)
+    tables = {**{f"ratings {r.source}": read.frames[r.name] for r in read.ratings if r.name in read.frames},
+              **{f"preference scores of {p.name}": read.set_scores[p.name] for p in read.preferences
+                 if p.name in read.set_scores}}
+    if not named or not tables:
+        return
+    from scorers.tables.readers import preview_names
+
+    for metric, column in named.items():
+        if not any(column in frame.columns for frame in tables.values()):
+            where, frame = next(iter(tables.items()))
+            raise ValueError(f"--ratings-column {metric}={column}: no column {column!r} in the human sets' files "
+                             f"({where} has {preview_names([str(c) for c in frame.columns], 6)})")
 
 
 def _baseline_source(read: CardInputs, baseline: str, data_dir, clean_quotes: bool) -> None:
@@ -417,9 +503,11 @@ def _read_preference_set(read: CardInputs, pset: PreferenceSet, offline) -> None
             read.files[f"preference_scores:{pset.name}:{k}"] = str(score_file)
         read.pair_tables[pset.name].attrs["provenance"] = {**{k: v for k, v in prov.items() if k != "file"},
                                                            "n_pairs": int(len(read.pair_tables[pset.name]))}
-    except (FileNotFoundError, ValueError, OSError) as error:
+    except (FileNotFoundError, OSError) as error:  # e.g. a pinned download offline and not cached: listed, go on
         read.pair_tables.pop(pset.name, None)
         read.unavailable[pset.name] = _one_line(pset.source, error)
+    # a ValueError (a malformed pair table or score file the user gave) is an error of the command, not a set
+    # "not evaluated": it propagates, one line naming the file once
 
 
 def card_provenance(read: CardInputs, *, command: str, options: MetaOptions) -> dict:

@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 from scorers.json_safe import json_default
-from scorers.report.card.schema import Card, section_kind
+from scorers.report.card.schema import Card, display_unit, section_kind
 
-__all__ = ["FIGURE_CAPTION", "card_figure", "card_html", "card_markdown", "figure_dots", "write_card"]
+__all__ = ["FIGURE_CAPTION", "UNIT_LINES", "card_figure", "card_html", "card_markdown", "draw_card_figure", "figure_dots",
+           "figure_title", "write_card"]
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -21,6 +22,23 @@ def _fmt(value, digits: int = 3) -> str:
 
 def _interval(low, high) -> str:
     return "" if low is None or high is None else f"[{_fmt(low)}, {_fmt(high)}]"
+
+
+def _pct(value) -> str:
+    """A fraction in % with one decimal, as ``ts2 meta`` prints it (67.8)."""
+    from scorers.formatting import format_number
+
+    return format_number(value, 1, scale=100.0)
+
+
+def _pct_interval(low, high) -> str:
+    return "" if low is None or high is None else f"[{_pct(low)}, {_pct(high)}]"
+
+
+#: the unit line of a section's table (the JSON keeps fractions)
+UNIT_LINES = {"ts2": "values in % (the JSON holds fractions); paired differences in percentage points (pp)",
+              "pairs": "accuracies in % (the JSON holds fractions); paired differences in percentage points (pp)",
+              "ratings": "coefficients from -1 to 1, as ts2 correlate prints them (not %)"}
 
 
 def _set_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
@@ -35,8 +53,9 @@ def _set_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
         rows = []
         kind = section_kind(set_name, section)
         if kind == "ts2":
-            rows.append(["meta-metric", "partition", card.metric, "CI", base or "", "CI"]
-                        + [x for name in (section.get("parts") or {}) for x in (name, "CI")])
+            rows.append(["meta-metric", "partition", f"{card.metric} (%)", "CI (%)", f"{base} (%)" if base else "",
+                         "CI (%)" if base else ""]
+                        + [x for name in (section.get("parts") or {}) for x in (f"{name} (%)", "CI (%)")])
             meta = section["meta"]
             bm = section.get("baseline_meta")
             for m in ("rank", "sep", "delta"):
@@ -44,20 +63,20 @@ def _set_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
                     ci = (meta[m].get("ci") or {}).get(part) or (None, None)
                     bv = bci = ""
                     if bm is not None:
-                        bv = _fmt(bm["summary"][m].get(part))
+                        bv = _pct(bm["summary"][m].get(part))
                         bc = (bm["ci"].get(m) or {}).get(part) if bm["ci"].get(m) else None
-                        bci = _interval(*bc) if bc else ""
-                    row = [m, part, _fmt(value), _interval(*ci), bv, bci]
+                        bci = _pct_interval(*bc) if bc else ""
+                    row = [m, part, _pct(value), _pct_interval(*ci), bv, bci]
                     for name, p in (section.get("parts") or {}).items():
                         pc = (p["ci"].get(m) or {}).get(part) if p["ci"].get(m) else None
-                        row += [_fmt(p["summary"][m].get(part)), _interval(*pc) if pc else ""]
+                        row += [_pct(p["summary"][m].get(part)), _pct_interval(*pc) if pc else ""]
                     rows.append(row)
             pub = section.get("published")
             if pub:
                 text.append(f"place among the published rows (rank avg): {pub['place']} of {pub['of']}")
             text.append(f"SEGs {meta['segs']} ({meta['n_segs']})")
         elif kind == "pairs":
-            rows.append(["metric", "ties", "accuracy", "CI", "epsilon", "pairs", "human ties", "prompts"])
+            rows.append(["metric", "ties", "accuracy (%)", "CI (%)", "epsilon", "pairs", "human ties", "prompts"])
             others = [(card.metric, section["rows"])]
             if section.get("baseline_rows"):
                 others.append((base, section["baseline_rows"]))
@@ -66,7 +85,7 @@ def _set_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
                 for r in acc_rows:
                     ties = r["ties"] + ("" if r["ties"] == "calibrated" else f" (metric tie {r['metric_ties']})")
                     rows.append([who, ties + (" *" if r["ties"] == section["headline_ties"] else ""),
-                                 _fmt(r["statistic"]), _interval(r["ci_low"], r["ci_high"]),
+                                 _pct(r["statistic"]), _pct_interval(r["ci_low"], r["ci_high"]),
                                  "" if r["epsilon"] is None else _fmt(r["epsilon"], 4), str(r["n_pairs"]),
                                  str(r["n_human_ties"]), str(r["n_items"])])
             text.append(f"* = the headline convention; pairs scored {section['n_scored']} of {section['n_pairs']}, "
@@ -80,14 +99,22 @@ def _set_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
                                  str(r["n_items"]), str(r["n_nan_dropped"])])
             text.append(f"items scored {section['n_scored']}, skipped {section['n_skipped']}; "
                         f"column {section['column']}, human = mean of {', '.join(section['human'])}")
+        text.insert(1, UNIT_LINES[kind])
+        scale, _unit, diff_unit = display_unit(kind)
+
+        def difference(comparison) -> str:
+            low, high = comparison["ci_low"], comparison["ci_high"]
+            if scale == 1.0:
+                return f"{_fmt(comparison['statistic'])} {_interval(low, high)}"
+            return f"{_pct(comparison['statistic'])} {diff_unit} {_pct_interval(low, high)}".rstrip()
+
         against = [(base, section.get("comparison", []), section.get("verdict"))]
         against += [(part, p["comparison"], p["verdict"]) for part, p in (section.get("parts") or {}).items()]
         for who, comparisons, verdict in against:
             for comparison in comparisons:
                 what = comparison.get("meta_metric") or comparison.get("coefficient") or \
                     f"accuracy, ties {comparison.get('ties')}"
-                text.append(f"paired vs {who} ({what}): difference {_fmt(comparison['statistic'])} "
-                            f"{_interval(comparison['ci_low'], comparison['ci_high'])}, "
+                text.append(f"paired vs {who} ({what}): difference {difference(comparison)}, "
                             f"p = {_fmt(comparison['pvalue'])}, {comparison['n_units']} {comparison['unit']}s, "
                             f"{comparison['method']}")
             if verdict and who != base:
@@ -225,10 +252,31 @@ FIGURE_CAPTION = ("Dots with their intervals, per set: blue this metric, orange 
                   "human set's files.")
 
 
-def card_figure(card: Card, path: Path) -> Path | None:
-    """One dot plot per evaluated set (:func:`figure_dots`): this metric, the baseline, a reward's parts and, in
-    grey, the published rows (TS2) or the other metrics of the set's files, each with its interval where it has
-    one. TS2 shows rank (avg); a rating set its headline coefficient; a preference set its headline accuracy."""
+def figure_title(card: Card, width: int) -> str:
+    """The figure's title: ``metric vs baseline`` on its own line, then the verdict packed into lines of at most
+    ``width`` characters, broken only between its phrases (after a comma), never inside one ("on 0 of 1 sets")."""
+    phrases = [p.strip() for p in str(card.verdict).split(", ") if p.strip()]
+    lines, line = [f"{card.metric} vs {card.baseline}:"], ""
+    for k, phrase in enumerate(phrases):
+        piece = phrase + ("," if k < len(phrases) - 1 else "")
+        if line and len(line) + 1 + len(piece) > width:
+            lines.append(line)
+            line = piece
+        else:
+            line = f"{line} {piece}" if line else piece
+    if line:
+        lines.append(line)
+    return "\n".join(lines)
+
+
+#: characters of the title per inch of figure width at its font size (9 pt: about 0.55 em per character)
+_TITLE_CHARS_PER_INCH = 72 / (9 * 0.6)
+
+
+def draw_card_figure(card: Card):
+    """The card's dot plot as a matplotlib figure (None: no evaluated set): one panel per evaluated set
+    (:func:`figure_dots`), values as a person reads them (TS2 and preference accuracies in %, coefficients as they
+    are), laid out by matplotlib's constrained layout so that the title, panel titles and labels do not overlap."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -238,18 +286,19 @@ def card_figure(card: Card, path: Path) -> Path | None:
     if not panels:
         return None
     drawn = [(k, *figure_dots(card, k)) for k in panels]
-    height = max(3.6, 0.22 * max(len(d[2]) for d in drawn) + 1.2)
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), height), squeeze=False)
-    import textwrap
-
-    title = textwrap.fill(f"{card.metric} vs {card.baseline}: {card.verdict}", width=int(55 * len(panels)))
-    fig.suptitle(title, fontsize=9)
+    height = max(3.6, 0.22 * max(len(d[2]) for d in drawn) + 1.6)
+    width = 4.2 * len(panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, height), squeeze=False, layout="constrained")
+    fig.suptitle(figure_title(card, int(width * _TITLE_CHARS_PER_INCH)), fontsize=9)
     for ax, (set_name, xlabel, dots) in zip(axes[0], drawn):
+        scale, unit, _diff = display_unit(section_kind(set_name, card.sets[set_name]))
         for y, (label, value, low, high, kind) in enumerate(reversed(dots)):
             if value is None:
                 continue
             colour = _COLOURS[kind]
+            value = value * scale
             if low is not None and high is not None:
+                low, high = low * scale, high * scale
                 ax.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", color=colour, capsize=3,
                             markersize=4 if kind == "other" else 6, elinewidth=0.8 if kind == "other" else 1.5)
             else:
@@ -258,9 +307,21 @@ def card_figure(card: Card, path: Path) -> Path | None:
         ax.set_yticks(range(len(dots)))
         ax.set_yticklabels([d[0] for d in reversed(dots)], fontsize=7)
         ax.set_title(set_name)
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(f"{xlabel} ({unit})" if unit else xlabel)
         ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
+    return fig
+
+
+def card_figure(card: Card, path: Path) -> Path | None:
+    """One dot plot per evaluated set (:func:`figure_dots`, drawn by :func:`draw_card_figure`): this metric, the
+    baseline, a reward's parts and, in grey, the published rows (TS2) or the other metrics of the set's files, each
+    with its interval where it has one. TS2 shows rank (avg, %); a rating set its headline coefficient; a preference
+    set its headline accuracy (%)."""
+    fig = draw_card_figure(card)
+    if fig is None:
+        return None
+    import matplotlib.pyplot as plt
+
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["CARD_FIELDS", "Card", "SetHeadline", "section_kind", "set_headline"]
+__all__ = ["CARD_FIELDS", "DISPLAY_UNITS", "Card", "SetHeadline", "display_unit", "section_kind", "set_headline"]
 
 #: the fields every card has (what ``from_dict`` requires)
 CARD_FIELDS = ("metric", "baseline", "verdict", "sets", "provenance")
@@ -82,6 +82,18 @@ class SetHeadline:
     baseline_ci: tuple | None
     comparison: dict | None
     verdict: str | None
+
+
+#: how a person reads a set's numbers (the JSON keeps fractions): TS2's meta-metrics and a preference set's accuracy in
+#: % (as ``ts2 meta`` and ``ts2 report`` print TS2), their paired differences in percentage points; a rating set's
+#: coefficients as ``ts2 correlate`` prints them (-1 to 1)
+DISPLAY_UNITS = {"ts2": (100.0, "%", "pp"), "pairs": (100.0, "%", "pp"), "ratings": (1.0, "", "")}
+
+
+def display_unit(kind: str) -> tuple[float, str, str]:
+    """``(scale, unit, difference unit)`` of a section kind's numbers as tables and figures show them:
+    ``(100, "%", "pp")`` for TS2 and preference sets, ``(1, "", "")`` for rating sets' coefficients."""
+    return DISPLAY_UNITS[kind]
 
 
 def _ci(low, high):

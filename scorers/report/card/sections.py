@@ -10,11 +10,12 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.report.card.inputs import PreferenceSet, RatingSet, human_columns, rating_column, rating_wanted
+from scorers.report.card.inputs import (PreferenceSet, RatingSet, human_columns, pair_keys, rating_column,
+                                        rating_wanted)
 from scorers.sets.registry import PAIRS, RATINGS, get_set, headline_of
 from scorers.ts2.options import MetaOptions
 
-__all__ = ["SharedResults", "preference_others", "preference_section", "rating_others", "rating_section", "ts2_result",
+__all__ = ["SharedResults", "pair_notes", "preference_others", "preference_section", "rating_others", "rating_section", "ts2_result",
            "ts2_section", "verdict_of"]
 
 
@@ -191,9 +192,33 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
 def _pair_scores(scores, column: str, pairs, flip: bool) -> tuple[np.ndarray, np.ndarray]:
     """Score of image A and of image B per pair (NaN where the image has no score), negated when lower is better."""
     values = scores[column]
-    a = values.reindex(pairs["image_a"].to_numpy()).to_numpy(dtype=np.float64)
-    b = values.reindex(pairs["image_b"].to_numpy()).to_numpy(dtype=np.float64)
+    a = values.reindex(pair_keys(scores, pairs, "a")).to_numpy(dtype=np.float64)
+    b = values.reindex(pair_keys(scores, pairs, "b")).to_numpy(dtype=np.float64)
     return (-a, -b) if flip else (a, b)
+
+
+def pair_notes(pairs, scored_human) -> list[str]:
+    """The notes a preference section carries about its pairs: pairs listed more than once (counted, each row
+    counts as given) and pairs listed with opposite preferences (:func:`scorers.sets.pair_repeats`), and a
+    set whose every scored pair is a human tie (then any metric reaches a calibrated accuracy of 1)."""
+    from scorers.sets import pair_repeats
+
+    notes = []
+    repeats = pair_repeats(pairs)
+    if repeats["duplicated"]:
+        first, again = repeats["first_duplicated"]
+        notes.append(f"{repeats['duplicated']} duplicated pair row(s): the same two images of one item with the same "
+                     f"preference listed again (first: rows {first} and {again}); each row is counted as given")
+    if repeats["contradictory"]:
+        first, again = repeats["first_contradictory"]
+        notes.append(f"{repeats['contradictory']} contradictory pair(s): the same two images of one item listed with "
+                     f"opposite preferences (e.g. A over B and B over A; first: rows {first} and {again}); each row is "
+                     "counted as given, so no metric can order both right")
+    if len(scored_human) and (np.asarray(scored_human) == "tie").all():
+        notes.append("every scored human pair is a tie: the calibrated accuracy is trivially 1.000 for any metric (a "
+                     "large enough epsilon ties every pair), and ties excluded leaves no pair; neither says how well "
+                     "the metric orders images")
+    return notes
 
 
 def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None, pairs, scores,
@@ -242,7 +267,7 @@ def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None
                "headline": convention, "headline_ties": headline, "headline_value": rows[0]["statistic"],
                "rows": rows, "n_pairs": int(len(pairs)), "n_scored": int(scored.sum()),
                "n_skipped": int((~scored).sum()), "n_prompts": int(len(set(items[scored].tolist()))),
-               "score_files": [str(p) for p in pset.scores], "notes": []}
+               "score_files": [str(p) for p in pset.scores], "notes": pair_notes(pairs, human[scored])}
 
     def comparisons(other_column, other_flip):
         oa, ob = _pair_scores(scores, other_column, pairs, other_flip)

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scorers.errors import ParameterError
-from scorers.models.images import open_rgb
+from scorers.models.images import open_for, to_rgb
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
 __all__ = ["QUIETED", "RayScorer", "ensure_ray", "quiet_ray_logging", "run_ray"]
@@ -114,7 +114,7 @@ class _Decoder:
     def _decode(self, ref):
         if self.loader is not None:
             return self.loader(ref)
-        image = open_rgb(ref, self.jpeg_draft)
+        image = open_for(self.transform, ref, self.jpeg_draft)
         return self.transform(image) if self.transform is not None else image
 
     def __call__(self, batch: dict) -> dict:
@@ -130,7 +130,7 @@ class _Decoder:
                     items.append(item.numpy())
                     kinds.append("tensor")
                 else:  # a PIL image (scorers without a transform, e.g. VLM judges)
-                    items.append(np.asarray(item.convert("RGB"), dtype=np.uint8))
+                    items.append(np.asarray(to_rgb(item), dtype=np.uint8))
                     kinds.append("pil")
                 errors.append("")
             except Exception as error:  # reported per item; the driver decides raise vs skip
