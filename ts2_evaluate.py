@@ -35,8 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     except ShadowedPackage as err:
         print(f"ts2: error: {err}", file=sys.stderr)
         return 2
-    from scorers.cli import main as cli_main
-
+    try:
+        from scorers.cli import main as cli_main  # Ctrl+C later is scorers.cli.main's: one line, exit status 130
+    except KeyboardInterrupt:
+        given = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+        print(f"ts2{' ' + given[0] if given else ''}: interrupted", file=sys.stderr)
+        return 130
     return cli_main(argv)
 
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence, Sized
 
 import numpy as np
 
-__all__ = ["INTEGER", "check_choice", "check_pairs", "check_same_length", "integer_column", "parse_float", "parse_int",
+__all__ = ["INTEGER", "check_choice", "check_pairs", "did_you_mean", "check_same_length", "integer_column", "parse_float", "parse_int",
            "parse_number", "parse_numbers"]
 
 
@@ -29,8 +29,27 @@ def check_pairs(images: Sequence, texts: Sequence, *, what: str = "prompts", key
 def check_choice(name: str, value: Any, choices: Collection) -> Any:
     """``value`` if it is one of ``choices``, else ``ValueError: NAME must be one of CHOICES, got VALUE``."""
     if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}{did_you_mean(value, choices)}")
     return value
+
+
+def did_you_mean(value: object, choices: Collection[str]) -> str:
+    """`` (did you mean 'clip_score'?)`` for a mistyped name close to one of ``choices`` (:func:`difflib.get_close_matches`,
+    its default cutoff 0.6, with case and ``-``/``_`` ignored), else ``""``: the hint an "unknown NAME" message adds.
+
+        >>> did_you_mean("clip_scor", ["clip_score", "tifa"]), did_you_mean("Clip-Score", ["clip_score"])
+        (" (did you mean 'clip_score'?)", " (did you mean 'clip_score'?)")
+        >>> did_you_mean("nope", ["clip_score", "tifa"])
+        ''
+    """
+    import difflib
+
+    def folded(name: object) -> str:
+        return str(name).lower().replace("-", "_")
+
+    by_folded = {folded(c): c for c in choices}
+    found = difflib.get_close_matches(folded(value), list(by_folded), n=1)
+    return f" (did you mean {by_folded[found[0]]!r}?)" if found else ""
 
 
 def check_same_length(arrays: Mapping[str, Sized]) -> None:

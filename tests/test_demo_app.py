@@ -468,7 +468,7 @@ def test_cli_demo_reports_bad_paths():
     result = subprocess.run(TS2 + ["demo", "--data-dir", "/nonexistent/ts2"],
                             capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 2
-    assert "ts2 demo: error: data dir /nonexistent/ts2 does not exist" in result.stderr
+    assert "ts2 demo: error: --data-dir /nonexistent/ts2: data dir does not exist" in result.stderr
 
 
 def test_cli_demo_serves_on_loopback(shared_ts2):

@@ -114,6 +114,21 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``ts2`` command; Ctrl+C at any moment ends it with one line and exit status 130
+    (:mod:`scorers.cli._interrupt`)."""
+    from scorers.cli._interrupt import INTERRUPTED_STATUS, interrupts_in_one_line
+
+    given = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    line = f"ts2{' ' + given[0] if given else ''}: interrupted"
+    try:
+        with interrupts_in_one_line(line):
+            return _main(argv)
+    except KeyboardInterrupt:
+        print(line, file=sys.stderr)
+        return INTERRUPTED_STATUS
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

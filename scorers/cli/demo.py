@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import time
 
 from scorers.cli._options import add_command
 from scorers.cli._validate import number, port
@@ -18,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--scores-csv", help="released per-image scores (row-aligned with the metadata)")
     demo.add_argument("--metadata", help="metadata.csv (default: the data dir's, beside its released_scores.csv, "
                                           "else the release's)")
-    demo.add_argument("--paper", help="paper_table2.csv (metric names and families)")
+    demo.add_argument("--paper", dest="paper_table", help="paper_table2.csv (metric names and families)")
     demo.add_argument("--port", type=port, default=7860, help="port to listen on")
     demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (127.0.0.1: this machine only)")
     demo.add_argument("--clip-model", help="CLIP checkpoint for CLIPScore: local dir or Hub id "
@@ -59,23 +61,53 @@ def check_port_free(host: str, port: int) -> None:
                              f"program may be using it); pass another port, e.g. --port {other}") from None
 
 
+def check_demo_arguments(args: argparse.Namespace):
+    """Everything that can be checked before the app loads, in one line naming the flag: the port, the folders and
+    tables (each read and checked as the app will read it), and the model names (an existing path, or a Hub id;
+    ``--clip-model`` takes a folder or an ``owner/name`` id). Returns the resolved :class:`scorers.demo.AppConfig`."""
+    from scorers.demo.config import AppConfig, check_tables
+    from scorers.models.loading import check_model_source
+
+    check_port_free(args.host, args.port)
+    for flag, value in (("--clip-model", args.clip_model), ("--vlm", args.vlm), ("--qg-model", args.qg_model)):
+        check_model_source(value, flag=flag)
+    if args.clip_model and "/" not in args.clip_model and not os.path.exists(os.path.expanduser(args.clip_model)):
+        raise ValueError(f"--clip-model {args.clip_model}: no such folder, and not a Hub id (owner/name, e.g. "
+                         "openai/clip-vit-base-patch16)")
+    settings = {"max_upload_mb": args.max_upload_mb}
+    for name in ("clip_model", "vlm", "qg_model"):
+        if getattr(args, name):
+            settings[name] = getattr(args, name)
+    config = AppConfig.resolve(data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata,
+                               paper_table=args.paper_table, **settings)
+    check_tables(config)
+    return config
+
+
+def go_offline_unless_the_hub_answers() -> None:
+    """One probe of the Hugging Face Hub (at most :data:`scorers.tables.release.PROBE_TIMEOUT_S` seconds in all),
+    unless ``HF_HUB_OFFLINE=1`` already says not to ask: when it does not answer, the demo runs from the local cache
+    (release tables, images, models) and says so in one line, instead of retrying the Hub for each."""
+    from scorers.demo.config import hub_probe, work_offline
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE"):
+        return
+    reason = hub_probe()
+    if reason is not None:
+        work_offline()
+        print(f"ts2 demo: the Hugging Face Hub is not reachable ({reason}); working offline: release tables, images "
+              "and models come from the local cache only", file=sys.stderr, flush=True)
+
+
 def run_demo(args: argparse.Namespace) -> int:
     """Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer, a score-your-image tab and a
     report-card tab (ts2 card's JSON). Tables default to --data-dir, then the TS2 release: $TS2_DATA (a local copy),
     the Hugging Face cache, or one pinned, verified download; images then come from the release's Hub dataset.
+    Offline (HF_HUB_OFFLINE=1, or no answer from the Hub within 3 s at start-up): everything from the local cache.
     """
-    check_port_free(args.host, args.port)
+    config = check_demo_arguments(args)
+    go_offline_unless_the_hub_answers()
     space = _load_demo()
-    settings = {"max_upload_mb": args.max_upload_mb}
-    if args.clip_model:
-        settings["clip_model"] = args.clip_model
-    if args.vlm:
-        settings["vlm"] = args.vlm
-    if args.qg_model:
-        settings["qg_model"] = args.qg_model
-    config = space.AppConfig.resolve(
-        data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata, paper_table=args.paper, **settings,
-    )
     app = space.build_app(config)
     kwargs = space.launch_kwargs(config, port=args.port)
     kwargs["server_name"] = args.host
@@ -83,7 +115,17 @@ def run_demo(args: argparse.Namespace) -> int:
     # own; with --share gradio is left to print the public link it creates
     kwargs["share"] = bool(args.share)
     kwargs["quiet"] = not args.share
-    print(f"ts2 demo: serving on http://{args.host}:{args.port}/ (Ctrl+C to stop)"
-          + ("; creating a public share link..." if args.share else ""), flush=True)
+    kwargs["prevent_thread_lock"] = True  # this command waits, so that Ctrl+C stops it with one line of its own
     app.launch(**kwargs)
+    print(f"ts2 demo: serving on http://{args.host}:{args.port}/ (Ctrl+C to stop)", flush=True)
+    try:
+        while getattr(app, "is_running", False):
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):  # gradio's "Closing server running on port: ..."
+            app.close()
+        print("ts2 demo: stopped", file=sys.stderr)
     return 0

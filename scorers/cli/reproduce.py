@@ -62,5 +62,15 @@ def run_reproduce(args: argparse.Namespace) -> int:
         for note in reproduction.notes:
             print(f"\n{note}")
     else:
-        print(format_reproduction(reproduction.rows, reproduction.notes, segs=reproduction.segs))
+        print(format_reproduction(reproduction.rows, once(reproduction), segs=reproduction.segs))
     return 0
+
+
+def once(reproduction) -> list[str]:
+    """The notes the text table prints under it: the LLMScore delta swap is said once, by the footnote its rows carry
+    (:data:`~scorers.ts2.reproduce.DELTA_SWAP_ROW_NOTE`), not again as a note line (JSON and Markdown keep the note:
+    they have no footnotes)."""
+    from scorers.ts2.reproduce import DELTA_SWAP_NOTE, DELTA_SWAP_ROW_NOTE
+
+    footnoted = any(DELTA_SWAP_ROW_NOTE in (row.get("note") or "") for row in reproduction.rows)
+    return [n for n in reproduction.notes if not (footnoted and n == DELTA_SWAP_NOTE)]

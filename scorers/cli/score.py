@@ -118,7 +118,19 @@ def parse_options(pairs: list[str]) -> dict:
     return options
 
 
+def check_score_arguments(args: argparse.Namespace) -> None:
+    """What can be checked before torch loads: the scorer's name (did-you-mean from the registry) and the model
+    paths (``--model``, ``--sbert``: an existing path, or a Hub id; cached when ``HF_HUB_OFFLINE=1``); one line."""
+    from scorers.models.loading import check_model_source
+    from scorers.scoring.registry import check_scorer_name
+
+    check_scorer_name(args.scorer)
+    check_model_source(args.model, flag="--model")
+    check_model_source(args.sbert, flag="--sbert")
+
+
 def run_score(args: argparse.Namespace) -> int:
+    check_score_arguments(args)
     from scorers.scoring.runner import finish, process_state
     from scorers.ts2.scoring import score_data_dir
 

@@ -13,12 +13,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
+from scorers.errors import ParameterError, mention
 from scorers.tables import release
 
-__all__ = ["AppConfig", "TABLE_FILES"]
+__all__ = ["AppConfig", "TABLE_FILES", "check_tables", "hub_probe", "work_offline"]
 
 #: file names of the release tables, the same inside a data_dir and in the release (``scorers.tables.release.RELEASE_FILES``)
 TABLE_FILES = {"metadata": "metadata.csv", "scores": "released_scores.csv", "paper": "paper_table2.csv"}
+#: the parameter of :meth:`AppConfig.resolve` that passes each table (``ts2 demo``: ``--metadata``, ``--scores-csv``,
+#: ``--paper``)
+TABLE_PARAMETERS = {"metadata": "metadata", "scores": "scores_csv", "paper": "paper_table"}
 
 #: default CLIP checkpoint for "Score your image" (a Hub id or a local directory)
 DEFAULT_CLIP = "openai/clip-vit-base-patch16"  # the official TS2 CLIPScore checkpoint
@@ -106,11 +110,15 @@ class AppConfig:
         """
         data_dir = Path(data_dir) if data_dir else None
         if data_dir is not None and not data_dir.is_dir():
-            raise FileNotFoundError(f"data dir {data_dir} does not exist")
+            what = "is a file, not a folder" if data_dir.exists() else "does not exist"
+            raise _NotFound("{given}: data dir {what} (a folder holding metadata.csv and images/)",
+                            given=mention("data_dir", str(data_dir)), what=what)
         explicit = {"metadata": metadata, "scores": scores_csv, "paper": paper_table}
         for key, value in explicit.items():
             if value is not None and not Path(value).is_file():
-                raise FileNotFoundError(f"{TABLE_FILES[key]} path {value} does not exist")
+                what = "is a folder, not a file" if Path(value).is_dir() else "does not exist"
+                raise _NotFound("{given}: {name} path {what}", given=mention(TABLE_PARAMETERS[key], str(value)),
+                                name=TABLE_FILES[key], what=what)
         pair = data_dir is not None and (data_dir / TABLE_FILES["scores"]).is_file()
         found = {}
         for key, name in TABLE_FILES.items():
@@ -147,6 +155,104 @@ class AppConfig:
 
     def with_(self, **changes) -> "AppConfig":
         return replace(self, **changes)
+
+
+class _NotFound(ParameterError, FileNotFoundError):
+    """A table or folder the settings name is not there: a :class:`ParameterError` naming the setting (``ts2 demo``
+    says its flag) that is also a ``FileNotFoundError``."""
+
+
+def _local_release_metadata(config: AppConfig) -> Path | None:
+    """The metadata the leaderboard will pair the scores with, when it is on this machine already (the config's,
+    ``$TS2_DATA``'s or the release cache's); None where it would be downloaded (nothing is fetched here)."""
+    if config.metadata is not None:
+        return config.metadata
+    try:
+        folder = release.local_data_dir()
+    except OSError:
+        return None
+    if folder is not None:
+        found = folder / TABLE_FILES["metadata"]
+        return found if found.is_file() else None
+    return release.cached_path(release.RELEASE_FILES[TABLE_FILES["metadata"]])
+
+
+def check_tables(config: AppConfig) -> None:
+    """Read the local tables ``config`` names with the library's readers and refuse one the app could not use, in one
+    line naming its setting (a :class:`ParameterError`: ``ts2 demo`` says ``--scores-csv garbage.csv: ...``), before
+    the app starts: a table that is not a CSV, lacks its columns or has a non-numeric score; a scores table that does
+    not pair with the metadata (row count, keys). Tables left to the release (``None``) are checked when loaded."""
+    from scorers.tables.join import join_scores
+    from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table, score_columns
+
+    def setting(key: str, path: Path):
+        explicit = config.data_dir is None or path.parent != config.data_dir
+        return mention(TABLE_PARAMETERS[key], str(path)) if explicit else mention("data_dir", str(config.data_dir))
+
+    def refuse(key: str, path: Path, error: Exception):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        for prefix in (f"{path}: ", f"{path.name}: "):  # the readers start with the file, which the setting names
+            first = first[len(prefix):] if first.startswith(prefix) else first
+        return ParameterError("{given}: {problem}", given=setting(key, path), problem=first)
+
+    metadata = None
+    if config.metadata is not None:
+        try:
+            metadata = read_metadata(config.metadata)
+        except (OSError, ValueError) as error:
+            raise refuse("metadata", config.metadata, error) from None
+    if config.scores_csv is not None:
+        path = config.scores_csv
+        try:
+            frame = read_score_table(path)
+            columns = score_columns(frame)
+            if frame.empty:
+                raise ValueError(f"{path}: a header but no rows")
+            if not columns:
+                raise ValueError(f"{path}: no score column (columns: {', '.join(map(str, frame.columns))}); expected "
+                                 "the release's released_scores.csv layout: id,image_id,<metric>,...")
+            for column in columns:
+                column_scores(frame, column, clean_quotes=True)  # as the leaderboard reads them
+            if metadata is None:
+                local = _local_release_metadata(config)
+                metadata = read_metadata(local) if local is not None else None
+            if metadata is not None:
+                join_scores(frame, metadata, source=path.name)  # the leaderboard's pairing: rows, keys
+        except (OSError, ValueError) as error:
+            raise refuse("scores", path, error) from None
+    if config.paper_table is not None:
+        try:
+            read_paper_table(config.paper_table)
+        except (OSError, ValueError) as error:
+            raise refuse("paper", config.paper_table, error) from None
+
+
+def hub_probe(timeout: float = release.PROBE_TIMEOUT_S) -> str | None:
+    """Whether the Hugging Face Hub answers: None, else why not, in a few words; one probe of the endpoint
+    (``$HF_ENDPOINT``, else huggingface.co) by :func:`scorers.tables.release.probe`, given ``timeout`` seconds in all
+    (name resolution included: the probe runs in a thread that is not waited for longer)."""
+    import threading
+
+    endpoint = (os.environ.get("HF_ENDPOINT") or release.HUB_URL).rstrip("/")
+    answer: list = []
+    thread = threading.Thread(target=lambda: answer.append(release.probe(endpoint, answer=True)), daemon=True,
+                              name="ts2-hub-probe")
+    thread.start()
+    thread.join(timeout)
+    if not answer:
+        return f"{endpoint} did not answer within {timeout:g} s"
+    return answer[0]
+
+
+def work_offline() -> None:
+    """From now on, this process reads the Hub's files from the local cache only (``HF_HUB_OFFLINE=1``): release
+    tables, images and models are never asked for again, so an unreachable Hub costs no retries."""
+    import sys
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # already imported: it read the variable then
+        constants.HF_HUB_OFFLINE = True
 
 
 def check_upload_size(path: str | Path, max_bytes: int) -> None:

@@ -176,7 +176,9 @@ class ImageSource:
             try:
                 path = _hub_image(file_name)
             except FileNotFoundError as error:
-                log.warning("images from the Hub disabled: %s", error)
+                offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+                # offline, the start-up line said so already; the page says it too (note())
+                log.log(logging.INFO if offline else logging.WARNING, "images from the Hub disabled: %s", error)
                 self.use_hub = False
                 self.hub_error = str(error).rpartition("(")[2].rstrip(")") or "download failed"
                 path = None

@@ -15,6 +15,7 @@ import pandas as pd  # noqa: E402
 
 from scorers.stats.meta import META_METRICS  # noqa: E402
 from scorers.ts2.reproduce import DELTA_SWAP_NOTE  # noqa: E402
+from scorers.tables.join import ROW_POSITION_NOTE  # noqa: E402
 
 from scorers.formatting import MISSING, format_number  # noqa: E402
 from scorers.demo.config import AppConfig  # noqa: E402
@@ -156,8 +157,9 @@ def _leaderboard_tab(config: AppConfig, tables, published) -> None:
             label=f"{len(published.columns)} published metrics, SEGs "
                   f"{config.seg_subset[0]}-{config.seg_subset[1] - 1}", max_height=1100,
         )
-        # the delta-swap note is about residuals against the paper, which this table does not show
-        notes = [n for n in published.notes if n != DELTA_SWAP_NOTE]
+        # the delta-swap note is about residuals against the paper, which this table does not show; how the release's
+        # tables are paired (by row position) is the library's business, not the reader's
+        notes = [n for n in published.notes if n != DELTA_SWAP_NOTE and ROW_POSITION_NOTE not in n]
         if notes:
             gr.Markdown("\n\n".join(f"*{n}*" for n in notes), elem_id="leaderboard-notes")
         gr.Markdown("### Add your metric")

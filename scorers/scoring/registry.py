@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from scorers.errors import ParameterError
 
-__all__ = ["SCORERS", "SCORER_INFO", "ScorerInfo", "build_scorer", "format_scorer_list", "get_factory",
+__all__ = ["SCORERS", "SCORER_INFO", "ScorerInfo", "build_scorer", "check_scorer_name", "format_scorer_list", "get_factory",
            "list_scorers"]
 
 
@@ -92,12 +92,20 @@ def format_scorer_list() -> str:
     return "\n".join(lines)
 
 
+def check_scorer_name(name: str) -> str:
+    """``name`` when it is a registered scorer, else a ``ValueError`` naming the closest one and listing them all
+    (``unknown scorer 'clip_scor' (did you mean 'clip_score'?); available: ...``); imports nothing."""
+    if name not in SCORERS:
+        from scorers.checks import did_you_mean
+
+        raise ValueError(f"unknown scorer {name!r}{did_you_mean(name, SCORERS)}; available: "
+                         f"{', '.join(sorted(SCORERS))}")
+    return name
+
+
 def get_factory(name: str) -> Callable[..., Any]:
     """The factory registered as ``name`` (imports its module now)."""
-    try:
-        target = SCORERS[name]
-    except KeyError:
-        raise ValueError(f"unknown scorer {name!r}; available: {', '.join(sorted(SCORERS))}") from None
+    target = SCORERS[check_scorer_name(name)]
     module, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module), attribute)
 

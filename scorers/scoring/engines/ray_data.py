@@ -20,6 +20,8 @@ be able to import ``scorers`` and read the image paths and model folders (a shar
 from __future__ import annotations
 
 import json
+import logging
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -28,7 +30,7 @@ from scorers.errors import ParameterError
 from scorers.models.images import open_for, to_rgb
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
-__all__ = ["RayScorer", "ensure_ray", "run_ray"]
+__all__ = ["QUIETED", "RayScorer", "ensure_ray", "quiet_ray_logging", "run_ray"]
 
 
 def _import_ray():
@@ -40,9 +42,42 @@ def _import_ray():
     return ray
 
 
+#: Ray's own console lines that say nothing to a ``ts2 score`` user (logger -> start of the message): the bars Ray
+#: Data would draw are replaced by this engine's one bar; a local Ray started for one job is reached by this process
+#: only (its token authentication is Ray's default, and stays on)
+QUIETED = {
+    "ray.data._internal.progress": "Progress bars disabled",
+    "ray._private.authentication.authentication_token_setup": "Token authentication is enabled for this Ray cluster",
+}
+
+
+class _Drop(logging.Filter):
+    def __init__(self, start: str):
+        super().__init__()
+        self.start = start
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.start)
+
+
+def quiet_ray_logging() -> None:
+    """Ray's console output down to the warnings that matter: Ray Data's INFO lines (execution plans, "execution
+    finished") go to its session log file only, and the lines of :data:`QUIETED` are dropped; warnings and errors
+    about the job itself still print. Idempotent."""
+    for name, start in QUIETED.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _Drop) and f.start == start for f in logger.filters):
+            logger.addFilter(_Drop(start))
+    for handler in logging.getLogger("ray.data").handlers:
+        if not isinstance(handler, logging.FileHandler) and handler.level < logging.WARNING:
+            handler.setLevel(logging.WARNING)  # the console; the file handler keeps every line
+
+
 def ensure_ray(address: str | None = None):
-    """The ``ray`` module, initialised: joins ``address`` (or starts a local Ray) unless this process already is."""
+    """The ``ray`` module, initialised: joins ``address`` (or starts a local Ray) unless this process already is;
+    its console output quieted (:func:`quiet_ray_logging`)."""
     ray = _import_ray()
+    quiet_ray_logging()
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     return ray
@@ -228,12 +263,18 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
         num_cpus=1 if scorer.num_gpus else 0,
         **({} if scorer.num_gpus else {"compute": ray.data.TaskPoolStrategy(size=actors)}),
     )
-    scored = decoded.map_batches(
-        _ScoreActor, batch_size=batch_size, batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=actors),
-        num_cpus=1, num_gpus=scorer.num_gpus or None,
-        fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus},
-    )
+    # max_restarts=0: an actor that dies fails the run (as a crashed process does with the default engine; a rerun
+    # resumes from the cache) instead of being rebuilt from constructor arguments Ray keeps in its object store,
+    # which Ray warns about at error level on every run. The pool starts with all its actors and may shrink to 1: Ray
+    # warns (a UserWarning) when a fixed pool gets fewer input blocks than actors, as a small job does.
+    with warnings.catch_warnings():  # Ray 2.60 deprecates passing max_restarts, and offers no other way yet
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.* is deprecated")
+        scored = decoded.map_batches(
+            _ScoreActor, batch_size=batch_size, batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors, initial_size=actors),
+            num_cpus=1, num_gpus=scorer.num_gpus or None, max_restarts=0,
+            fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus},
+        )
     new: list[dict] = []
     bar = tqdm(total=len(rows), unit="img", desc=f"{scorer.name} (ray)", disable=not progress)
     try:
