@@ -382,7 +382,9 @@ def test_a_missing_sbert_stops_before_the_first_paid_request(style, data_dir, tm
                      "openai:tiny", "--api-base", server.url, *sbert, "--num-workers", "0", "--no-progress"])
         err = capsys.readouterr().err
         assert code == 2 and server.posts == 0  # before: 72 requests (12 images x 6 questions) paid, then the error
-    assert f"--sbert {tmp_path / 'no-such-sbert'}: no such folder" in err
+    missing_line = {"flag": f"--sbert '{missing}': no such file or folder",  # check_model_source (before anything)
+                    "option": f"--sbert {missing}: no such folder"}[style]          # the option's own check
+    assert missing_line in err
     assert not (tmp_path / "t.csv.cache").exists()
 
 
