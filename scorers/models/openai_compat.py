@@ -105,12 +105,14 @@ def image_data_url(image, image_format: str = "png") -> tuple[str, str]:
     return f"data:image/{mime};base64,{base64.b64encode(data).decode('ascii')}", hashlib.sha256(data).hexdigest()[:16]
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else None."""
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else None (also for inf/nan); the one
+    reading of it, for served models here and for ``RemoteReward``."""
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     except ValueError:
         pass
     try:
@@ -409,7 +411,7 @@ class OpenAIChat:
                     raise ServedModelError(self._redact(f"{self.where}: HTTP {status}: "
                                                         f"{redact_cut(text, 300, self._secrets)}"))
                 problem = f"HTTP {status}"
-                wait = _retry_after(headers.get("retry-after"))
+                wait = retry_after_seconds(headers.get("retry-after"))
             attempt += 1
             if attempt >= attempts:
                 break

@@ -686,6 +686,8 @@ class RemoteReward:
         import urllib.error
         import urllib.request
 
+        from scorers.models.openai_compat import retry_after_seconds
+
         headers = {"Content-Type": "application/json"}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
@@ -699,7 +701,7 @@ class RemoteReward:
             except urllib.error.HTTPError as error:
                 detail = error.read().decode("utf-8", "replace")
                 if error.code in (429, 503) and attempt < self.max_retries:
-                    wait = _retry_after_seconds(error.headers.get("Retry-After"))
+                    wait = retry_after_seconds(error.headers.get("Retry-After"))
                     delay = min(self.max_retry_after, wait if wait is not None else self.backoff * 2 ** attempt)
                     attempt += 1
                     self._sleep(delay)
@@ -724,21 +726,3 @@ class RemoteReward:
             raise ValueError(f"reward service {self.where}: invalid reply: a JSON {type(reply).__name__}, expected "
                              "an object with 'rewards'")
         return reply
-
-
-def _retry_after_seconds(value) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else None."""
-    import time
-    from email.utils import parsedate_to_datetime
-
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
