@@ -19,3 +19,19 @@ def local_ray():
         except Exception:  # Serve was never started
             pass
         ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def serve_port(local_ray):
+    """The one Serve HTTP proxy of the session, on loopback. Serve keeps the proxy of its first ``serve.start``
+    for the life of the Ray session (a later ``serve.start`` with another port is ignored), so every module that
+    deploys apps shares this port."""
+    import socket
+
+    from ray import serve
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve.start(http_options={"host": "127.0.0.1", "port": port})
+    yield port

@@ -432,5 +432,5 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     page.get_by_role("option", name="blip1_dsg", exact=True).click()
     assert _card_shown(page, "blip1_dsg", 1) == f"blip1_dsg: {cards['blip1_dsg'].verdict}"
     blip = cards["blip1_dsg"].sets["ts2"]["meta"]["rank"]["summary"]["avg"]
-    assert _table(page, "card-sets")[0][3] == f"{blip:.3f}"
+    assert _table(page, "card-sets")[0][3] == f"{100 * blip:.1f} %"  # in %, as for a published card
     page.screenshot(path=str(ARTIFACTS / "report_card_uploaded.png"), full_page=True)

@@ -20,6 +20,7 @@ def test_check_model_source_accepts_an_existing_folder_and_file(tmp_path):
     (tmp_path / "weights.pt").write_bytes(b"")
     assert check_model_source(str(tmp_path / "model")) is None
     assert check_model_source(str(tmp_path / "weights.pt"), flag="--clip-model") is None
+    assert check_model_source(f"local-dir:{tmp_path / 'model'}") is None  # open_clip's schema for a saved folder
 
 
 def test_check_model_source_accepts_none_and_served_models():
@@ -28,7 +29,7 @@ def test_check_model_source_accepts_none_and_served_models():
 
 
 @pytest.mark.parametrize("value", ["/nope", "./models/clp", "../x", "~/no_such_model_dir", "a/b/c", "nope dir",
-                                   "owner/na--me"])
+                                   "owner/na--me", "local-dir:/nope", "local-dir:owner/name"])
 def test_check_model_source_refuses_a_missing_path_naming_flag_and_value(value, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ParameterError) as caught:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import socket
 import threading
 import urllib.error
 import urllib.request
@@ -23,15 +22,10 @@ from scorers.rewards.serve import Limits, ServiceOptions, build_app  # noqa: E40
 from tests import ray_session  # noqa: E402
 
 local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)
+serve_port = ray_session.serve_port  # its one Serve proxy on loopback
 from tests.tiny_embed_models import tiny_models  # noqa: E402
 
 TOKEN_ENV = "TS2_TEST_SERVE_TOKEN"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _images(n: int, seed: int):
@@ -63,13 +57,12 @@ def clip_path():
 
 
 @pytest.fixture(scope="module")
-def service(local_ray, clip_path, monkeypatch_module):
+def service(serve_port, clip_path, monkeypatch_module):
     """One Serve instance on loopback: app ``open`` at / (batching: up to 8 requests, 2 s wait) and app ``locked``
     at /locked (bearer token)."""
     from ray import serve
 
-    port = _free_port()
-    serve.start(http_options={"host": "127.0.0.1", "port": port})
+    port = serve_port
     limits = Limits(max_request_bytes=200_000, max_images=6, max_pixels=64 * 64)
     serve.run(build_app("clip_score", model=clip_path, max_batch_size=8, batch_wait_ms=2000, limits=limits),
               name="open", route_prefix="/", blocking=False)

@@ -6,7 +6,6 @@ The tiny HPSv2 raises in its resize for a 1x1000 image (``RuntimeError: Input an
 than 0``), as the real one did: the bug of item 1 reproduces with it."""
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,12 +22,7 @@ from tests import ray_session  # noqa: E402
 from tests.serve_adversaries import body, png_b64, post, post_retrying, start_slow_clients  # noqa: E402
 
 local_ray = ray_session.local_ray
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+serve_port = ray_session.serve_port
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +33,8 @@ def hpsv2_path(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def port(local_ray):
-    from ray import serve
-
-    port = _free_port()
-    serve.start(http_options={"host": "127.0.0.1", "port": port})
-    yield port
+def port(serve_port):
+    return serve_port
 
 
 def _deploy(name: str, model: str, **options):

@@ -120,7 +120,7 @@ def check_model_source(source: str | None, *, flag: str = "--model") -> None:
     before a command starts anything heavy: one :class:`~scorers.errors.ParameterError` naming ``flag`` and the value.
 
     * ``None`` (the command's default model) and served models (``openai:MODEL``) are left to their loaders;
-    * an existing local file or folder is accepted;
+    * an existing local file or folder is accepted, also as open_clip's ``local-dir:PATH``;
     * a path-looking value (starts with ``/ . ~``, or holds a path separator beyond one ``owner/name`` slash, or is
       not a valid Hub id) that does not exist fails: ``--model '/nope': no such file or folder``;
     * a Hub id (``owner/name``, or ``hf-hub:owner/name``) is accepted; with ``HF_HUB_OFFLINE=1`` it must be in the
@@ -138,6 +138,11 @@ def check_model_source(source: str | None, *, flag: str = "--model") -> None:
         return
     if not name.strip():
         raise ParameterError("{flag} is empty: pass a local model folder or a Hub id like owner/name", flag=flag)
+    if name.startswith("local-dir:"):  # open_clip's schema for a saved folder: only a path can follow
+        if os.path.exists(os.path.expanduser(name[len("local-dir:"):])):
+            return
+        raise ParameterError("{flag} {name!r}: no such file or folder (a local model folder, or a Hub id like "
+                             "owner/name)", flag=flag, name=name)
     if os.path.exists(os.path.expanduser(name)):
         return
     repo_id = name[len("hf-hub:"):] if name.startswith("hf-hub:") else name
