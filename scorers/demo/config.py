@@ -24,6 +24,11 @@ TABLE_FILES = {"metadata": "metadata.csv", "scores": "released_scores.csv", "pap
 #: ``--paper``)
 TABLE_PARAMETERS = {"metadata": "metadata", "scores": "scores_csv", "paper": "paper_table"}
 
+#: the Build a SEG tab's settings and the environment variables that set them on a Space (``ts2 demo``: the flags
+#: ``--annotations``, ``--images``, ``--seg-plan``, ``--seg-review``)
+SEG_BUILDER_ENV = {"annotations": "TS2_ANNOTATIONS", "seg_images": "TS2_SEG_IMAGES", "seg_plan": "TS2_SEG_PLAN",
+                   "seg_review": "TS2_SEG_REVIEW"}
+
 #: default CLIP checkpoint for "Score your image" (a Hub id or a local directory)
 DEFAULT_CLIP = "openai/clip-vit-base-patch16"  # the official TS2 CLIPScore checkpoint
 
@@ -41,6 +46,9 @@ class AppConfig:
     writes TIFA questions for prompts without a question table (None: TIFA/DSG only for TS2 prompts, from the
     data_dir's question tables). ``seg_subset``: SEG ids of the
     leaderboard (the paper averaged 0-163). ``max_upload_mb``: uploads above this are refused.
+    ``annotations``: the ANNOTATIONS CSV the Build a SEG tab edits (``ts2 seg build``'s input; None: the tab says
+    how to open one), its images under ``seg_images`` (default: the file's folder), with an optional ``seg_plan``
+    (``ts2 seg plan``'s elements) and ``seg_review`` (``ts2 seg check``'s review list, shown first).
     """
 
     metadata: Path | None = None
@@ -52,6 +60,10 @@ class AppConfig:
     qg_model: str | None = None
     seg_subset: tuple[int, int] = (0, 164)
     max_upload_mb: float = 10.0
+    annotations: Path | None = None
+    seg_images: Path | None = None
+    seg_plan: Path | None = None
+    seg_review: Path | None = None
 
     @property
     def max_upload_bytes(self) -> int:
@@ -145,6 +157,9 @@ class AppConfig:
             settings["qg_model"] = env["TS2_QG_MODEL"]
         if env.get("TS2_MAX_UPLOAD_MB"):
             settings["max_upload_mb"] = float(env["TS2_MAX_UPLOAD_MB"])
+        for name, variable in SEG_BUILDER_ENV.items():  # the Build a SEG tab's files
+            if env.get(variable):
+                settings[name] = Path(env[variable])
         return cls.resolve(
             data_dir=env.get("TS2_DATA_DIR") or None,
             scores_csv=env.get("TS2_SCORES_CSV") or None,

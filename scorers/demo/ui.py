@@ -1,4 +1,5 @@
-"""The Gradio Blocks of the demo: four tabs wired to ``leaderboard``, ``explorer``, ``scoring`` and ``report_card_tab``.
+"""The Gradio Blocks of the demo: five tabs wired to ``leaderboard``, ``explorer``, ``scoring``, ``report_card_tab`` and
+``seg_builder_tab``.
 
 Handlers never raise into Gradio: a ValueError becomes its message in a status box, anything else a one-line
 "unexpected error" (the traceback goes to the server log only), so the app keeps serving after bad input.
@@ -31,6 +32,7 @@ from scorers.demo.leaderboard_tab import (  # noqa: E402
     published_reproduction,
 )
 from scorers.demo.report_card_tab import build_report_card_tab  # noqa: E402
+from scorers.demo.seg_builder_tab import build_seg_builder_tab  # noqa: E402
 from scorers.demo.upload_scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
 from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 
@@ -131,6 +133,10 @@ def build_app(config: AppConfig) -> gr.Blocks:
             # ---------------------------------------------------------------------------------- report card
             with gr.Tab("Report card", id="card-tab"):
                 build_report_card_tab(config, tables, error=_error, unexpected=_unexpected)
+
+            # ---------------------------------------------------------------------------------- build a SEG
+            with gr.Tab("Build a SEG", id="seg-builder-tab"):
+                build_seg_builder_tab(config, demo=demo, error=_error, unexpected=_unexpected)
 
         with gr.Accordion("Data sources", open=False):
             # where images come from *now* (read at each page load: the Hub may have failed since start-up)
