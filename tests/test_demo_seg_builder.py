@@ -21,10 +21,9 @@ import pytest
 
 from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, leaderboard_page, served_app
 
-if not CHROMIUM.exists():
-    pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-
-from scorers.demo import AppConfig  # noqa: E402
+from scorers.demo import AppConfig
+from scorers.demo.seg_builder_tab import SegAnnotations, read_plan_elements, read_review
+from scorers.errors import ParameterError
 
 #: the two SEGs of the Real procedure: prompt and image count (rows with empty errors, as `generate --real` writes)
 REAL_SEGS = {0: ("a red dog on a blue sofa", 6), 1: ("a cat under a green umbrella", 6)}
@@ -50,7 +49,7 @@ def _real_rows(root: Path) -> tuple[Path, Path]:
     return annotations, images
 
 
-@pytest.fixture(autouse=True, scope="module")
+@pytest.fixture(scope="module")
 def extras_installed():
     """gradio and playwright are test dependencies: missing is a broken install, not a skip."""
     import gradio  # noqa: F401
@@ -59,6 +58,8 @@ def extras_installed():
 
 @pytest.fixture(scope="module")
 def seg_env(tmp_path_factory, shared_ts2):
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium (/usr/bin/chromium) is not installed")
     root = tmp_path_factory.mktemp("seg_builder")
     annotations, images = _real_rows(root)
     config = AppConfig.resolve(
@@ -73,10 +74,134 @@ def seg_env(tmp_path_factory, shared_ts2):
 
 
 @pytest.fixture(scope="module")
-def page(seg_env):
+def page(seg_env, extras_installed):
     with leaderboard_page(seg_env["url"]) as tab:
         _open_tab(tab)
         yield tab
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the tab's logic without a browser: plan, review list, error types, saves
+# ---------------------------------------------------------------------------------------------------------------------
+
+#: a Synth SEG as `ts2 seg generate` writes it: designed error sets and their types (plus columns the tab keeps)
+SYNTH_ROWS = """seg_id,prompt,file_name,errors,error_types,image_source,seed
+3,a red dog on a sofa,a.png,,,tiny,1
+3,a red dog on a sofa,b.png,dog,missing,tiny,2
+3,a red dog on a sofa,c.png,red,attribute,tiny,3
+3,a red dog on a sofa,d.png,dog,missing,tiny,4
+"""
+#: the plan of that SEG, in `ts2 seg plan`'s layout (entity = a missing error)
+PLAN = {"version": 1, "segs": [{"seg_id": 3, "prompt": "a red dog on a sofa",
+                                "elements": [{"label": "dog", "name": "dog", "type": "entity", "of": []},
+                                             {"label": "red", "name": "red", "type": "attribute", "of": ["dog"]},
+                                             {"label": "sofa", "name": "sofa", "type": "entity", "of": []}],
+                                "nodes": [{"errors": [], "prompt": "a red dog on a sofa"},
+                                          {"errors": ["dog"], "prompt": "a sofa"}]}]}
+#: `ts2 seg check`'s review list: d.png disagrees most, c.png less, a.png agrees (listed with --all)
+REVIEW = """seg_id,file_name,errors,disagreements,confidence,details,answers
+3,d.png,dog,1,0.9,"dog: designed missing, judge says yes",{}
+3,c.png,red,1,0.4,"red: designed missing, judge says yes",{}
+3,a.png,,0,0.0,,{}
+"""
+
+
+@pytest.fixture()
+def synth(tmp_path):
+    from PIL import Image
+
+    for k, name in enumerate("abcd"):
+        Image.new("RGB", (8, 8), (60 * k, 0, 0)).save(tmp_path / f"{name}.png")
+    (tmp_path / "annotations.csv").write_text(SYNTH_ROWS)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    (tmp_path / "review.csv").write_text(REVIEW)
+    return tmp_path
+
+
+def test_plan_elements_and_review_order(synth):
+    book = SegAnnotations(synth / "annotations.csv", synth, plan=synth / "plan.json", review=synth / "review.csv")
+    assert book.elements("3") == ["dog", "red", "sofa"]  # the plan's order; 'sofa' is used by no image yet
+    assert book.types() == {"dog": "missing", "red": "attribute", "sofa": "missing"}
+    rows = book.rows("3")
+    assert list(rows["file_name"]) == ["d.png", "c.png", "a.png", "b.png"]  # the judge's disagreements first
+    assert rows["note"].iloc[0] == "dog: designed missing, judge says yes" and rows["note"].iloc[2] == ""
+    nodes = book.nodes("3")
+    assert dict(zip(nodes["file_name"], nodes["node"])) == {"a.png": "0", "b.png": "1a", "c.png": "1b", "d.png": "1a"}
+
+
+def test_a_tick_is_saved_with_its_type_and_other_columns_kept(synth):
+    path = synth / "annotations.csv"
+    book = SegAnnotations(path, synth, plan=synth / "plan.json")
+    assert book.set_errors("3", "a.png", ["sofa", "dog"]) == ["dog", "sofa"]  # element order
+    saved = pd.read_csv(path, dtype=str, keep_default_na=False)
+    assert list(saved.columns) == ["seg_id", "prompt", "file_name", "errors", "error_types", "image_source", "seed"]
+    assert saved.loc[0, ["errors", "error_types", "seed"]].tolist() == ["dog;sofa", "missing;missing", "1"]
+    assert saved.loc[2, ["errors", "error_types"]].tolist() == ["red", "attribute"]
+    assert not list(synth.glob(".annotations*"))  # no temporary file left beside it
+
+
+def test_refusals_are_one_line(synth, tmp_path):
+    book = SegAnnotations(synth / "annotations.csv", synth)
+    with pytest.raises(ValueError, match="'cat' is not an element of SEG 3"):
+        book.set_errors("3", "a.png", ["cat"])
+    with pytest.raises(ValueError, match="unknown SEG id '9'"):
+        book.set_errors("9", "a.png", [])
+    with pytest.raises(ValueError, match="SEG 3 has no image 'z.png'"):
+        book.set_errors("3", "z.png", [])
+    with pytest.raises(ValueError, match="';' separates errors"):
+        book.add_element("3", "dog;cat")
+    with pytest.raises(ValueError, match="already has the element 'dog'"):
+        book.add_element("3", "dog")
+    with pytest.raises(ValueError, match="pick its error type"):  # the file's errors are typed
+        book.add_element("3", "sofa")
+    assert book.add_element("3", "sofa", "missing") == ["dog", "red", "sofa"]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("seg_id,prompt,file_name\n0,a dog,x.png\n")
+    with pytest.raises(ParameterError, match=r"annotations .*bad.csv: no errors column"):
+        SegAnnotations(bad, synth)
+    with pytest.raises(ParameterError, match="images .*: the images folder does not exist"):
+        SegAnnotations(synth / "annotations.csv", tmp_path / "nowhere")
+    (tmp_path / "plan.json").write_text("{not json")
+    with pytest.raises(ParameterError, match="plan .*not a plan file"):
+        read_plan_elements(tmp_path / "plan.json")
+    (tmp_path / "review.csv").write_text("seg_id,image\n3,a.png\n")
+    with pytest.raises(ParameterError, match="review .*no file_name column"):
+        read_review(tmp_path / "review.csv")
+
+
+def test_real_rows_without_types_drop_the_empty_column(tmp_path):
+    """`generate --real` writes an empty error_types column: untyped ticks leave it out (ts2 seg build would refuse
+    errors without types), and the built data dir reads back."""
+    from PIL import Image
+
+    from scorers.ts2.seg_build import build_segs
+
+    for name in ("x.png", "y.png"):
+        Image.new("RGB", (8, 8), (0, 0, 0) if name == "x.png" else (255, 255, 255)).save(tmp_path / name)
+    path = tmp_path / "real_annotations.csv"
+    path.write_text("seg_id,prompt,file_name,errors,error_types\n0,a cat,x.png,,\n0,a cat,y.png,,\n")
+    book = SegAnnotations(path, tmp_path)
+    book.add_element("0", "cat")
+    book.set_errors("0", "y.png", ["cat"])
+    saved = pd.read_csv(path, dtype=str, keep_default_na=False)
+    assert list(saved.columns) == ["seg_id", "prompt", "file_name", "errors"]
+    assert saved["errors"].tolist() == ["", "cat"]
+    built = build_segs(path, images=tmp_path, out=tmp_path / "out")
+    assert (built.n_segs, built.n_images) == (1, 2)
+
+
+def test_a_file_changed_on_disk_is_read_again(synth):
+    path = synth / "annotations.csv"
+    book = SegAnnotations(path, synth)
+    time.sleep(0.01)
+    path.write_text(SYNTH_ROWS.replace("3,a red dog on a sofa,a.png,,,tiny,1", "3,a red dog on a sofa,a.png,red,"
+                                                                               "attribute,tiny,1"))
+    os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))  # a later stamp, whatever the clock
+    book.refresh()  # what each view and change of the tab does first
+    assert book.nodes("3")["node"].tolist()[0] == "1b"
+    book.set_errors("3", "b.png", ["dog", "red"])  # a change keeps the other editor's save
+    saved = pd.read_csv(path, dtype=str, keep_default_na=False)["errors"].tolist()
+    assert saved == ["red", "red;dog", "red", "dog"]  # labels in their first use's order
 
 
 # ---------------------------------------------------------------------------------------------------------------------

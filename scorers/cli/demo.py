@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 from scorers.cli._options import add_command
 from scorers.cli._validate import number, port
@@ -29,6 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
     demo.add_argument("--max-upload-mb", type=number(0, 10_000), default=10.0, help="upload size limit in MB")
+    demo.add_argument("--annotations", help="ANNOTATIONS CSV for the Build a SEG tab (ts2 seg build's input; every "
+                                            "tick is saved into it)")
+    demo.add_argument("--images", dest="seg_images", help="folder the ANNOTATIONS file_name values are relative "
+                                                          "to (default: the file's folder)")
+    demo.add_argument("--seg-plan", help="plan file of ts2 seg plan: its elements become the tab's checkboxes")
+    demo.add_argument("--seg-review", help="review list of ts2 seg check: its images are shown first")
     demo.add_argument("--share", action="store_true",
                       help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
                            "network, and anyone with the link can use the demo)")
@@ -78,6 +85,16 @@ def check_demo_arguments(args: argparse.Namespace):
     for name in ("clip_model", "vlm", "qg_model"):
         if getattr(args, name):
             settings[name] = getattr(args, name)
+    for flag, name in (("--annotations", "annotations"), ("--images", "seg_images"), ("--seg-plan", "seg_plan"),
+                       ("--seg-review", "seg_review")):
+        value = getattr(args, name, None)
+        if value:
+            kind = "folder" if name == "seg_images" else "file"
+            if not (os.path.isdir(value) if kind == "folder" else os.path.isfile(value)):
+                raise ValueError(f"{flag} {value}: no such {kind}")
+            settings[name] = Path(value)
+    if settings.get("seg_images") and not settings.get("annotations"):
+        raise ValueError("--images: give --annotations too (the ANNOTATIONS file whose images these are)")
     config = AppConfig.resolve(data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata,
                                paper_table=args.paper_table, **settings)
     check_tables(config)

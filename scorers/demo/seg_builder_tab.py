@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -47,8 +48,9 @@ SLOTS = 12
 COLUMNS = 4
 #: longest side of an image as shown (pixels): the tab shows thumbnails, the file is never changed
 THUMBNAIL_PX = 256
-#: the review list's columns that may hold what the judge saw, first found is shown under the image
-REVIEW_NOTE_COLUMNS = ("disagreement", "reason", "note", "answers", "judge_answers", "detail")
+#: the review list's columns that may hold what the judge saw, first found is shown under the image (``ts2 seg
+#: check`` writes ``details``)
+REVIEW_NOTE_COLUMNS = ("details", "disagreement", "reason", "note", "detail", "answers")
 
 INTRO = """\
 **Build a SEG** (the Real and Nat procedures, and the review of Synth): each image gets the set of the prompt's
@@ -74,24 +76,48 @@ def _split(cell: str) -> list[str]:
     return [part.strip() for part in str(cell).split(";") if part.strip()]
 
 
+#: a plan element's type -> the error its ablation makes (``ts2 seg plan`` types elements; an error type is kept)
+TYPE_OF_ELEMENT = {"entity": "missing", "object": "missing", **{t: t for t in ERROR_TYPES}}
+
+
 def _element_name(item) -> tuple[str | None, str | None]:
-    """``(name, type)`` of one plan element: a string, or an object with a name and perhaps a type."""
+    """``(name, error type or None)`` of one plan element: a string, or an object naming it (``label`` first: the
+    name ``ts2 seg plan`` uses in error sets) with perhaps a ``type``."""
     if isinstance(item, str):
         return item.strip() or None, None
     if isinstance(item, dict):
         for key in ("label", "name", "element", "id", "text"):
             if isinstance(item.get(key), str) and item[key].strip():
                 kind = item.get("type") or item.get("error_type") or item.get("kind")
-                return item[key].strip(), kind if isinstance(kind, str) and kind in ERROR_TYPES else None
+                return item[key].strip(), TYPE_OF_ELEMENT.get(kind) if isinstance(kind, str) else None
     return None, None
 
 
-def read_plan_elements(path: str | Path) -> dict[str, list[tuple[str, str | None]]]:
-    """The elements a plan file (``ts2 seg plan``) lists per prompt: ``{prompt: [(element, type or None), ...]}``.
+@dataclass
+class PlanElements:
+    """The elements a plan lists, ``[(element, error type or None), ...]`` by SEG id (text) and by prompt."""
 
-    The plan is JSON: one plan object (``{"prompt": ..., "elements": [...]}``), a list of them, or an object holding
-    such a list under ``plans`` / ``prompts`` / ``segs``. An element is a string or an object naming it (``label``,
-    ``name`` or ``element``) with an optional ``type``. Other fields are ignored, so an edited plan still reads.
+    by_seg: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+    by_prompt: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+
+    def of(self, seg_id, prompt: str) -> list[tuple[str, str | None]]:
+        """A SEG's elements: by its id when the plan has it, else by its prompt, else none."""
+        found = self.by_seg.get(str(seg_id))
+        return found if found is not None else self.by_prompt.get(str(prompt).strip(), [])
+
+    def types(self) -> dict[str, str]:
+        return {name: kind for elements in (*self.by_seg.values(), *self.by_prompt.values())
+                for name, kind in elements if kind}
+
+
+def read_plan_elements(path: str | Path) -> PlanElements:
+    """The elements a plan file (``ts2 seg plan``) lists per SEG.
+
+    The plan is JSON: ``{"segs": [{"seg_id": 0, "prompt": ..., "elements": [...], "nodes": [...]}]}`` as
+    ``ts2 seg plan`` writes it, or one such SEG object, or a list of them (``plans`` / ``prompts`` are read like
+    ``segs``). An element is a string or an object naming it (``label``, ``name`` or ``element``) with an optional
+    ``type`` (``entity`` counts as a ``missing`` error; ``attribute``, ``relation``, ``action`` as themselves). The
+    labels of the nodes' designed ``errors`` are elements too. Other fields are ignored, so an edited plan still reads.
 
     Raises
     ------
@@ -105,28 +131,31 @@ def read_plan_elements(path: str | Path) -> dict[str, list[tuple[str, str | None
         raise ParameterError("{given}: not a plan file (JSON) that can be read: {why}", given=f"plan {path}",
                              why=str(error).splitlines()[0]) from None
     if isinstance(payload, dict):
-        for key in ("plans", "prompts", "segs"):
+        for key in ("segs", "plans", "prompts"):
             if isinstance(payload.get(key), list):
                 payload = payload[key]
                 break
     plans = payload if isinstance(payload, list) else [payload]
-    out: dict[str, list[tuple[str, str | None]]] = {}
+    out = PlanElements()
     for plan in plans:
         if not isinstance(plan, dict) or not isinstance(plan.get("prompt"), str):
             continue
         elements = [_element_name(item) for item in plan.get("elements") or []]
         for node in plan.get("nodes") or []:  # the designed error sets name elements too
             if isinstance(node, dict):
-                errors = node.get("errors") or node.get("error_set") or []
-                errors = _split(errors) if isinstance(errors, str) else errors
-                elements.extend(_element_name(item) for item in errors)
-        named = out.setdefault(plan["prompt"].strip(), [])
+                errors = node.get("errors") or []
+                elements.extend(_element_name(item) for item in (_split(errors) if isinstance(errors, str)
+                                                                 else errors))
+        named: list[tuple[str, str | None]] = []
         for name, kind in elements:
             if name and name not in {n for n, _ in named}:
                 named.append((name, kind))
-    if not any(out.values()):
-        raise ParameterError("{given}: the plan lists no prompt with elements (expected JSON objects with 'prompt' "
-                             "and 'elements')", given=f"plan {path}")
+        out.by_prompt.setdefault(plan["prompt"].strip(), named)
+        if plan.get("seg_id") is not None:
+            out.by_seg[str(plan["seg_id"])] = named
+    if not any(out.by_prompt.values()):
+        raise ParameterError("{given}: the plan lists no prompt with elements (expected ts2 seg plan's JSON: "
+                             "'segs' with 'prompt' and 'elements')", given=f"plan {path}")
     return out
 
 
@@ -135,7 +164,9 @@ def read_review(path: str | Path) -> pd.DataFrame:
     in its order (most confident first). Returns a frame with ``file_name``, ``seg_id`` (``""`` when the list has
     none), ``order`` and ``note`` (what the judge saw, from the first of :data:`REVIEW_NOTE_COLUMNS` it has).
 
-    A CSV (or a JSON list of objects) with a ``file_name`` column; rows of one image after its first are ignored.
+    A CSV (or a JSON list of objects) with a ``file_name`` column (``ts2 seg check``'s: ``seg_id, file_name, errors,
+    disagreements, confidence, details, answers``); rows with ``disagreements`` 0 and no ``details`` are left out,
+    and rows of one image after its first are ignored.
 
     Raises
     ------
@@ -157,6 +188,10 @@ def read_review(path: str | Path) -> pd.DataFrame:
     if "file_name" not in frame.columns:
         raise ParameterError("{given}: no file_name column (columns: {columns}); expected the review list of "
                              "ts2 seg check", given=f"review {path}", columns=", ".join(map(str, frame.columns)))
+    if "disagreements" in frame.columns:  # `ts2 seg check --all` lists agreeing images too: not those
+        count = pd.to_numeric(frame["disagreements"], errors="coerce").fillna(0)
+        details = frame["details"] if "details" in frame.columns else pd.Series("", index=frame.index)
+        frame = frame[(count > 0) | (details.str.strip() != "")]
     note_column = next((c for c in REVIEW_NOTE_COLUMNS if c in frame.columns), None)
     out = pd.DataFrame({
         "file_name": frame["file_name"].astype(str),
@@ -208,7 +243,7 @@ class SegAnnotations:
         self.images = Path(images)
         if not self.images.is_dir():
             raise ParameterError("{given}: the images folder does not exist", given=f"images {self.images}")
-        self.plan = read_plan_elements(plan) if plan else {}
+        self.plan = read_plan_elements(plan) if plan else PlanElements()
         self.review = read_review(review) if review else None
         self.added: dict[str, list[str]] = {}  # SEG id -> elements added by name in the tab
         self.added_types: dict[str, str] = {}
@@ -304,9 +339,7 @@ class SegAnnotations:
 
     def types(self) -> dict[str, str]:
         """``{error label: type}`` from the ``error_types`` column (aligned with ``errors``), the plan and the tab."""
-        known: dict[str, str] = {}
-        for elements in self.plan.values():
-            known.update({name: kind for name, kind in elements if kind})
+        known = self.plan.types()
         if "error_types" in self.frame.columns:
             labels = self.frame["errors"].str.split(";").explode().str.strip()
             kinds = self.frame["error_types"].str.split(";").explode().str.strip()
@@ -322,7 +355,7 @@ class SegAnnotations:
         rows use (first use first), then those added in the tab."""
         rows = self.frame[self.frame["seg_id"] == self._check_seg(seg_id)]
         used = rows["errors"].str.split(";").explode().str.strip()
-        names = [name for name, _ in self.plan.get(self.prompt(seg_id).strip(), [])]
+        names = [name for name, _ in self.plan.of(seg_id, self.prompt(seg_id))]
         names += [e for e in pd.unique(used) if isinstance(e, str) and e]
         names += self.added.get(str(seg_id), [])
         return list(dict.fromkeys(names))
@@ -441,16 +474,34 @@ class SegAnnotations:
             hit = (self.frame["seg_id"] == seg_id) & (self.frame["file_name"] == str(file_name))
             if not hit.any():
                 raise ValueError(f"SEG {seg_id} has no image {file_name!r}")
-            self.frame.loc[hit, "errors"] = ";".join(ordered)
-            if "error_types" in self.frame.columns:
-                known = self.types()
-                untyped = [e for e in ordered if e not in known]
-                if untyped:
-                    raise ValueError(f"element {untyped[0]!r} has no error type, and the file has an error_types "
-                                     "column: add it again with a type")
-                self.frame.loc[hit, "error_types"] = ";".join(known[e] for e in ordered)
+            frame = self.frame.copy()
+            frame.loc[hit, "errors"] = ";".join(ordered)
+            self.frame = self._typed(frame)
             self.save()
             return ordered
+
+    def _typed(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` with its ``error_types`` column written from the known types, aligned with ``errors``.
+
+        Every label typed: the column is (re)written, and added where the file had none but types are known (the
+        plan's). A label with no type: refused when the file holds types (``ts2 seg build`` needs one per error),
+        else the column, empty as ``ts2 seg generate --real`` writes it, is left out of the file."""
+        known = self.types()
+        has_column = "error_types" in frame.columns
+        labels = frame["errors"].str.split(";").explode().str.strip()
+        labels = labels[labels.notna() & (labels != "")]
+        untyped = sorted(set(labels) - set(known))
+        if untyped:
+            if has_column and frame["error_types"].str.strip().ne("").any():
+                raise ValueError(f"element {untyped[0]!r} has no error type, and the file's errors are typed: "
+                                 "add it again with a type")
+            return frame.drop(columns=["error_types"]) if has_column else frame
+        if not has_column and not known:
+            return frame
+        kinds = labels.map(known).groupby(level=0).agg(";".join)
+        frame = frame.copy()
+        frame["error_types"] = kinds.reindex(frame.index).fillna("").to_numpy()
+        return frame
 
     def add_element(self, seg_id, name: str, kind: str | None = None) -> list[str]:
         """Offer a new element (checkbox) for a SEG; returns the SEG's elements.
@@ -475,8 +526,9 @@ class SegAnnotations:
             if kind is not None and kind not in ERROR_TYPES:
                 raise ValueError(f"error type {kind!r}: expected one of {', '.join(ERROR_TYPES)}")
             known = self.types()
-            if kind is None and "error_types" in self.frame.columns and name not in known:
-                raise ValueError(f"element {name!r}: pick its error type (the file has an error_types column)")
+            typed = "error_types" in self.frame.columns and self.frame["error_types"].str.strip().ne("").any()
+            if kind is None and typed and name not in known:
+                raise ValueError(f"element {name!r}: pick its error type (the file's errors are typed)")
             if kind is not None and known.get(name, kind) != kind:
                 raise ValueError(f"element {name!r} is typed {known[name]!r} elsewhere in the file")
             self.added.setdefault(seg_id, []).append(name)
