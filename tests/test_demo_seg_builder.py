@@ -134,9 +134,14 @@ def test_a_tick_is_saved_with_its_type_and_other_columns_kept(synth):
     book = SegAnnotations(path, synth, plan=synth / "plan.json")
     assert book.set_errors("3", "a.png", ["sofa", "dog"]) == ["dog", "sofa"]  # element order
     saved = pd.read_csv(path, dtype=str, keep_default_na=False)
-    assert list(saved.columns) == ["seg_id", "prompt", "file_name", "errors", "error_types", "image_source", "seed"]
-    assert saved.loc[0, ["errors", "error_types", "seed"]].tolist() == ["dog;sofa", "missing;missing", "1"]
-    assert saved.loc[2, ["errors", "error_types"]].tolist() == ["red", "attribute"]
+    assert list(saved.columns) == ["seg_id", "prompt", "file_name", "errors", "error_types", "image_source", "seed",
+                                   "reviewed"]
+    assert saved.loc[0, ["errors", "error_types", "seed", "reviewed"]].tolist() == ["dog;sofa", "missing;missing",
+                                                                                    "1", "yes"]
+    assert saved.loc[2, ["errors", "error_types", "reviewed"]].tolist() == ["red", "attribute", ""]
+    assert book.confirm("3", ["c.png", "d.png"]) == 2  # designed sets confirmed as they are
+    saved = pd.read_csv(path, dtype=str, keep_default_na=False)
+    assert saved["reviewed"].tolist() == ["yes", "", "yes", "yes"] and saved["errors"].tolist()[2:] == ["red", "dog"]
     assert not list(synth.glob(".annotations*"))  # no temporary file left beside it
 
 
@@ -184,7 +189,7 @@ def test_real_rows_without_types_drop_the_empty_column(tmp_path):
     book.add_element("0", "cat")
     book.set_errors("0", "y.png", ["cat"])
     saved = pd.read_csv(path, dtype=str, keep_default_na=False)
-    assert list(saved.columns) == ["seg_id", "prompt", "file_name", "errors"]
+    assert list(saved.columns) == ["seg_id", "prompt", "file_name", "errors", "reviewed"]
     assert saved["errors"].tolist() == ["", "cat"]
     built = build_segs(path, images=tmp_path, out=tmp_path / "out")
     assert (built.n_segs, built.n_images) == (1, 2)
@@ -357,6 +362,19 @@ def test_node_labels_update_as_one_ticks(page, seg_env):
     assert "node 2" in page.locator("#segb-errors-2").inner_text()
     summary = page.locator("#segb-summary").inner_text()
     assert "6 images in 3 node(s)" in summary and "2 edge(s)" in summary, summary
+
+
+def test_confirm_marks_the_shown_images_reviewed(page, seg_env):
+    """Reviewing designed sets: Confirm keeps each image's set and marks it reviewed in the file and the page."""
+    _pick_seg(page, 1)
+    before = pd.read_csv(seg_env["annotations"], dtype=str, keep_default_na=False)
+    page.locator("#segb-confirm").click()
+    _wait_status(page, "Confirmed 6 image(s) of SEG 1")
+    after = pd.read_csv(seg_env["annotations"], dtype=str, keep_default_na=False)
+    assert after["errors"].tolist() == before["errors"].tolist()
+    assert after.loc[after["seg_id"] == "1", "reviewed"].tolist() == ["yes"] * 6
+    page.wait_for_function("() => (document.querySelector('#segb-errors-0')?.innerText ?? '').includes('reviewed')")
+    assert "6 of 6 reviewed" in page.locator("#segb-summary").inner_text()
 
 
 def _expected_meta(metadata: pd.DataFrame, scores: np.ndarray) -> dict[str, float]:

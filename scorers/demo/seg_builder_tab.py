@@ -29,6 +29,7 @@ from scorers.stats.error_sets import error_set_edges, node_labels, unreachable
 __all__ = [
     "ANNOTATION_COLUMNS",
     "ERROR_TYPES",
+    "REVIEWED",
     "SLOTS",
     "SegAnnotations",
     "build_seg_builder_tab",
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 ANNOTATION_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
 #: the error types of the ``error_types`` column (issue 35; the paper's four kinds of edge)
 ERROR_TYPES = ("missing", "attribute", "relation", "action")
+#: the column the tab adds to mark the images a person has ticked or confirmed (``yes``; ``ts2 seg build`` ignores it)
+REVIEWED = "reviewed"
 #: images shown per page of a SEG (each with its checkboxes); a SEG with more gets pages
 SLOTS = 12
 #: slots per row of the page
@@ -365,12 +368,15 @@ class SegAnnotations:
         return [_split(cell) for cell in self.rows(seg_id)["errors"]]
 
     def nodes(self, seg_id) -> pd.DataFrame:
-        """One row per image (display order): ``file_name``, ``errors``, ``node`` (:func:`node_labels`), ``judge``."""
+        """One row per image (display order): ``file_name``, ``errors``, ``node`` (:func:`node_labels`), ``reviewed``
+        (``yes`` once a person ticked or confirmed it), ``judge`` (the review list's note)."""
         rows = self.rows(seg_id)
         sets = [_split(cell) for cell in rows["errors"]]
+        reviewed = rows[REVIEWED] if REVIEWED in rows.columns else pd.Series("", index=rows.index)
         return pd.DataFrame({"file_name": rows["file_name"].to_numpy(),
                              "errors": ["; ".join(s) if s else "(none)" for s in sets],
                              "node": node_labels(sets) if sets else [],
+                             "reviewed": reviewed.to_numpy(),
                              "judge": rows["note"].to_numpy()})
 
     def summary(self, seg_id) -> str:
@@ -384,7 +390,8 @@ class SegAnnotations:
         lines = [f"### SEG {seg_id}", f"**Prompt:** {self.prompt(seg_id)}",
                  f"{len(sets)} images in {len(counts)} node(s): "
                  + ", ".join(f"`{label}` ({counts[label]})" for label in ordered)
-                 + f"; {len(edges)} edge(s)."]
+                 + f"; {len(edges)} edge(s); {int((self.nodes(seg_id)['reviewed'] == 'yes').sum())} of "
+                 f"{len(sets)} reviewed."]
         hints = []
         if "0" not in counts.index:
             hints.append("no error-free image yet (node `0`): `ts2 seg build` needs one per SEG")
@@ -476,7 +483,11 @@ class SegAnnotations:
                 raise ValueError(f"SEG {seg_id} has no image {file_name!r}")
             frame = self.frame.copy()
             frame.loc[hit, "errors"] = ";".join(ordered)
-            self.frame = self._typed(frame)
+            frame = self._typed(frame)
+            if REVIEWED not in frame.columns:
+                frame[REVIEWED] = ""
+            frame.loc[hit, REVIEWED] = "yes"
+            self.frame = frame
             self.save()
             return ordered
 
@@ -502,6 +513,27 @@ class SegAnnotations:
         frame = frame.copy()
         frame["error_types"] = kinds.reindex(frame.index).fillna("").to_numpy()
         return frame
+
+    def confirm(self, seg_id, file_names) -> int:
+        """Mark images reviewed with their error sets as they are (a designed set confirmed); saved at once.
+        Returns how many images of the SEG were marked.
+
+        Raises
+        ------
+        ValueError
+            An unknown SEG.
+        """
+        with self._lock:
+            self.refresh()
+            seg_id = self._check_seg(seg_id)
+            hit = (self.frame["seg_id"] == seg_id) & self.frame["file_name"].isin([str(f) for f in file_names])
+            frame = self.frame.copy()
+            if REVIEWED not in frame.columns:
+                frame[REVIEWED] = ""
+            frame.loc[hit, REVIEWED] = "yes"
+            self.frame = frame
+            self.save()
+            return int(hit.sum())
 
     def add_element(self, seg_id, name: str, kind: str | None = None) -> list[str]:
         """Offer a new element (checkbox) for a SEG; returns the SEG's elements.
@@ -613,10 +645,13 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
                 groups.append(group)
     with gr.Row():
         with gr.Column(scale=1):
-            nodes = gr.Dataframe(pd.DataFrame(columns=["file_name", "errors", "node", "judge"]), interactive=False,
+            nodes = gr.Dataframe(pd.DataFrame(columns=["file_name", "errors", "node", "reviewed", "judge"]),
+                                 interactive=False,
                                  label="Node of each image", elem_id="segb-nodes")
         with gr.Column(scale=1):
             graph = gr.Plot(label="Error graph", elem_id="segb-graph")
+    confirm_button = gr.Button("Confirm the sets shown (mark this page's images reviewed)", size="sm",
+                               elem_id="segb-confirm")
     with gr.Row():
         build_button = gr.Button("Build data dir (ts2 seg build)", variant="primary", elem_id="segb-build")
         download = gr.File(label="Built data dir (zip)", interactive=False, elem_id="segb-download")
@@ -626,8 +661,8 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
         page = int(page or 0)
         return rows.iloc[page * SLOTS:(page + 1) * SLOTS]
 
-    def slot_label(file_name: str, node: str) -> str:
-        return f"{file_name} · node {node} · wrong:"
+    def slot_label(file_name: str, node: str, reviewed: str) -> str:
+        return f"{file_name} · node {node}{' · ✓ reviewed' if reviewed == 'yes' else ''} · wrong:"
 
     def graph_outputs(seg_id):
         return book.summary(seg_id), book.nodes(seg_id), book.figure(seg_id)
@@ -635,8 +670,8 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
     def labels_only(seg_id, page):
         """Each slot's checkbox label (its node), as the node labels of every image may change with one tick."""
         shown = page_rows(seg_id, page)
-        node_of = dict(zip(book.nodes(seg_id)["file_name"], book.nodes(seg_id)["node"]))
-        out = [gr.update(label=slot_label(f, node_of[f])) for f in shown["file_name"]]
+        table = book.nodes(seg_id).set_index("file_name")
+        out = [gr.update(label=slot_label(f, table.at[f, "node"], table.at[f, "reviewed"])) for f in shown["file_name"]]
         return out + [gr.update()] * (SLOTS - len(out))
 
     def render(seg_id, page):
@@ -647,7 +682,7 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
         page = int(page) if page is not None and int(page) < len(pages) else 0
         shown = page_rows(seg_id, page)
         elements = book.elements(seg_id)
-        node_of = dict(zip(book.nodes(seg_id)["file_name"], book.nodes(seg_id)["node"]))
+        table = book.nodes(seg_id).set_index("file_name")
         slot_groups, slot_images, slot_notes, slot_boxes = [], [], [], []
         for k in range(SLOTS):
             if k < len(shown):
@@ -656,7 +691,8 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
                 slot_images.append(book.image(row["file_name"]))
                 slot_notes.append(f"**Judge:** {row['note']}" if row["note"] else "")
                 slot_boxes.append(gr.update(choices=elements, value=_split(row["errors"]),
-                                            label=slot_label(row["file_name"], node_of[row["file_name"]])))
+                                            label=slot_label(row["file_name"], table.at[row["file_name"], "node"],
+                                                             table.at[row["file_name"], "reviewed"])))
             else:
                 slot_groups.append(gr.update(visible=False))
                 slot_images.append(None)
@@ -694,6 +730,17 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
                 return (*([gr.update()] * (SLOTS + 3)), unexpected(problem))
         return handler
 
+    def on_confirm(seg_id, page):
+        try:
+            shown = page_rows(seg_id, page)
+            n = book.confirm(seg_id, shown["file_name"])
+            return (*labels_only(seg_id, page), *graph_outputs(seg_id),
+                    f"Confirmed {n} image(s) of SEG {seg_id} as they are (marked reviewed)")
+        except ValueError as problem:
+            return (*([gr.update()] * (SLOTS + 3)), error(str(problem)))
+        except Exception as problem:
+            return (*([gr.update()] * (SLOTS + 3)), unexpected(problem))
+
     def on_add(seg_id, page, name, kind):
         try:
             elements = book.add_element(seg_id, name, kind or None)
@@ -727,6 +774,7 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
     for k, box in enumerate(boxes):
         # .input: the person's ticks only (not the values a view sets)
         box.input(on_tick(k), [seg_pick, page_pick, box], [*boxes, summary, nodes, graph, status])
+    confirm_button.click(on_confirm, [seg_pick, page_pick], [*boxes, summary, nodes, graph, status])
     add_button.click(on_add, [seg_pick, page_pick, new_name, new_type], [*boxes, new_name, status])
     build_button.click(on_build, [], [download, status])
     # a (re)loaded page shows what the file holds now, not what it held when the app started
