@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, leaderboard_page, served_app
+from tests.test_tifa_bench_generate import pipeline_dir  # noqa: F401  (the tiny diffusers pipeline, for --real)
 
 from scorers.demo import AppConfig
 from scorers.demo.seg_builder_tab import SLOTS, SegAnnotations, read_plan_elements, read_review
@@ -77,8 +78,6 @@ def real_rows(tmp_path_factory, request) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("real") / "generated"
     out.mkdir()
     if HAS_GENERATE:
-        from tests.test_tifa_bench_generate import pipeline_dir  # noqa: F401  (its tiny pipeline)
-
         annotations = _generate_real_rows(out, Path(request.getfixturevalue("pipeline_dir")))
     else:  # TODO(lead): drop once `ts2 seg generate` is in main
         annotations = _write_real_rows(out)
