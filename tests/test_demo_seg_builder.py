@@ -246,6 +246,41 @@ def test_a_file_changed_on_disk_is_read_again(synth):
     assert saved == ["red", "red;dog", "red", "dog"]  # labels in their first use's order
 
 
+def _tab_texts(config: AppConfig) -> list[str]:
+    """The Markdown texts of the app built for ``config`` (no browser)."""
+    from scorers.demo import build_app
+
+    demo = build_app(config)
+    values = [c.get("props", {}).get("value") for c in demo.get_config_file()["components"]]
+    return [v for v in values if isinstance(v, str)]
+
+
+def test_tab_without_a_file_says_how_to_open_one_and_a_bad_file_is_one_line(shared_ts2, tmp_path):
+    tables = {"metadata": shared_ts2 / "metadata.csv", "scores_csv": shared_ts2 / "released_scores.csv"}
+    texts = _tab_texts(AppConfig.resolve(**tables))
+    assert any(t.startswith("*No ANNOTATIONS file is open.*") and "ts2 demo --annotations" in t for t in texts)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("seg_id,prompt\n0,a dog\n")
+    texts = _tab_texts(AppConfig.resolve(**tables, annotations=bad, seg_images=tmp_path))
+    assert f"**Error:** annotations {bad}: no file_name column (an ANNOTATIONS file has seg_id, prompt, file_name, " \
+           "errors)" in texts
+
+
+def test_demo_flags_and_space_variables_name_the_files(synth, capsys):
+    from scorers.cli import main
+    from tests.conftest import free_port
+
+    port = str(free_port())
+    assert main(["demo", "--port", port, "--annotations", str(synth / "missing.csv")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"--annotations {synth / 'missing.csv'}: no such file")
+    assert main(["demo", "--port", port, "--images", str(synth)]) == 2
+    assert "--images: give --annotations too" in capsys.readouterr().err
+    config = AppConfig.from_env({"TS2_ANNOTATIONS": str(synth / "annotations.csv"), "TS2_SEG_IMAGES": str(synth),
+                                 "TS2_SEG_PLAN": str(synth / "plan.json")})
+    assert (config.annotations, config.seg_images, config.seg_plan, config.seg_review) == (
+        synth / "annotations.csv", synth, synth / "plan.json", None)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # page helpers
 # ---------------------------------------------------------------------------------------------------------------------

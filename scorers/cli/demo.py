@@ -30,12 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
     demo.add_argument("--max-upload-mb", type=number(0, 10_000), default=10.0, help="upload size limit in MB")
-    demo.add_argument("--annotations", help="ANNOTATIONS CSV for the Build a SEG tab (ts2 seg build's input; every "
-                                            "tick is saved into it)")
-    demo.add_argument("--images", dest="seg_images", help="folder the ANNOTATIONS file_name values are relative "
-                                                          "to (default: the file's folder)")
-    demo.add_argument("--seg-plan", help="plan file of ts2 seg plan: its elements become the tab's checkboxes")
-    demo.add_argument("--seg-review", help="review list of ts2 seg check: its images are shown first")
+    demo.add_argument("--annotations", metavar="FILE",
+                      help="ANNOTATIONS CSV for the Build a SEG tab (ts2 seg build's input; each tick is saved there)")
+    demo.add_argument("--images", dest="seg_images", metavar="DIR",
+                      help="folder the ANNOTATIONS file_name values are relative to (default: the file's folder)")
+    demo.add_argument("--seg-plan", metavar="PLAN",
+                      help="plan file of ts2 seg plan: its elements become the tab's checkboxes")
+    demo.add_argument("--seg-review", metavar="REVIEW",
+                      help="review list of ts2 seg check: its images are shown first")
     demo.add_argument("--share", action="store_true",
                       help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
                            "network, and anyone with the link can use the demo)")
@@ -117,8 +119,9 @@ def go_offline_unless_the_hub_answers() -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer, a score-your-image tab and a
-    report-card tab (ts2 card's JSON). Tables default to --data-dir, then the TS2 release: $TS2_DATA (a local copy),
+    """Leaderboard of the published metrics (+ your own scores CSV), a SEG explorer, a score-your-image tab, a
+    report-card tab (ts2 card's JSON) and a Build a SEG tab (--annotations: tick what each image gets wrong, saved into
+    that file; see ts2 seg build). Tables default to --data-dir, then the TS2 release: $TS2_DATA (a local copy),
     the Hugging Face cache, or one pinned, verified download; images then come from the release's Hub dataset.
     Offline (HF_HUB_OFFLINE=1, or no answer from the Hub within 3 s at start-up): everything from the local cache.
     """

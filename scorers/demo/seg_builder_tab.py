@@ -643,6 +643,8 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
                     notes.append(gr.Markdown("", elem_id=f"segb-note-{k}"))
                     boxes.append(gr.CheckboxGroup([], value=[], label="", elem_id=f"segb-errors-{k}"))
                 groups.append(group)
+    confirm_button = gr.Button("Confirm the sets shown (mark this page's images reviewed)", size="sm",
+                               elem_id="segb-confirm")
     with gr.Row():
         with gr.Column(scale=1):
             nodes = gr.Dataframe(pd.DataFrame(columns=["file_name", "errors", "node", "reviewed", "judge"]),
@@ -650,8 +652,6 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
                                  label="Node of each image", elem_id="segb-nodes")
         with gr.Column(scale=1):
             graph = gr.Plot(label="Error graph", elem_id="segb-graph")
-    confirm_button = gr.Button("Confirm the sets shown (mark this page's images reviewed)", size="sm",
-                               elem_id="segb-confirm")
     with gr.Row():
         build_button = gr.Button("Build data dir (ts2 seg build)", variant="primary", elem_id="segb-build")
         download = gr.File(label="Built data dir (zip)", interactive=False, elem_id="segb-download")
