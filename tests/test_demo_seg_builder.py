@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, leaderboard_page, served_app
+from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, TIMEOUT_MS, leaderboard_page, served_app
 from tests.test_tifa_bench_generate import pipeline_dir  # noqa: F401  (the tiny diffusers pipeline, for --real)
 
 from scorers.demo import AppConfig
@@ -537,3 +537,58 @@ def test_real_path_generate_annotate_build_meta(page, seg_env, tmp_path):
     expected = _expected_meta(metadata, scores)
     assert got == pytest.approx(expected, abs=1e-9), (got, expected)
     assert 0.5 < expected["rank"] < 1.0  # the jitter swaps some images: neither perfect nor random
+
+
+def test_an_uploaded_file_is_annotated_in_a_working_copy_kept_across_reloads(page, seg_env, tmp_path):
+    """Upload: the CSV and a zip of its images (under one more folder than file_name says) -> the tab opens a working
+    copy; a tick is saved there (downloaded to check), and a reloaded page of that browser finds the upload again."""
+    from PIL import Image
+
+    folder = tmp_path / "upload" / "cups"
+    folder.mkdir(parents=True)
+    for k, name in enumerate(["x.png", "y.png", "z.png"]):
+        Image.new("RGB", (16, 16), (80 * k, 200, 40)).save(folder / name)
+    csv = tmp_path / "cups.csv"
+    csv.write_text("seg_id,prompt,file_name,errors\n5,a blue cup,cups/x.png,\n5,a blue cup,cups/y.png,\n"
+                   "5,a blue cup,cups/z.png,\n")
+    archive = tmp_path / "cups.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for name in ("x.png", "y.png", "z.png"):
+            zipped.write(folder / name, f"upload/cups/{name}")
+    module_page = page
+    context = module_page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:  # a browser context of its own (its own storage): the module's page keeps the configured file
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(seg_env["url"])
+        page.wait_for_selector("#leaderboard [data-testid='cell-0-1']")
+        _open_tab(page)
+        page.locator("#segb-upload").get_by_text("Open an uploaded ANNOTATIONS file").click()
+        page.locator("#segb-upload-csv input[type=file]").set_input_files(str(csv))
+        page.locator("#segb-upload-images input[type=file]").set_input_files([str(archive)])
+        page.wait_for_function("() => (document.querySelector('#segb-upload-images')?.innerText ?? '')"
+                               ".includes('cups.zip')")
+        page.locator("#segb-open").click()
+        assert "Opened cups.csv: 1 SEG(s), 3 images" in _wait_status(page, "Opened", "Error")
+        page.wait_for_function(
+            "() => document.querySelector('#segb-nodes [role=gridcell]')?.innerText.trim() === 'cups/x.png'")
+        assert "not found" not in page.locator("#segb-file").inner_text()  # every image was in the zip
+        _add_element(page, "blue")
+        page.locator("#segb-errors-1").get_by_label("blue", exact=True).check()
+        _wait_status(page, "Saved cups/y.png: blue")
+        with page.expect_download() as download:
+            page.locator("#segb-annotations-file a").first.click()
+        download.value.save_as(tmp_path / "copy.csv")
+        saved = pd.read_csv(tmp_path / "copy.csv", dtype=str, keep_default_na=False)
+        assert saved["errors"].tolist() == ["", "blue", ""]
+
+        page.reload()
+        page.wait_for_selector("#leaderboard [data-testid='cell-0-1']")
+        page.get_by_role("tab", name="Build a SEG").click()
+        page.wait_for_function(
+            "() => document.querySelector('#segb-nodes [role=gridcell]')?.innerText.trim() === 'cups/x.png'")
+        assert page.locator("#segb-errors-1").get_by_label("blue", exact=True).is_checked()
+    finally:
+        context.close()
+    # the configured file is untouched by the upload
+    assert set(pd.read_csv(seg_env["annotations"], dtype=str)["seg_id"]) == {"0", "1"}

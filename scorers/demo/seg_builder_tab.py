@@ -33,6 +33,7 @@ __all__ = [
     "SLOTS",
     "SegAnnotations",
     "build_seg_builder_tab",
+    "open_upload",
     "read_plan_elements",
     "read_review",
 ]
@@ -63,10 +64,11 @@ so closing the page loses nothing. **Build data dir** runs `ts2 seg build` on it
 """
 
 NOT_CONFIGURED = """\
-*No ANNOTATIONS file is open.* Start the demo with one, e.g. after `ts2 seg generate PLAN --real 20 --out DIR`:
-`ts2 demo --annotations DIR/annotations.csv --images DIR` (on a Space: the `TS2_ANNOTATIONS` and `TS2_SEG_IMAGES`
-variables). The file is a CSV with one row per image: `seg_id, prompt, file_name, errors` (errors `;`-joined, empty for
-an error-free image), as `ts2 seg build` reads it.
+*No ANNOTATIONS file is open.* Upload one and its images below, or start the demo with one, e.g. after
+`ts2 seg generate PROMPTS --pipeline P --real 20 --out DIR`:
+`ts2 demo --annotations DIR/real_annotations.csv --images DIR` (on a Space: the `TS2_ANNOTATIONS` and
+`TS2_SEG_IMAGES` variables). The file is a CSV with one row per image: `seg_id, prompt, file_name, errors` (errors
+`;`-joined, empty for an error-free image), as `ts2 seg build` reads it.
 """
 
 
@@ -252,6 +254,7 @@ class SegAnnotations:
         self.added_types: dict[str, str] = {}
         self._lock = threading.RLock()
         self._stamp: tuple[int, int] | None = None
+        self.uploaded = False  # a working copy of an upload (offered for download), not the user's own file
         self.frame = self._read()
 
     # ------------------------------------------------------------------------------------------------ file
@@ -594,6 +597,111 @@ def open_annotations(config) -> SegAnnotations | None:
     return SegAnnotations(config.annotations, images, plan=config.seg_plan, review=config.seg_review)
 
 
+#: the most bytes a zip of uploaded images may unpack to
+MAX_UNZIPPED_BYTES = 2 * 1024**3
+
+
+def _unzip(archive: Path, into: Path) -> list[Path]:
+    """The files of ``archive`` extracted under ``into`` (members that would land outside it are refused)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as opened:
+            members = [m for m in opened.infolist() if not m.is_dir()]
+            if sum(m.file_size for m in members) > MAX_UNZIPPED_BYTES:
+                raise ValueError(f"{archive.name}: unpacks to more than {MAX_UNZIPPED_BYTES // 1024**3} GB")
+            root = into.resolve()
+            out = []
+            for member in members:
+                target = (into / member.filename).resolve()
+                if root not in target.parents:
+                    raise ValueError(f"{archive.name}: member {member.filename!r} would land outside the folder")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with opened.open(member) as source, open(target, "wb") as sink:
+                    shutil.copyfileobj(source, sink)
+                out.append(target)
+            return out
+    except zipfile.BadZipFile as error:
+        raise ValueError(f"{archive.name}: not a zip file that can be read ({error})") from None
+
+
+def open_upload(annotations: str | Path, images=(), *, max_bytes: int | None = None) -> SegAnnotations:
+    """An uploaded ANNOTATIONS file and its images, copied into a new working folder and opened there.
+
+    ``images``: image files and/or zips of them. Each row's ``file_name`` is looked for under the folder (a zip keeps
+    its paths), else among the uploaded files whose path ends with it (a single uploaded file loses its folders: it
+    matches by name when that name is unique). The working copy is what the tab saves to (offered for download).
+
+    Raises
+    ------
+    ValueError
+        An upload over ``max_bytes``, an unreadable zip, or an ANNOTATIONS file the tab cannot open (one line).
+    """
+    from scorers.demo.config import check_upload_size
+
+    uploads = [Path(p) for p in ([images] if isinstance(images, (str, Path)) else list(images or []))]
+    for path in [Path(annotations), *uploads]:
+        if max_bytes is not None:
+            try:
+                check_upload_size(path, max_bytes)
+            except ValueError as problem:
+                raise ValueError(f"{path.name}: {problem}") from None
+    work = Path(tempfile.mkdtemp(prefix="ts2-seg-annotate-"))
+    target = work / (Path(annotations).name if Path(annotations).suffix.lower() == ".csv" else "annotations.csv")
+    shutil.copyfile(annotations, target)
+    frame = SegAnnotations(target, work).frame  # the file's own checks, before any image is copied
+    unpacked = work / ".unpacked"
+    candidates: list[Path] = []
+    for upload in uploads:
+        if upload.suffix.lower() == ".zip":
+            candidates += _unzip(upload, unpacked)
+        else:
+            candidates.append(upload)
+    root = unpacked.resolve()
+    relative = {c: (c.relative_to(root).as_posix() if root in c.resolve().parents else c.name) for c in candidates}
+    for file_name in pd.unique(frame["file_name"]):
+        wanted = (work / file_name).resolve()
+        if work.resolve() not in wanted.parents or wanted.exists():
+            continue
+        name = str(file_name).replace("\\", "/").removeprefix("./")
+        found = [c for c, rel in relative.items() if rel == name or rel.endswith("/" + name)
+                 or ("/" not in rel and rel == name.rsplit("/", 1)[-1])]
+        if len(found) == 1:
+            wanted.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(found[0], wanted)
+    shutil.rmtree(unpacked, ignore_errors=True)
+    book = SegAnnotations(target, work)
+    book.uploaded = True
+    return book
+
+
+def missing_images(book: SegAnnotations) -> list[str]:
+    """The ``file_name`` s of the open file that are not under its images folder."""
+    names = pd.unique(book.frame["file_name"])
+    return [str(n) for n in names if not (book.images / str(n)).is_file()]
+
+
+class OpenBooks:
+    """The ANNOTATIONS files the tab has open: the configured one (key ``""``) and one per upload, under a random
+    key that the browser keeps (``gr.BrowserState``), so a reloaded page finds its upload again."""
+
+    def __init__(self, configured: SegAnnotations | None):
+        self._books: dict[str, SegAnnotations] = {"": configured} if configured is not None else {}
+        self._lock = threading.Lock()
+
+    def get(self, key) -> SegAnnotations | None:
+        """The book of ``key``; the configured one for an unknown key (a server restarted since); None if none."""
+        return self._books.get(key or "") or self._books.get("")
+
+    def add(self, book: SegAnnotations) -> str:
+        import uuid
+
+        key = uuid.uuid4().hex
+        with self._lock:
+            self._books[key] = book
+        return key
+
+
 # ----------------------------------------------------------------------------------------------------------------------
 # The tab
 # ----------------------------------------------------------------------------------------------------------------------
@@ -607,56 +715,81 @@ def _pages(n_images: int) -> list[tuple[str, int]]:
 def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
                           unexpected: Callable[[Exception], str]) -> None:
     """The Build a SEG tab's widgets (inside ``gr.Tab``); ``demo``: the Blocks, whose page load re-reads the file so a
-    reloaded page shows what was saved. Handlers never raise into gradio: an error is one line in the tab's status."""
+    reloaded page shows what was saved. The file is the one ``config`` names, or one uploaded in the tab (a working
+    copy, kept for the browser that uploaded it). Handlers never raise into gradio: an error is one line in the tab's
+    status."""
     import gradio as gr
 
     gr.Markdown(INTRO, elem_id="segb-intro")
+    configured, problem = None, None
     try:
-        book = open_annotations(config)
-    except (ValueError, OSError) as problem:
-        gr.Markdown(error(str(problem)), elem_id="segb-status")
-        return
-    if book is None:
-        gr.Markdown(NOT_CONFIGURED, elem_id="segb-status")
-        return
-    gr.Markdown(f"Saving to `{book.path}` (images from `{book.images}`)", elem_id="segb-file")
-
-    first = book.seg_ids()[0]
-    with gr.Row():
-        seg_pick = gr.Dropdown(book.choices(), value=first, label="SEG", elem_id="segb-pick", scale=3)
-        page_pick = gr.Dropdown(_pages(len(book.rows(first))), value=0, label="Page", elem_id="segb-page", scale=1)
-    summary = gr.Markdown("", elem_id="segb-summary")
-    with gr.Row():
-        new_name = gr.Textbox(label="New element (what an image can get wrong)", elem_id="segb-new-element", scale=3,
-                              max_length=200)
-        new_type = gr.Dropdown([("(no type)", "")] + [(t, t) for t in ERROR_TYPES], value="", label="Type",
-                               elem_id="segb-new-type", scale=1)
-        add_button = gr.Button("Add element", elem_id="segb-add", scale=1)
+        configured = open_annotations(config)
+    except (ValueError, OSError) as failure:
+        problem = error(str(failure))
+    books = OpenBooks(configured)
+    if configured is None:
+        gr.Markdown(problem or NOT_CONFIGURED, elem_id="segb-problem")
+    # the upload this browser opened (its key), kept across reloads
+    book_key = gr.BrowserState("", storage_key="ts2-seg-builder-upload")
+    with gr.Accordion("Open an uploaded ANNOTATIONS file", open=configured is None, elem_id="segb-upload"):
+        gr.Markdown("Upload the CSV and its images (image files or a zip that keeps the folders `file_name` names). "
+                    "The tab then works on a copy on this server, saved at each tick: download it below when done.")
+        with gr.Row():
+            upload_csv = gr.File(label="ANNOTATIONS CSV", file_types=[".csv"], type="filepath",
+                                 elem_id="segb-upload-csv")
+            upload_images = gr.File(label="Images (files or a .zip)", file_count="multiple", type="filepath",
+                                    elem_id="segb-upload-images")
+        open_button = gr.Button("Open the uploaded files", elem_id="segb-open")
     status = gr.Markdown("", elem_id="segb-status")
-    groups, images, notes, boxes = [], [], [], []
-    for start in range(0, SLOTS, COLUMNS):
-        with gr.Row(equal_height=False):
-            for k in range(start, start + COLUMNS):
-                with gr.Column(visible=False, min_width=200) as group:
-                    images.append(gr.Image(None, type="pil", interactive=False, show_label=False, height=200,
-                                           elem_id=f"segb-image-{k}"))
-                    notes.append(gr.Markdown("", elem_id=f"segb-note-{k}"))
-                    boxes.append(gr.CheckboxGroup([], value=[], label="", elem_id=f"segb-errors-{k}"))
-                groups.append(group)
-    confirm_button = gr.Button("Confirm the sets shown (mark this page's images reviewed)", size="sm",
-                               elem_id="segb-confirm")
-    with gr.Row():
-        with gr.Column(scale=1):
-            nodes = gr.Dataframe(pd.DataFrame(columns=["file_name", "errors", "node", "reviewed", "judge"]),
-                                 interactive=False,
-                                 label="Node of each image", elem_id="segb-nodes")
-        with gr.Column(scale=1):
-            graph = gr.Plot(label="Error graph", elem_id="segb-graph")
-    with gr.Row():
-        build_button = gr.Button("Build data dir (ts2 seg build)", variant="primary", elem_id="segb-build")
-        download = gr.File(label="Built data dir (zip)", interactive=False, elem_id="segb-download")
 
-    def page_rows(seg_id, page) -> pd.DataFrame:
+    first = configured.seg_ids()[0] if configured is not None else None
+    with gr.Column(visible=configured is not None, elem_id="segb-editor") as editor:
+        file_line = gr.Markdown("", elem_id="segb-file")
+        with gr.Row():
+            seg_pick = gr.Dropdown(configured.choices() if configured is not None else [], value=first, label="SEG",
+                                   elem_id="segb-pick", scale=3)
+            page_pick = gr.Dropdown(_pages(len(configured.rows(first))) if configured is not None else [],
+                                    value=0 if configured is not None else None, label="Page", elem_id="segb-page",
+                                    scale=1)
+        summary = gr.Markdown("", elem_id="segb-summary")
+        with gr.Row():
+            new_name = gr.Textbox(label="New element (what an image can get wrong)", elem_id="segb-new-element",
+                                  scale=3, max_length=200)
+            new_type = gr.Dropdown([("(no type)", "")] + [(t, t) for t in ERROR_TYPES], value="", label="Type",
+                                   elem_id="segb-new-type", scale=1)
+            add_button = gr.Button("Add element", elem_id="segb-add", scale=1)
+        groups, images, notes, boxes = [], [], [], []
+        for start in range(0, SLOTS, COLUMNS):
+            with gr.Row(equal_height=False):
+                for k in range(start, start + COLUMNS):
+                    with gr.Column(visible=False, min_width=200) as group:
+                        images.append(gr.Image(None, type="pil", interactive=False, show_label=False, height=200,
+                                               elem_id=f"segb-image-{k}"))
+                        notes.append(gr.Markdown("", elem_id=f"segb-note-{k}"))
+                        boxes.append(gr.CheckboxGroup([], value=[], label="", elem_id=f"segb-errors-{k}"))
+                    groups.append(group)
+        confirm_button = gr.Button("Confirm the sets shown (mark this page's images reviewed)", size="sm",
+                                   elem_id="segb-confirm")
+        with gr.Row():
+            with gr.Column(scale=1):
+                nodes = gr.Dataframe(pd.DataFrame(columns=["file_name", "errors", "node", "reviewed", "judge"]),
+                                     interactive=False, label="Node of each image", elem_id="segb-nodes")
+            with gr.Column(scale=1):
+                graph = gr.Plot(label="Error graph", elem_id="segb-graph")
+        with gr.Row():
+            build_button = gr.Button("Build data dir (ts2 seg build)", variant="primary", elem_id="segb-build")
+            download = gr.File(label="Built data dir (zip)", interactive=False, elem_id="segb-download")
+        annotations_file = gr.File(label="The ANNOTATIONS file being edited (the uploaded copy)", interactive=False,
+                                   visible=False, elem_id="segb-annotations-file")
+
+    def book_of(key) -> SegAnnotations:
+        book = books.get(key)
+        if book is None:
+            raise ValueError("no ANNOTATIONS file is open: upload one above, or start the demo with "
+                             "`ts2 demo --annotations FILE --images DIR`")
+        return book
+
+    def page_rows(book, seg_id, page) -> pd.DataFrame:
         rows = book.rows(seg_id)
         page = int(page or 0)
         return rows.iloc[page * SLOTS:(page + 1) * SLOTS]
@@ -664,88 +797,122 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
     def slot_label(file_name: str, node: str, reviewed: str) -> str:
         return f"{file_name} · node {node}{' · ✓ reviewed' if reviewed == 'yes' else ''} · wrong:"
 
-    def graph_outputs(seg_id):
+    def graph_outputs(book, seg_id):
         return book.summary(seg_id), book.nodes(seg_id), book.figure(seg_id)
 
-    def labels_only(seg_id, page):
+    def working_copy(book):
+        """The uploaded file's working copy as it is now (gradio serves a snapshot of a file: renewed at each save)."""
+        return gr.update(value=str(book.path), visible=True) if book.uploaded else gr.update(visible=False)
+
+    def labels_only(book, seg_id, page):
         """Each slot's checkbox label (its node), as the node labels of every image may change with one tick."""
-        shown = page_rows(seg_id, page)
+        shown = page_rows(book, seg_id, page)
         table = book.nodes(seg_id).set_index("file_name")
         out = [gr.update(label=slot_label(f, table.at[f, "node"], table.at[f, "reviewed"])) for f in shown["file_name"]]
         return out + [gr.update()] * (SLOTS - len(out))
 
-    def render(seg_id, page):
-        """Every output of a SEG page: slots (group, image, note, checkboxes), summary, nodes, graph, pages."""
+    def render(book, seg_id, page):
+        """Every output of a SEG page: the editor, the SEG picker, slots (group, image, note, checkboxes), summary,
+        nodes, graph, pages, the working copy's download."""
         book.refresh()
-        seg_id = str(seg_id) if seg_id is not None else book.seg_ids()[0]
+        seg_id = str(seg_id) if seg_id is not None and str(seg_id) in book.seg_ids() else book.seg_ids()[0]
         pages = _pages(len(book.rows(seg_id)))
-        page = int(page) if page is not None and int(page) < len(pages) else 0
-        shown = page_rows(seg_id, page)
+        page = int(page) if page is not None and 0 <= int(page) < len(pages) else 0
+        shown = page_rows(book, seg_id, page)
         elements = book.elements(seg_id)
         table = book.nodes(seg_id).set_index("file_name")
         slot_groups, slot_images, slot_notes, slot_boxes = [], [], [], []
         for k in range(SLOTS):
             if k < len(shown):
                 row = shown.iloc[k]
+                name = row["file_name"]
                 slot_groups.append(gr.update(visible=True))
-                slot_images.append(book.image(row["file_name"]))
+                slot_images.append(book.image(name))
                 slot_notes.append(f"**Judge:** {row['note']}" if row["note"] else "")
                 slot_boxes.append(gr.update(choices=elements, value=_split(row["errors"]),
-                                            label=slot_label(row["file_name"], table.at[row["file_name"], "node"],
-                                                             table.at[row["file_name"], "reviewed"])))
+                                            label=slot_label(name, table.at[name, "node"], table.at[name, "reviewed"])))
             else:
                 slot_groups.append(gr.update(visible=False))
                 slot_images.append(None)
                 slot_notes.append("")
                 slot_boxes.append(gr.update(choices=[], value=[]))
-        return (*slot_groups, *slot_images, *slot_notes, *slot_boxes, *graph_outputs(seg_id),
-                gr.update(choices=pages, value=page))
+        where = "a working copy of your upload" if book.uploaded else f"`{book.path}`"
+        line = f"Saving to {where} (images from `{book.images}`)"
+        missing = missing_images(book)
+        if missing:
+            line += f"; *{len(missing)} image file(s) not found, e.g. `{missing[0]}`*"
+        return (gr.update(visible=True), line, gr.update(choices=book.choices(), value=seg_id), *slot_groups,
+                *slot_images, *slot_notes, *slot_boxes, *graph_outputs(book, seg_id),
+                gr.update(choices=pages, value=page), working_copy(book))
 
-    view_outputs = [*groups, *images, *notes, *boxes, summary, nodes, graph, page_pick]
+    view_outputs = [editor, file_line, seg_pick, *groups, *images, *notes, *boxes, summary, nodes, graph, page_pick,
+                    annotations_file]
 
-    def on_view(seg_id, page):
+    def on_view(key, seg_id, page):
         try:
-            return (*render(seg_id, page), "")
+            book = books.get(key)
+            if book is None:  # nothing open yet: the upload box says what to do
+                return (*([gr.update()] * len(view_outputs)), "")
+            return (*render(book, seg_id, page), "")
         except ValueError as problem:
             return (*([gr.update()] * len(view_outputs)), error(str(problem)))
         except Exception as problem:
             return (*([gr.update()] * len(view_outputs)), unexpected(problem))
 
-    def on_seg(seg_id):
-        return on_view(seg_id, 0)
+    def on_seg(key, seg_id):
+        return on_view(key, seg_id, 0)
+
+    def on_key(key):  # another file: its first SEG
+        return on_view(key, None, 0)
+
+    def on_open(key, csv_path, image_paths):
+        try:
+            if not csv_path:
+                raise ValueError("upload the ANNOTATIONS CSV first")
+            book = open_upload(csv_path, image_paths or [], max_bytes=config.max_upload_bytes)
+            key = books.add(book)
+            n_missing = len(missing_images(book))
+            note = (f"Opened `{book.path.name}`: {len(book.seg_ids())} SEG(s), {len(book.frame)} images"
+                    + (f"; {n_missing} image file(s) not found among the uploads" if n_missing else ""))
+            return (key, *render(book, None, 0), note)
+        except ValueError as problem:
+            return (key, *([gr.update()] * len(view_outputs)), error(str(problem)))
+        except Exception as problem:
+            return (key, *([gr.update()] * len(view_outputs)), unexpected(problem))
 
     def on_tick(k):
-        def handler(seg_id, page, ticked):
+        def handler(key, seg_id, page, ticked):
             try:
-                shown = page_rows(seg_id, page)
+                book = book_of(key)
+                shown = page_rows(book, seg_id, page)
                 if k >= len(shown):
                     raise ValueError("this image slot is empty: pick the SEG again")
                 file_name = shown["file_name"].iloc[k]
                 saved = book.set_errors(seg_id, file_name, ticked)
                 note = f"Saved `{file_name}`: " + ("; ".join(saved) if saved else "no error")
-                return (*labels_only(seg_id, page), *graph_outputs(seg_id), note)
+                return (*labels_only(book, seg_id, page), *graph_outputs(book, seg_id), working_copy(book), note)
             except ValueError as problem:
-                return (*([gr.update()] * (SLOTS + 3)), error(str(problem)))
+                return (*([gr.update()] * (SLOTS + 4)), error(str(problem)))
             except Exception as problem:
-                return (*([gr.update()] * (SLOTS + 3)), unexpected(problem))
+                return (*([gr.update()] * (SLOTS + 4)), unexpected(problem))
         return handler
 
-    def on_confirm(seg_id, page):
+    def on_confirm(key, seg_id, page):
         try:
-            shown = page_rows(seg_id, page)
-            n = book.confirm(seg_id, shown["file_name"])
-            return (*labels_only(seg_id, page), *graph_outputs(seg_id),
+            book = book_of(key)
+            n = book.confirm(seg_id, page_rows(book, seg_id, page)["file_name"])
+            return (*labels_only(book, seg_id, page), *graph_outputs(book, seg_id), working_copy(book),
                     f"Confirmed {n} image(s) of SEG {seg_id} as they are (marked reviewed)")
         except ValueError as problem:
-            return (*([gr.update()] * (SLOTS + 3)), error(str(problem)))
+            return (*([gr.update()] * (SLOTS + 4)), error(str(problem)))
         except Exception as problem:
-            return (*([gr.update()] * (SLOTS + 3)), unexpected(problem))
+            return (*([gr.update()] * (SLOTS + 4)), unexpected(problem))
 
-    def on_add(seg_id, page, name, kind):
+    def on_add(key, seg_id, page, name, kind):
         try:
+            book = book_of(key)
             elements = book.add_element(seg_id, name, kind or None)
-            shown = page_rows(seg_id, page)
-            updates = [gr.update(choices=elements) for _ in range(len(shown))]
+            updates = [gr.update(choices=elements) for _ in range(len(page_rows(book, seg_id, page)))]
             updates += [gr.update()] * (SLOTS - len(updates))
             return (*updates, "", f"Added the element `{name.strip()}` to SEG {seg_id}: tick it where an image gets "
                                   "it wrong")
@@ -754,9 +921,9 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
         except Exception as problem:
             return (*([gr.update()] * SLOTS), gr.update(), unexpected(problem))
 
-    def on_build():
+    def on_build(key):
         try:
-            archive, result = book.build()
+            archive, result = book_of(key).build()
             warnings = list(getattr(result, "warnings", []) or [])
             line = (f"**Built** {result.n_segs} SEG(s), {result.n_images} images: `{archive.name}` below "
                     f"(a data dir for `ts2 score/meta/report --data-dir`).")
@@ -769,13 +936,18 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
         except Exception as problem:
             return None, unexpected(problem)
 
-    seg_pick.select(on_seg, [seg_pick], [*view_outputs, status])
-    page_pick.select(on_view, [seg_pick, page_pick], [*view_outputs, status])
+    seg_pick.select(on_seg, [book_key, seg_pick], [*view_outputs, status])
+    page_pick.select(on_view, [book_key, seg_pick, page_pick], [*view_outputs, status])
     for k, box in enumerate(boxes):
         # .input: the person's ticks only (not the values a view sets)
-        box.input(on_tick(k), [seg_pick, page_pick, box], [*boxes, summary, nodes, graph, status])
-    confirm_button.click(on_confirm, [seg_pick, page_pick], [*boxes, summary, nodes, graph, status])
-    add_button.click(on_add, [seg_pick, page_pick, new_name, new_type], [*boxes, new_name, status])
-    build_button.click(on_build, [], [download, status])
+        box.input(on_tick(k), [book_key, seg_pick, page_pick, box],
+                  [*boxes, summary, nodes, graph, annotations_file, status])
+    confirm_button.click(on_confirm, [book_key, seg_pick, page_pick],
+                         [*boxes, summary, nodes, graph, annotations_file, status])
+    add_button.click(on_add, [book_key, seg_pick, page_pick, new_name, new_type], [*boxes, new_name, status])
+    build_button.click(on_build, [book_key], [download, status])
+    open_button.click(on_open, [book_key, upload_csv, upload_images], [book_key, *view_outputs, status])
     # a (re)loaded page shows what the file holds now, not what it held when the app started
-    demo.load(on_view, [seg_pick, page_pick], [*view_outputs, status])
+    demo.load(on_view, [book_key, seg_pick, page_pick], [*view_outputs, status])
+    # the browser's stored upload key arrives after the page load event: show that upload when it does
+    book_key.change(on_key, [book_key], [*view_outputs, status])
