@@ -246,6 +246,40 @@ def test_a_file_changed_on_disk_is_read_again(synth):
     assert saved == ["red", "red;dog", "red", "dog"]  # labels in their first use's order
 
 
+def test_open_upload_places_images_by_path_and_refuses_a_zip_that_escapes(tmp_path):
+    from PIL import Image
+
+    from scorers.demo.seg_builder_tab import missing_images, open_upload
+
+    for name in ("a.png", "b.png"):
+        Image.new("RGB", (8, 8), (0, 0, 0) if name == "a.png" else (255, 0, 0)).save(tmp_path / name)
+    csv = tmp_path / "mine.csv"
+    csv.write_text("seg_id,prompt,file_name,errors\n0,a dog,seg0/real/a.png,\n0,a dog,seg0/real/b.png,dog\n"
+                   "0,a dog,seg0/real/c.png,\n")
+    archive = tmp_path / "images.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(tmp_path / "a.png", "export/seg0/real/a.png")  # one folder more than file_name: found by suffix
+    book = open_upload(csv, [archive, tmp_path / "b.png"], work=tmp_path / "work")  # b.png: a single file, found by its name
+    assert book.uploaded and book.path.name == "mine.csv" and book.path.parent == book.images
+    assert (book.images / "seg0/real/a.png").read_bytes() == (tmp_path / "a.png").read_bytes()
+    assert (book.images / "seg0/real/b.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert missing_images(book) == ["seg0/real/c.png"]
+    uploaded = csv.read_text()
+    book.set_errors("0", "seg0/real/a.png", ["dog"])  # saved in the working copy, not in the upload
+    assert "seg0/real/a.png,dog,yes" in book.path.read_text() and csv.read_text() == uploaded
+
+    evil = tmp_path / "evil.zip"
+    with zipfile.ZipFile(evil, "w") as zipped:
+        zipped.writestr("../../outside.png", b"x")
+    with pytest.raises(ValueError, match="evil.zip: member '../../outside.png' would land outside the folder"):
+        open_upload(csv, [evil], work=tmp_path / "w2")
+    (tmp_path / "fake.zip").write_text("not a zip")
+    with pytest.raises(ValueError, match="fake.zip: not a zip file"):
+        open_upload(csv, [tmp_path / "fake.zip"], work=tmp_path / "w3")
+    with pytest.raises(ValueError, match="mine.csv: the file is .* the limit is"):
+        open_upload(csv, [], max_bytes=10)
+
+
 def _tab_texts(config: AppConfig) -> list[str]:
     """The Markdown texts of the app built for ``config`` (no browser)."""
     from scorers.demo import build_app

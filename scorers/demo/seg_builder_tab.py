@@ -625,12 +625,14 @@ def _unzip(archive: Path, into: Path) -> list[Path]:
         raise ValueError(f"{archive.name}: not a zip file that can be read ({error})") from None
 
 
-def open_upload(annotations: str | Path, images=(), *, max_bytes: int | None = None) -> SegAnnotations:
+def open_upload(annotations: str | Path, images=(), *, max_bytes: int | None = None,
+                work: str | Path | None = None) -> SegAnnotations:
     """An uploaded ANNOTATIONS file and its images, copied into a new working folder and opened there.
 
     ``images``: image files and/or zips of them. Each row's ``file_name`` is looked for under the folder (a zip keeps
     its paths), else among the uploaded files whose path ends with it (a single uploaded file loses its folders: it
-    matches by name when that name is unique). The working copy is what the tab saves to (offered for download).
+    matches by name when that name is unique). The working copy is what the tab saves to (offered for download); it
+    lives in ``work`` (a new empty folder; default: a new temporary folder).
 
     Raises
     ------
@@ -646,7 +648,8 @@ def open_upload(annotations: str | Path, images=(), *, max_bytes: int | None = N
                 check_upload_size(path, max_bytes)
             except ValueError as problem:
                 raise ValueError(f"{path.name}: {problem}") from None
-    work = Path(tempfile.mkdtemp(prefix="ts2-seg-annotate-"))
+    work = Path(work) if work is not None else Path(tempfile.mkdtemp(prefix="ts2-seg-annotate-"))
+    work.mkdir(parents=True, exist_ok=True)
     target = work / (Path(annotations).name if Path(annotations).suffix.lower() == ".csv" else "annotations.csv")
     shutil.copyfile(annotations, target)
     frame = SegAnnotations(target, work).frame  # the file's own checks, before any image is copied
