@@ -259,7 +259,8 @@ def test_open_upload_places_images_by_path_and_refuses_a_zip_that_escapes(tmp_pa
     archive = tmp_path / "images.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
         zipped.write(tmp_path / "a.png", "export/seg0/real/a.png")  # one folder more than file_name: found by suffix
-    book = open_upload(csv, [archive, tmp_path / "b.png"], work=tmp_path / "work")  # b.png: a single file, found by its name
+    # b.png: a single uploaded file, found by its name
+    book = open_upload(csv, [archive, tmp_path / "b.png"], work=tmp_path / "work")
     assert book.uploaded and book.path.name == "mine.csv" and book.path.parent == book.images
     assert (book.images / "seg0/real/a.png").read_bytes() == (tmp_path / "a.png").read_bytes()
     assert (book.images / "seg0/real/b.png").read_bytes() == (tmp_path / "b.png").read_bytes()
