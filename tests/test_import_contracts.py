@@ -64,6 +64,8 @@ NETWORK_ALLOWED = {
     "scorers/models/imagereward.py": ({"huggingface_hub.hf_hub_download"}, "the ImageReward checkpoint (model weights)"),
     "scorers/models/open_clip_weights.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv2 checkpoint (model weights)"),
     "scorers/rewards/api.py": ({"urllib.request"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
+    "scorers/report/community.py": ({"huggingface_hub.snapshot_download"}, "the leaderboard's submissions from a Hub "
+                                    "dataset at a pinned revision (ts2 leaderboard, the demo's tab)"),
 }
 RAY_ALLOWED = ("scorers/scoring/engines/", "scorers/scoring/engines.py", "scorers/rewards/serve.py")
 
