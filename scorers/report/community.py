@@ -166,12 +166,34 @@ def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.Pat
                                      allow_patterns=[f"{SUBMISSIONS_FOLDER}/**"],
                                      cache_dir=None if cache_dir is None else str(cache_dir))
     except Exception as error:  # the client's errors: offline, not found, revision not found, HTTP, OS
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ParameterError("{given}: the Hub dataset could not be read ({why})",
-                             given=mention("submissions", given), why=f"{type(error).__name__}: {first}") from None
+                             given=mention("submissions", given), why=_hub_problem(error, repo, revision)) from None
     snapshot = Path(snapshot)
     return SubmissionsSource(given=given, folder=snapshot / SUBMISSIONS_FOLDER, repo=repo, revision=revision,
                              commit=snapshot.name)
+
+
+def _hub_problem(error: BaseException, repo: str, revision: str | None) -> str:
+    """Why ``snapshot_download`` failed, in a few words: the client wraps the HTTP error in others."""
+    chain, seen = [], error
+    while seen is not None and len(chain) < 8:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    names = {type(e).__name__ for e in chain}
+    status = next((getattr(getattr(e, "response", None), "status_code", None) for e in chain
+                   if getattr(getattr(e, "response", None), "status_code", None) is not None), None)
+    url = next((str(getattr(getattr(e, "response", None), "url", "")) for e in chain
+                if getattr(e, "response", None) is not None), "")
+    if "RevisionNotFoundError" in names or (status == 404 and "/revision/" in url):
+        return f"revision {revision or 'main'} not found in {repo}"
+    if "RepositoryNotFoundError" in names or status in (401, 403, 404):
+        return f"no dataset {repo} (a private or gated one needs HF_TOKEN)"
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set and this revision is not in the local cache"
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
 def submission_folders(folder: str | os.PathLike) -> list[Path]:
@@ -280,7 +302,7 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
     for path in submission_folders(folder):
         shown = printable(path.name)
         if not path.is_dir():
-            rejected.append(Rejected(shown, "", f"{shown}: a file, not a submission folder"))
+            rejected.append(Rejected(shown, "", "a file, not a submission folder"))
             continue
         try:
             check = verify(path, metadata=metadata)

@@ -1,0 +1,334 @@
+"""The community leaderboard (issue 36, listing): ``scorers.report.community`` and ``ts2 leaderboard``.
+
+Expected numbers come from outside the code under test: ``ts2 meta --json`` on the same keyed score file, run as its
+own process, and the published rows from ``ts2 reproduce --json`` on the release. The listing logic (groups,
+duplicates, rejected, a verifier that raises) is tested with a stand-in verifier of the agreed
+``verify_submission`` signature; the real verifier (``scorers.ts2.submission``) is used by the round-trip tests.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scorers.errors import ParameterError
+from scorers.report.community import (TABLE_COLUMNS, VALUE_COLUMNS, build_leaderboard, community_leaderboard,
+                                      fetch_submissions, printable, read_submissions)
+from tests.loopback_hub import LoopbackHubDataset
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def ts2(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    base = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-m", "scorers.cli", *args], env={**base, **(env or {})},
+                          capture_output=True, text=True, timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def scores(tmp_path_factory, shared_ts2) -> Path:
+    """A keyed per-image score file of two made-up metrics over the release's 2,840 images."""
+    metadata = pd.read_csv(shared_ts2 / "metadata.csv")
+    released = pd.read_csv(shared_ts2 / "released_scores.csv")
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"seg_id": metadata["id"], "file_name": metadata["file_name"],
+                          "noisy_clip": released["clipscore"].to_numpy() + rng.normal(0, 0.05, len(metadata)),
+                          "noisy_align": released["alignscore"].to_numpy() + rng.normal(0, 0.05, len(metadata))})
+    path = tmp_path_factory.mktemp("scores") / "scores.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def meta_numbers(scores: Path, column: str, data_dir: Path, *extra: str) -> dict[str, float]:
+    """``{"rank_avg": %, ...}`` from ``ts2 meta --json`` (its own process)."""
+    out = json.loads(ts2("meta", str(scores), "--column", column, "--data-dir", str(data_dir), "--n-bootstrap", "0",
+                         "--json", *extra).stdout)[column]
+    summary = {m: out[m]["summary"] for m in ("rank", "sep", "delta")}
+    return {f"{m}_{p}": None if p not in summary[m] else 100.0 * summary[m][p] for m in summary
+            for p in ("avg", "synth", "nat", "real")}
+
+
+# ----------------------------------------------------------------------------- a stand-in verifier
+
+
+@pytest.fixture(autouse=True)
+def submission_module(monkeypatch):
+    """Until ``scorers.ts2.submission`` is merged, a stand-in module with the agreed names."""
+    try:
+        import scorers.ts2.submission  # noqa: F401
+    except ModuleNotFoundError:
+        import types
+
+        fake = types.ModuleType("scorers.ts2.submission")
+        fake.verify_submission = stand_in_verify
+        fake.SUBMISSION_FILES = ("manifest.json",)
+        monkeypatch.setitem(sys.modules, "scorers.ts2.submission", fake)
+
+
+@dataclass(frozen=True)
+class StandInCheck:
+    """The agreed ``SubmissionCheck`` fields."""
+
+    name: str
+    ok: bool
+    reason: str | None
+    result: dict | None
+    metadata: dict | None
+    variant: str | None
+    segs: str | None
+    verified_by: str
+
+
+def stand_in_verify(path, *, metadata=None, rescore=0, seed=0):
+    """Reads ``check.json`` (what the real verifier would conclude) and the ``ts2 meta --out`` result beside it;
+    ``boom`` in the folder name raises, as a buggy verifier might."""
+    path = Path(path)
+    if "boom" in path.name:
+        raise RuntimeError("verifier crashed\nsecond line")
+    claim = json.loads((path / "check.json").read_text())
+    result = json.loads((path / "result.json").read_text()) if (path / "result.json").is_file() else None
+    return StandInCheck(name=claim["name"], ok=claim["ok"], reason=claim.get("reason"), result=result,
+                        metadata={"paper_url": "https://example.org/paper"}, variant=claim.get("variant"),
+                        segs=claim.get("segs"), verified_by="0.1.0")
+
+
+def stand_in_submission(root: Path, folder: str, *, name: str, ok: bool = True, reason: str | None = None,
+                        result: Path | None = None, variant: str = "paper", segs: str = "0-163") -> Path:
+    path = root / folder
+    path.mkdir(parents=True)
+    (path / "check.json").write_text(json.dumps({"name": name, "ok": ok, "reason": reason, "variant": variant,
+                                                 "segs": segs}))
+    if result is not None:
+        (path / "result.json").write_bytes(result.read_bytes())
+    return path
+
+
+@pytest.fixture(scope="module")
+def results(scores, shared_ts2, tmp_path_factory) -> dict[str, Path]:
+    """``ts2 meta --out`` results: noisy_clip and noisy_align on the default SEGs, noisy_clip with --variant
+    official and noisy_clip on SEGs 0-99."""
+    folder = tmp_path_factory.mktemp("results")
+    made = {}
+    for key, column, extra in (("clip", "noisy_clip", ()), ("align", "noisy_align", ()),
+                               ("official", "noisy_clip", ("--variant", "official")),
+                               ("segs", "noisy_clip", ("--segs", "0-99"))):
+        made[key] = folder / f"{key}.json"
+        ts2("meta", str(scores), "--column", column, "--data-dir", str(shared_ts2), "--n-bootstrap", "0",
+            "--out", str(made[key]), *extra)
+    return made
+
+
+@pytest.fixture()
+def mixed_folder(tmp_path, results) -> Path:
+    """Good and bad submissions side by side under ``submissions/``."""
+    root = tmp_path / "dataset" / "submissions"
+    stand_in_submission(root, "a-clip", name="noisy-clip", result=results["clip"])
+    stand_in_submission(root, "b-align", name="noisy-align", result=results["align"])
+    stand_in_submission(root, "c-boom", name="whatever")
+    stand_in_submission(root, "d-tampered", name="tampered", ok=False,
+                        reason="result.results.noisy_clip.rank.summary.avg: claimed 0.9, recomputed 0.7012")
+    stand_in_submission(root, "e-dup", name="Noisy-Clip", result=results["align"])  # the same name, case aside
+    stand_in_submission(root, "f-official", name="noisy-clip-official", result=results["official"],
+                        variant="official")
+    stand_in_submission(root, "g-segs", name="noisy-clip-0-99", result=results["segs"], segs="0-99")
+    stand_in_submission(root, "h-published-name", name="clipscore", result=results["clip"])
+    (root / "stray.txt").write_text("not a submission")
+    return root.parent
+
+
+def test_several_bad_and_good_submissions_in_one_folder(mixed_folder, scores, shared_ts2, monkeypatch):
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    board = community_leaderboard(mixed_folder, verify=stand_in_verify)
+    rows = {row["name"]: row for row in board.rows}
+    # the 19 published rows and the good community rows, nothing else
+    published = [r for r in board.rows if r["source"] == "published"]
+    assert len(published) == 19
+    assert {r["name"] for r in board.rows if r["source"] == "community"} == {
+        "noisy-clip", "noisy-align", "noisy-clip-official", "noisy-clip-0-99"}
+    # numbers: ts2 meta's, computed apart
+    for name, column, extra in (("noisy-clip", "noisy_clip", ()), ("noisy-align", "noisy_align", ()),
+                                ("noisy-clip-official", "noisy_clip", ("--variant", "official")),
+                                ("noisy-clip-0-99", "noisy_clip", ("--segs", "0-99"))):
+        expected = meta_numbers(scores, column, shared_ts2, *extra)
+        for key in VALUE_COLUMNS:
+            assert rows[name][key] == (None if expected[key] is None else pytest.approx(expected[key], abs=1e-9)), \
+                (name, key)
+        assert rows[name]["verified_by"] == "ts2-evaluate 0.1.0"
+        assert rows[name]["paper_url"] == "https://example.org/paper"
+    # groups: the other variant / SEG set apart, each ranked on its own
+    assert rows["noisy-clip"]["group"] == rows["noisy-align"]["group"] == rows["clipscore"]["group"] == "default"
+    assert rows["noisy-clip-official"]["group"] == "variant official, SEGs 0-163"
+    assert rows["noisy-clip-0-99"]["group"] == "variant paper, SEGs 0-99"
+    assert rows["noisy-clip-official"]["#"] == rows["noisy-clip-0-99"]["#"] == 1
+    default = [r for r in board.rows if r["group"] == "default"]
+    assert [r["#"] for r in default] == list(range(1, 22))
+    ranks = [r["rank_avg"] for r in default]
+    assert ranks == sorted(ranks, reverse=True)
+    assert [r["group"] for r in board.rows[:21]] == ["default"] * 21  # the default group comes first
+    # rejected, one line each, in folder order
+    rejected = {r.folder: r.reason for r in board.rejected}
+    assert list(rejected) == ["c-boom", "d-tampered", "e-dup", "h-published-name", "stray.txt"]
+    assert rejected["c-boom"] == "the verification failed: RuntimeError: verifier crashed"
+    assert rejected["d-tampered"].startswith("result.results.noisy_clip.rank.summary.avg: claimed 0.9")
+    assert "duplicate name 'Noisy-Clip'" in rejected["e-dup"] and "a-clip" in rejected["e-dup"]
+    assert "published metric clipscore" in rejected["h-published-name"]
+    assert rejected["stray.txt"] == "a file, not a submission folder"
+    assert all("\n" not in reason for reason in rejected.values())
+
+
+def test_published_rows_equal_ts2_reproduce(shared_ts2, tmp_path, monkeypatch):
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    (tmp_path / "submissions").mkdir()
+    board = community_leaderboard(tmp_path, verify=stand_in_verify)
+    assert board.rejected == [] and len(board.rows) == 19
+    reproduced = json.loads(ts2("reproduce", "--data-dir", str(shared_ts2), "--json").stdout)["rows"]
+    expected = {(r["column"], f"{r['meta_metric']}_{r['partition']}"): r["ours"] for r in reproduced}
+    for row in board.rows:
+        for key in VALUE_COLUMNS:
+            got = row[key]
+            want = expected[(row["name"], key)]
+            assert (got is None and want is None) or got == pytest.approx(100.0 * want, abs=1e-6), (row["name"], key)
+
+
+def test_a_later_duplicate_is_rejected_even_when_the_first_is_rejected(tmp_path, results):
+    root = tmp_path / "subs"
+    stand_in_submission(root, "a", name="m", ok=False, reason="metadata.json: key licence absent")
+    stand_in_submission(root, "b", name="m", result=results["clip"])
+    rows, rejected = read_submissions(root, verify=stand_in_verify)
+    assert rows == []
+    assert [(r.folder, r.reason) for r in rejected] == [
+        ("a", "metadata.json: key licence absent"), ("b", "duplicate name 'm': submission a has it already")]
+
+
+def test_names_are_printed_without_control_characters(tmp_path, results):
+    root = tmp_path / "subs"
+    stand_in_submission(root, "evil\x1b[2J", name="evil\x1b[2Jname\nline", ok=False, reason="name: bad\ncharacters")
+    rows, rejected = read_submissions(root, verify=stand_in_verify)
+    assert rejected[0].folder == "evil\\x1b[2J"
+    assert rejected[0].name == "evil\\x1b[2Jname\\nline"
+    assert rejected[0].reason == "name: bad characters"
+    assert printable("x" * 100, limit=10) == "x" * 9 + "…"
+
+
+def test_sources_and_errors(tmp_path):
+    with pytest.raises(ParameterError, match=r"no such folder, and not a Hub dataset id") as error:
+        fetch_submissions(str(tmp_path / "missing" / "deeper" / "x"))
+    assert error.value.parameters == ("submissions",)
+    file = tmp_path / "file.txt"
+    file.write_text("x")
+    with pytest.raises(ParameterError, match="a file, not a folder"):
+        fetch_submissions(file)
+    one = tmp_path / "one"
+    one.mkdir()
+    assert fetch_submissions(one).folder == one
+    (one / "submissions").mkdir()
+    assert fetch_submissions(one).folder == one / "submissions"
+    with pytest.raises(ParameterError, match="sort_by must be one of rank, sep, delta"):
+        build_leaderboard([], sort_by="flops")
+
+
+def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, results, shared_ts2, tmp_path, monkeypatch):
+    """The same listing from a loopback Hub serving the folder as a dataset at one commit; a second read of the
+    same commit is served from the cache (no download); an unknown revision is one line naming it."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    local = community_leaderboard(mixed_folder, verify=stand_in_verify)
+    with LoopbackHubDataset(mixed_folder, "ts2-community/submissions", COMMIT) as hub:
+        monkeypatch.setattr(constants, "ENDPOINT", hub.base)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                            hub.base + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        cache = tmp_path / "hf-cache"
+        board = community_leaderboard(f"ts2-community/submissions@{COMMIT}", verify=stand_in_verify, cache_dir=cache)
+        assert board.rows == local.rows
+        assert [(r.folder, r.reason) for r in board.rejected] == [(r.folder, r.reason) for r in local.rejected]
+        assert board.source == f"Hub dataset ts2-community/submissions@{COMMIT}"
+        downloads = hub.count("/datasets/ts2-community/submissions/resolve/")
+        assert downloads > 0
+        with pytest.raises(ParameterError) as error:
+            community_leaderboard("ts2-community/submissions@v9", verify=stand_in_verify, cache_dir=cache)
+        assert str(error.value) == ("submissions='ts2-community/submissions@v9': the Hub dataset could not be read "
+                                    "(revision v9 not found in ts2-community/submissions)")
+        with pytest.raises(ParameterError) as error:
+            community_leaderboard(f"someone/else@{COMMIT}", verify=stand_in_verify, cache_dir=cache)
+        assert str(error.value).endswith("(no dataset someone/else (a private or gated one needs HF_TOKEN))")
+        # the same commit again, offline: from the cache, no request
+        before = len(hub.requests)
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+        again = community_leaderboard(f"ts2-community/submissions@{COMMIT}", verify=stand_in_verify, cache_dir=cache)
+        assert again.rows == local.rows and len(hub.requests) == before
+
+
+# ----------------------------------------------------------------------------- ts2 leaderboard
+
+
+def with_stand_in(monkeypatch):
+    """``scorers.ts2.submission.verify_submission`` is the stand-in verifier (in this process only)."""
+    monkeypatch.setattr(sys.modules["scorers.ts2.submission"], "verify_submission", stand_in_verify)
+
+
+def run_cli(capsys, *args: str) -> str:
+    from scorers.cli import main
+
+    capsys.readouterr()
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+def check_same_table(text: str, payload: dict, csv_path: Path) -> None:
+    """The CSV's rows (%) are the JSON's (fractions x 100), and the text shows each row rounded to 0.1, group by
+    group; the rejected lines are the JSON's."""
+    with open(csv_path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == list(TABLE_COLUMNS)
+        table = list(reader)
+    assert len(table) == len(payload["rows"])
+    for got, want in zip(table, payload["rows"]):
+        for column in TABLE_COLUMNS:
+            if column in VALUE_COLUMNS:
+                assert (got[column] == "" and want[column] is None) or \
+                    float(got[column]) == pytest.approx(100.0 * want[column], rel=1e-12, abs=1e-12)
+            else:
+                assert got[column] == str(want[column] if want[column] is not None else "")
+    lines = text.splitlines()
+    for want in payload["rows"]:
+        shown = [f"{want['#']}", want["name"], want["source"], want["verified_by"]]
+        shown += [f"{100.0 * want[k]:.1f}" for k in ("rank_avg", "sep_avg", "delta_avg")]
+        assert any(line.split() == " ".join(shown).split() for line in lines), shown
+    for group in {r["group"] for r in payload["rows"]}:
+        assert any(line.startswith(f"== {group}") for line in lines)
+    for rejected in payload["rejected"]:
+        assert f"  {rejected['folder']}: {rejected['reason']}" in lines
+
+
+def test_cli_text_json_and_csv_give_the_same_table(mixed_folder, shared_ts2, tmp_path, monkeypatch, capsys):
+    with_stand_in(monkeypatch)
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    out_csv = tmp_path / "board.csv"
+    text = run_cli(capsys, "leaderboard", "--submissions", str(mixed_folder), "--csv", str(out_csv))
+    payload = json.loads(run_cli(capsys, "leaderboard", "--submissions", str(mixed_folder), "--json"))
+    assert payload["unit"] == "fraction" and len(payload["rows"]) == 23 and len(payload["rejected"]) == 5
+    check_same_table(text, payload, out_csv)
+    assert "== variant official, SEGs 0-163 (not ranked with the default) ==" in text.splitlines()
+
+
+def test_cli_unknown_source_is_one_line(tmp_path):
+    done = ts2("leaderboard", "--submissions", str(tmp_path / "nope" / "x" / "y"), check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"ts2 leaderboard: error: --submissions {tmp_path / 'nope' / 'x' / 'y'}: no such folder, and not a Hub "
+        "dataset id OWNER/NAME[@REVISION]"]
