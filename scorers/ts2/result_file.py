@@ -166,7 +166,6 @@ def check_table(payload: dict, where: str) -> bool:
                          f"{error})") from None
     if rebuilt is None:
         return False
-    from scorers.cli._format import format_meta_table
 
     derived = format_meta_table(rebuilt).split("\n")
     saved = payload["table"].split("\n")
