@@ -8,6 +8,7 @@ duplicates, rejected, a verifier that raises) is tested with a stand-in verifier
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -64,20 +65,6 @@ def meta_numbers(scores: Path, column: str, data_dir: Path, *extra: str) -> dict
 # ----------------------------------------------------------------------------- a stand-in verifier
 
 
-@pytest.fixture(autouse=True)
-def submission_module(monkeypatch):
-    """Until ``scorers.ts2.submission`` is merged, a stand-in module with the agreed names."""
-    try:
-        import scorers.ts2.submission  # noqa: F401
-    except ModuleNotFoundError:
-        import types
-
-        fake = types.ModuleType("scorers.ts2.submission")
-        fake.verify_submission = stand_in_verify
-        fake.SUBMISSION_FILES = ("manifest.json",)
-        monkeypatch.setitem(sys.modules, "scorers.ts2.submission", fake)
-
-
 @dataclass(frozen=True)
 class StandInCheck:
     """The agreed ``SubmissionCheck`` fields."""
@@ -131,37 +118,99 @@ def results(scores, shared_ts2, tmp_path_factory) -> dict[str, Path]:
     return made
 
 
-@pytest.fixture()
-def mixed_folder(tmp_path, results) -> Path:
-    """Good and bad submissions side by side under ``submissions/``."""
-    root = tmp_path / "dataset" / "submissions"
-    stand_in_submission(root, "a-clip", name="noisy-clip", result=results["clip"])
-    stand_in_submission(root, "b-align", name="noisy-align", result=results["align"])
-    stand_in_submission(root, "c-boom", name="whatever")
-    stand_in_submission(root, "d-tampered", name="tampered", ok=False,
-                        reason="result.results.noisy_clip.rank.summary.avg: claimed 0.9, recomputed 0.7012")
-    stand_in_submission(root, "e-dup", name="Noisy-Clip", result=results["align"])  # the same name, case aside
-    stand_in_submission(root, "f-official", name="noisy-clip-official", result=results["official"],
-                        variant="official")
-    stand_in_submission(root, "g-segs", name="noisy-clip-0-99", result=results["segs"], segs="0-99")
-    stand_in_submission(root, "h-published-name", name="clipscore", result=results["clip"])
+def edit(folder: Path, file: str, change, *, manifest: bool = True) -> None:
+    """Change ``file`` of a submission (``change(text) -> text``), and its manifest sha256 too (``manifest``), so the
+    check that follows the manifest's is the one that fails."""
+    path = folder / file
+    path.write_text(change(path.read_text(encoding="utf-8")), encoding="utf-8")
+    if manifest:
+        listing = json.loads((folder / "manifest.json").read_text())
+        listing["sha256"][file] = hashlib.sha256(path.read_bytes()).hexdigest()
+        (folder / "manifest.json").write_text(json.dumps(listing))
+
+
+def json_edit(change):
+    def apply(text):
+        payload = json.loads(text)
+        change(payload)
+        return json.dumps(payload)
+    return apply
+
+
+@pytest.fixture(scope="module")
+def mixed_folder(tmp_path_factory, scores, shared_ts2) -> Path:
+    """Good and bad submissions side by side under ``submissions/`` (written by ``write_submission``, then
+    damaged by hand)."""
+    from scorers.ts2.options import MetaOptions
+    from scorers.ts2.submission import write_submission
+
+    dataset = tmp_path_factory.mktemp("dataset")
+    root = dataset / "submissions"
+    info = {"metric": "CLIP with noise", "paper_url": "https://example.org/paper", "code_url": None,
+            "license": "MIT", "flops_per_image": None}
+
+    def submit(folder, column, name, **options):
+        return write_submission(scores, column=column, name=name, out=root / folder, info=info,
+                                metadata=shared_ts2 / "metadata.csv",
+                                options=MetaOptions(n_bootstrap=0, **options))
+
+    submit("a-clip", "noisy_clip", "noisy-clip")
+    submit("b-align", "noisy_align", "noisy-align")
+    submit("c-official", "noisy_clip", "noisy-clip-official", variant="official")
+    submit("d-segs", "noisy_clip", "noisy-clip-0-99", seg_subset="0-99")
+    tampered = submit("e-tampered", "noisy_clip", "tampered")
+    edit(tampered, "result.json", json_edit(lambda r: r["results"]["noisy_clip"]["rank"]["summary"]
+                                            .__setitem__("avg", 0.9)))
+    one_score = submit("f-one-score", "noisy_align", "one-score")
+    edit(one_score, "scores.csv", lambda text: text.replace(",", ",9", 3).replace(",9", ",", 2))
+    missing = submit("g-missing", "noisy_align", "missing")
+    (missing / "metric.json").unlink()
+    manifest = submit("h-manifest", "noisy_align", "manifest")
+    edit(manifest, "manifest.json", json_edit(lambda m: m["sha256"].__setitem__("scores.csv", "0" * 64)),
+         manifest=False)
+    evil = submit("i-evil", "noisy_align", "evil")
+    edit(evil, "metric.json", json_edit(lambda m: m.__setitem__("name", "../evil")))
+    submit("j-dup", "noisy_align", "noisy-clip")  # the name of a-clip: the later one is rejected
+    keys = submit("k-keys", "noisy_align", "keys")
+    edit(keys, "metric.json", json_edit(lambda m: m.pop("license")))
+    big = submit("l-big", "noisy_align", "big")
+    with open(big / "scores.csv", "a", encoding="utf-8") as handle:
+        handle.write("#" * (8 * 2**20))
+    extra = submit("m-extra", "noisy_align", "extra")
+    (extra / "notes.txt").write_text("hello")
+    submit("n-published", "noisy_align", "clipscore")  # a published metric's name
     (root / "stray.txt").write_text("not a submission")
-    return root.parent
+    return dataset
 
 
-def test_several_bad_and_good_submissions_in_one_folder(mixed_folder, scores, shared_ts2, monkeypatch):
-    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
-    board = community_leaderboard(mixed_folder, verify=stand_in_verify)
+#: folder -> the start of its reason (H4's wording names the field)
+REJECTED = {
+    "e-tampered": "results.noisy_clip.rank.summary.avg: claimed 0.9, recomputed 0.",
+    "f-one-score": "inputs.scores.sha256: claimed ",
+    "g-missing": "missing file: metric.json",
+    "h-manifest": "sha256 mismatch: scores.csv: manifest 0000",
+    "i-evil": "metric.json: name '../evil' has path characters",
+    "j-dup": "duplicate name 'noisy-clip': submission a-clip has it already",
+    "k-keys": "metric.json: missing key(s) license",
+    "l-big": "scores.csv: ",
+    "m-extra": "extra file: 'notes.txt'",
+    "n-published": "duplicate name 'clipscore': the published metric clipscore has it already",
+    "stray.txt": "a file, not a submission folder",
+}
+#: the verified rows: name -> (column, ts2 meta's options)
+VERIFIED = {"noisy-clip": ("noisy_clip", ()), "noisy-align": ("noisy_align", ()),
+            "noisy-clip-official": ("noisy_clip", ("--variant", "official")),
+            "noisy-clip-0-99": ("noisy_clip", ("--segs", "0-99"))}
+
+
+def check_board(board, scores: Path, shared_ts2: Path) -> None:
+    """The mixed folder's leaderboard: 19 published + 4 verified rows (ts2 meta's numbers), groups, rejected."""
     rows = {row["name"]: row for row in board.rows}
-    # the 19 published rows and the good community rows, nothing else
-    published = [r for r in board.rows if r["source"] == "published"]
-    assert len(published) == 19
-    assert {r["name"] for r in board.rows if r["source"] == "community"} == {
-        "noisy-clip", "noisy-align", "noisy-clip-official", "noisy-clip-0-99"}
-    # numbers: ts2 meta's, computed apart
-    for name, column, extra in (("noisy-clip", "noisy_clip", ()), ("noisy-align", "noisy_align", ()),
-                                ("noisy-clip-official", "noisy_clip", ("--variant", "official")),
-                                ("noisy-clip-0-99", "noisy_clip", ("--segs", "0-99"))):
+    assert [r["name"] for r in board.rows if r["source"] == "published"] == [
+        r["name"] for r in board.rows[:21] if r["source"] == "published"]
+    assert len([r for r in board.rows if r["source"] == "published"]) == 19
+    assert {r["name"] for r in board.rows if r["source"] == "community"} == set(VERIFIED)
+    for name, (column, extra) in VERIFIED.items():
         expected = meta_numbers(scores, column, shared_ts2, *extra)
         for key in VALUE_COLUMNS:
             assert rows[name][key] == (None if expected[key] is None else pytest.approx(expected[key], abs=1e-9)), \
@@ -179,14 +228,25 @@ def test_several_bad_and_good_submissions_in_one_folder(mixed_folder, scores, sh
     assert ranks == sorted(ranks, reverse=True)
     assert [r["group"] for r in board.rows[:21]] == ["default"] * 21  # the default group comes first
     # rejected, one line each, in folder order
-    rejected = {r.folder: r.reason for r in board.rejected}
-    assert list(rejected) == ["c-boom", "d-tampered", "e-dup", "h-published-name", "stray.txt"]
-    assert rejected["c-boom"] == "the verification failed: RuntimeError: verifier crashed"
-    assert rejected["d-tampered"].startswith("result.results.noisy_clip.rank.summary.avg: claimed 0.9")
-    assert "duplicate name 'Noisy-Clip'" in rejected["e-dup"] and "a-clip" in rejected["e-dup"]
-    assert "published metric clipscore" in rejected["h-published-name"]
-    assert rejected["stray.txt"] == "a file, not a submission folder"
-    assert all("\n" not in reason for reason in rejected.values())
+    assert [r.folder for r in board.rejected] == list(REJECTED)
+    for rejected in board.rejected:
+        assert rejected.reason.startswith(REJECTED[rejected.folder]), rejected
+        assert "\n" not in rejected.reason
+
+
+def test_several_bad_and_good_submissions_in_one_folder(mixed_folder, scores, shared_ts2, monkeypatch):
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    check_board(community_leaderboard(mixed_folder), scores, shared_ts2)
+
+
+def test_a_verifier_that_raises_stops_nothing(tmp_path, results):
+    root = tmp_path / "subs"
+    stand_in_submission(root, "a-boom", name="whatever")
+    stand_in_submission(root, "b-good", name="good", result=results["clip"])
+    rows, rejected = read_submissions(root, verify=stand_in_verify)
+    assert [r["name"] for r in rows] == ["good"]
+    assert [(r.folder, r.reason) for r in rejected] == [
+        ("a-boom", "the verification failed: RuntimeError: verifier crashed")]
 
 
 def test_published_rows_equal_ts2_reproduce(shared_ts2, tmp_path, monkeypatch):
@@ -240,20 +300,21 @@ def test_sources_and_errors(tmp_path):
         build_leaderboard([], sort_by="flops")
 
 
-def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, results, shared_ts2, tmp_path, monkeypatch):
+def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, scores, shared_ts2, tmp_path, monkeypatch):
     """The same listing from a loopback Hub serving the folder as a dataset at one commit; a second read of the
     same commit is served from the cache (no download); an unknown revision is one line naming it."""
     from huggingface_hub import constants
 
     monkeypatch.setenv("TS2_DATA", str(shared_ts2))
-    local = community_leaderboard(mixed_folder, verify=stand_in_verify)
+    local = community_leaderboard(mixed_folder)
     with LoopbackHubDataset(mixed_folder, "ts2-community/submissions", COMMIT) as hub:
         monkeypatch.setattr(constants, "ENDPOINT", hub.base)
         monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
                             hub.base + "/{repo_id}/resolve/{revision}/{filename}")
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
         cache = tmp_path / "hf-cache"
-        board = community_leaderboard(f"ts2-community/submissions@{COMMIT}", verify=stand_in_verify, cache_dir=cache)
+        board = community_leaderboard(f"ts2-community/submissions@{COMMIT}", cache_dir=cache)
+        check_board(board, scores, shared_ts2)
         assert board.rows == local.rows
         assert [(r.folder, r.reason) for r in board.rejected] == [(r.folder, r.reason) for r in local.rejected]
         assert board.source == f"Hub dataset ts2-community/submissions@{COMMIT}"
@@ -269,16 +330,11 @@ def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, results, shared_t
         # the same commit again, offline: from the cache, no request
         before = len(hub.requests)
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-        again = community_leaderboard(f"ts2-community/submissions@{COMMIT}", verify=stand_in_verify, cache_dir=cache)
+        again = community_leaderboard(f"ts2-community/submissions@{COMMIT}", cache_dir=cache)
         assert again.rows == local.rows and len(hub.requests) == before
 
 
 # ----------------------------------------------------------------------------- ts2 leaderboard
-
-
-def with_stand_in(monkeypatch):
-    """``scorers.ts2.submission.verify_submission`` is the stand-in verifier (in this process only)."""
-    monkeypatch.setattr(sys.modules["scorers.ts2.submission"], "verify_submission", stand_in_verify)
 
 
 def run_cli(capsys, *args: str) -> str:
@@ -316,12 +372,11 @@ def check_same_table(text: str, payload: dict, csv_path: Path) -> None:
 
 
 def test_cli_text_json_and_csv_give_the_same_table(mixed_folder, shared_ts2, tmp_path, monkeypatch, capsys):
-    with_stand_in(monkeypatch)
     monkeypatch.setenv("TS2_DATA", str(shared_ts2))
     out_csv = tmp_path / "board.csv"
     text = run_cli(capsys, "leaderboard", "--submissions", str(mixed_folder), "--csv", str(out_csv))
     payload = json.loads(run_cli(capsys, "leaderboard", "--submissions", str(mixed_folder), "--json"))
-    assert payload["unit"] == "fraction" and len(payload["rows"]) == 23 and len(payload["rejected"]) == 5
+    assert payload["unit"] == "fraction" and len(payload["rows"]) == 23 and len(payload["rejected"]) == len(REJECTED)
     check_same_table(text, payload, out_csv)
     assert "== variant official, SEGs 0-163 (not ranked with the default) ==" in text.splitlines()
 

@@ -23,9 +23,12 @@ cached) gives the community rows alone, with a note.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+import shutil
+import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +39,7 @@ from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
 
 __all__ = ["DEFAULT_SEGS", "DEFAULT_VARIANT", "SUBMISSIONS_FOLDER", "TABLE_COLUMNS", "VALUE_COLUMNS", "Leaderboard",
            "Rejected", "SubmissionsSource", "build_leaderboard", "community_leaderboard", "fetch_submissions",
-           "group_label", "leaderboard_text", "printable", "published_rows", "verifier_label", "read_submissions", "submission_folders"]
+           "group_label", "leaderboard_text", "plain_files", "printable", "published_rows", "verifier_label", "read_submissions", "submission_folders"]
 
 #: the folder of a Hub dataset (and of a local copy) that holds one folder per submission (``ts2 submit --push``)
 SUBMISSIONS_FOLDER = "submissions"
@@ -194,6 +197,20 @@ def _hub_problem(error: BaseException, repo: str, revision: str | None) -> str:
         return "HF_HUB_OFFLINE is set and this revision is not in the local cache"
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+@contextlib.contextmanager
+def plain_files(source: SubmissionsSource):
+    """The folder to verify: a local one as it is; a Hub snapshot copied into a temporary folder first, as plain
+    files (the Hugging Face cache holds a snapshot's files as symbolic links into its blob store, and a submission is
+    plain files only)."""
+    if source.repo is None or not source.folder.is_dir():
+        yield source.folder
+        return
+    with tempfile.TemporaryDirectory(prefix="ts2-submissions-") as scratch:
+        copy = Path(scratch) / SUBMISSIONS_FOLDER
+        shutil.copytree(source.folder, copy, symlinks=False)
+        yield copy
 
 
 def submission_folders(folder: str | os.PathLike) -> list[Path]:
@@ -384,11 +401,16 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
                           cache_dir: str | os.PathLike | None = None) -> Leaderboard:
     """The leaderboard of ``submissions`` (a folder or ``OWNER/NAME[@REVISION]``, :func:`fetch_submissions`):
     every submission verified (:func:`read_submissions`; ``metadata``: the TS2 metadata to verify against, default
-    the release's), beside the published rows (``published=False``: without them) read through
+    the release's, found once: :class:`scorers.tables.release.ReleaseFileUnavailable` when it cannot be had, as
+    nothing could be verified), beside the published rows (``published=False``: without them) read through
     :mod:`scorers.tables.release` (``data_dir`` / ``$TS2_DATA``, else the cache, else one verified download); when
     the release cannot be had, a note says so and the community rows are listed alone.
     """
     source = fetch_submissions(submissions, cache_dir=cache_dir)
+    if metadata is None and verify is None:  # one error when nothing could be verified, not one per submission
+        from scorers.tables.release import path
+
+        metadata = path("metadata.csv", data_dir, progress=False)
     notes, rows_published, taken = [], [], []
     if published:
         from scorers.ts2.reproduce import released_reproduction
@@ -402,7 +424,8 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
         else:
             rows_published = published_rows(reproduction)
             taken = list(reproduction.columns)
-    community, rejected = read_submissions(source.folder, verify=verify, metadata=metadata, taken=taken)
+    with plain_files(source) as folder:
+        community, rejected = read_submissions(folder, verify=verify, metadata=metadata, taken=taken)
     return build_leaderboard(community, rows_published, rejected=rejected, source=source.describe(), notes=notes,
                              sort_by=sort_by)
 
