@@ -193,6 +193,9 @@ def _hub_problem(error: BaseException, repo: str, revision: str | None) -> str:
         return f"no dataset {repo} (a private or gated one needs HF_TOKEN)"
     from huggingface_hub import constants
 
+    if any("Connect" in n or "Timeout" in n for n in names):
+        endpoint = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+        return f"the Hub ({endpoint}) cannot be reached and this revision is not in the local cache"
     if constants.HF_HUB_OFFLINE:
         return "HF_HUB_OFFLINE is set and this revision is not in the local cache"
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
@@ -398,13 +401,15 @@ def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (),
 
 def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | None = None, metadata=None,
                           published: bool = True, sort_by: str = "rank", verify: Callable | None = None,
-                          cache_dir: str | os.PathLike | None = None) -> Leaderboard:
+                          cache_dir: str | os.PathLike | None = None, reproduction=None) -> Leaderboard:
     """The leaderboard of ``submissions`` (a folder or ``OWNER/NAME[@REVISION]``, :func:`fetch_submissions`):
     every submission verified (:func:`read_submissions`; ``metadata``: the TS2 metadata to verify against, default
     the release's, found once: :class:`scorers.tables.release.ReleaseFileUnavailable` when it cannot be had, as
     nothing could be verified), beside the published rows (``published=False``: without them) read through
     :mod:`scorers.tables.release` (``data_dir`` / ``$TS2_DATA``, else the cache, else one verified download); when
-    the release cannot be had, a note says so and the community rows are listed alone.
+    the release cannot be had, a note says so and the community rows are listed alone. ``reproduction``: the
+    published rows already computed (a :class:`scorers.ts2.reproduce.Reproduction`, e.g. the demo's), used as they
+    are.
     """
     source = fetch_submissions(submissions, cache_dir=cache_dir)
     if metadata is None and verify is None:  # one error when nothing could be verified, not one per submission
@@ -412,7 +417,9 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
 
         metadata = path("metadata.csv", data_dir, progress=False)
     notes, rows_published, taken = [], [], []
-    if published:
+    if published and reproduction is not None:
+        rows_published, taken = published_rows(reproduction), list(reproduction.columns)
+    elif published:
         from scorers.ts2.reproduce import released_reproduction
         from scorers.tables.release import ReleaseFileUnavailable
 
