@@ -430,3 +430,32 @@ def test_round_trip_submit_verify_push_then_list(scores, shared_ts2, tmp_path, m
     assert listed["source"] == f"Hub dataset ts2-community/leaderboard@refs/pr/1 (commit {pushed.commit})"
     assert [r for r in before["rows"] if r["source"] == "community"] == [] and before["rejected"] == []
     assert len(before["rows"]) == 19
+
+
+# ----------------------------------------------------------------------------- the demo's settings
+
+
+def test_the_demo_reads_its_submissions_source(mixed_folder, shared_ts2, tmp_path):
+    """``TS2_SUBMISSIONS`` (a Space variable) sets ``AppConfig.submissions``; the tab's board is the library's, with
+    the published rows the tab computed; a source that cannot be read is one line naming the setting."""
+    from scorers.demo.config import AppConfig
+    from scorers.demo.leaderboard_tab import community_board, community_view, published_reproduction, rejected_view
+    from scorers.demo.sources import load_tables
+
+    assert AppConfig.from_env({}).submissions is None
+    assert AppConfig.from_env({"TS2_SUBMISSIONS": " owner/name@abc "}).submissions == "owner/name@abc"
+    config = AppConfig.resolve(metadata=shared_ts2 / "metadata.csv", scores_csv=shared_ts2 / "released_scores.csv",
+                               submissions=str(mixed_folder))
+    assert "- community submissions: `" + str(mixed_folder) + "`" in config.describe()
+    assert community_board(config.with_(submissions=None), None).configured is False
+    published = published_reproduction(load_tables(config), config)
+    community = community_board(config, published)
+    assert community.problem is None
+    view = community_view(community.board)
+    mine = view[view["source"] == "community"].set_index("metric")
+    assert set(mine.index) == set(VERIFIED)
+    assert list(rejected_view(community.board)["submission"]) == list(REJECTED)
+    missing = community_board(config.with_(submissions=str(tmp_path / "no" / "such" / "x")), published)
+    assert missing.board is None
+    assert missing.problem == (f"submissions source {tmp_path / 'no' / 'such' / 'x'}: no such folder, and not a "
+                               "Hub dataset id OWNER/NAME[@REVISION]")
