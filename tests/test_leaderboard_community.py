@@ -24,10 +24,8 @@ import pytest
 from scorers.errors import ParameterError
 from scorers.report.community import (TABLE_COLUMNS, VALUE_COLUMNS, build_leaderboard, community_leaderboard,
                                       fetch_submissions, printable, read_submissions)
-from tests.loopback_hub import LoopbackHubDataset
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 def ts2(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -203,7 +201,7 @@ VERIFIED = {"noisy-clip": ("noisy_clip", ()), "noisy-align": ("noisy_align", ())
             "noisy-clip-0-99": ("noisy_clip", ("--segs", "0-99"))}
 
 
-def check_board(board, scores: Path, shared_ts2: Path) -> None:
+def check_board(board, scores: Path, shared_ts2: Path, *, big_from_hub: bool = False) -> None:
     """The mixed folder's leaderboard: 19 published + 4 verified rows (ts2 meta's numbers), groups, rejected."""
     rows = {row["name"]: row for row in board.rows}
     assert [r["name"] for r in board.rows if r["source"] == "published"] == [
@@ -230,6 +228,10 @@ def check_board(board, scores: Path, shared_ts2: Path) -> None:
     # rejected, one line each, in folder order
     assert [r.folder for r in board.rejected] == list(REJECTED)
     for rejected in board.rejected:
+        if big_from_hub and rejected.folder == "l-big":
+            assert rejected.reason == ("scores.csv: 8503125 bytes on the Hub, over the cap of 8388608 (not "
+                                       "downloaded)")
+            continue
         assert rejected.reason.startswith(REJECTED[rejected.folder]), rejected
         assert "\n" not in rejected.reason
 
@@ -301,36 +303,45 @@ def test_sources_and_errors(tmp_path):
 
 
 def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, scores, shared_ts2, tmp_path, monkeypatch):
-    """The same listing from a loopback Hub serving the folder as a dataset at one commit; a second read of the
-    same commit is served from the cache (no download); an unknown revision is one line naming it."""
+    """The same listing from a loopback Hub serving the folder as a dataset, read at its commit sha; the file over
+    the size cap is refused from the tree listing, never downloaded; a second read of the same commit, offline, is
+    served from the cache; an unknown revision or dataset is one line naming it."""
     from huggingface_hub import constants
+
+    from tests.loopback_hub import LoopbackHub
 
     monkeypatch.setenv("TS2_DATA", str(shared_ts2))
     local = community_leaderboard(mixed_folder)
-    with LoopbackHubDataset(mixed_folder, "ts2-community/submissions", COMMIT) as hub:
+    with LoopbackHub("ts2-community/submissions", files=mixed_folder) as hub:
+        commit = hub.refs["main"]
         monkeypatch.setattr(constants, "ENDPOINT", hub.base)
         monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
                             hub.base + "/{repo_id}/resolve/{revision}/{filename}")
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setenv("HF_ENDPOINT", hub.base)
         cache = tmp_path / "hf-cache"
-        board = community_leaderboard(f"ts2-community/submissions@{COMMIT}", cache_dir=cache)
-        check_board(board, scores, shared_ts2)
+        board = community_leaderboard(f"ts2-community/submissions@{commit}", cache_dir=cache)
+        check_board(board, scores, shared_ts2, big_from_hub=True)
         assert board.rows == local.rows
-        assert [(r.folder, r.reason) for r in board.rejected] == [(r.folder, r.reason) for r in local.rejected]
-        assert board.source == f"Hub dataset ts2-community/submissions@{COMMIT}"
-        downloads = hub.count("/datasets/ts2-community/submissions/resolve/")
-        assert downloads > 0
+        assert board.source == f"Hub dataset ts2-community/submissions@{commit}"
+        resolved = [p for _, p in hub.requests if "/resolve/" in p]
+        assert resolved and not [p for p in resolved if "l-big" in p]  # listed, refused, never downloaded
+        assert [p for p in resolved if "a-clip/scores.csv" in p]
+        # a branch: resolved to its commit, named in the source
+        by_branch = community_leaderboard("ts2-community/submissions@main", cache_dir=cache)
+        assert by_branch.rows == local.rows
+        assert by_branch.source == f"Hub dataset ts2-community/submissions@main (commit {commit})"
         with pytest.raises(ParameterError) as error:
-            community_leaderboard("ts2-community/submissions@v9", verify=stand_in_verify, cache_dir=cache)
+            community_leaderboard("ts2-community/submissions@v9", cache_dir=cache)
         assert str(error.value) == ("submissions='ts2-community/submissions@v9': the Hub dataset could not be read "
                                     "(revision v9 not found in ts2-community/submissions)")
         with pytest.raises(ParameterError) as error:
-            community_leaderboard(f"someone/else@{COMMIT}", verify=stand_in_verify, cache_dir=cache)
+            community_leaderboard(f"someone/else@{commit}", cache_dir=cache)
         assert str(error.value).endswith("(no dataset someone/else (a private or gated one needs HF_TOKEN))")
         # the same commit again, offline: from the cache, no request
         before = len(hub.requests)
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-        again = community_leaderboard(f"ts2-community/submissions@{COMMIT}", cache_dir=cache)
+        again = community_leaderboard(f"ts2-community/submissions@{commit}", cache_dir=cache)
         assert again.rows == local.rows and len(hub.requests) == before
 
 

@@ -24,6 +24,7 @@ cached) gives the community rows alone, with a note.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import re
@@ -61,14 +62,16 @@ _NOT_SUBMISSIONS = {".git", ".cache", ".gitattributes", ".huggingface"}
 @dataclass(frozen=True)
 class SubmissionsSource:
     """Where the submissions were read: ``given`` (as the user wrote it), the local ``folder`` holding one folder
-    per submission, and for a Hub dataset its ``repo``, the ``revision`` asked for and the ``commit`` it resolved to
-    (the snapshot's own folder name)."""
+    per submission, and for a Hub dataset its ``repo``, the ``revision`` asked for, the ``commit`` it resolved to
+    (the snapshot's own folder name) and the submissions ``refused`` before download (folder -> reason: a file over
+    the size cap)."""
 
     given: str
     folder: Path
     repo: str | None = None
     revision: str | None = None
     commit: str | None = None
+    refused: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         if self.repo is None:
@@ -162,18 +165,86 @@ def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.Pat
         raise ParameterError("{given}: no such folder, and not a Hub dataset id OWNER/NAME[@REVISION]",
                              given=mention("submissions", given))
     repo, revision = match["repo"], match["revision"]
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import constants, snapshot_download
 
+    record = _listing_record(repo, revision, cache_dir)
     try:
-        snapshot = snapshot_download(repo, repo_type="dataset", revision=revision,
-                                     allow_patterns=[f"{SUBMISSIONS_FOLDER}/**"],
+        if constants.HF_HUB_OFFLINE:  # the listing made when this revision was downloaded, and its snapshot
+            listing = _read_listing(record)
+        else:
+            listing = _hub_listing(repo, revision)
+        commit, patterns, refused = listing["commit"], listing["patterns"], listing["refused"]
+        snapshot = snapshot_download(repo, repo_type="dataset", revision=commit, allow_patterns=patterns or
+                                     [f"{SUBMISSIONS_FOLDER}/.none"],
                                      cache_dir=None if cache_dir is None else str(cache_dir))
+        if not constants.HF_HUB_OFFLINE:
+            from scorers.atomic import write_text_atomic
+
+            record.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(record, json.dumps(listing))
     except Exception as error:  # the client's errors: offline, not found, revision not found, HTTP, OS
         raise ParameterError("{given}: the Hub dataset could not be read ({why})",
                              given=mention("submissions", given), why=_hub_problem(error, repo, revision)) from None
     snapshot = Path(snapshot)
     return SubmissionsSource(given=given, folder=snapshot / SUBMISSIONS_FOLDER, repo=repo, revision=revision,
-                             commit=snapshot.name)
+                             commit=snapshot.name, refused=refused)
+
+
+def _listing_record(repo: str, revision: str | None, cache_dir) -> Path:
+    """Where the listing of ``repo`` at ``revision`` is kept beside the Hugging Face cache, for offline reads."""
+    from urllib.parse import quote
+
+    from huggingface_hub import constants
+
+    root = Path(cache_dir) if cache_dir is not None else Path(constants.HF_HUB_CACHE)
+    return root / "ts2-leaderboard" / repo.replace("/", "--") / f"{quote(revision or 'main', safe='')}.json"
+
+
+def _read_listing(record: Path) -> dict:
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    try:
+        return json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise OfflineModeIsEnabled("this revision was never listed here") from None
+
+
+def _hub_listing(repo: str, revision: str | None) -> dict:
+    """``{"commit", "patterns", "refused"}`` of the dataset's ``submissions/`` at ``revision``: the commit it
+    resolves to (the download then reads that commit, whatever the branch does meanwhile), every file of a
+    submission whose files are all within :data:`scorers.ts2.submission.MAX_SCORES_BYTES`, and for each other
+    submission folder the reason it is refused, so that an oversized file is never downloaded."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import EntryNotFoundError
+
+    from scorers.ts2.submission import MAX_SCORES_BYTES
+
+    api = HfApi()
+    commit = revision if revision and re.fullmatch(r"[0-9a-f]{40}", revision) else \
+        api.repo_info(repo, repo_type="dataset", revision=revision).sha
+    try:
+        entries = list(api.list_repo_tree(repo, path_in_repo=SUBMISSIONS_FOLDER, recursive=True, revision=commit,
+                                          repo_type="dataset"))
+    except EntryNotFoundError:  # no submissions/ folder yet
+        entries = []
+    files: dict[str, list[tuple[str, int]]] = {}
+    for entry in entries:
+        size = getattr(entry, "size", None)
+        if size is None:  # a folder
+            continue
+        inside = entry.path[len(SUBMISSIONS_FOLDER) + 1:]
+        folder, _, rest = inside.partition("/")
+        files.setdefault(folder, []).append((entry.path, int(size)))
+    patterns, refused = [], {}
+    for folder, listed in sorted(files.items()):
+        big = [(path, size) for path, size in listed if size > MAX_SCORES_BYTES]
+        if big:
+            path, size = big[0]
+            refused[folder] = (f"{path.rpartition('/')[2]}: {size} bytes on the Hub, over the cap of "
+                               f"{MAX_SCORES_BYTES} (not downloaded)")
+        else:
+            patterns += [path for path, _ in listed]
+    return {"commit": commit, "patterns": patterns, "refused": refused}
 
 
 def _hub_problem(error: BaseException, repo: str, revision: str | None) -> str:
@@ -305,13 +376,15 @@ def _key(name: str) -> str:
 
 
 def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = None, metadata=None,
-                     taken: Iterable[str] = ()) -> tuple[list[dict], list[Rejected]]:
+                     taken: Iterable[str] = (), refused: dict[str, str] | None = None
+                     ) -> tuple[list[dict], list[Rejected]]:
     """Verify every submission in ``folder`` (:func:`submission_folders`) and return ``(rows, rejected)``.
 
     ``verify``: the verifier, default :func:`scorers.ts2.submission.verify_submission` (called as
     ``verify(path, metadata=metadata)``; it returns a ``SubmissionCheck``). ``taken``: names already on the board
     (the published metrics' columns): a submission with one of them is rejected. Rows are dicts with
-    :data:`TABLE_COLUMNS` except ``group`` and ``#`` (values in %). Nothing raises for a bad submission: it becomes a
+    :data:`TABLE_COLUMNS` except ``group`` and ``#`` (values in %). ``refused``: submissions not downloaded (folder
+    name -> reason), listed as rejected in folder order. Nothing raises for a bad submission: it becomes a
     :class:`Rejected` with one line; an exception of the verifier is worded the same way.
     """
     if verify is None:
@@ -319,8 +392,14 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
 
     seen = {_key(str(name)): f"the published metric {name}" for name in taken}
     rows, rejected = [], []
-    for path in submission_folders(folder):
-        shown = printable(path.name)
+    refused = dict(refused or {})
+    entries = {p.name: p for p in submission_folders(folder)}
+    for entry in sorted(set(entries) | set(refused)):
+        shown = printable(entry)
+        if entry in refused:
+            rejected.append(Rejected(shown, "", refused[entry]))
+            continue
+        path = entries[entry]
         if not path.is_dir():
             rejected.append(Rejected(shown, "", "a file, not a submission folder"))
             continue
@@ -432,7 +511,8 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
             rows_published = published_rows(reproduction)
             taken = list(reproduction.columns)
     with plain_files(source) as folder:
-        community, rejected = read_submissions(folder, verify=verify, metadata=metadata, taken=taken)
+        community, rejected = read_submissions(folder, verify=verify, metadata=metadata, taken=taken,
+                                               refused=source.refused)
     return build_leaderboard(community, rows_published, rejected=rejected, source=source.describe(), notes=notes,
                              sort_by=sort_by)
 
