@@ -111,11 +111,6 @@ class Leaderboard:
 
         return pd.DataFrame(self.rows, columns=list(TABLE_COLUMNS))
 
-    def rejected_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame([r.to_dict() for r in self.rejected], columns=["folder", "name", "reason"])
-
     def to_dict(self) -> dict:
         """``ts2 leaderboard --json``: the same rows, values as fractions (``unit``), with the rejected list."""
         rows = [{k: (None if v is None else v / 100.0) if k in VALUE_COLUMNS else v for k, v in row.items()}
@@ -135,10 +130,6 @@ class Leaderboard:
 
 
 # ----------------------------------------------------------------------------- where the submissions are
-
-
-def _is_repo(text: str) -> bool:
-    return _REPO.fullmatch(text) is not None
 
 
 def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None
