@@ -496,3 +496,37 @@ def test_every_registered_scorer_states_a_tolerance():
     from scorers.scoring.registry import SCORER_INFO
 
     assert all(info.tolerance > 0 for info in SCORER_INFO.values())
+
+
+# --- the docs text: its commands run (as tests/test_readme_commands.py will run them once the page is on the site) -
+
+
+DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "_incoming" / "submit.md"
+
+
+def test_the_docs_commands_run_offline(shared_ts2, tmp_path):
+    """Every ```bash command of docs/_incoming/submit.md is classified by test_readme_commands' RULES; the runnable
+    ones run in order, in a folder holding its placeholder ``my_keyed_scores.csv`` (seeded random scores, shuffled
+    rows), exactly as that test runs them."""
+    import subprocess
+
+    import numpy as np
+
+    from tests.test_readme_commands import block_env, classify, readme_commands
+
+    commands = [c for _, c in readme_commands(DOCS_PAGE.read_text(encoding="utf-8"))]
+    assert all(classify(c) is not None for c in commands), [c for c in commands if classify(c) is None]
+    runnable = [c for c in commands if classify(c)[0] == "run"]
+    assert [c.split()[:3] for c in runnable] == [["ts2", "submit", "my_keyed_scores.csv"],
+                                                 ["ts2", "submit", "--verify"], ["ts2", "submit", "--verify"]]
+    assert any("--push" in c and classify(c)[0] == "skip" for c in commands)
+    metadata = pd.read_csv(shared_ts2 / "metadata.csv")
+    rng = np.random.default_rng(0)
+    keyed = pd.DataFrame({"seg_id": metadata["id"], "file_name": metadata["file_name"],
+                          "my_metric": rng.random(len(metadata))})
+    keyed.iloc[rng.permutation(len(keyed))].to_csv(tmp_path / "my_keyed_scores.csv", index=False)
+    for command in runnable:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=block_env(shared_ts2), capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    assert "nothing rescored" in done.stdout and "verified my-metric" in done.stdout
