@@ -96,28 +96,26 @@ def check_name(name: object) -> str:
         >>> check_name("../evil")
         Traceback (most recent call last):
         ...
-        scorers.errors.ParameterError: name '../evil' has path characters ('..', '/'): use letters, digits, '.', '_', '-'
+        scorers.errors.ParameterError: name='../evil' has path characters ('..', '/'): use letters, digits, '.', '_', '-'
     """
     if not isinstance(name, str) or not name:
-        raise ParameterError("{name} must be non-empty text", name="name")
-    shown = name.encode("unicode_escape").decode("ascii")
+        raise ParameterError("{name} must be non-empty text")
     path_chars = [c for c in ("..", "/", "\\") if c in name]
     if path_chars:
-        raise ParameterError("{name} {shown!r} has path characters ({chars}): use letters, digits, '.', '_', '-'",
-                             name="name", shown=shown, chars=", ".join(map(repr, path_chars)))
+        raise ParameterError("{name=!r} has path characters ({chars}): use letters, digits, '.', '_', '-'",
+                             name=name, chars=", ".join(map(repr, path_chars)))
     controls = sorted({c for c in name if unicodedata.category(c)[0] in "CZ" and c != " "})
     if controls:
-        raise ParameterError("{name} {shown!r} has control characters ({chars}): use letters, digits, '.', '_', '-'",
-                             name="name", shown=shown,
+        raise ParameterError("{name=!r} has control characters ({chars}): use letters, digits, '.', '_', '-'",
+                             name=name,
                              chars=", ".join(repr(c.encode("unicode_escape").decode("ascii")) for c in controls))
     other = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "._-"))})
     if other or name.startswith("."):
-        raise ParameterError("{name} {shown!r} may hold only letters, digits, '.', '_', '-' and not start with '.' "
-                             "(found {chars})", name="name", shown=shown,
+        raise ParameterError("{name=!r} may hold only letters, digits, '.', '_', '-' and not start with '.' "
+                             "(found {chars})", name=name,
                              chars=", ".join(map(repr, other)) or "a leading '.'")
     if len(name) > MAX_NAME_LENGTH:
-        raise ParameterError("{name} is {n} characters long; at most {limit}", name="name", n=len(name),
-                             limit=MAX_NAME_LENGTH)
+        raise ParameterError("{name} is {n} characters long; at most {limit}", n=len(name), limit=MAX_NAME_LENGTH)
     return name
 
 
@@ -150,17 +148,16 @@ def _staged_scores(scores, column: str, out: Path) -> Path:
     missing = [k for k in ("seg_id", "file_name") if k not in frame.columns]
     if missing:
         raise ParameterError("{scores} must be keyed by seg_id,file_name (missing: {missing}); a submission is never "
-                             "paired by row position", scores="scores", missing=", ".join(missing))
+                             "paired by row position", missing=", ".join(missing))
     if column not in frame.columns:
         from scorers.tables.columns import preview_names
 
-        raise ParameterError("{column} {given!r} is not a column of the scores; available: {available}",
-                             column="column", given=column,
+        raise ParameterError("{column=!r} is not a column of the scores; available: {available}", column=column,
                              available=preview_names([c for c in frame.columns if c not in ("seg_id", "file_name")]))
     frame[["seg_id", "file_name", column]].to_csv(out, index=False)
     if out.stat().st_size > MAX_SCORES_BYTES:
         raise ParameterError("{scores}: the per-image scores take {size} bytes; a submission's scores.csv may take at "
-                             "most {cap}", scores="scores", size=out.stat().st_size, cap=MAX_SCORES_BYTES)
+                             "most {cap}", size=out.stat().st_size, cap=MAX_SCORES_BYTES)
     return out
 
 
@@ -230,11 +227,11 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
     info = dict(info or {})
     unknown = sorted(set(info) - set(METRIC_KEYS[3:]))
     if unknown:
-        raise ParameterError("{info} has unknown key(s) {unknown}; known: {known}", info="info",
+        raise ParameterError("{info} has unknown key(s) {unknown}; known: {known}",
                              unknown=", ".join(map(repr, unknown)), known=", ".join(METRIC_KEYS[3:]))
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ParameterError("{out} {path} exists and is not an empty folder; choose a new one", out="out", path=out)
+        raise ParameterError("{out} {path} exists and is not an empty folder; choose a new one", path=str(out))
     options = _options(options)
     metadata = _release_metadata(metadata)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -347,9 +344,9 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
     extra = [f for f in present if f not in SUBMISSION_FILES]
     if extra:
         raise _Rejected(f"extra file: {extra[0]!r}; a submission holds {', '.join(SUBMISSION_FILES)} only")
-    links = [f for f in SUBMISSION_FILES if (folder / f).is_symlink()]
-    if links:
-        raise _Rejected(f"{links[0]}: a symbolic link; a submission holds plain files")
+    not_files = [f for f in SUBMISSION_FILES if not (folder / f).is_file()]  # a link is read (the Hub cache's are)
+    if not_files:
+        raise _Rejected(f"{not_files[0]}: not a file")
     size = (folder / SCORES_FILE).stat().st_size
     if size > MAX_SCORES_BYTES:
         raise _Rejected(f"{SCORES_FILE}: {size} bytes, over the cap of {MAX_SCORES_BYTES}")

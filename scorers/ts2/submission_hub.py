@@ -46,11 +46,10 @@ def check_repo_id(repo: object) -> str:
         >>> check_repo_id("leaderboard")
         Traceback (most recent call last):
         ...
-        scorers.errors.ParameterError: repo 'leaderboard' is not OWNER/NAME (a Hub dataset repository id)
+        scorers.errors.ParameterError: repo='leaderboard' is not OWNER/NAME (a Hub dataset repository id)
     """
     if not isinstance(repo, str) or not REPO_PATTERN.fullmatch(repo) or ".." in repo:
-        raise ParameterError("{repo} {given!r} is not OWNER/NAME (a Hub dataset repository id)", repo="repo",
-                             given=repo)
+        raise ParameterError("{repo=!r} is not OWNER/NAME (a Hub dataset repository id)", repo=repo)
     return repo
 
 
