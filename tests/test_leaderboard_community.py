@@ -396,42 +396,37 @@ def test_cli_unknown_source_is_one_line(tmp_path):
 # ----------------------------------------------------------------------------- the round trip
 
 
-def test_round_trip_submit_verify_push_then_list(scores, shared_ts2, tmp_path, monkeypatch):
-    """``write_submission`` -> ``verify_submission`` accepts it -> pushed as a pull request to the loopback Hub ->
-    ``ts2 leaderboard --submissions REPO@refs/pr/1 --json`` (its own process, HF_ENDPOINT at the loopback Hub)
-    lists it verified, with ``ts2 meta``'s numbers; the base branch, not yet merged, lists no community row."""
-    from scorers.ts2.options import MetaOptions
-    from scorers.ts2.submission import SUBMISSION_FILES, verify_submission, write_submission
-    from scorers.ts2.submission_hub import push_submission
+def test_round_trip_submit_verify_push_then_list(scores, shared_ts2, tmp_path):
+    """``ts2 submit`` on a keyed score file -> ``ts2 submit --verify`` accepts it -> ``ts2 submit DIR --push`` opens
+    a pull request on the loopback Hub -> ``ts2 leaderboard --submissions REPO@refs/pr/1 --json`` lists it verified,
+    with the numbers of ``ts2 meta`` on the same scores (each command its own process, HF_ENDPOINT at the loopback
+    Hub); the base branch, not yet merged, lists no community row."""
     from tests.loopback_hub import LoopbackHub
 
-    folder = write_submission(scores, column="noisy_clip", name="round-trip", out=tmp_path / "round-trip",
-                              info={"paper_url": "https://example.org/p", "license": "MIT"},
-                              metadata=shared_ts2 / "metadata.csv", options=MetaOptions(n_bootstrap=0))
-    check = verify_submission(folder, metadata=shared_ts2 / "metadata.csv")
-    assert check.ok, check.reason
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("HF_TOKEN", "hf_loopback_token")
-    with LoopbackHub("ts2-community/leaderboard", files={"README.md": b"# TS2 community leaderboard\n"}) as hub:
-        pushed = push_submission(folder, "ts2-community/leaderboard", name="round-trip", files=SUBMISSION_FILES,
-                                 endpoint=hub.base)
-        assert pushed.pr_revision == "refs/pr/1"
-        env = {"HF_ENDPOINT": hub.base, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf"),
-               "TS2_DATA": str(shared_ts2)}
-        listed = json.loads(ts2("leaderboard", "--submissions", f"ts2-community/leaderboard@{pushed.pr_revision}",
-                                "--json", env=env).stdout)
-        before = json.loads(ts2("leaderboard", "--submissions", "ts2-community/leaderboard@main", "--json",
-                                env=env).stdout)
+    repo = "ts2-community/leaderboard"
+    folder = tmp_path / "round-trip"
+    env = {"HF_HOME": str(tmp_path / "hf"), "TS2_DATA": str(shared_ts2)}
+    ts2("submit", str(scores), "--column", "noisy_clip", "--name", "round-trip", "--out", str(folder),
+        "--paper-url", "https://example.org/p", "--license", "MIT", "--n-bootstrap", "0", env=env)
+    verified = ts2("submit", "--verify", str(folder), env=env)
+    assert "verified round-trip" in verified.stdout
+    with LoopbackHub(repo, files={"README.md": b"# TS2 community leaderboard\n"}, token="hf_loopback") as hub:
+        env.update(HF_ENDPOINT=hub.base, HF_HUB_OFFLINE="0", HF_TOKEN="hf_loopback")
+        pushed = ts2("submit", str(folder), "--push", "--repo", repo, env=env)
+        assert f"ts2 leaderboard --submissions {repo}@refs/pr/1" in pushed.stdout
+        assert [p["num"] for p in hub.pull_requests] == [1]
+        listed = json.loads(ts2("leaderboard", "--submissions", f"{repo}@refs/pr/1", "--json", env=env).stdout)
+        before = json.loads(ts2("leaderboard", "--submissions", f"{repo}@main", "--json", env=env).stdout)
+        pr_commit = hub.refs["refs/pr/1"]
     expected = meta_numbers(scores, "noisy_clip", shared_ts2)
     community = [row for row in listed["rows"] if row["source"] == "community"]
     assert len(community) == 1 and listed["rejected"] == []
     row = community[0]
     assert (row["name"], row["group"], row["verified_by"]) == ("round-trip", "default", "ts2-evaluate 0.1.0")
+    assert row["paper_url"] == "https://example.org/p"
     for key in VALUE_COLUMNS:
         assert 100.0 * row[key] == pytest.approx(expected[key], abs=1e-9), key
-    assert listed["source"] == f"Hub dataset ts2-community/leaderboard@refs/pr/1 (commit {pushed.commit})"
+    assert listed["source"] == f"Hub dataset {repo}@refs/pr/1 (commit {pr_commit})"
     assert [r for r in before["rows"] if r["source"] == "community"] == [] and before["rejected"] == []
     assert len(before["rows"]) == 19
 
