@@ -180,7 +180,7 @@ REJECTED = {
     "f-one-score": "inputs.scores.sha256: claimed ",
     "g-missing": "missing file: metric.json",
     "h-manifest": "sha256 mismatch: scores.csv: manifest 0000",
-    "i-evil": "metric.json: name '../evil' has path characters",
+    "i-evil": "metric.json: name",  # then ='../evil' or '../evil': H4's wording of the name
     "j-dup": "duplicate name 'noisy-clip': submission a-clip has it already",
     "k-keys": "metric.json: missing key(s) license",
     "l-big": "scores.csv: ",
@@ -208,6 +208,9 @@ def check_board(board, scores: Path, shared_ts2: Path, *, big_from_hub: bool = F
                 (name, key)
         assert rows[name]["verified_by"] == "ts2-evaluate 0.1.0"
         assert rows[name]["paper_url"] == "https://example.org/paper"
+        assert (rows[name]["metric"], rows[name]["license"], rows[name]["flops_per_image"]) == (
+            "CLIP with noise", "MIT", None)
+    assert (rows["clipscore"]["metric"], rows["clipscore"]["paper_url"]) == ("clipscore", "")
     # groups: the other variant / SEG set apart, each ranked on its own
     assert rows["noisy-clip"]["group"] == rows["noisy-align"]["group"] == rows["clipscore"]["group"] == "default"
     assert rows["noisy-clip-official"]["group"] == "variant official, SEGs 0-163"
@@ -226,6 +229,8 @@ def check_board(board, scores: Path, shared_ts2: Path, *, big_from_hub: bool = F
                                        "downloaded)")
             continue
         assert rejected.reason.startswith(REJECTED[rejected.folder]), rejected
+        if rejected.folder == "i-evil":
+            assert "'../evil' has path characters" in rejected.reason
         assert "\n" not in rejected.reason
 
 

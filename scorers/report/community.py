@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Sequence
 from scorers.errors import ParameterError, mention
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
 
-__all__ = ["DEFAULT_SEGS", "DEFAULT_VARIANT", "SUBMISSIONS_FOLDER", "TABLE_COLUMNS", "VALUE_COLUMNS", "Leaderboard",
+__all__ = ["DEFAULT_SEGS", "DESCRIPTION_COLUMNS", "DEFAULT_VARIANT", "SUBMISSIONS_FOLDER", "TABLE_COLUMNS", "VALUE_COLUMNS", "Leaderboard",
            "Rejected", "SubmissionsSource", "build_leaderboard", "community_leaderboard", "fetch_submissions",
            "group_label", "leaderboard_text", "plain_files", "printable", "published_rows", "verifier_label", "read_submissions", "submission_folders"]
 
@@ -51,8 +51,10 @@ DEFAULT_SEGS = "0-163"
 VALUE_COLUMNS = tuple(f"{m}_{p}" for m in META_METRICS for p in SUMMARY_KEYS)
 #: the columns of the table (text, CSV and JSON rows alike); the values are in % in the table and CSV, fractions in
 #: JSON
-TABLE_COLUMNS = ("group", "#", "name", "source", "verified_by", "variant", "segs", *VALUE_COLUMNS, "paper_url",
-                 "code_url")
+TABLE_COLUMNS = ("group", "#", "name", "source", "verified_by", "variant", "segs", *VALUE_COLUMNS, "metric",
+                 "paper_url", "code_url", "license", "flops_per_image")
+#: the columns a submission's ``metric.json`` fills (published rows: the column's name as ``metric``, the rest empty)
+DESCRIPTION_COLUMNS = ("metric", "paper_url", "code_url", "license", "flops_per_image")
 #: a Hub dataset id with an optional revision: ``OWNER/NAME`` or ``OWNER/NAME@REVISION``
 _REPO = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?")
 #: entries of a folder that are never submissions (a git checkout, huggingface_hub's local_dir metadata)
@@ -419,10 +421,18 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
         meta = check.metadata if isinstance(check.metadata, dict) else {}
         rows.append({"name": label, "source": "community", "verified_by": verifier_label(check.verified_by),
                      "variant": check.variant or DEFAULT_VARIANT, "segs": _segs_text(check.segs),
-                     **next(iter(numbers.values())),
-                     "paper_url": str(meta.get("paper_url") or meta.get("paper") or ""),
-                     "code_url": str(meta.get("code_url") or meta.get("code") or "")})
+                     **next(iter(numbers.values())), **_description(meta, label)})
     return rows, rejected
+
+
+def _description(meta: dict, name: str) -> dict:
+    """The :data:`DESCRIPTION_COLUMNS` of a row from ``metric.json`` (printable text; ``""`` where unknown;
+    ``flops_per_image`` a number or ``None``)."""
+    flops = meta.get("flops_per_image")
+    flops = float(flops) if isinstance(flops, (int, float)) and not isinstance(flops, bool) \
+        and math.isfinite(flops) else None
+    text = {key: printable(str(meta.get(key) or ""), 200) for key in ("paper_url", "code_url", "license")}
+    return {"metric": printable(str(meta.get("metric") or name), 80), **text, "flops_per_image": flops}
 
 
 def published_rows(reproduction) -> list[dict]:
@@ -431,7 +441,7 @@ def published_rows(reproduction) -> list[dict]:
     for column in reproduction.columns:
         by_column[column] = {"name": column, "source": "published", "verified_by": verifier_label(None),
                              "variant": DEFAULT_VARIANT, "segs": reproduction.segs or DEFAULT_SEGS,
-                             "paper_url": "", "code_url": ""}
+                             **_description({}, column)}
     for row in reproduction.rows:
         by_column[row["column"]][f"{row['meta_metric']}_{row['partition']}"] = row["ours"]
     return list(by_column.values())
