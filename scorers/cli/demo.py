@@ -81,6 +81,10 @@ def check_demo_arguments(args: argparse.Namespace):
     for name in ("clip_model", "vlm", "qg_model", "submissions"):
         if getattr(args, name):
             settings[name] = getattr(args, name)
+    if args.submissions:
+        from scorers.report.community import check_submissions_source
+
+        check_submissions_source(args.submissions)  # a typo is one line now, not a message in the tab
     config = AppConfig.resolve(data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata,
                                paper_table=args.paper_table, **settings)
     check_tables(config)

@@ -38,9 +38,11 @@ from typing import Callable, Iterable, Sequence
 from scorers.errors import ParameterError, mention
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
 
-__all__ = ["DEFAULT_SEGS", "DESCRIPTION_COLUMNS", "DEFAULT_VARIANT", "SUBMISSIONS_FOLDER", "TABLE_COLUMNS", "VALUE_COLUMNS", "Leaderboard",
-           "Rejected", "SubmissionsSource", "build_leaderboard", "community_leaderboard", "fetch_submissions",
-           "group_label", "leaderboard_text", "plain_files", "printable", "published_rows", "verifier_label", "read_submissions", "submission_folders"]
+__all__ = ["DEFAULT_SEGS", "DEFAULT_VARIANT", "DESCRIPTION_COLUMNS", "SUBMISSIONS_FOLDER", "TABLE_COLUMNS",
+           "VALUE_COLUMNS", "build_leaderboard", "check_submissions_source", "community_leaderboard",
+           "fetch_submissions", "group_label", "Leaderboard", "leaderboard_text", "plain_files", "printable",
+           "published_rows", "read_submissions", "Rejected", "submission_folders", "SubmissionsSource",
+           "verifier_label"]
 
 #: the folder of a Hub dataset (and of a local copy) that holds one folder per submission (``ts2 submit --push``)
 SUBMISSIONS_FOLDER = "submissions"
@@ -134,6 +136,27 @@ class Leaderboard:
 # ----------------------------------------------------------------------------- where the submissions are
 
 
+def check_submissions_source(submissions: str | os.PathLike) -> tuple[Path | None, str | None, str | None]:
+    """``(local folder, None, None)`` or ``(None, repo, revision)``: what ``submissions`` names, checked without a
+    request (``ts2 demo --submissions`` is checked before the app starts).
+
+    Raises:
+        ParameterError: a file, or neither a folder nor ``OWNER/NAME[@REVISION]``.
+    """
+    given = str(submissions)
+    path = Path(given).expanduser()
+    if path.is_dir():
+        return path, None, None
+    if path.exists():
+        raise ParameterError("{given}: a file, not a folder of submissions or a Hub dataset OWNER/NAME[@REVISION]",
+                             given=mention("submissions", given))
+    match = _REPO.fullmatch(given)
+    if match is None:
+        raise ParameterError("{given}: no such folder, and not a Hub dataset id OWNER/NAME[@REVISION]",
+                             given=mention("submissions", given))
+    return None, match["repo"], match["revision"]
+
+
 def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None
                       ) -> SubmissionsSource:
     """The submissions folder of ``submissions``: a local folder (used in place), else a Hub dataset
@@ -146,18 +169,10 @@ def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.Pat
             (one line: the repo, the revision and why).
     """
     given = str(submissions)
-    path = Path(given).expanduser()
-    if path.is_dir():
-        inner = path / SUBMISSIONS_FOLDER
-        return SubmissionsSource(given=given, folder=inner if inner.is_dir() else path)
-    if path.exists():
-        raise ParameterError("{given}: a file, not a folder of submissions or a Hub dataset OWNER/NAME[@REVISION]",
-                             given=mention("submissions", given))
-    match = _REPO.fullmatch(given)
-    if match is None:
-        raise ParameterError("{given}: no such folder, and not a Hub dataset id OWNER/NAME[@REVISION]",
-                             given=mention("submissions", given))
-    repo, revision = match["repo"], match["revision"]
+    local, repo, revision = check_submissions_source(given)
+    if local is not None:
+        inner = local / SUBMISSIONS_FOLDER
+        return SubmissionsSource(given=given, folder=inner if inner.is_dir() else local)
     from huggingface_hub import constants, snapshot_download
 
     record = _listing_record(repo, revision, cache_dir)
