@@ -390,6 +390,19 @@ def test_cli_text_json_and_csv_give_the_same_table(mixed_folder, shared_ts2, tmp
     assert "== variant official, SEGs 0-163 (not ranked with the default) ==" in text.splitlines()
 
 
+def test_cli_sort_by_and_no_published(mixed_folder, shared_ts2, monkeypatch, capsys):
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    payload = json.loads(run_cli(capsys, "leaderboard", "--submissions", str(mixed_folder), "--no-published",
+                                 "--sort-by", "sep", "--json"))
+    assert payload["sort_by"] == "sep"
+    assert {row["name"] for row in payload["rows"]} == set(VERIFIED)
+    default = [row for row in payload["rows"] if row["group"] == "default"]
+    assert [row["name"] for row in default] == [row["name"] for row in sorted(default, key=lambda r: -r["sep_avg"])]
+    assert [row["#"] for row in default] == [1, 2]
+    # without the published rows, a published metric's name is still reserved
+    assert [r["folder"] for r in payload["rejected"]] == list(REJECTED)
+
+
 def test_cli_unknown_source_is_one_line(tmp_path):
     done = ts2("leaderboard", "--submissions", str(tmp_path / "nope" / "x" / "y"), check=False)
     assert done.returncode == 2, done.stderr

@@ -502,7 +502,8 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
     the release's, found once: :class:`scorers.tables.release.ReleaseFileUnavailable` when it cannot be had, as
     nothing could be verified), beside the published rows (``published=False``: without them) read through
     :mod:`scorers.tables.release` (``data_dir`` / ``$TS2_DATA``, else the cache, else one verified download); when
-    the release cannot be had, a note says so and the community rows are listed alone. ``reproduction``: the
+    the release cannot be had, a note says so and the community rows are listed alone. The published metrics' names
+    are reserved either way: a submission named like one is rejected. ``reproduction``: the
     published rows already computed (a :class:`scorers.ts2.reproduce.Reproduction`, e.g. the demo's), used as they
     are.
     """
@@ -527,6 +528,9 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
             rows_published = published_rows(reproduction)
             taken = list(reproduction.columns)
     with plain_files(source) as folder:
+        from scorers.report.published import RELEASED_COLUMNS
+
+        taken = list(dict.fromkeys([*RELEASED_COLUMNS, *taken]))  # reserved, listed or not
         community, rejected = read_submissions(folder, verify=verify, metadata=metadata, taken=taken,
                                                refused=source.refused)
     return build_leaderboard(community, rows_published, rejected=rejected, source=source.describe(), notes=notes,
