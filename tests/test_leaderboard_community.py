@@ -325,6 +325,19 @@ def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, scores, shared_ts
         resolved = [p for _, p in hub.requests if "/resolve/" in p]
         assert resolved and not [p for p in resolved if "l-big" in p]  # listed, refused, never downloaded
         assert [p for p in resolved if "a-clip/scores.csv" in p]
+        # the Space's setting names the same dataset: its tab lists the same community rows and rejections
+        from scorers.demo.config import AppConfig
+        from scorers.demo.leaderboard_tab import community_board
+
+        space = AppConfig.from_env({"TS2_SUBMISSIONS": f"ts2-community/submissions@{commit}",
+                                    "TS2_METADATA": str(shared_ts2 / "metadata.csv")})
+        tab = community_board(space, None)
+        assert tab.problem is None
+        def numbers(rows):
+            return {r["name"]: [r[k] for k in VALUE_COLUMNS] for r in rows if r["source"] == "community"}
+
+        assert numbers(tab.board.rows) == numbers(local.rows) and len(numbers(local.rows)) == len(VERIFIED)
+        assert [(r.folder, r.reason) for r in tab.board.rejected] == [(r.folder, r.reason) for r in board.rejected]
         # a branch: resolved to its commit, named in the source
         by_branch = community_leaderboard("ts2-community/submissions@main", cache_dir=cache)
         assert by_branch.rows == local.rows
