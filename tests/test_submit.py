@@ -530,3 +530,68 @@ def test_the_docs_commands_run_offline(shared_ts2, tmp_path):
                               text=True, timeout=300)
         assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
     assert "nothing rescored" in done.stdout and "verified my-metric" in done.stdout
+
+
+@pytest.mark.parametrize("key, value, reason", [
+    ("paper_url", "javascript:alert(1)", "paper_url must be an http(s) URL"),
+    ("code_url", 5, "code_url must be text or null"),
+    ("license", "MIT\x1b[2J", "license must be printable text"),
+    ("metric", "", "metric must be non-empty text"),
+    ("flops_per_image", -3, "flops_per_image must be a positive number or null"),
+    ("flops_per_image", True, "flops_per_image must be a positive number or null"),
+    ("scorer", "clip_score", "scorer must be an object or null"),
+    ("format", "other/1", "format must be 'ts2-evaluate submission/1'"),
+])
+def test_a_bad_metadata_field_is_named(copy, shared_ts2, key, value, reason):
+    edit_json(copy, "metric.json", lambda d: d.update({key: value}))
+    resign(copy)
+    assert verify(copy, shared_ts2).reason.startswith(f"metric.json: {reason}")
+
+
+def test_a_bad_metadata_field_is_refused_when_writing(keyed, shared_ts2, tmp_path, capsys):
+    assert main(["submit", str(keyed), "--column", COLUMN, "--name", "x", "--out", str(tmp_path / "x"),
+                 "--data-dir", str(shared_ts2), "--paper-url", "javascript:alert(1)"]) == 2
+    assert "--paper-url 'javascript:alert(1)' must be an http(s) URL" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scores_with_other_columns_are_rejected(copy, shared_ts2):
+    scores = pd.read_csv(copy / "scores.csv", dtype=str, keep_default_na=False)
+    scores["extra"] = "1"
+    scores.to_csv(copy / "scores.csv", index=False)
+    resign(copy)
+    assert verify(copy, shared_ts2).reason == ("scores.csv: columns must be seg_id, file_name, clipscore (metric.json's "
+                                               "column); found 'seg_id', 'file_name', 'clipscore', 'extra'")
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("[" * 100000, "result.json: not readable JSON"),
+    ('{"format": "ts2-evaluate result/1"}', "result.json: missing field(s)"),
+    ("[]", "result.json: not a saved ts2 result"),
+])
+def test_a_broken_result_file_is_a_reason_never_an_exception(copy, shared_ts2, content, reason):
+    (copy / "result.json").write_text(content)
+    resign(copy)
+    check = verify(copy, shared_ts2)
+    assert not check.ok and check.reason.startswith(reason)
+
+
+def test_a_manifest_of_another_format_is_rejected(copy, shared_ts2):
+    edit_json(copy, "manifest.json", lambda d: d.update(format="x"))
+    assert verify(copy, shared_ts2).reason == "manifest.json: field 'format' must be 'ts2-evaluate submission/1'"
+
+
+def test_a_path_that_is_no_folder_is_rejected(tmp_path, shared_ts2):
+    check = verify(tmp_path / "nothing", shared_ts2)
+    assert (check.ok, check.name) == (False, "nothing") and check.reason.endswith("not a submission folder")
+
+
+def test_the_docstring_examples_run():
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    files = [str(root / "scorers" / "ts2" / f) for f in ("submission.py", "submission_hub.py", "submission_rescore.py")]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--doctest-modules", "-p", "no:cacheprovider",
+                           *files], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -253,6 +253,12 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
                      "paper_url": info.get("paper_url"), "code_url": info.get("code_url"),
                      "license": info.get("license"), "flops_per_image": info.get("flops_per_image"),
                      "scorer": scorer, "written_by": f"ts2-evaluate {__version__}"}
+        problem = _described_problem(described)
+        if problem is not None:
+            from scorers.errors import mention
+
+            raise ParameterError("{field} {problem}", field=mention(problem[0], described[problem[0]], quoted=True),
+                                 problem=problem[1])
         (staging / METRIC_FILE).write_text(json.dumps(described, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
         manifest = {"format": SUBMISSION_FORMAT,
@@ -303,11 +309,15 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
     """
     folder = Path(path)
     state: dict[str, Any] = {"name": folder.name, "result": None, "metadata": None, "rescored": ()}
+    metadata = _release_metadata(metadata)  # unavailable: raises (nothing can be verified), before any check
     try:
         _verify(folder, state, metadata, rescore, seed, data_dir)
         reason = None
     except _Rejected as problem:
         reason = str(problem)
+    except Exception as error:  # noqa: BLE001 - a bad submission never raises: whatever broke is its reason
+        text = str(error).strip().splitlines()
+        reason = f"unreadable submission ({type(error).__name__}: {text[0] if text else ''})"
     result = state["result"]
     column_result = _column_result(result, state["metadata"])
     return SubmissionCheck(
@@ -328,7 +338,7 @@ def _column_result(result, described) -> dict | None:
 def _read_json(file: Path, field: str) -> Any:
     try:
         return json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, RecursionError) as error:
         raise _Rejected(f"{field}: not readable JSON ({type(error).__name__}: {str(error).splitlines()[0]})") from None
 
 
@@ -351,7 +361,9 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
     if size > MAX_SCORES_BYTES:
         raise _Rejected(f"{SCORES_FILE}: {size} bytes, over the cap of {MAX_SCORES_BYTES}")
     manifest = _read_json(folder / MANIFEST_FILE, MANIFEST_FILE)
-    listed = manifest.get("sha256") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict) or manifest.get("format") != SUBMISSION_FORMAT:
+        raise _Rejected(f"{MANIFEST_FILE}: field 'format' must be {SUBMISSION_FORMAT!r}")
+    listed = manifest.get("sha256")
     if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
         raise _Rejected(f"{MANIFEST_FILE}: field 'sha256' must map each file to its sha256")
     expected = [f for f in SUBMISSION_FILES if f != MANIFEST_FILE]
@@ -378,9 +390,11 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
         state["name"] = str(described["name"]).encode("unicode_escape").decode("ascii") \
             if isinstance(described["name"], str) else folder.name
         raise _Rejected(f"{METRIC_FILE}: {error}") from None
+    problem = _described_problem(described)
+    if problem is not None:
+        raise _Rejected(f"{METRIC_FILE}: {problem[0]} {problem[1]}")
     column = described["column"]
-    if not isinstance(column, str) or not column:
-        raise _Rejected(f"{METRIC_FILE}: column must be the score column's name")
+    _check_scores_header(folder / SCORES_FILE, column)
     result = _read_json(folder / RESULT_FILE, RESULT_FILE)
     from scorers.ts2.result_file import FORMAT, check_payload, check_table
 
@@ -395,13 +409,54 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
         raise _Rejected(f"{RESULT_FILE}: results must hold column {column!r} only (metric.json), found "
                         f"{', '.join(map(repr, result['results']))}")
     _check_inputs(folder, result, metadata)
-    _recompute(folder, result, column, _release_metadata(metadata))
+    _recompute(folder, result, column, metadata)
     try:  # after the numbers: a changed number is named by its field, not by the table line it shows in
         check_table(result, RESULT_FILE)
     except ValueError as error:
         raise _Rejected(str(error)) from None
     if rescore:
         state["rescored"] = _rescore(folder, described, column, rescore, seed, data_dir)
+
+
+#: the text fields of ``metric.json`` (besides ``name``), shown by the leaderboard: at most this many characters
+MAX_TEXT_LENGTH = 300
+
+
+def _described_problem(described: dict) -> tuple[str, str] | None:
+    """``(key, what is wrong)`` for the first bad field of ``metric.json`` (what the leaderboard shows must be plain
+    text, links http(s)), else None."""
+    if described["format"] != SUBMISSION_FORMAT:
+        return "format", f"must be {SUBMISSION_FORMAT!r}"
+    for key in ("column", "metric"):
+        if not isinstance(described[key], str) or not described[key].strip():
+            return key, "must be non-empty text"
+    for key in ("column", "metric", "paper_url", "code_url", "license"):
+        value = described[key]
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            return key, "must be text or null"
+        if len(value) > MAX_TEXT_LENGTH or any(not c.isprintable() for c in value):
+            return key, f"must be printable text of at most {MAX_TEXT_LENGTH} characters"
+        if key.endswith("_url") and not value.startswith(("https://", "http://")):
+            return key, f"must be an http(s) URL, got {_shown(value)}"
+    flops = described["flops_per_image"]
+    if flops is not None and (isinstance(flops, bool) or not isinstance(flops, (int, float)) or not
+                              math.isfinite(flops) or flops <= 0):
+        return "flops_per_image", "must be a positive number or null"
+    if described["scorer"] is not None and not isinstance(described["scorer"], dict):
+        return "scorer", "must be an object or null"
+    return None
+
+
+def _check_scores_header(scores: Path, column: str) -> None:
+    import csv
+
+    with open(scores, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), [])
+    if header != ["seg_id", "file_name", column]:
+        raise _Rejected(f"{SCORES_FILE}: columns must be seg_id, file_name, {column} (metric.json's column); found "
+                        f"{', '.join(map(repr, header[:6]))}")
 
 
 def _check_inputs(folder: Path, result: dict, metadata) -> None:
@@ -415,7 +470,7 @@ def _check_inputs(folder: Path, result: dict, metadata) -> None:
     if inputs["scores"]["sha256"] != got:
         raise _Rejected(f"inputs.scores.sha256: claimed {inputs['scores']['sha256']}, recomputed {got} "
                         f"({SCORES_FILE})")
-    release = sha256(_release_metadata(metadata))
+    release = sha256(metadata)
     if inputs["metadata"]["sha256"] != release:
         raise _Rejected(f"inputs.metadata.sha256: claimed {inputs['metadata']['sha256']}, recomputed {release} (the "
                         "numbers were computed on another metadata.csv than the release's)")
