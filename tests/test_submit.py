@@ -100,8 +100,12 @@ def field_name(path: tuple) -> str:
 
 
 def test_round_trip_submit_verify_push_and_read_the_pull_request_back(keyed, shared_ts2, tmp_path, capsys,
-                                                                      monkeypatch):
+                                                                      monkeypatch, caplog):
+    import logging
+
     from huggingface_hub import constants, snapshot_download
+
+    caplog.set_level(logging.DEBUG)  # huggingface_hub's request log included: the token is in no record
 
     out = tmp_path / "clip-test"
     argv = [str(keyed), "--column", COLUMN, "--data-dir", str(shared_ts2), "--n-bootstrap", "50", "--seed", "7"]
@@ -157,6 +161,7 @@ def test_round_trip_submit_verify_push_and_read_the_pull_request_back(keyed, sha
     assert check.result["results"][COLUMN]["rank"]["summary"] == meta_json[COLUMN]["rank"]["summary"]
     for written in out.iterdir():
         assert TOKEN not in written.read_text()
+    assert "api/datasets/ts2-bench/leaderboard/commit" in caplog.text and TOKEN not in caplog.text
 
 
 def test_verify_check_fields_for_the_listing(small_submission, shared_ts2):
@@ -595,3 +600,40 @@ def test_the_docstring_examples_run():
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--doctest-modules", "-p", "no:cacheprovider",
                            *files], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+@pytest.mark.parametrize("options, message", [
+    (MetaOptions(clean_quotes=True), "clean_quotes=True: a submission's scores are numbers as written"),
+    (MetaOptions(on=["seg_id", "file_name"]), "on: a submission is joined on seg_id, file_name"),
+    (MetaOptions(confidence=0.9), "confidence must be 0.95"),
+])
+def test_options_that_the_result_does_not_record_are_refused(keyed, shared_ts2, tmp_path, options, message):
+    with pytest.raises(ParameterError, match=message):
+        write_submission(keyed, column=COLUMN, name="x", out=tmp_path / "x", metadata=shared_ts2 / "metadata.csv",
+                         options=options)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_folder_is_an_ordinary_one(small_submission):
+    import os
+    import stat
+
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(small_submission.stat().st_mode) == 0o777 & ~umask
+
+
+def test_the_loopback_hub_stops_by_itself_and_is_bounded():
+    import time
+    import urllib.error
+    import urllib.request
+
+    with LoopbackHub("o/n", files={"a.txt": b"a"}, max_requests=2, lifetime=0.5) as hub:
+        url = f"{hub.base}/datasets/o/n/resolve/main/a.txt"
+        assert urllib.request.urlopen(url, timeout=5).read() == b"a"
+        urllib.request.urlopen(url, timeout=5)
+        with pytest.raises(urllib.error.HTTPError, match="503"):  # beyond max_requests
+            urllib.request.urlopen(url, timeout=5)
+        time.sleep(1.0)
+        with pytest.raises(OSError):  # its lifetime is over: nothing listens any more
+            urllib.request.urlopen(url, timeout=2)

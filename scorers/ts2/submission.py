@@ -233,9 +233,13 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ParameterError("{out} {path} exists and is not an empty folder; choose a new one", path=str(out))
     options = _options(options)
+    _check_options(options)
     metadata = _release_metadata(metadata)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)  # mkdtemp's folder is private (0700); the submission is an ordinary folder
     try:
         scores_file = _staged_scores(scores, column, staging / SCORES_FILE)
         evaluated = meta_from_tables(str(scores_file), metadata, columns=[column], options=options)
@@ -271,6 +275,20 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return out
+
+
+def _check_options(options) -> None:
+    """Refuse the options that ``result.json`` does not record (``--verify`` could not recompute with them)."""
+    from scorers.ts2.options import MetaOptions
+
+    default = MetaOptions()
+    if options.clean_quotes:
+        raise ParameterError("{clean_quotes=True}: a submission's scores are numbers as written; clean the cells first")
+    if options.on is not None or options.lacking_keys_by_position:
+        raise ParameterError("{on}: a submission is joined on seg_id, file_name, always")
+    if options.confidence != default.confidence:
+        raise ParameterError("{confidence} must be {default} (the leaderboard's intervals), got {given}",
+                             default=default.confidence, given=options.confidence)
 
 
 def _is_frame(value) -> bool:
