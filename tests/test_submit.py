@@ -206,7 +206,8 @@ def _tampered(value):
 def test_every_number_under_results_changed_is_rejected_naming_it(small_submission, shared_ts2, tmp_path, group):
     claimed = json.loads((small_submission / "result.json").read_text())["results"][COLUMN]
     paths = [p for p in number_paths(claimed) if (p[0] == group) or (group == "top" and len(p) == 1)]
-    # summary (4 partitions), ci (4 x 2), n_used/n_skipped/n_no_pair, per_seg and counts (8 SEGs each); n_segs, score_std
+    # summary (4 partitions), ci (4 x 2), n_used/n_skipped/n_no_pair, per_seg and counts (8 SEGs each);
+    # top: n_segs, score_std
     assert len(paths) == (2 if group == "top" else 4 + 8 + 3 + 8 + 8)
     failures = []
     for k, path in enumerate(paths):
@@ -305,7 +306,8 @@ def test_a_result_computed_on_other_metadata_is_rejected(copy, shared_ts2):
     edit_json(copy, "result.json", lambda d: d["inputs"]["metadata"].update(sha256="ab" * 32))
     resign(copy)
     reason = verify(copy, shared_ts2).reason
-    assert reason.startswith(f"inputs.metadata.sha256: claimed {'ab' * 32}, recomputed {_sha(shared_ts2 / 'metadata.csv')}")
+    release = _sha(shared_ts2 / "metadata.csv")
+    assert reason.startswith(f"inputs.metadata.sha256: claimed {'ab' * 32}, recomputed {release}")
 
 
 # --- names, size cap, metadata keys --------------------------------------------------------------------------------
@@ -565,8 +567,9 @@ def test_scores_with_other_columns_are_rejected(copy, shared_ts2):
     scores["extra"] = "1"
     scores.to_csv(copy / "scores.csv", index=False)
     resign(copy)
-    assert verify(copy, shared_ts2).reason == ("scores.csv: columns must be seg_id, file_name, clipscore (metric.json's "
-                                               "column); found 'seg_id', 'file_name', 'clipscore', 'extra'")
+    assert verify(copy, shared_ts2).reason == ("scores.csv: columns must be seg_id, file_name, clipscore "
+                                               "(metric.json's column); found 'seg_id', 'file_name', 'clipscore', "
+                                               "'extra'")
 
 
 @pytest.mark.parametrize("content, reason", [

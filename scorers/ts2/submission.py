@@ -14,8 +14,9 @@ A submission folder holds :data:`SUBMISSION_FILES`:
 ``manifest.json``
     the sha256 of every other file.
 
-:func:`write_submission` runs the checks of ``ts2 meta`` (the same :func:`~scorers.ts2.meta_from_tables.meta_from_tables`)
-before anything is written, and writes the folder atomically (a staging folder renamed into place).
+:func:`write_submission` runs the checks of ``ts2 meta`` (the same
+:func:`~scorers.ts2.meta_from_tables.meta_from_tables`) before anything is written, and writes the folder atomically
+(a staging folder renamed into place).
 :func:`verify_submission` never trusts a claim: it checks the files, every sha256, the name and the metadata keys,
 recomputes every number from ``scores.csv`` and the pinned release ``metadata.csv``, and, with ``rescore=N``,
 rescores N images with the registered scorer the metadata names. It never raises for a bad submission: it returns a
@@ -66,8 +67,9 @@ class SubmissionCheck:
 
     ``name``: the submission's name (``metric.json``; the folder's name when that is unreadable); ``ok``: every check
     passed; ``reason``: None when ok, else one line naming the first problem; ``result`` / ``metadata``: the parsed
-    ``result.json`` / ``metric.json`` (None when unreadable); ``variant``: the delta variant of the numbers; ``segs``:
-    the evaluated SEGs as a range (``"0-163"``, the default set); ``verified_by``: the ts2-evaluate version that checked.
+    ``result.json`` / ``metric.json`` (None when unreadable); ``variant``: the delta variant of the numbers;
+    ``segs``: the evaluated SEGs as a range (``"0-163"``, the default set); ``verified_by``: the ts2-evaluate version
+    that checked.
     ``rescored``: the images rescored (``seg_id:file_name``) with ``rescore=N``."""
 
     name: str
@@ -93,10 +95,10 @@ def check_name(name: object) -> str:
     Examples:
         >>> check_name("clip-vit-b16_v2")
         'clip-vit-b16_v2'
-        >>> check_name("../evil")
+        >>> check_name("a/b")
         Traceback (most recent call last):
         ...
-        scorers.errors.ParameterError: name='../evil' has path characters ('..', '/'): use letters, digits, '.', '_', '-'
+        scorers.errors.ParameterError: name='a/b' has path characters ('/'): use letters, digits, '.', '_', '-'
     """
     if not isinstance(name, str) or not name:
         raise ParameterError("{name} must be non-empty text")
@@ -550,7 +552,9 @@ def _first_difference(claimed, recomputed, where: str) -> str | None:
             if found:
                 return found
         return None
-    return None if _same(claimed, recomputed) else f"{where}: claimed {_shown(claimed)}, recomputed {_shown(recomputed)}"
+    if _same(claimed, recomputed):
+        return None
+    return f"{where}: claimed {_shown(claimed)}, recomputed {_shown(recomputed)}"
 
 
 def _shown(value) -> str:
