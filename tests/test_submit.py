@@ -640,3 +640,20 @@ def test_the_loopback_hub_stops_by_itself_and_is_bounded():
         time.sleep(1.0)
         with pytest.raises(OSError):  # its lifetime is over: nothing listens any more
             urllib.request.urlopen(url, timeout=2)
+
+
+def test_the_scorer_config_names_the_pinned_revision_of_a_default_checkpoint(tmp_path):
+    from scorers.metrics.reward_models import PICKSCORE_REVISION
+    from scorers.ts2.submission import scorer_config_of
+
+    scores = tmp_path / "ps.csv"
+    (tmp_path / "ps.csv.cache").mkdir()
+    config = {"name": "pickscore", "model": "yuvalkirstain/PickScore_v1", "dtype": "torch.float16"}
+    (tmp_path / "ps.csv.cache" / "fingerprint.json").write_text(json.dumps(config))
+    assert scorer_config_of(scores) == {"registry": "pickscore", "model": "yuvalkirstain/PickScore_v1",
+                                        "revision": PICKSCORE_REVISION, "config": config}
+    config.update(name="my_metric", model="/local/folder")
+    (tmp_path / "ps.csv.cache" / "fingerprint.json").write_text(json.dumps(config))
+    assert scorer_config_of(scores) == {"registry": None, "model": "/local/folder", "revision": None,
+                                        "config": config}
+    assert scorer_config_of(tmp_path / "other.csv") is None

@@ -133,7 +133,22 @@ def scorer_config_of(scores: str | os.PathLike) -> dict | None:
 
     name = config.get("name") if isinstance(config, dict) else None
     return {"registry": name if name in SCORER_INFO else None, "model": config.get("model"),
-            "revision": config.get("revision"), "config": config}
+            "revision": config.get("revision") or _pinned_revision(name, config.get("model")), "config": config}
+
+
+def _pinned_revision(scorer: str | None, model: str | None) -> str | None:
+    """The Hub commit ts2-evaluate pins for a scorer's default checkpoint (the scorer's config names the model, not
+    the commit it loaded); None for any other model (a local folder, another Hub id: its config is all there is)."""
+    from scorers.models.reward_checkpoints import (DEFAULT_HPSV3_MODEL, DEFAULT_HPSV3_REVISION,
+                                                   DEFAULT_IMAGEREWARD_MODEL, DEFAULT_IMAGEREWARD_REVISION)
+
+    pins = {("imagereward", DEFAULT_IMAGEREWARD_MODEL): DEFAULT_IMAGEREWARD_REVISION,
+            ("hpsv3", DEFAULT_HPSV3_MODEL): DEFAULT_HPSV3_REVISION}
+    if scorer == "pickscore":
+        from scorers.metrics.reward_models import PICKSCORE_MODEL, PICKSCORE_REVISION
+
+        pins[("pickscore", PICKSCORE_MODEL)] = PICKSCORE_REVISION
+    return pins.get((scorer, model))
 
 
 def _staged_scores(scores, column: str, out: Path) -> Path:
