@@ -657,3 +657,28 @@ def test_the_scorer_config_names_the_pinned_revision_of_a_default_checkpoint(tmp
     assert scorer_config_of(scores) == {"registry": None, "model": "/local/folder", "revision": None,
                                         "config": config}
     assert scorer_config_of(tmp_path / "other.csv") is None
+
+
+def test_the_loopback_hub_serves_main_a_pull_request_and_a_commit(small_submission, tmp_path, monkeypatch):
+    from huggingface_hub import constants, snapshot_download
+
+    from scorers.ts2.submission_hub import push_submission
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    with LoopbackHub("o/board", files={"README.md": b"# board\n", "submissions/old/x.txt": b"x"}) as hub:
+        pushed = push_submission(small_submission, "o/board", name="clip-small", files=list(SUBMISSION_FILES),
+                                 endpoint=hub.base)
+        assert (pushed.pr_revision, pushed.repo) == ("refs/pr/1", "o/board")
+        assert pushed.paths == tuple(f"submissions/clip-small/{f}" for f in SUBMISSION_FILES)
+
+        def files(revision: str) -> set[str]:
+            local = Path(snapshot_download("o/board", repo_type="dataset", revision=revision, endpoint=hub.base,
+                                           cache_dir=tmp_path / "cache"))
+            return {p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()}
+
+        assert files("main") == {"README.md", "submissions/old/x.txt"}
+        expected = {"README.md", "submissions/old/x.txt", *pushed.paths}
+        assert files("refs/pr/1") == expected
+        assert files(pushed.commit) == expected
+        assert ("POST", "/api/datasets/o/board/commit/main?create_pr=1") in hub.requests
