@@ -682,3 +682,28 @@ def test_the_loopback_hub_serves_main_a_pull_request_and_a_commit(small_submissi
         assert files("refs/pr/1") == expected
         assert files(pushed.commit) == expected
         assert ("POST", "/api/datasets/o/board/commit/main?create_pr=1") in hub.requests
+
+
+def test_rescore_reads_the_images_from_the_hub_dataset_without_a_data_dir(tiny_scored, tmp_path, monkeypatch):
+    """No --data-dir and no TS2_DATA: the images come from the pinned Hub dataset (a loopback stand-in serving the
+    generated data dir), as ``ts2 score`` without ``--data-dir`` reads them."""
+    from huggingface_hub import constants
+
+    from scorers.tables.release import HUB_REPO, HUB_REVISION
+    from tests.loopback_hub import LoopbackHubDataset
+
+    root, data = tiny_scored
+    out = write_submission(root / "a.csv", column="clip_score", name="tiny-a", out=tmp_path / "a",
+                           metadata=data / "metadata.csv")
+    monkeypatch.delenv("TS2_DATA", raising=False)
+    with LoopbackHubDataset(data, HUB_REPO, HUB_REVISION) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.base)
+        monkeypatch.setattr(constants, "ENDPOINT", hub.base)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                            hub.base + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+        check = verify_submission(out, metadata=data / "metadata.csv", rescore=3, seed=1)
+        assert hub.count(f"/datasets/{HUB_REPO}/resolve/") > 0
+    assert check.ok, check.reason
+    assert len(check.rescored) == 3
