@@ -100,8 +100,12 @@ def field_name(path: tuple) -> str:
 
 
 def test_round_trip_submit_verify_push_and_read_the_pull_request_back(keyed, shared_ts2, tmp_path, capsys,
-                                                                      monkeypatch):
+                                                                      monkeypatch, caplog):
+    import logging
+
     from huggingface_hub import constants, snapshot_download
+
+    caplog.set_level(logging.DEBUG)  # huggingface_hub's request log included: the token is in no record
 
     out = tmp_path / "clip-test"
     argv = [str(keyed), "--column", COLUMN, "--data-dir", str(shared_ts2), "--n-bootstrap", "50", "--seed", "7"]
@@ -157,6 +161,7 @@ def test_round_trip_submit_verify_push_and_read_the_pull_request_back(keyed, sha
     assert check.result["results"][COLUMN]["rank"]["summary"] == meta_json[COLUMN]["rank"]["summary"]
     for written in out.iterdir():
         assert TOKEN not in written.read_text()
+    assert "api/datasets/ts2-bench/leaderboard/commit" in caplog.text and TOKEN not in caplog.text
 
 
 def test_verify_check_fields_for_the_listing(small_submission, shared_ts2):
@@ -201,7 +206,8 @@ def _tampered(value):
 def test_every_number_under_results_changed_is_rejected_naming_it(small_submission, shared_ts2, tmp_path, group):
     claimed = json.loads((small_submission / "result.json").read_text())["results"][COLUMN]
     paths = [p for p in number_paths(claimed) if (p[0] == group) or (group == "top" and len(p) == 1)]
-    # summary (4 partitions), ci (4 x 2), n_used/n_skipped/n_no_pair, per_seg and counts (8 SEGs each); n_segs, score_std
+    # summary (4 partitions), ci (4 x 2), n_used/n_skipped/n_no_pair, per_seg and counts (8 SEGs each);
+    # top: n_segs, score_std
     assert len(paths) == (2 if group == "top" else 4 + 8 + 3 + 8 + 8)
     failures = []
     for k, path in enumerate(paths):
@@ -300,7 +306,8 @@ def test_a_result_computed_on_other_metadata_is_rejected(copy, shared_ts2):
     edit_json(copy, "result.json", lambda d: d["inputs"]["metadata"].update(sha256="ab" * 32))
     resign(copy)
     reason = verify(copy, shared_ts2).reason
-    assert reason.startswith(f"inputs.metadata.sha256: claimed {'ab' * 32}, recomputed {_sha(shared_ts2 / 'metadata.csv')}")
+    release = _sha(shared_ts2 / "metadata.csv")
+    assert reason.startswith(f"inputs.metadata.sha256: claimed {'ab' * 32}, recomputed {release}")
 
 
 # --- names, size cap, metadata keys --------------------------------------------------------------------------------
@@ -530,3 +537,173 @@ def test_the_docs_commands_run_offline(shared_ts2, tmp_path):
                               text=True, timeout=300)
         assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
     assert "nothing rescored" in done.stdout and "verified my-metric" in done.stdout
+
+
+@pytest.mark.parametrize("key, value, reason", [
+    ("paper_url", "javascript:alert(1)", "paper_url must be an http(s) URL"),
+    ("code_url", 5, "code_url must be text or null"),
+    ("license", "MIT\x1b[2J", "license must be printable text"),
+    ("metric", "", "metric must be non-empty text"),
+    ("flops_per_image", -3, "flops_per_image must be a positive number or null"),
+    ("flops_per_image", True, "flops_per_image must be a positive number or null"),
+    ("scorer", "clip_score", "scorer must be an object or null"),
+    ("format", "other/1", "format must be 'ts2-evaluate submission/1'"),
+])
+def test_a_bad_metadata_field_is_named(copy, shared_ts2, key, value, reason):
+    edit_json(copy, "metric.json", lambda d: d.update({key: value}))
+    resign(copy)
+    assert verify(copy, shared_ts2).reason.startswith(f"metric.json: {reason}")
+
+
+def test_a_bad_metadata_field_is_refused_when_writing(keyed, shared_ts2, tmp_path, capsys):
+    assert main(["submit", str(keyed), "--column", COLUMN, "--name", "x", "--out", str(tmp_path / "x"),
+                 "--data-dir", str(shared_ts2), "--paper-url", "javascript:alert(1)"]) == 2
+    assert "--paper-url 'javascript:alert(1)' must be an http(s) URL" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scores_with_other_columns_are_rejected(copy, shared_ts2):
+    scores = pd.read_csv(copy / "scores.csv", dtype=str, keep_default_na=False)
+    scores["extra"] = "1"
+    scores.to_csv(copy / "scores.csv", index=False)
+    resign(copy)
+    assert verify(copy, shared_ts2).reason == ("scores.csv: columns must be seg_id, file_name, clipscore "
+                                               "(metric.json's column); found 'seg_id', 'file_name', 'clipscore', "
+                                               "'extra'")
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("[" * 100000, "result.json: not readable JSON"),
+    ('{"format": "ts2-evaluate result/1"}', "result.json: missing field(s)"),
+    ("[]", "result.json: not a saved ts2 result"),
+])
+def test_a_broken_result_file_is_a_reason_never_an_exception(copy, shared_ts2, content, reason):
+    (copy / "result.json").write_text(content)
+    resign(copy)
+    check = verify(copy, shared_ts2)
+    assert not check.ok and check.reason.startswith(reason)
+
+
+def test_a_manifest_of_another_format_is_rejected(copy, shared_ts2):
+    edit_json(copy, "manifest.json", lambda d: d.update(format="x"))
+    assert verify(copy, shared_ts2).reason == "manifest.json: field 'format' must be 'ts2-evaluate submission/1'"
+
+
+def test_a_path_that_is_no_folder_is_rejected(tmp_path, shared_ts2):
+    check = verify(tmp_path / "nothing", shared_ts2)
+    assert (check.ok, check.name) == (False, "nothing") and check.reason.endswith("not a submission folder")
+
+
+def test_the_docstring_examples_run():
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    files = [str(root / "scorers" / "ts2" / f) for f in ("submission.py", "submission_hub.py", "submission_rescore.py")]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--doctest-modules", "-p", "no:cacheprovider",
+                           *files], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+@pytest.mark.parametrize("options, message", [
+    (MetaOptions(clean_quotes=True), "clean_quotes=True: a submission's scores are numbers as written"),
+    (MetaOptions(on=["seg_id", "file_name"]), "on: a submission is joined on seg_id, file_name"),
+    (MetaOptions(confidence=0.9), "confidence must be 0.95"),
+])
+def test_options_that_the_result_does_not_record_are_refused(keyed, shared_ts2, tmp_path, options, message):
+    with pytest.raises(ParameterError, match=message):
+        write_submission(keyed, column=COLUMN, name="x", out=tmp_path / "x", metadata=shared_ts2 / "metadata.csv",
+                         options=options)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_folder_is_an_ordinary_one(small_submission):
+    import os
+    import stat
+
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(small_submission.stat().st_mode) == 0o777 & ~umask
+
+
+def test_the_loopback_hub_stops_by_itself_and_is_bounded():
+    import time
+    import urllib.error
+    import urllib.request
+
+    with LoopbackHub("o/n", files={"a.txt": b"a"}, max_requests=2, lifetime=0.5) as hub:
+        url = f"{hub.base}/datasets/o/n/resolve/main/a.txt"
+        assert urllib.request.urlopen(url, timeout=5).read() == b"a"
+        urllib.request.urlopen(url, timeout=5)
+        with pytest.raises(urllib.error.HTTPError, match="503"):  # beyond max_requests
+            urllib.request.urlopen(url, timeout=5)
+        time.sleep(1.0)
+        with pytest.raises(OSError):  # its lifetime is over: nothing listens any more
+            urllib.request.urlopen(url, timeout=2)
+
+
+def test_the_scorer_config_names_the_pinned_revision_of_a_default_checkpoint(tmp_path):
+    from scorers.metrics.reward_models import PICKSCORE_REVISION
+    from scorers.ts2.submission import scorer_config_of
+
+    scores = tmp_path / "ps.csv"
+    (tmp_path / "ps.csv.cache").mkdir()
+    config = {"name": "pickscore", "model": "yuvalkirstain/PickScore_v1", "dtype": "torch.float16"}
+    (tmp_path / "ps.csv.cache" / "fingerprint.json").write_text(json.dumps(config))
+    assert scorer_config_of(scores) == {"registry": "pickscore", "model": "yuvalkirstain/PickScore_v1",
+                                        "revision": PICKSCORE_REVISION, "config": config}
+    config.update(name="my_metric", model="/local/folder")
+    (tmp_path / "ps.csv.cache" / "fingerprint.json").write_text(json.dumps(config))
+    assert scorer_config_of(scores) == {"registry": None, "model": "/local/folder", "revision": None,
+                                        "config": config}
+    assert scorer_config_of(tmp_path / "other.csv") is None
+
+
+def test_the_loopback_hub_serves_main_a_pull_request_and_a_commit(small_submission, tmp_path, monkeypatch):
+    from huggingface_hub import constants, snapshot_download
+
+    from scorers.ts2.submission_hub import push_submission
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    with LoopbackHub("o/board", files={"README.md": b"# board\n", "submissions/old/x.txt": b"x"}) as hub:
+        pushed = push_submission(small_submission, "o/board", name="clip-small", files=list(SUBMISSION_FILES),
+                                 endpoint=hub.base)
+        assert (pushed.pr_revision, pushed.repo) == ("refs/pr/1", "o/board")
+        assert pushed.paths == tuple(f"submissions/clip-small/{f}" for f in SUBMISSION_FILES)
+
+        def files(revision: str) -> set[str]:
+            local = Path(snapshot_download("o/board", repo_type="dataset", revision=revision, endpoint=hub.base,
+                                           cache_dir=tmp_path / "cache"))
+            return {p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()}
+
+        assert files("main") == {"README.md", "submissions/old/x.txt"}
+        expected = {"README.md", "submissions/old/x.txt", *pushed.paths}
+        assert files("refs/pr/1") == expected
+        assert files(pushed.commit) == expected
+        assert ("POST", "/api/datasets/o/board/commit/main?create_pr=1") in hub.requests
+
+
+def test_rescore_reads_the_images_from_the_hub_dataset_without_a_data_dir(tiny_scored, tmp_path, monkeypatch):
+    """No --data-dir and no TS2_DATA: the images come from the pinned Hub dataset (a loopback stand-in serving the
+    generated data dir), as ``ts2 score`` without ``--data-dir`` reads them."""
+    from huggingface_hub import constants
+
+    from scorers.tables.release import HUB_REPO, HUB_REVISION
+    from tests.loopback_hub import LoopbackHubDataset
+
+    root, data = tiny_scored
+    out = write_submission(root / "a.csv", column="clip_score", name="tiny-a", out=tmp_path / "a",
+                           metadata=data / "metadata.csv")
+    monkeypatch.delenv("TS2_DATA", raising=False)
+    with LoopbackHubDataset(data, HUB_REPO, HUB_REVISION) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.base)
+        monkeypatch.setattr(constants, "ENDPOINT", hub.base)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                            hub.base + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+        check = verify_submission(out, metadata=data / "metadata.csv", rescore=3, seed=1)
+        assert hub.count(f"/datasets/{HUB_REPO}/resolve/") > 0
+    assert check.ok, check.reason
+    assert len(check.rescored) == 3

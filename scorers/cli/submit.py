@@ -55,7 +55,8 @@ _WRITE_ONLY = (("column", "--column", None), ("name", "--name", None), ("out", "
                ("metric", "--metric", None), ("paper_url", "--paper-url", None), ("code_url", "--code-url", None),
                ("license", "--license", None), ("flops_per_image", "--flops-per-image", None),
                ("lower_is_better", "--lower-is-better", False), ("variant", "--variant", "paper"),
-               ("seg_subset", "--segs", "default"), ("seed", "--seed", 0), ("n_bootstrap", "--n-bootstrap", N_BOOTSTRAP))
+               ("seg_subset", "--segs", "default"), ("seed", "--seed", 0),
+               ("n_bootstrap", "--n-bootstrap", N_BOOTSTRAP))
 
 
 def run_submit(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
-"""The saved result file that ``ts2 meta --out`` writes (and ``ts2 report``, ``ts2 correlate``, ``ts2 tifa-bench report``,
-``ts2 submit``): the writer, the checks of its fields, and the ``ts2 meta`` table re-derived from its numbers.
+"""The saved result file that ``ts2 meta --out`` writes (and ``ts2 report``, ``ts2 correlate``,
+``ts2 tifa-bench report``, ``ts2 submit``): the writer, the checks of its fields, and the ``ts2 meta`` table
+re-derived from its numbers.
 
 A saved result holds what was printed and everything needed to make it again: the command line, the package
 version, the SEG set, the seed and number of bootstrap resamples, the delta variant, each input file with its sha256,
@@ -62,7 +63,8 @@ def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table
         "n_bootstrap": n_bootstrap,
         "variant": variant,
         "units": "fractions (the table: %)",
-        "inputs": {role: {"path": recorded.get(role, str(Path(path).resolve())), "sha256": sha256(path)} for role, path in inputs.items()},
+        "inputs": {role: {"path": recorded.get(role, str(Path(path).resolve())), "sha256": sha256(path)}
+                   for role, path in inputs.items()},
         "scorer_config": dict(scorer_config) or None,
         "results": {name: (result.to_dict() if hasattr(result, "to_dict") else result)
                     for name, result in results.items()},

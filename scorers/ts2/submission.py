@@ -14,8 +14,9 @@ A submission folder holds :data:`SUBMISSION_FILES`:
 ``manifest.json``
     the sha256 of every other file.
 
-:func:`write_submission` runs the checks of ``ts2 meta`` (the same :func:`~scorers.ts2.meta_from_tables.meta_from_tables`)
-before anything is written, and writes the folder atomically (a staging folder renamed into place).
+:func:`write_submission` runs the checks of ``ts2 meta`` (the same
+:func:`~scorers.ts2.meta_from_tables.meta_from_tables`) before anything is written, and writes the folder atomically
+(a staging folder renamed into place).
 :func:`verify_submission` never trusts a claim: it checks the files, every sha256, the name and the metadata keys,
 recomputes every number from ``scores.csv`` and the pinned release ``metadata.csv``, and, with ``rescore=N``,
 rescores N images with the registered scorer the metadata names. It never raises for a bad submission: it returns a
@@ -66,8 +67,9 @@ class SubmissionCheck:
 
     ``name``: the submission's name (``metric.json``; the folder's name when that is unreadable); ``ok``: every check
     passed; ``reason``: None when ok, else one line naming the first problem; ``result`` / ``metadata``: the parsed
-    ``result.json`` / ``metric.json`` (None when unreadable); ``variant``: the delta variant of the numbers; ``segs``:
-    the evaluated SEGs as a range (``"0-163"``, the default set); ``verified_by``: the ts2-evaluate version that checked.
+    ``result.json`` / ``metric.json`` (None when unreadable); ``variant``: the delta variant of the numbers;
+    ``segs``: the evaluated SEGs as a range (``"0-163"``, the default set); ``verified_by``: the ts2-evaluate version
+    that checked.
     ``rescored``: the images rescored (``seg_id:file_name``) with ``rescore=N``."""
 
     name: str
@@ -93,10 +95,10 @@ def check_name(name: object) -> str:
     Examples:
         >>> check_name("clip-vit-b16_v2")
         'clip-vit-b16_v2'
-        >>> check_name("../evil")
+        >>> check_name("a/b")
         Traceback (most recent call last):
         ...
-        scorers.errors.ParameterError: name='../evil' has path characters ('..', '/'): use letters, digits, '.', '_', '-'
+        scorers.errors.ParameterError: name='a/b' has path characters ('/'): use letters, digits, '.', '_', '-'
     """
     if not isinstance(name, str) or not name:
         raise ParameterError("{name} must be non-empty text")
@@ -131,7 +133,22 @@ def scorer_config_of(scores: str | os.PathLike) -> dict | None:
 
     name = config.get("name") if isinstance(config, dict) else None
     return {"registry": name if name in SCORER_INFO else None, "model": config.get("model"),
-            "revision": config.get("revision"), "config": config}
+            "revision": config.get("revision") or _pinned_revision(name, config.get("model")), "config": config}
+
+
+def _pinned_revision(scorer: str | None, model: str | None) -> str | None:
+    """The Hub commit ts2-evaluate pins for a scorer's default checkpoint (the scorer's config names the model, not
+    the commit it loaded); None for any other model (a local folder, another Hub id: its config is all there is)."""
+    from scorers.models.reward_checkpoints import (DEFAULT_HPSV3_MODEL, DEFAULT_HPSV3_REVISION,
+                                                   DEFAULT_IMAGEREWARD_MODEL, DEFAULT_IMAGEREWARD_REVISION)
+
+    pins = {("imagereward", DEFAULT_IMAGEREWARD_MODEL): DEFAULT_IMAGEREWARD_REVISION,
+            ("hpsv3", DEFAULT_HPSV3_MODEL): DEFAULT_HPSV3_REVISION}
+    if scorer == "pickscore":
+        from scorers.metrics.reward_models import PICKSCORE_MODEL, PICKSCORE_REVISION
+
+        pins[("pickscore", PICKSCORE_MODEL)] = PICKSCORE_REVISION
+    return pins.get((scorer, model))
 
 
 def _staged_scores(scores, column: str, out: Path) -> Path:
@@ -233,9 +250,13 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ParameterError("{out} {path} exists and is not an empty folder; choose a new one", path=str(out))
     options = _options(options)
+    _check_options(options)
     metadata = _release_metadata(metadata)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)  # mkdtemp's folder is private (0700); the submission is an ordinary folder
     try:
         scores_file = _staged_scores(scores, column, staging / SCORES_FILE)
         evaluated = meta_from_tables(str(scores_file), metadata, columns=[column], options=options)
@@ -253,6 +274,12 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
                      "paper_url": info.get("paper_url"), "code_url": info.get("code_url"),
                      "license": info.get("license"), "flops_per_image": info.get("flops_per_image"),
                      "scorer": scorer, "written_by": f"ts2-evaluate {__version__}"}
+        problem = _described_problem(described)
+        if problem is not None:
+            from scorers.errors import mention
+
+            raise ParameterError("{field} {problem}", field=mention(problem[0], described[problem[0]], quoted=True),
+                                 problem=problem[1])
         (staging / METRIC_FILE).write_text(json.dumps(described, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
         manifest = {"format": SUBMISSION_FORMAT,
@@ -265,6 +292,20 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return out
+
+
+def _check_options(options) -> None:
+    """Refuse the options that ``result.json`` does not record (``--verify`` could not recompute with them)."""
+    from scorers.ts2.options import MetaOptions
+
+    default = MetaOptions()
+    if options.clean_quotes:
+        raise ParameterError("{clean_quotes=True}: a submission's scores are numbers as written; clean the cells first")
+    if options.on is not None or options.lacking_keys_by_position:
+        raise ParameterError("{on}: a submission is joined on seg_id, file_name, always")
+    if options.confidence != default.confidence:
+        raise ParameterError("{confidence} must be {default} (the leaderboard's intervals), got {given}",
+                             default=default.confidence, given=options.confidence)
 
 
 def _is_frame(value) -> bool:
@@ -303,11 +344,15 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
     """
     folder = Path(path)
     state: dict[str, Any] = {"name": folder.name, "result": None, "metadata": None, "rescored": ()}
+    metadata = _release_metadata(metadata)  # unavailable: raises (nothing can be verified), before any check
     try:
         _verify(folder, state, metadata, rescore, seed, data_dir)
         reason = None
     except _Rejected as problem:
         reason = str(problem)
+    except Exception as error:  # noqa: BLE001 - a bad submission never raises: whatever broke is its reason
+        text = str(error).strip().splitlines()
+        reason = f"unreadable submission ({type(error).__name__}: {text[0] if text else ''})"
     result = state["result"]
     column_result = _column_result(result, state["metadata"])
     return SubmissionCheck(
@@ -328,7 +373,7 @@ def _column_result(result, described) -> dict | None:
 def _read_json(file: Path, field: str) -> Any:
     try:
         return json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, RecursionError) as error:
         raise _Rejected(f"{field}: not readable JSON ({type(error).__name__}: {str(error).splitlines()[0]})") from None
 
 
@@ -351,7 +396,9 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
     if size > MAX_SCORES_BYTES:
         raise _Rejected(f"{SCORES_FILE}: {size} bytes, over the cap of {MAX_SCORES_BYTES}")
     manifest = _read_json(folder / MANIFEST_FILE, MANIFEST_FILE)
-    listed = manifest.get("sha256") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict) or manifest.get("format") != SUBMISSION_FORMAT:
+        raise _Rejected(f"{MANIFEST_FILE}: field 'format' must be {SUBMISSION_FORMAT!r}")
+    listed = manifest.get("sha256")
     if not isinstance(listed, dict) or not all(isinstance(v, str) for v in listed.values()):
         raise _Rejected(f"{MANIFEST_FILE}: field 'sha256' must map each file to its sha256")
     expected = [f for f in SUBMISSION_FILES if f != MANIFEST_FILE]
@@ -378,9 +425,11 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
         state["name"] = str(described["name"]).encode("unicode_escape").decode("ascii") \
             if isinstance(described["name"], str) else folder.name
         raise _Rejected(f"{METRIC_FILE}: {error}") from None
+    problem = _described_problem(described)
+    if problem is not None:
+        raise _Rejected(f"{METRIC_FILE}: {problem[0]} {problem[1]}")
     column = described["column"]
-    if not isinstance(column, str) or not column:
-        raise _Rejected(f"{METRIC_FILE}: column must be the score column's name")
+    _check_scores_header(folder / SCORES_FILE, column)
     result = _read_json(folder / RESULT_FILE, RESULT_FILE)
     from scorers.ts2.result_file import FORMAT, check_payload, check_table
 
@@ -395,13 +444,54 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
         raise _Rejected(f"{RESULT_FILE}: results must hold column {column!r} only (metric.json), found "
                         f"{', '.join(map(repr, result['results']))}")
     _check_inputs(folder, result, metadata)
-    _recompute(folder, result, column, _release_metadata(metadata))
+    _recompute(folder, result, column, metadata)
     try:  # after the numbers: a changed number is named by its field, not by the table line it shows in
         check_table(result, RESULT_FILE)
     except ValueError as error:
         raise _Rejected(str(error)) from None
     if rescore:
         state["rescored"] = _rescore(folder, described, column, rescore, seed, data_dir)
+
+
+#: the text fields of ``metric.json`` (besides ``name``), shown by the leaderboard: at most this many characters
+MAX_TEXT_LENGTH = 300
+
+
+def _described_problem(described: dict) -> tuple[str, str] | None:
+    """``(key, what is wrong)`` for the first bad field of ``metric.json`` (what the leaderboard shows must be plain
+    text, links http(s)), else None."""
+    if described["format"] != SUBMISSION_FORMAT:
+        return "format", f"must be {SUBMISSION_FORMAT!r}"
+    for key in ("column", "metric"):
+        if not isinstance(described[key], str) or not described[key].strip():
+            return key, "must be non-empty text"
+    for key in ("column", "metric", "paper_url", "code_url", "license"):
+        value = described[key]
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            return key, "must be text or null"
+        if len(value) > MAX_TEXT_LENGTH or any(not c.isprintable() for c in value):
+            return key, f"must be printable text of at most {MAX_TEXT_LENGTH} characters"
+        if key.endswith("_url") and not value.startswith(("https://", "http://")):
+            return key, f"must be an http(s) URL, got {_shown(value)}"
+    flops = described["flops_per_image"]
+    if flops is not None and (isinstance(flops, bool) or not isinstance(flops, (int, float)) or not
+                              math.isfinite(flops) or flops <= 0):
+        return "flops_per_image", "must be a positive number or null"
+    if described["scorer"] is not None and not isinstance(described["scorer"], dict):
+        return "scorer", "must be an object or null"
+    return None
+
+
+def _check_scores_header(scores: Path, column: str) -> None:
+    import csv
+
+    with open(scores, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), [])
+    if header != ["seg_id", "file_name", column]:
+        raise _Rejected(f"{SCORES_FILE}: columns must be seg_id, file_name, {column} (metric.json's column); found "
+                        f"{', '.join(map(repr, header[:6]))}")
 
 
 def _check_inputs(folder: Path, result: dict, metadata) -> None:
@@ -415,7 +505,7 @@ def _check_inputs(folder: Path, result: dict, metadata) -> None:
     if inputs["scores"]["sha256"] != got:
         raise _Rejected(f"inputs.scores.sha256: claimed {inputs['scores']['sha256']}, recomputed {got} "
                         f"({SCORES_FILE})")
-    release = sha256(_release_metadata(metadata))
+    release = sha256(metadata)
     if inputs["metadata"]["sha256"] != release:
         raise _Rejected(f"inputs.metadata.sha256: claimed {inputs['metadata']['sha256']}, recomputed {release} (the "
                         "numbers were computed on another metadata.csv than the release's)")
@@ -477,7 +567,9 @@ def _first_difference(claimed, recomputed, where: str) -> str | None:
             if found:
                 return found
         return None
-    return None if _same(claimed, recomputed) else f"{where}: claimed {_shown(claimed)}, recomputed {_shown(recomputed)}"
+    if _same(claimed, recomputed):
+        return None
+    return f"{where}: claimed {_shown(claimed)}, recomputed {_shown(recomputed)}"
 
 
 def _shown(value) -> str:

@@ -114,6 +114,7 @@ def rescore_check(scores, described: dict, column: str, n: int, *, seed: int = 0
     tolerance = SCORER_INFO[scorer_info["registry"]].tolerance
     for (seg, name), mine, theirs in zip(keys, frame[out_column].to_numpy(dtype=float), submitted[picked]):
         if not (math.isfinite(mine) and abs(mine - theirs) <= tolerance * (1 + 1e-9)):
-            raise ValueError(f"--rescore: {column} of {seg}:{name}: submitted {float(theirs)!r}, rescored {float(mine)!r} "
+            raise ValueError(f"--rescore: {column} of {seg}:{name}: submitted {float(theirs)!r}, "
+                             f"rescored {float(mine)!r} "
                              f"(tolerance {tolerance} of {scorer_info['registry']})")
     return tuple(f"{seg}:{name}" for seg, name in keys)
