@@ -18,8 +18,10 @@ The table (:class:`Leaderboard`):
   another one already has is rejected; so is a name of a published metric. A bad submission never stops the others
   from being listed, an error of the verifier included.
 
-Edge cases: an empty source gives the published rows alone; a source without the release tables (offline, nothing
-cached) gives the community rows alone, with a note.
+Edge cases: an empty source gives the published rows alone. Without the release's ``metadata.csv`` nothing can be
+verified: one error. With a metadata file given but the release's scores not to be had, the community rows are
+listed alone, with a note. A Hub revision read before can be listed again offline (``HF_HUB_OFFLINE=1``), from the
+cache.
 """
 from __future__ import annotations
 
@@ -554,8 +556,8 @@ _HEADINGS = {"verified_by": "verified by", "rank_avg": "rank", "sep_avg": "sep",
 def leaderboard_text(board: Leaderboard) -> str:
     """One block per group (``== default ==``, ``== variant official, SEGs 0-99 (not ranked with the default) ==``),
     the averages in % (0.1); then ``rejected (N):`` with one line each; then the notes."""
-    lines = [f"submissions: {board.source}", "values in % (averages over SEGs; --json gives fractions, --csv all "
-                                             "twelve values)"]
+    lines = [f"submissions: {board.source}", "values in % (averages over SEGs; the JSON gives fractions, the CSV "
+                                             "all twelve values)"]
     groups: dict[str, list[dict]] = {}
     for row in board.rows:
         groups.setdefault(row["group"], []).append(row)
