@@ -263,6 +263,20 @@ def test_published_rows_equal_ts2_reproduce(shared_ts2, tmp_path, monkeypatch):
             assert (got is None and want is None) or got == pytest.approx(100.0 * want, abs=1e-6), (row["name"], key)
 
 
+def test_without_the_release_scores_the_community_rows_come_with_a_note(tmp_path, results, shared_ts2, monkeypatch):
+    only_metadata = tmp_path / "release"
+    only_metadata.mkdir()
+    (only_metadata / "metadata.csv").write_bytes((shared_ts2 / "metadata.csv").read_bytes())
+    monkeypatch.setenv("TS2_DATA", str(only_metadata))
+    stand_in_submission(tmp_path / "subs", "a", name="good", result=results["clip"])
+    board = community_leaderboard(tmp_path / "subs", verify=stand_in_verify)
+    assert [r["name"] for r in board.rows] == ["good"] and board.rejected == []
+    assert len(board.notes) == 1
+    assert board.notes[0].startswith("the published rows are not listed: the TS2 release tables are not available (")
+    assert "released_scores.csv" in board.notes[0]
+    assert board.text().splitlines()[-1] == "note: " + board.notes[0]
+
+
 def test_a_later_duplicate_is_rejected_even_when_the_first_is_rejected(tmp_path, results):
     root = tmp_path / "subs"
     stand_in_submission(root, "a", name="m", ok=False, reason="metadata.json: key licence absent")
