@@ -503,3 +503,13 @@ def test_the_demo_reads_its_submissions_source(mixed_folder, shared_ts2, tmp_pat
     assert missing.board is None
     assert missing.problem == (f"submissions source {tmp_path / 'no' / 'such' / 'x'}: no such folder, and not a "
                                "Hub dataset id OWNER/NAME[@REVISION]")
+
+
+def test_ts2_demo_refuses_a_bad_submissions_source_before_starting(tmp_path):
+    from tests.conftest import free_port
+
+    missing = tmp_path / "no" / "such" / "folder"
+    done = ts2("demo", "--submissions", str(missing), "--port", str(free_port()), check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"ts2 demo: error: --submissions {missing}: no such folder, and not a Hub dataset id OWNER/NAME[@REVISION]"]
