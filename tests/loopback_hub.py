@@ -85,9 +85,13 @@ class LoopbackHub(LoopbackServer):
         self.pull_requests: list[dict] = []
         self.authorizations: list[str] = []
         super().__init__(max_requests=max_requests)
-        self.timer = threading.Timer(lifetime, self.server.shutdown)
+        self.timer = threading.Timer(lifetime, self._expire)
         self.timer.daemon = True
         self.timer.start()
+
+    def _expire(self) -> None:  # the lifetime is over: stop answering and close the port
+        self.server.shutdown()
+        self.server.server_close()
 
     def stop(self) -> None:
         self.timer.cancel()
