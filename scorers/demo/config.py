@@ -45,7 +45,9 @@ class AppConfig:
     ``vlm``: VQA model for TIFA/DSG (None: those scorers are offered as unavailable). ``qg_model``: text LM that
     writes TIFA questions for prompts without a question table (None: TIFA/DSG only for TS2 prompts, from the
     data_dir's question tables). ``seg_subset``: SEG ids of the
-    leaderboard (the paper averaged 0-163). ``max_upload_mb``: uploads above this are refused.
+    leaderboard (the paper averaged 0-163). ``max_upload_mb``: uploads above this are refused. ``submissions``:
+    where the community leaderboard's submissions are (a folder, or a Hub dataset ``OWNER/NAME@REVISION``;
+    :mod:`scorers.report.community`), None: no community rows.
     ``annotations``: the ANNOTATIONS CSV the Build a SEG tab edits (``ts2 seg build``'s input; None: the tab says
     how to open one), its images under ``seg_images`` (default: the file's folder), with an optional ``seg_plan``
     (``ts2 seg plan``'s elements) and ``seg_review`` (``ts2 seg check``'s review list, shown first).
@@ -64,6 +66,7 @@ class AppConfig:
     seg_images: Path | None = None
     seg_plan: Path | None = None
     seg_review: Path | None = None
+    submissions: str | None = None
 
     @property
     def max_upload_bytes(self) -> int:
@@ -100,6 +103,7 @@ class AppConfig:
                 f"- images: `{images}`",
                 f"- CLIP model: `{self.clip_model}`; VLM: `{self.vlm or 'not configured'}`; "
                 f"question generator: `{self.qg_model or 'not configured'}`",
+                f"- community submissions: `{self.submissions or 'not configured (TS2_SUBMISSIONS)'}`",
             ]
         )
 
@@ -160,6 +164,8 @@ class AppConfig:
         for name, variable in SEG_BUILDER_ENV.items():  # the Build a SEG tab's files
             if env.get(variable):
                 settings[name] = Path(env[variable])
+        if env.get("TS2_SUBMISSIONS"):
+            settings["submissions"] = env["TS2_SUBMISSIONS"].strip()
         return cls.resolve(
             data_dir=env.get("TS2_DATA_DIR") or None,
             scores_csv=env.get("TS2_SCORES_CSV") or None,
