@@ -5,13 +5,13 @@ gets wrong. This tab shows a SEG's images with the prompt's elements as checkbox
 ANNOTATIONS CSV (``ts2 seg build``'s input: ``seg_id, prompt, file_name, errors``, ``;``-joined; optional
 ``image_source``, ``partition``, ``error_types``) by an atomic write, so closing the page loses nothing. Node labels,
 edges and unreachable sets come from :mod:`scorers.stats.error_sets`; the data dir offered for download is what
-:func:`scorers.ts2.seg_build.build_segs` writes. Nothing here imports gradio except :func:`build_seg_builder_tab`.
+:func:`scorers.ts2.seg_build.build_segs` writes. The file is the one the demo was started with
+(``AppConfig.annotations``, ``ts2 demo --annotations``) or one uploaded in the tab (:func:`open_upload`: a working copy on the server, kept per
+browser). Nothing here imports gradio except :func:`build_seg_builder_tab`.
 """
 from __future__ import annotations
 
 import json
-import logging
-import os
 import shutil
 import tempfile
 import threading
@@ -31,14 +31,17 @@ __all__ = [
     "ERROR_TYPES",
     "REVIEWED",
     "SLOTS",
+    "OpenBooks",
+    "PlanElements",
     "SegAnnotations",
     "build_seg_builder_tab",
+    "missing_images",
+    "open_annotations",
     "open_upload",
     "read_plan_elements",
     "read_review",
 ]
 
-log = logging.getLogger(__name__)
 
 #: the columns every ANNOTATIONS file has (``ts2 seg build``'s input)
 ANNOTATION_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
