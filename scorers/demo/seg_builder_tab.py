@@ -6,8 +6,8 @@ ANNOTATIONS CSV (``ts2 seg build``'s input: ``seg_id, prompt, file_name, errors`
 ``image_source``, ``partition``, ``error_types``) by an atomic write, so closing the page loses nothing. Node labels,
 edges and unreachable sets come from :mod:`scorers.stats.error_sets`; the data dir offered for download is what
 :func:`scorers.ts2.seg_build.build_segs` writes. The file is the one the demo was started with
-(``AppConfig.annotations``, ``ts2 demo --annotations``) or one uploaded in the tab (:func:`open_upload`: a working copy on the server, kept per
-browser). Nothing here imports gradio except :func:`build_seg_builder_tab`.
+(``AppConfig.annotations``, ``ts2 demo --annotations``) or one uploaded in the tab (:func:`open_upload`: a working
+copy on the server, kept per browser). Nothing here imports gradio except :func:`build_seg_builder_tab`.
 """
 from __future__ import annotations
 
