@@ -199,15 +199,15 @@ def test_refusals_are_one_line(synth, tmp_path):
     assert book.add_element("3", "sofa", "missing") == ["dog", "red", "sofa"]
     bad = tmp_path / "bad.csv"
     bad.write_text("seg_id,prompt,file_name\n0,a dog,x.png\n")
-    with pytest.raises(ParameterError, match=r"annotations .*bad.csv: no errors column"):
+    with pytest.raises(ParameterError, match=r"^annotations='.*bad.csv': no errors column"):
         SegAnnotations(bad, synth)
-    with pytest.raises(ParameterError, match="images .*: the images folder does not exist"):
+    with pytest.raises(ParameterError, match="^seg_images='.*nowhere': the images folder does not exist"):
         SegAnnotations(synth / "annotations.csv", tmp_path / "nowhere")
     (tmp_path / "plan.json").write_text("{not json")
-    with pytest.raises(ParameterError, match="plan .*not a plan file"):
+    with pytest.raises(ParameterError, match="^seg_plan='.*plan.json': not a plan file"):
         read_plan_elements(tmp_path / "plan.json")
     (tmp_path / "review.csv").write_text("seg_id,image\n3,a.png\n")
-    with pytest.raises(ParameterError, match="review .*no file_name column"):
+    with pytest.raises(ParameterError, match="^seg_review='.*review.csv': no file_name column"):
         read_review(tmp_path / "review.csv")
 
 
@@ -297,7 +297,7 @@ def test_tab_without_a_file_says_how_to_open_one_and_a_bad_file_is_one_line(shar
     bad = tmp_path / "bad.csv"
     bad.write_text("seg_id,prompt\n0,a dog\n")
     texts = _tab_texts(AppConfig.resolve(**tables, annotations=bad, seg_images=tmp_path))
-    assert f"**Error:** annotations {bad}: no file_name column (an ANNOTATIONS file has seg_id, prompt, file_name, " \
+    assert f"**Error:** annotations='{bad}': no file_name column (an ANNOTATIONS file has seg_id, prompt, file_name, " \
            "errors)" in texts
 
 
@@ -310,6 +310,10 @@ def test_demo_flags_and_space_variables_name_the_files(synth, capsys):
     assert capsys.readouterr().err.strip().endswith(f"--annotations {synth / 'missing.csv'}: no such file")
     assert main(["demo", "--port", port, "--images", str(synth)]) == 2
     assert "--images: give --annotations too" in capsys.readouterr().err
+    (synth / "bad.csv").write_text("seg_id,prompt\n0,a dog\n")  # read before the app starts, worded as its flag
+    assert main(["demo", "--port", port, "--annotations", str(synth / "bad.csv")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"--annotations {synth / 'bad.csv'}: no file_name column (an "
+                                                    "ANNOTATIONS file has seg_id, prompt, file_name, errors)")
     config = AppConfig.from_env({"TS2_ANNOTATIONS": str(synth / "annotations.csv"), "TS2_SEG_IMAGES": str(synth),
                                  "TS2_SEG_PLAN": str(synth / "plan.json")})
     assert (config.annotations, config.seg_images, config.seg_plan, config.seg_review) == (

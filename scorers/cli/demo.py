@@ -107,6 +107,10 @@ def check_demo_arguments(args: argparse.Namespace):
     config = AppConfig.resolve(data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata,
                                paper_table=args.paper_table, **settings)
     check_tables(config)
+    if config.annotations is not None:  # the Build a SEG tab's files, read as the tab reads them
+        from scorers.demo.seg_builder_tab import open_annotations
+
+        open_annotations(config)
     return config
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from scorers.atomic import atomic_path
-from scorers.errors import ParameterError
+from scorers.errors import ParameterError, mention
 from scorers.stats.error_sets import error_set_edges, node_labels, unreachable
 
 __all__ = [
@@ -136,7 +136,7 @@ def read_plan_elements(path: str | Path) -> PlanElements:
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ParameterError("{given}: not a plan file (JSON) that can be read: {why}", given=f"plan {path}",
+        raise ParameterError("{given}: not a plan file (JSON) that can be read: {why}", given=mention("seg_plan", str(path)),
                              why=str(error).splitlines()[0]) from None
     if isinstance(payload, dict):
         for key in ("segs", "plans", "prompts"):
@@ -163,7 +163,7 @@ def read_plan_elements(path: str | Path) -> PlanElements:
             out.by_seg[str(plan["seg_id"])] = named
     if not any(out.by_prompt.values()):
         raise ParameterError("{given}: the plan lists no prompt with elements (expected ts2 seg plan's JSON: "
-                             "'segs' with 'prompt' and 'elements')", given=f"plan {path}")
+                             "'segs' with 'prompt' and 'elements')", given=mention("seg_plan", str(path)))
     return out
 
 
@@ -191,11 +191,11 @@ def read_review(path: str | Path) -> pd.DataFrame:
         else:
             frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as error:
-        raise ParameterError("{given}: not a review list that can be read: {why}", given=f"review {path}",
+        raise ParameterError("{given}: not a review list that can be read: {why}", given=mention("seg_review", str(path)),
                              why=str(error).splitlines()[0]) from None
     if "file_name" not in frame.columns:
         raise ParameterError("{given}: no file_name column (columns: {columns}); expected the review list of "
-                             "ts2 seg check", given=f"review {path}", columns=", ".join(map(str, frame.columns)))
+                             "ts2 seg check", given=mention("seg_review", str(path)), columns=", ".join(map(str, frame.columns)))
     if "disagreements" in frame.columns:  # `ts2 seg check --all` lists agreeing images too: not those
         count = pd.to_numeric(frame["disagreements"], errors="coerce").fillna(0)
         details = frame["details"] if "details" in frame.columns else pd.Series("", index=frame.index)
@@ -217,7 +217,7 @@ def read_review(path: str | Path) -> pd.DataFrame:
 
 
 def _not_annotations(path: Path, why: str) -> ParameterError:
-    return ParameterError("{given}: {why}", given=f"annotations {path}", why=why)
+    return ParameterError("{given}: {why}", given=mention("annotations", str(path)), why=why)
 
 
 class SegAnnotations:
@@ -250,7 +250,7 @@ class SegAnnotations:
         self.path = Path(path)
         self.images = Path(images)
         if not self.images.is_dir():
-            raise ParameterError("{given}: the images folder does not exist", given=f"images {self.images}")
+            raise ParameterError("{given}: the images folder does not exist", given=mention("seg_images", str(self.images)))
         self.plan = read_plan_elements(plan) if plan else PlanElements()
         self.review = read_review(review) if review else None
         self.added: dict[str, list[str]] = {}  # SEG id -> elements added by name in the tab
