@@ -631,3 +631,38 @@ def test_an_uploaded_file_is_annotated_in_a_working_copy_kept_across_reloads(pag
         context.close()
     # the configured file is untouched by the upload
     assert set(pd.read_csv(seg_env["annotations"], dtype=str)["seg_id"]) == {"0", "1"}
+
+
+def test_review_list_shows_the_judges_disagreements_first(page, shared_ts2, tmp_path):
+    """A Synth SEG with its plan and `ts2 seg check`'s review list: the images the judge disagrees on come first, most
+    confident first, with what the judge saw; the plan's elements are the checkboxes, the designed sets ticked."""
+    from PIL import Image
+
+    for k, name in enumerate("abcd"):
+        Image.new("RGB", (16, 16), (60 * k, 90, 0)).save(tmp_path / f"{name}.png")
+    (tmp_path / "annotations.csv").write_text(SYNTH_ROWS)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    (tmp_path / "review.csv").write_text(REVIEW)
+    config = AppConfig.resolve(metadata=shared_ts2 / "metadata.csv", scores_csv=shared_ts2 / "released_scores.csv",
+                               paper_table=shared_ts2 / "paper_table2.csv", annotations=tmp_path / "annotations.csv",
+                               seg_images=tmp_path, seg_plan=tmp_path / "plan.json",
+                               seg_review=tmp_path / "review.csv")
+    context = page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        with served_app(config) as url:
+            other = context.new_page()
+            other.set_default_timeout(TIMEOUT_MS)
+            other.goto(url)
+            other.wait_for_selector("#leaderboard [data-testid='cell-0-1']")
+            _open_tab(other)
+            other.wait_for_function("() => (document.querySelector('#segb-errors-0')?.innerText ?? '')"
+                                    ".startsWith('d.png')")
+            assert [row[0] for row in _table(other, "segb-nodes")] == ["d.png", "c.png", "a.png", "b.png"]
+            assert other.locator("#segb-note-0").inner_text() == "Judge: dog: designed missing, judge says yes"
+            assert other.locator("#segb-note-2").inner_text() == ""
+            box = other.locator("#segb-errors-0")
+            assert [box.get_by_label(e, exact=True).is_checked() for e in ("dog", "red", "sofa")] == [True, False,
+                                                                                                       False]
+            other.screenshot(path=str(ARTIFACTS / "seg_builder_review.png"), full_page=True)
+    finally:
+        context.close()
