@@ -699,6 +699,9 @@ class OpenBooks:
         """The book of ``key``; the configured one for an unknown key (a server restarted since); None if none."""
         return self._books.get(key or "") or self._books.get("")
 
+    def has_upload(self, key) -> bool:
+        return bool(key) and key in self._books
+
     def add(self, book: SegAnnotations) -> str:
         import uuid
 
@@ -868,7 +871,11 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
     def on_seg(key, seg_id):
         return on_view(key, seg_id, 0)
 
-    def on_key(key):  # another file: its first SEG
+    def on_key(key):
+        """The browser's stored upload key arrived (or an upload was opened): that file's first SEG. No upload of
+        this server under it (none yet, or the server restarted): the page load's view stays."""
+        if not books.has_upload(key):
+            return (*([gr.update()] * len(view_outputs)), gr.update())
         return on_view(key, None, 0)
 
     def on_open(key, csv_path, image_paths):
