@@ -136,8 +136,8 @@ def read_plan_elements(path: str | Path) -> PlanElements:
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ParameterError("{given}: not a plan file (JSON) that can be read: {why}", given=mention("seg_plan", str(path)),
-                             why=str(error).splitlines()[0]) from None
+        raise ParameterError("{given}: not a plan file (JSON) that can be read: {why}",
+                             given=mention("seg_plan", str(path)), why=str(error).splitlines()[0]) from None
     if isinstance(payload, dict):
         for key in ("segs", "plans", "prompts"):
             if isinstance(payload.get(key), list):
@@ -191,11 +191,12 @@ def read_review(path: str | Path) -> pd.DataFrame:
         else:
             frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as error:
-        raise ParameterError("{given}: not a review list that can be read: {why}", given=mention("seg_review", str(path)),
-                             why=str(error).splitlines()[0]) from None
+        raise ParameterError("{given}: not a review list that can be read: {why}",
+                             given=mention("seg_review", str(path)), why=str(error).splitlines()[0]) from None
     if "file_name" not in frame.columns:
         raise ParameterError("{given}: no file_name column (columns: {columns}); expected the review list of "
-                             "ts2 seg check", given=mention("seg_review", str(path)), columns=", ".join(map(str, frame.columns)))
+                             "ts2 seg check", given=mention("seg_review", str(path)),
+                             columns=", ".join(map(str, frame.columns)))
     if "disagreements" in frame.columns:  # `ts2 seg check --all` lists agreeing images too: not those
         count = pd.to_numeric(frame["disagreements"], errors="coerce").fillna(0)
         details = frame["details"] if "details" in frame.columns else pd.Series("", index=frame.index)
@@ -242,7 +243,8 @@ class SegAnnotations:
     Raises
     ------
     ParameterError
-        Naming ``annotations`` / ``images`` / ``plan`` / ``review``, in one line, when a file cannot be used.
+        In one line naming the demo's setting (``annotations``, ``seg_images``, ``seg_plan``, ``seg_review``; ``ts2
+        demo`` says its flag) when a file cannot be used.
     """
 
     def __init__(self, path: str | Path, images: str | Path, *, plan: str | Path | None = None,
@@ -250,7 +252,8 @@ class SegAnnotations:
         self.path = Path(path)
         self.images = Path(images)
         if not self.images.is_dir():
-            raise ParameterError("{given}: the images folder does not exist", given=mention("seg_images", str(self.images)))
+            raise ParameterError("{given}: the images folder does not exist",
+                                 given=mention("seg_images", str(self.images)))
         self.plan = read_plan_elements(plan) if plan else PlanElements()
         self.review = read_review(review) if review else None
         self.added: dict[str, list[str]] = {}  # SEG id -> elements added by name in the tab
@@ -350,12 +353,12 @@ class SegAnnotations:
         """``{error label: type}`` from the ``error_types`` column (aligned with ``errors``), the plan and the tab."""
         known = self.plan.types()
         if "error_types" in self.frame.columns:
-            labels = self.frame["errors"].str.split(";").explode().str.strip()
-            kinds = self.frame["error_types"].str.split(";").explode().str.strip()
-            if len(labels) == len(kinds):
-                pairs = pd.DataFrame({"label": labels.to_numpy(), "kind": kinds.to_numpy()})
-                pairs = pairs[(pairs["label"] != "") & (pairs["kind"] != "")].drop_duplicates("label")
-                known.update(zip(pairs["label"], pairs["kind"]))
+            labels, kinds = self.frame["errors"].str.split(";"), self.frame["error_types"].str.split(";")
+            aligned = labels.str.len() == kinds.str.len()  # rows whose types line up with their errors
+            pairs = pd.DataFrame({"label": labels[aligned].explode().str.strip().to_numpy(),
+                                  "kind": kinds[aligned].explode().str.strip().to_numpy()})
+            pairs = pairs[(pairs["label"] != "") & (pairs["kind"] != "")].drop_duplicates("label")
+            known.update(zip(pairs["label"], pairs["kind"]))
         known.update(self.added_types)
         return known
 
@@ -460,11 +463,10 @@ class SegAnnotations:
             return None
         try:
             with Image.open(candidate) as opened:
-                image = opened.convert("RGB")
-        except (OSError, ValueError):
+                opened.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))  # before decoding it whole in RGB
+                return opened.convert("RGB")
+        except (OSError, ValueError, Image.DecompressionBombError):
             return None
-        image.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
-        return image
 
     # ------------------------------------------------------------------------------------------------ changes
     def set_errors(self, seg_id, file_name: str, errors) -> list[str]:
