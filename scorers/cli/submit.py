@@ -60,11 +60,11 @@ _WRITE_ONLY = (("column", "--column", None), ("name", "--name", None), ("out", "
 
 
 def run_submit(args: argparse.Namespace) -> int:
-    """A TS2 leaderboard submission: ``ts2 submit SCORES --column C --name NAME --out DIR`` writes the folder
+    """A TS2 leaderboard submission: 'ts2 submit SCORES --column C --name NAME --out DIR' writes the folder
     (scores.csv keyed by seg_id,file_name; result.json as ts2 meta --out writes it; metric.json; manifest.json with
-    every sha256) after the checks of ts2 meta; ``ts2 submit --verify DIR`` recomputes every number from the scores
+    every sha256) after the checks of ts2 meta; 'ts2 submit --verify DIR' recomputes every number from the scores
     and the pinned release metadata and exits 2 naming the first mismatch (field, claimed, recomputed);
-    ``ts2 submit DIR --push --repo OWNER/NAME`` verifies it and opens a pull request on the Hub dataset."""
+    'ts2 submit DIR --push --repo OWNER/NAME' verifies it and opens a pull request on the Hub dataset."""
     if args.push or args.verify:
         given = [flag for dest, flag, default in _WRITE_ONLY if getattr(args, dest) != default]
         if given:
