@@ -413,7 +413,9 @@ def test_the_cli_exits_2_naming_the_first_mismatch(copy, shared_ts2, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--verify", "DIR", "--column", "c"], "--column: options of writing a submission"),
     (["DIR", "--push"], "--push needs --repo OWNER/NAME"),
-    (["DIR", "--rescore", "3"], "--rescore: only with"),
+    (["DIR", "--rescore", "3"], "--rescore: only with --verify"),
+    (["DIR", "--push", "--rescore", "3", "--repo", "o/n"], "--rescore: only with --verify"),
+    (["SCORES", "--repo", "o/n"], "--repo: only with --push"),
     (["SCORES", "--column", "c"], "--name, --out required"),
 ])
 def test_the_cli_refuses_mixed_options_in_one_line(argv, message, tmp_path, capsys):

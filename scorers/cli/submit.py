@@ -80,8 +80,10 @@ def run_submit(args: argparse.Namespace) -> int:
         if args.push:
             return _push(args, check)
         return 0
-    if args.repo or args.rescore:
-        raise ValueError(f"{'--repo' if args.repo else '--rescore'}: only with --push / --verify")
+    if args.repo:
+        raise ValueError("--repo: only with --push (ts2 submit DIR --push --repo OWNER/NAME)")
+    if args.rescore:
+        raise ValueError("--rescore: only with --verify (ts2 submit --verify DIR --rescore N)")
     missing = [flag for flag in ("--column", "--name", "--out") if getattr(args, flag[2:]) is None]
     if missing:
         raise ValueError(f"{', '.join(missing)} required to write a submission (or --verify DIR / DIR --push)")
