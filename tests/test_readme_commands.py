@@ -99,7 +99,9 @@ RULES: list[tuple[str, str, str]] = [
     (r"^ts2 submit \S+ .*--push", "skip", "opens a pull request on the Hub (network, a token); tests/test_submit.py "
      "pushes to a loopback stand-in of the Hub and reads the pull request back"),
     (r"^hf ", "skip", "the Hub's own CLI: logs in / creates the leaderboard's dataset repository (network, a token)"),
-    (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit)\b", "run", ""),
+    (r"^ts2 leaderboard --submissions [\w.-]+/[\w.-]+@", "skip", "reads a Hub dataset (network); "
+     "tests/test_leaderboard_community.py reads one at a pinned revision from a loopback stand-in of the Hub"),
+    (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard)\b", "run", ""),
 ]
 
 
