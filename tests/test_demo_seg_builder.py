@@ -534,8 +534,9 @@ def _planted(seg_id: int, k: int) -> float:
 
 
 def test_real_path_generate_annotate_build_meta(page, seg_env, tmp_path):
-    """Issue 35, the Real path: `generate --real` rows -> annotate in the tab -> Build (download the zip) -> ts2 meta
-    on planted scores gives the rank / sep / delta scipy computes on the same nodes, to 1e-9."""
+    """Issue 35, the Real path: `generate --real` rows -> annotate in the tab -> Build (download the zip; `ts2 seg
+    build` on the saved file gives the same metadata) -> ts2 meta on planted scores gives the rank / sep / delta scipy
+    computes on the same nodes, to 1e-9."""
     annotations = seg_env["annotations"]
     for seg_id, wanted in REAL_ANNOTATION.items():
         _annotate(page, annotations, seg_id, wanted)
@@ -562,11 +563,18 @@ def test_real_path_generate_annotate_build_meta(page, seg_env, tmp_path):
     assert {source: node for source, node in zip(sources, metadata["rank"])} == {
         (s, k): REAL_NODES[s][k] for s in range(2) for k in range(N_REAL)}
 
+    # the ANNOTATIONS file the tab saved builds the same data dir with `ts2 seg build` itself
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run([sys.executable, "-m", "scorers.cli", "seg", "build", str(annotations), "--images",
+                          str(seg_env["images"]), "--out", str(tmp_path / "cli_build")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "cli_build" / "metadata.csv").read_text() == (data_dir / "metadata.csv").read_text()
+
     scores = np.array([_planted(s, k) for s, k in sources])
     table = tmp_path / "planted.csv"
     pd.DataFrame({"seg_id": metadata["id"], "file_name": metadata["file_name"], "planted": scores}).to_csv(
         table, index=False)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
     run = subprocess.run([sys.executable, "-m", "scorers.cli", "meta", str(table), "--metadata",
                           str(data_dir / "metadata.csv"), "--segs", "all", "--n-bootstrap", "0", "--json"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
