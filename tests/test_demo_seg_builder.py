@@ -25,7 +25,9 @@ from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, TIMEOUT_MS, leaderboar
 from tests.test_tifa_bench_generate import pipeline_dir  # noqa: F401  (the tiny diffusers pipeline, for --real)
 
 from scorers.demo import AppConfig
-from scorers.demo.seg_builder_tab import SLOTS, SegAnnotations, read_plan_elements, read_review
+from scorers.demo.seg_annotations import SegAnnotations
+from scorers.demo.seg_builder_tab import SLOTS
+from scorers.demo.seg_side_files import read_plan_elements, read_review
 from scorers.errors import ParameterError
 
 #: the Real procedure's prompts (SEG ids 0, 1) and images per prompt: more than one page of the tab
@@ -249,7 +251,7 @@ def test_a_file_changed_on_disk_is_read_again(synth):
 def test_open_upload_places_images_by_path_and_refuses_a_zip_that_escapes(tmp_path):
     from PIL import Image
 
-    from scorers.demo.seg_builder_tab import missing_images, open_upload
+    from scorers.demo.seg_upload import missing_images, open_upload
 
     for name in ("a.png", "b.png"):
         Image.new("RGB", (8, 8), (0, 0, 0) if name == "a.png" else (255, 0, 0)).save(tmp_path / name)
