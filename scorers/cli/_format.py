@@ -7,7 +7,7 @@ from typing import Mapping
 from scorers.formatting import format_number
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
 
-__all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct", "text_grid"]
+__all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct", "summary_keys", "text_grid"]
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -23,17 +23,25 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
     """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
     evaluated SEGs. With bootstrap intervals (``n_bootstrap``), each cell shows its 95% interval:
     ``68.2 [63.8, 71.8]``."""
-    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in SUMMARY_KEYS] + ["segs used/skipped"]
+    keys = summary_keys(results)
+    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs used/skipped"]
     lines = []
     for name, result in results.items():
         cells = [name]
         for metric in META_METRICS:
             summary, ci = result[metric].statistic, result[metric].confidence_interval
             cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
-                      for p in SUMMARY_KEYS]
+                      for p in keys]
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
         lines.append(cells)
     return _segs_line(results) + "\n" + text_grid([header] + lines)
+
+
+def summary_keys(results: Mapping[str, TS2Result]) -> tuple[str, ...]:
+    """The summary columns: ``avg, synth, nat, real`` for TS2's partitions (the release, or any subset of it), else
+    ``avg`` and the partitions the results hold (a built data dir's ``partition`` column), in their order."""
+    present = tuple(dict.fromkeys(k for result in results.values() for k in result.rank.statistic))
+    return SUMMARY_KEYS if set(present) <= set(SUMMARY_KEYS) else present
 
 
 def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping[str, TS2Result],

@@ -23,6 +23,7 @@ __all__ = [
     "build_segs",
     "default_partition",
     "error_count",
+    "file_partitions",
     "format_seg_range",
     "node_pairs",
     "paper_era_walks",
@@ -114,6 +115,44 @@ def partition_of(seg_id: int, partitions: PartitionSpec = None) -> str:
         return str(partitions[int(seg_id)])
     except KeyError:
         raise ValueError(f"SEG id {seg_id} has no entry in the partition mapping") from None
+
+
+def file_partitions(seg_ids: Sequence[object], values: Sequence[object]) -> dict[int, str]:
+    """The partition of each SEG from a per-image ``partition`` column (a built data dir's ``metadata.csv``): a
+    mapping for :func:`partition_of` / ``PartitionSpec``. Whole arrays, no loop over images.
+
+    When metadata has a ``partition`` column, the meta-metrics, report and card are per partition by its values;
+    without it (the release) :func:`default_partition` splits SEGs by id range.
+
+    Raises:
+        ValueError: lengths differ, a cell is empty, or a SEG has two partition values; the message names the
+            position (0-based row) and the SEG.
+
+    Examples:
+        >>> file_partitions([0, 0, 5, 7], ["dev", "dev", "test", "dev"])
+        {0: 'dev', 5: 'test', 7: 'dev'}
+        >>> file_partitions([0, 0], ["dev", "test"])
+        Traceback (most recent call last):
+        ...
+        ValueError: position 1: SEG 0 has partition 'test' here but 'dev' at position 0; a SEG has one partition
+    """
+    ids = np.asarray([int(s) for s in seg_ids] if not isinstance(seg_ids, np.ndarray) else seg_ids, dtype=np.int64)
+    text = np.char.strip(np.asarray(values, dtype=str)) if len(values) else np.asarray([], dtype=str)
+    if ids.size != text.size:
+        raise ValueError(f"seg_ids has {ids.size} entries but partitions has {text.size}; they must align per image")
+    empty = np.flatnonzero(text == "")
+    if empty.size:
+        k = int(empty[0])
+        raise ValueError(f"position {k}: SEG {ids[k]} has an empty partition")
+    segs, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    differs = np.flatnonzero(text != text[first][inverse])
+    if differs.size:
+        k = int(differs[0])
+        j = int(first[inverse[k]])
+        raise ValueError(f"position {k}: SEG {ids[k]} has partition {str(text[k])!r} here but {str(text[j])!r} at "
+                         f"position {j}; "
+                         "a SEG has one partition")
+    return dict(zip(segs.tolist(), text[first].tolist()))
 
 
 def walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
@@ -386,10 +425,13 @@ def format_seg_range(seg_ids: Iterable[int]) -> str:
     return ",".join(parts)
 
 
-def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | None:
+def resolve_seg_subset(spec: object, present: Iterable[object], *, partitions_from_file: bool = False
+                       ) -> list[int] | None:
     """The SEG ids to evaluate, from a user's choice, given the SEG ids ``present`` in the input.
 
-    ``"default"``: :data:`DEFAULT_SEG_IDS` (0-163) that are present (an error if none is); ``"all"`` or None: every
+    ``"default"``: :data:`DEFAULT_SEG_IDS` (0-163) that are present (an error if none is), the release's Table 2
+    set; with ``partitions_from_file`` (metadata with a ``partition`` column: a built data dir, not the release)
+    every SEG (returns None); ``"all"`` or None: every
     SEG (returns None); a range string (``"0-10,20"``) or an iterable of ids: exactly those (unknown ids are refused
     later, by the evaluator, with their ids named).
 
@@ -401,12 +443,16 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
         True
         >>> resolve_seg_subset("default", [0, 1, 164]), resolve_seg_subset("0-2", [0]), resolve_seg_subset([4], [4])
         ([0, 1], [0, 1, 2], [4])
+        >>> resolve_seg_subset("default", [0, 170], partitions_from_file=True) is None
+        True
         >>> resolve_seg_subset("default", [170])
         Traceback (most recent call last):
         ...
         scorers.errors.ParameterError: none of the default SEGs (0-163) is in the input (it has 170); pass seg_subset='all' or a range
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
+        return None
+    if isinstance(spec, str) and spec.strip().lower() == "default" and partitions_from_file:
         return None
     if isinstance(spec, str) and spec.strip().lower() == "default":
         have = {int(float(s)) for s in present}

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from scorers.checks import INTEGER, parse_float, parse_int
-from scorers.stats.graph import NODE_LABEL
+from scorers.stats.graph import NODE_LABEL, file_partitions
 from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS, text_scores
 from scorers.tables.join import ROW_POSITION_NOTE, check_row_positions, key_rows, table_keys
 
@@ -84,10 +84,14 @@ def csv_header(path: str | Path) -> list[str]:
 
 
 class LightMetadata:
-    """``metadata.csv`` as arrays: ``seg_id`` (int64), ``node`` and ``file_name`` (stripped text), in file order."""
+    """``metadata.csv`` as arrays: ``seg_id`` (int64), ``node`` and ``file_name`` (stripped text), in file order;
+    ``partitions``: ``{seg_id: partition}`` from the file's ``partition`` column (a built data dir), None without
+    one (the release: id ranges)."""
 
-    def __init__(self, seg_id: np.ndarray, node: np.ndarray, file_name: np.ndarray):
+    def __init__(self, seg_id: np.ndarray, node: np.ndarray, file_name: np.ndarray,
+                 partitions: dict[int, str] | None = None):
         self.seg_id, self.node, self.file_name = seg_id, node, file_name
+        self.partitions = partitions
 
     def __len__(self) -> int:
         return self.seg_id.size
@@ -125,7 +129,13 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
     np.minimum.at(heads, first, errors)
     if (heads != 0).any():
         return None
-    return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object))
+    partitions = None
+    if "partition" in columns:
+        try:
+            partitions = file_partitions(seg_id, columns["partition"])
+        except ValueError:  # the pandas path words it
+            return None
+    return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object), partitions)
 
 
 def light_scores(

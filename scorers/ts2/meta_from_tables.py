@@ -25,7 +25,7 @@ from scorers.ts2.options import MetaOptions
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MetaOptions", "TableMeta", "meta_from_tables"]
+__all__ = ["MetaOptions", "TableMeta", "meta_from_tables", "metadata_partitions"]
 
 Table = Union[str, Path, "pd.DataFrame"]
 
@@ -84,7 +84,7 @@ def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
     if light is None:
         return None
     try:
-        subset = resolve_seg_subset(seg_subset, light.seg_id)
+        subset = resolve_seg_subset(seg_subset, light.seg_id, partitions_from_file=light.partitions is not None)
     except ValueError:  # the pandas path raises it, after any error of reading the score tables
         return None
     values: dict[str, np.ndarray] = {}
@@ -104,7 +104,7 @@ def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
             source_notes[source] = [notes[-1]]
         values.update(read[0])
         origin.update(dict.fromkeys(read[0], source))
-    return light.seg_id, light.node, subset, values, origin, pairing, notes, source_notes
+    return light.seg_id, light.node, light.partitions, subset, values, origin, pairing, notes, source_notes
 
 
 def _tables(scores, columns) -> list[tuple[str, pd.DataFrame]]:
@@ -154,10 +154,10 @@ def meta_from_tables(
 
         light = _light(scores, metadata, chosen, seg_subset, clean_quotes, MAX_METRIC_COLUMNS)
     if light is not None:
-        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes = light
+        seg_ids, nodes, partitions, subset, read, origin, pairing, notes, source_notes = light
         available = list(read)
     else:
-        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes, frame = _pandas_path(
+        seg_ids, nodes, partitions, subset, read, origin, pairing, notes, source_notes, frame = _pandas_path(
             scores, metadata, chosen, seg_subset, on, lacking_keys_by_position)
         available = list(frame.columns)
     if chosen:
@@ -178,7 +178,7 @@ def meta_from_tables(
         values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
     orientation = resolve_orientation(wanted, lower_is_better=options.lower_is_better,
                                       higher_is_better=options.higher_is_better, paper=paper)
-    evaluator = TS2Evaluator(seg_ids, nodes, seg_subset=subset)
+    evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=subset)
     results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=options.variant,
                                       n_bootstrap=options.n_bootstrap, confidence=options.confidence,
                                       seed=options.seed, progress=progress)
@@ -201,7 +201,8 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
     tables = _tables(scores, chosen)
     if not tables:
         raise ValueError("no score tables given")
-    subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
+    partitions, from_file = metadata_partitions(metadata)
+    subset = resolve_seg_subset(seg_subset, metadata["seg_id"], partitions_from_file=from_file)
     combined: dict[str, pd.Series] = {}
     origin: dict[str, str] = {}
     pairing: dict[str, str] = {}
@@ -226,5 +227,18 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
                 raise ValueError(f"score column {name!r} appears in both {origin[name]} and {source}; rename one")
             combined[name] = joined.frame[name].reset_index(drop=True)
             origin[name] = source
-    return (metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), subset, None, origin, pairing, notes,
-            source_notes, pd.DataFrame(combined))
+    return (metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), partitions, subset, None, origin, pairing,
+            notes, source_notes, pd.DataFrame(combined))
+
+
+def metadata_partitions(metadata: pd.DataFrame) -> tuple[dict[int, str] | None, bool]:
+    """``({seg_id: partition}, from_file)`` of a :func:`scorers.tables.readers.read_metadata` frame: its
+    ``partition`` column when it has one (``from_file`` when that column came from the file: a built data dir), else
+    ``(None, False)``: TS2's id ranges."""
+    from scorers.stats.graph import file_partitions
+    from scorers.tables.readers import PARTITIONS_FROM_FILE
+
+    if "partition" not in metadata.columns:
+        return None, False
+    partitions = file_partitions(metadata["seg_id"].to_numpy(), metadata["partition"].to_numpy(dtype=str))
+    return partitions, bool(metadata.attrs.get(PARTITIONS_FROM_FILE, False))
