@@ -7,7 +7,7 @@ from typing import Mapping
 from scorers.formatting import format_number
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
 
-__all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct", "summary_keys", "text_grid"]
+__all__ = ["format_beside_leaderboard", "format_error_type_table", "format_meta_table", "format_reproduction", "pct", "summary_keys", "text_grid"]
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -42,6 +42,21 @@ def summary_keys(results: Mapping[str, TS2Result]) -> tuple[str, ...]:
     ``avg`` and the partitions the results hold (a built data dir's ``partition`` column), in their order."""
     present = tuple(dict.fromkeys(k for result in results.values() for k in result.rank.statistic))
     return SUMMARY_KEYS if set(present) <= set(SUMMARY_KEYS) else present
+
+
+def format_error_type_table(by_type: Mapping[str, Mapping[str, object]]) -> str:
+    """``ts2 meta --by-error-type``: one row per metric and error type, rank/sep/delta x avg and partitions in %, and
+    the SEGs / walks / edges of that type (:mod:`scorers.stats.error_type_walks`)."""
+    first = next((r for types in by_type.values() for r in types.values()), None)
+    if first is None:
+        return "by error type: no error types in the evaluated SEGs"
+    keys = list(first.statistic["rank"])
+    header = ["metric", "error type"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs/walks/edges"]
+    rows = [[name, kind] + [pct(result.statistic[m].get(p)) for m in META_METRICS for p in keys]
+            + [f"{result.n_segs}/{result.n_walks}/{result.n_edges}"]
+            for name, types in by_type.items() for kind, result in types.items()]
+    return ("by error type: walks from node 0 along edges of one type (each step adds one error of that type)\n"
+            + text_grid([header] + rows) + "\nvalues in %")
 
 
 def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping[str, TS2Result],

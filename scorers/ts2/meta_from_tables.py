@@ -50,6 +50,8 @@ class TableMeta:
     unit: str = UNIT
     sources: dict[str, str] = field(default_factory=dict)
     source_notes: dict[str, list[str]] = field(default_factory=dict)
+    #: ``{column: {error type: ErrorTypeResult}}`` with ``options.by_error_type`` (else None)
+    by_error_type: dict | None = None
 
     def to_dict(self) -> dict:
         """``ts2 meta --json``: ``{column: TS2Result.to_dict() + {"pairing", "unit"}}``."""
@@ -59,6 +61,8 @@ class TableMeta:
             out[name]["unit"] = self.unit
             out[name]["pairing"] = self.pairing.get(self.sources.get(name, ""), "")
             out[name]["notes"] = list(self.source_notes.get(self.sources.get(name, ""), []))
+            if self.by_error_type is not None:
+                out[name]["by_error_type"] = {t: r.to_dict() for t, r in self.by_error_type[name].items()}
         return out
 
 
@@ -146,6 +150,13 @@ def meta_from_tables(
     ``lacking_keys_by_position`` paired by row position (``ts2 report``).
     """
     seg_subset, clean_quotes, on = options.seg_subset, options.clean_quotes, options.on
+    if options.by_error_type and options.variant != "paper":
+        from scorers.errors import ParameterError
+
+        raise ParameterError("{by_error_type=True} computes the paper variant; {variant=!r} is not supported with it",
+                             variant=options.variant)
+    if options.by_error_type:  # before any score is read: on the release this is the whole answer
+        error_keys, label_types = _error_types(metadata)
     lacking_keys_by_position = options.lacking_keys_by_position
     chosen = list(columns) if columns else None
     light = None
@@ -186,7 +197,29 @@ def meta_from_tables(
     out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
                     pairing=pairing, notes=notes, sources=origin,
                     source_notes=source_notes)
+    if options.by_error_type:
+        from scorers.stats.error_type_walks import error_type_meta
+        from scorers.ts2.seg_build import KEY_SEPARATOR
+
+        first = results[wanted[0]].rank
+        out.by_error_type = error_type_meta(
+            seg_ids, error_keys, label_types,
+            {c: values[c] if orientation[c] else -values[c] for c in wanted},
+            score_std={c: results[c].score_std for c in wanted},
+            partitions=dict(zip(first.seg_ids.tolist(), first.partitions.tolist())),
+            segs=first.seg_ids.tolist(), separator=KEY_SEPARATOR)
     return out
+
+
+def _error_types(metadata):
+    """Per-image error sets and ``{(seg_id, label): type}`` of a built metadata (path or frame)."""
+    import pandas as pd
+
+    from scorers.tables.readers import read_metadata
+    from scorers.ts2.seg_build import metadata_error_types
+
+    frame = metadata if isinstance(metadata, pd.DataFrame) else read_metadata(metadata)
+    return metadata_error_types(frame, "metadata" if isinstance(metadata, pd.DataFrame) else str(metadata))
 
 
 def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position):

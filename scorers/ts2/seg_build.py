@@ -38,8 +38,8 @@ from scorers.stats.error_sets import label_sets, error_set_edges, unreachable
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "OUT_FILES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "SegBuild",
-           "build_segs", "read_annotations"]
+__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "KEY_SEPARATOR", "OUT_FILES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
+           "SegBuild", "build_segs", "metadata_error_types", "parse_error_columns", "read_annotations"]
 
 REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
 OPTIONAL_COLUMNS = ("image_source", "partition", "error_types")
@@ -51,7 +51,8 @@ DEFAULT_PARTITION = "custom"
 OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt")
 #: the separator of ``errors`` / ``error_types`` cells
 SEPARATOR = ";"
-_KEY_SEP = "\x00"  # joins a sorted error set into one key; sorts like the tuple (no label holds a NUL)
+#: joins a sorted error set into one key (``key`` column); sorts like the tuple (no label holds a NUL)
+KEY_SEPARATOR = _KEY_SEP = "\x00"
 
 
 @dataclass
@@ -159,7 +160,7 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
         frame["partition"] = DEFAULT_PARTITION
     if "image_source" not in frame.columns:
         frame["image_source"] = ""
-    _parse_errors(frame, source)
+    parse_error_columns(frame, source)
     return frame
 
 
@@ -181,8 +182,19 @@ def _split(column: pd.Series) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _parse_errors(frame: pd.DataFrame, source: str) -> None:
-    """``key``, ``n_errors``, ``sorted_errors``, ``sorted_types`` from ``errors`` (and ``error_types``)."""
+def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
+    """Add ``key`` (the sorted error set joined with NUL), ``n_errors``, ``sorted_errors`` and ``sorted_types``
+    (``;``-joined, aligned) to ``frame`` from its ``errors`` (and optional ``error_types``) columns, in place.
+
+    The one reading of error-set cells: ANNOTATIONS (:func:`read_annotations`) and a built ``metadata.csv``
+    (``ts2 meta --by-error-type``). ``frame`` needs ``seg_id``, ``file_name`` and ``line`` (for the messages).
+
+    Raises
+    ------
+    ValueError
+        ``error_types`` not aligned with ``errors``, a type not in :data:`ERROR_TYPES`, or an error label with two
+        types in one SEG; the message names ``source``, the line, the SEG and the image.
+    """
     import pandas as pd
 
     frame.reset_index(drop=True, inplace=True)
@@ -430,3 +442,45 @@ def build_segs(
     partitions = frame.drop_duplicates("id")["partition"].value_counts(sort=False)
     return SegBuild(out=out, n_segs=len(segs), n_images=len(frame), warnings=warnings, n_nodes=n_nodes,
                     n_edges=n_edges, partitions={str(k): int(v) for k, v in partitions.items()})
+
+
+#: what ``ts2 meta --by-error-type`` says when the metadata has no error types (the release)
+NO_ERROR_TYPES = ("{by_error_type=True} needs error_types: {source} has no {missing} column(s); the release does not "
+                  "carry error types. Build your SEGs with ts2 seg build from ANNOTATIONS with an error_types column "
+                  "(its metadata.csv has errors and error_types)")
+
+
+def metadata_error_types(metadata: pd.DataFrame, source: str) -> tuple[np.ndarray, dict[tuple[int, str], str]]:
+    """``(keys, label_types)`` of a built ``metadata.csv`` (a :func:`scorers.tables.readers.read_metadata` frame with
+    ``errors`` and ``error_types`` columns): per-image error sets (sorted labels joined with :data:`KEY_SEPARATOR`)
+    and ``{(seg_id, label): type}``.
+
+    Raises
+    ------
+    ParameterError
+        No ``errors`` / ``error_types`` column, or no type at all (the release): :data:`NO_ERROR_TYPES`.
+    ValueError
+        What :func:`parse_error_columns` refuses, or a node label whose error count is not the size of the image's
+        error set (one line naming the metadata line).
+    """
+    missing = [c for c in ("errors", "error_types") if c not in metadata.columns]
+    if missing:
+        raise ParameterError(NO_ERROR_TYPES, source=source, missing=" / ".join(missing))
+    frame = metadata[["seg_id", "file_name", "node", "errors", "error_types"]].copy()
+    frame["seg_id"] = frame["seg_id"].astype(str)
+    frame["line"] = metadata["line"].to_numpy() if "line" in metadata.columns else np.arange(2, len(frame) + 2)
+    frame["errors"] = frame["errors"].astype(str).str.strip()
+    frame["error_types"] = frame["error_types"].astype(str).str.strip()
+    parse_error_columns(frame, source)
+    if not frame["sorted_types"].ne("").any():
+        raise ParameterError(NO_ERROR_TYPES, source=source, missing="filled error_types")
+    digits = frame["node"].astype(str).str.extract(r"^\s*(\d+)", expand=False).astype(np.int64)
+    _fail(frame, (digits != frame["n_errors"]).to_numpy(), source,
+          lambda k, row: f"node {row['node']} has {digits.iloc[k]} error(s) but errors lists {row['n_errors']} "
+                         f"({row['sorted_errors'] or 'none'})")
+    label_types: dict[tuple[int, str], str] = {}
+    distinct = frame.loc[frame["n_errors"] > 0, ["seg_id", "sorted_errors", "sorted_types"]].drop_duplicates()
+    for seg, errs, kinds in distinct.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
+        for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
+            label_types[(int(seg), e)] = t
+    return frame["key"].to_numpy(dtype=object), label_types
