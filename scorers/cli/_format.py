@@ -40,8 +40,9 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
 def summary_keys(results: Mapping[str, TS2Result]) -> tuple[str, ...]:
     """The summary columns: ``avg, synth, nat, real`` for TS2's partitions (the release, or any subset of it), else
     ``avg`` and the partitions the results hold (a built data dir's ``partition`` column), in their order."""
-    present = tuple(dict.fromkeys(k for result in results.values() for k in result.rank.statistic))
-    return SUMMARY_KEYS if set(present) <= set(SUMMARY_KEYS) else present
+    from scorers.stats.graph import summary_keys as keys_of
+
+    return keys_of(k for result in results.values() for k in result.rank.statistic)
 
 
 def format_error_type_table(by_type: Mapping[str, Mapping[str, object]]) -> str:

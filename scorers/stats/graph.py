@@ -30,6 +30,7 @@ __all__ = [
     "parse_seg_range",
     "partition_of",
     "resolve_seg_subset",
+    "summary_keys",
     "walks",
 ]
 
@@ -153,6 +154,22 @@ def file_partitions(seg_ids: Sequence[object], values: Sequence[object]) -> dict
                          f"position {j}; "
                          "a SEG has one partition")
     return dict(zip(segs.tolist(), text[first].tolist()))
+
+
+def summary_keys(partitions: Iterable[str]) -> tuple[str, ...]:
+    """The summary columns of a table of meta-metrics over SEGs in ``partitions``: ``avg, synth, nat, real`` when
+    every partition is one of TS2's (the release, or a subset of it: absent ones show as blanks, as Table 2 does),
+    else ``avg`` and the partitions given (a built data dir's own), in order of first appearance.
+
+    Raises:
+        TypeError: ``partitions`` is not iterable.
+
+    Examples:
+        >>> summary_keys(["synth"]), summary_keys(["dev", "test", "dev"])
+        (('avg', 'synth', 'nat', 'real'), ('avg', 'dev', 'test'))
+    """
+    present = tuple(dict.fromkeys(str(p) for p in partitions if str(p) != "avg"))
+    return ("avg",) + PARTITIONS if set(present) <= set(PARTITIONS) else ("avg",) + present
 
 
 def walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
