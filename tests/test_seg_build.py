@@ -277,3 +277,60 @@ def test_read_metadata_takes_partitions_from_the_file(tmp_path, shared_ts2):
     path.write_text("id,target_prompt,file_name,image_source,rank,partition\n200,p,a.png,,0, \n200,p,b.png,,1,x\n")
     with pytest.raises(ValueError, match=r"line 2 \(SEG 200, a\.png\): empty partition"):
         read_metadata(path)
+
+
+# --- OUT is read by every reader of a data dir ---------------------------------------------------------------------
+
+def test_out_is_read_by_load_ts2_export_score_meta_report_card_and_explorer(tmp_path, capsys, monkeypatch):
+    """load_ts2(data_dir=OUT), ts2 dataset export --data-dir OUT (datasets.load_dataset), ts2 score (tiny CLIP) --data-dir
+    OUT --meta, ts2 meta / report / card --metadata OUT/metadata.csv and the demo's SEG explorer."""
+    import datasets
+
+    from scorers.ts2.dataset import load_ts2
+    from tests.tiny_embed_models import build_hf_clip
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    path, images = annotations(tmp_path)
+    out = tmp_path / "out"
+    assert run_cli(capsys, "seg", "build", path, "--images", images, "--out", out)[0] == 0
+    segs = load_ts2("segs", out, cache_dir=tmp_path / "hf")
+    assert len(segs) == 10 and segs["partition"] == ["alpha"] * 7 + ["beta"] * 3
+    assert segs["node"][:3] == ["0", "0", "1a"]
+
+    code, stdout, err = run_cli(capsys, "dataset", "export", "--data-dir", out, "--out", tmp_path / "export",
+                                "--cache-dir", tmp_path / "hf2")
+    assert code == 0, err
+    loaded = datasets.load_dataset(str(tmp_path / "export"), "segs", split="train")
+    assert len(loaded) == 10 and loaded["partition"][0] == "alpha" and loaded[2]["image"].size == (8, 8)
+
+    model = build_hf_clip(tmp_path / "tiny")
+    scores = tmp_path / "clip.csv"
+    code, stdout, err = run_cli(capsys, "score", "clip_score", "--data-dir", out, "--model", model, "--out", scores,
+                                "--form", "cosine", "--num-workers", 0, "--no-progress", "--meta")
+    assert code == 0, err
+    assert "rank:alpha" in stdout and "rank:beta" in stdout and "rank:synth" not in stdout
+    code, stdout, err = run_cli(capsys, "meta", scores, "--metadata", out / "metadata.csv")
+    assert code == 0 and "SEGs: 0-1 (2 SEGs)" in stdout and "rank:alpha" in stdout, err
+
+    code, stdout, err = run_cli(capsys, "report", scores, "--metadata", out / "metadata.csv", "--out",
+                                tmp_path / "report", "--no-published", "--n-bootstrap", 20, "--offline")
+    assert code == 0, err
+    board = (tmp_path / "report" / "leaderboard.md").read_text()
+    assert "Rank alpha" in board and "Rank beta" in board and "Synth" not in board
+    code, stdout, err = run_cli(capsys, "card", "--scores", f"clip={scores}", "--metadata", out / "metadata.csv",
+                                "--out", tmp_path / "card", "--offline", "--n-bootstrap", 20)
+    assert code == 0, err
+    card = (tmp_path / "card" / "clip.md").read_text()
+    assert "| rank | alpha |" in card and "| rank | beta |" in card
+
+    from scorers.demo.config import AppConfig
+    from scorers.demo.explorer import SegExplorer
+    from scorers.demo.sources import ImageSource, Tables
+    from scorers.tables.readers import read_metadata
+
+    config = AppConfig(metadata=out / "metadata.csv", data_dir=out)
+    explorer = SegExplorer(Tables(metadata=read_metadata(out / "metadata.csv")), None, ImageSource(config))
+    assert explorer.choices() == [("SEG 0 (alpha): a red dog on a mat", 0), ("SEG 1 (beta): a cat", 1)]
+    gallery = explorer.gallery(0, None)
+    assert len(gallery) == 7 and gallery[0][0].size == (8, 8) and gallery[2][1] == "1a · SDXL"
+    assert len(explorer.figure(0).axes[0].collections) == 5  # nodes 0, 1a, 1b, 2, 3
