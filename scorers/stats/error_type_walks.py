@@ -97,14 +97,23 @@ def type_walks(error_sets: Sequence[frozenset], types: Mapping[str, str], error_
     >>> type_walks(sets, kinds, "action")
     ([], [])
     """
+    return _walks(_positional_edges(error_sets), error_sets, types, error_type)
+
+
+def _positional_edges(error_sets: Sequence[frozenset]) -> list[tuple[int, int, str]]:
+    """:func:`~scorers.stats.error_sets.error_set_edges` as positions into ``error_sets`` (computed once per SEG)."""
     labelled = label_sets(error_sets)
     position = {s: k for k, s in enumerate(error_sets)}
     label_pos = {label: position[s] for label, s in labelled.items()}
+    return [(label_pos[a], label_pos[b], e) for a, b, e in error_set_edges(error_sets)]
+
+
+def _walks(all_edges, error_sets, types, error_type):
     children: dict[int, list[int]] = {}
-    for a, b, e in error_set_edges(error_sets):
+    for a, b, e in all_edges:
         if types[e] == error_type:
-            children.setdefault(label_pos[a], []).append(label_pos[b])
-    start = position.get(frozenset())
+            children.setdefault(a, []).append(b)
+    start = next((k for k, s in enumerate(error_sets) if not s), None)
     walks: list[tuple[int, ...]] = []
     edges: list[tuple[int, int]] = []
     if start is None:
@@ -238,13 +247,14 @@ def error_type_meta(
     ids = np.asarray(seg_list, dtype=np.int64)
     parts = np.asarray([partitions[s] for s in seg_list], dtype=object)
     out: dict[str, dict[str, ErrorTypeResult]] = {n: {} for n in names}
+    seg_edges = {seg: _positional_edges([s for s, _ in by_seg[seg]]) for seg in seg_list}
     for t in types_present:
         values = {m: np.full((len(seg_list), len(names)), np.nan) for m in META_METRICS}
         n_walks = n_edges = n_segs = 0
         for i, seg in enumerate(seg_list):
             nodes = by_seg[seg]
             sets = [s for s, _ in nodes]
-            walks, edges = type_walks(sets, seg_types[seg], t)
+            walks, edges = _walks(seg_edges[seg], sets, seg_types[seg], t)
             if not walks:
                 continue
             n_segs += 1

@@ -51,8 +51,9 @@ DEFAULT_PARTITION = "custom"
 OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt")
 #: the separator of ``errors`` / ``error_types`` cells
 SEPARATOR = ";"
-#: joins a sorted error set into one key (``key`` column); sorts like the tuple (no label holds a NUL)
-KEY_SEPARATOR = _KEY_SEP = "\x00"
+#: joins a sorted error set into one key (``key`` column): the ASCII unit separator, below every printable
+#: character, so keys sort like the tuples (numpy would drop a trailing NUL)
+KEY_SEPARATOR = _KEY_SEP = "\x1f"
 
 
 @dataclass
@@ -84,7 +85,7 @@ def _where(source: str, row) -> str:
 
 def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     """The validated ANNOTATIONS table: one row per image, with the columns of the module docstring plus ``line``
-    (its CSV line), ``key`` (its sorted error set joined with NUL), ``n_errors``, ``sorted_errors`` and
+    (its CSV line), ``key`` (its sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and
     ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source`` (filled).
 
     Parameters
@@ -183,7 +184,7 @@ def _split(column: pd.Series) -> pd.DataFrame:
 
 
 def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
-    """Add ``key`` (the sorted error set joined with NUL), ``n_errors``, ``sorted_errors`` and ``sorted_types``
+    """Add ``key`` (the sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and ``sorted_types``
     (``;``-joined, aligned) to ``frame`` from its ``errors`` (and optional ``error_types``) columns, in place.
 
     The one reading of error-set cells: ANNOTATIONS (:func:`read_annotations`) and a built ``metadata.csv``
@@ -231,20 +232,28 @@ def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
                              f"{second['type']!r} here but {first['type']!r} on line "
                              f"{int(frame['line'].iloc[int(first['row'])])}; an error label has one type in a SEG")
     errors = errors.drop_duplicates(["row", "item"]).sort_values(["row", "item"], kind="stable")
-    grouped = errors.groupby("row", sort=True)
-    joined = pd.DataFrame({
-        "key": grouped["item"].agg(_KEY_SEP.join),
-        "sorted_errors": grouped["item"].agg(SEPARATOR.join),
-        "sorted_types": grouped["type"].agg(SEPARATOR.join),
-        "n_errors": grouped["item"].size(),
-    })
-    joined = joined.reindex(np.arange(len(frame)))
-    frame["key"] = joined["key"].fillna("").to_numpy()
-    frame["sorted_errors"] = joined["sorted_errors"].fillna("").to_numpy()
-    frame["sorted_types"] = joined["sorted_types"].fillna("").to_numpy()
-    frame["n_errors"] = joined["n_errors"].fillna(0).astype(np.int64).to_numpy()
+    errors["k"] = errors.groupby("row", sort=False).cumcount().to_numpy()
+    frame["key"] = _join_wide(errors, "item", _KEY_SEP, len(frame))
+    frame["sorted_errors"] = _join_wide(errors, "item", SEPARATOR, len(frame))
+    frame["sorted_types"] = _join_wide(errors, "type", SEPARATOR, len(frame))
+    frame["n_errors"] = np.bincount(errors["row"].to_numpy(dtype=np.int64), minlength=len(frame)).astype(np.int64)
     if "error_types" not in frame.columns:
         frame["sorted_types"] = ""
+
+
+def _join_wide(items: pd.DataFrame, column: str, separator: str, n_rows: int) -> np.ndarray:
+    """Per row, its ``column`` items (in their ``k`` order) joined with ``separator``; ``""`` for a row with none.
+    One vectorised string operation per item position (a row holds a few errors), not one call per row."""
+    import pandas as pd
+
+    out = pd.Series([""] * n_rows, dtype=object)
+    for k in range(int(items["k"].max()) + 1 if len(items) else 0):
+        part = items[items["k"] == k]
+        rows = part["row"].to_numpy(dtype=np.int64)
+        values = part[column].astype(str).to_numpy(dtype=object)
+        current = out.to_numpy()[rows]
+        out.iloc[rows] = values if k == 0 else current + separator + values
+    return out.to_numpy(dtype=object)
 
 
 def _seg_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -298,35 +307,37 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], int,
     """Node labels per row, the ``segs.json`` entries, the warnings, and the numbers of nodes and edges.
 
     The labels, edges and unreachable nodes of each SEG come from :mod:`scorers.stats.error_sets` (one call per SEG,
-    over its distinct error sets, never per image)."""
-    distinct = frame.drop_duplicates(["id", "key"])[["id", "key"]]
-    counts = frame.groupby(["id", "key"], sort=False).size()
-    firsts = frame.groupby(["id", "key"], sort=False)["out_name"].agg(list)
-    sources = frame.groupby(["id", "key"], sort=False)["file_name"].agg(list)
-    seg_rows = frame.drop_duplicates("id").set_index("id")
-    type_of = {}
+    over its distinct error sets, never per image); images are grouped by one ``groupby``."""
+    ids, keys = frame["id"].to_numpy(), frame["key"].to_numpy(dtype=object)
+    out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["file_name"].to_numpy(dtype=object)
+    members = frame.groupby(["id", "key"], sort=False).indices  # {(id, key): row positions}, file order
+    first = frame.drop_duplicates("id")
+    info = dict(zip(first["id"].tolist(), zip(first["seg_id"].tolist(), first["prompt"].tolist(),
+                                              first["partition"].tolist())))
+    type_of: dict[tuple[int, str], str] = {}
     if frame["sorted_types"].ne("").any():
-        pairs = frame[["id", "sorted_errors", "sorted_types"]].drop_duplicates()
+        pairs = frame.loc[frame["n_errors"] > 0, ["id", "sorted_errors", "sorted_types"]].drop_duplicates()
         for seg, errs, kinds in pairs.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
             for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
-                if e:
-                    type_of[(seg, e)] = t
+                type_of[(seg, e)] = t
+    keys_of: dict[int, list[str]] = {}
+    for seg, key in members:
+        keys_of.setdefault(seg, []).append(key)
     label_of: dict[tuple[int, str], str] = {}
     segs, warnings = [], []
     n_nodes = n_edges = 0
-    for seg, keys in distinct.groupby("id", sort=True)["key"]:
-        sets = [frozenset(k.split(_KEY_SEP)) if k else frozenset() for k in keys.tolist()]
+    for seg in sorted(keys_of):
+        sets = [frozenset(k.split(_KEY_SEP)) if k else frozenset() for k in keys_of[seg]]
         labelled = label_sets(sets)
-        key_of = {s: _KEY_SEP.join(sorted(s)) for s in labelled.values()}
-        for label, s in labelled.items():
-            label_of[(seg, key_of[s])] = label
-        info = seg_rows.loc[seg]
-        name = str(info["seg_id"])
+        name, prompt, partition = info[seg]
         nodes = []
         for label, s in labelled.items():
-            files = firsts[(seg, key_of[s])]
+            key = _KEY_SEP.join(sorted(s))
+            label_of[(seg, key)] = label
+            rows = members[(seg, key)]
+            files = out_names[rows].tolist()
             entry = {"label": label, "error_count": len(s), "errors": sorted(s), "n_images": len(files),
-                     "images": files, "sources": sources[(seg, key_of[s])]}
+                     "images": files, "sources": sources[rows].tolist()}
             if type_of:
                 entry["error_types"] = [type_of.get((seg, e), "") for e in sorted(s)]
             nodes.append(entry)
@@ -339,11 +350,19 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], int,
                             "(no node one error smaller inside it); valid, worth a look")
         n_nodes += len(nodes)
         n_edges += len(edges)
-        segs.append({"seg_id": int(seg), "name": name, "prompt": info["prompt"], "partition": info["partition"],
+        segs.append({"seg_id": int(seg), "name": str(name), "prompt": prompt, "partition": partition,
                      "nodes": nodes, "edges": edges})
-    index = [label_of[(s, k)] for s, k in zip(distinct["id"].tolist(), distinct["key"].tolist())]
-    labels = distinct.assign(node=index).merge(frame[["id", "key"]], on=["id", "key"], how="right")["node"]
-    return labels.to_numpy(dtype=object), segs, warnings, n_nodes, n_edges
+    labels = np.empty(len(frame), dtype=object)
+    for (seg, key), rows in members.items():  # one assignment per node, not per image
+        labels[rows] = label_of[(seg, key)]
+    return labels, segs, warnings, n_nodes, n_edges
+
+
+def _segs_json(payload: dict) -> str:
+    """``segs.json``: one SEG per line (the C encoder writes each; an indented dump is ten times slower)."""
+    head = {k: v for k, v in payload.items() if k != "segs"}
+    lines = [json.dumps(seg, ensure_ascii=False) for seg in payload["segs"]]
+    return json.dumps(head, ensure_ascii=False)[:-1] + ', "segs": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 def _show(s) -> str:
@@ -436,7 +455,7 @@ def build_segs(
             shutil.copyfile(src, out / name)
     payload = {"format": "ts2-segs/1", "annotations": os.path.basename(source),
                "error_types": list(ERROR_TYPES), "segs": segs}
-    (out / "segs.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    (out / "segs.json").write_text(_segs_json(payload), encoding="utf-8")
     if warnings:
         (out / "warnings.txt").write_text("\n".join(warnings) + "\n", encoding="utf-8")
     partitions = frame.drop_duplicates("id")["partition"].value_counts(sort=False)
