@@ -61,6 +61,8 @@ def test_bad_inputs_raise():
 # --- ts2 seg build ------------------------------------------------------------------------------------------------
 
 import json  # noqa: E402
+
+import numpy as np  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
@@ -334,3 +336,49 @@ def test_out_is_read_by_load_ts2_export_score_meta_report_card_and_explorer(tmp_
     gallery = explorer.gallery(0, None)
     assert len(gallery) == 7 and gallery[0][0].size == (8, 8) and gallery[2][1] == "1a · SDXL"
     assert len(explorer.figure(0).axes[0].collections) == 5  # nodes 0, 1a, 1b, 2, 3
+
+
+# --- docs/build-your-own-segs.md -----------------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "build-your-own-segs.md"
+
+
+def docs_annotations() -> str:
+    """The ANNOTATIONS example of docs/build-your-own-segs.md (its first ```text block)."""
+    text = DOCS.read_text(encoding="utf-8")
+    start = text.index("```text\nseg_id,") + len("```text\n")
+    return text[start:text.index("```", start)]
+
+
+def write_docs_example(work: Path) -> None:
+    """What the page's ```bash block reads (tests/test_readme_commands.py's work folder): ``annotations.csv`` (the
+    page's example), ``my_images/`` (8 px PNGs) and ``my_segs_scores.csv`` (seeded scores keyed by the names
+    ``ts2 seg build`` gives the images: ``images/SSS-KK.png`` in ANNOTATIONS order)."""
+    text = docs_annotations()
+    (work / "annotations.csv").write_text(text, encoding="utf-8")
+    rows = pd.read_csv(work / "annotations.csv", dtype=str, keep_default_na=False)
+    write_images(work / "my_images", rows["file_name"].tolist())
+    position = rows.groupby("seg_id", sort=False).cumcount()
+    names = "images/" + rows["seg_id"].str.zfill(3) + "-" + position.astype(str).str.zfill(2) + ".png"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"seg_id": rows["seg_id"], "file_name": names,
+                  "my_metric": rng.random(len(rows))}).to_csv(work / "my_segs_scores.csv", index=False)
+
+
+def test_docs_example_builds_as_the_page_says(tmp_path, capsys):
+    write_docs_example(tmp_path)
+    code, stdout, err = run_cli(capsys, "seg", "build", tmp_path / "annotations.csv", "--images",
+                                tmp_path / "my_images", "--out", tmp_path / "my_segs")
+    assert code == 0, err
+    segs = [json.loads(line.rstrip(",")) for line in (tmp_path / "my_segs" / "segs.json").read_text().splitlines()[1:-1]]
+    first = segs[0]
+    assert {n["label"]: n["errors"] for n in first["nodes"]} == {"0": [], "1a": ["dog"], "1b": ["red"],
+                                                                  "2a": ["dog", "mat"], "2b": ["mat", "red"]}
+    assert [(e["from"], e["to"], e["error"]) for e in first["edges"]] == [
+        ("0", "1a", "dog"), ("0", "1b", "red"), ("1a", "2a", "mat"), ("1b", "2b", "mat")]
+    assert "2 warning(s)" in err
+    built = pd.read_csv(tmp_path / "my_segs" / "metadata.csv", dtype=str)
+    scores = pd.read_csv(tmp_path / "my_segs_scores.csv", dtype=str)
+    assert built["file_name"].tolist() == scores["file_name"].tolist()  # the page's scores are keyed right
+    text = DOCS.read_text(encoding="utf-8")
+    assert "The tool that is coming" not in text and "`1a` = {dog}, `1b` = {red}, `2a` = {dog, mat}" in text
