@@ -328,35 +328,75 @@ def build_segs(
         ...
         ValueError: position 1: SEG id 'x' is not an integer
     """
-    seg_list = list(seg_ids)
-    node_list = list(nodes)
-    if len(seg_list) != len(node_list):
-        raise ValueError(f"seg_ids has {len(seg_list)} entries but nodes has {len(node_list)}; they must align per image")
-    grouped: dict[int, dict[str, list[int]]] = {}
-    node_errors: dict[str, int] = {}
-    for position, (raw_seg, raw_node) in enumerate(zip(seg_list, node_list)):
-        seg_id = _as_seg_id(raw_seg, position)
-        label = _as_label(raw_node)
-        if label not in node_errors:
-            node_errors[label] = error_count(raw_node, position=position)
-        grouped.setdefault(seg_id, {}).setdefault(label, []).append(position)
+    seg_arr = _as_array(seg_ids)
+    node_arr = _as_array(nodes)
+    if seg_arr.size != node_arr.size:
+        raise ValueError(f"seg_ids has {seg_arr.size} entries but nodes has {node_arr.size}; they must align per image")
+    # each distinct value is converted once (no loop over images); the first bad position is reported, its SEG id
+    # before its label, as a loop over the rows would
+    id_of, seg_codes, seg_error = _distinct(seg_arr, _as_seg_id)
+    label_of, node_codes, label_error = _distinct(node_arr, lambda raw, position: (_as_label(raw),
+                                                                                  error_count(raw, position=position)))
+    failures = [e for e in (seg_error, label_error) if e is not None]
+    if failures:
+        raise min(failures, key=lambda e: (e[0], e is label_error))[1]
+    ids = np.asarray(id_of, dtype=np.int64)[seg_codes] if len(id_of) else np.empty(0, dtype=np.int64)
+    # labels that read alike (" 1a" and "1a") are one node; order nodes by (error count, label)
+    errors_of = dict(label_of)
+    names = sorted(errors_of, key=lambda label: (errors_of[label], label))
+    rank = {label: k for k, label in enumerate(names)}
+    node_rank = np.asarray([rank[label] for label, _ in label_of], dtype=np.int64)[node_codes] if label_of else ids
+    order = np.lexsort((node_rank, ids)).astype(np.int64)  # stable: positions ascend inside each (SEG, node)
+    sorted_ids, sorted_nodes = ids[order], node_rank[order]
+    change = np.flatnonzero((np.diff(sorted_ids) != 0) | (np.diff(sorted_nodes) != 0)) + 1
+    starts = np.r_[0, change].astype(np.int64) if order.size else np.empty(0, dtype=np.int64)
+    ends = np.r_[starts[1:], order.size].astype(np.int64)
+    group_seg, group_node = sorted_ids[starts], sorted_nodes[starts]
+    members = [order[a:b] for a, b in zip(starts.tolist(), ends.tolist())]  # one slice per node, not per image
+    seg_starts = np.r_[0, np.flatnonzero(np.diff(group_seg)) + 1].astype(np.int64) if starts.size else starts
+    seg_ends = np.r_[seg_starts[1:], starts.size].astype(np.int64)
     segs = []
-    for seg_id in sorted(grouped):
-        by_node = grouped[seg_id]
-        ordered = sorted(by_node, key=lambda label: (node_errors[label], label))
-        errors = tuple(node_errors[label] for label in ordered)
+    for a, b in zip(seg_starts.tolist(), seg_ends.tolist()):
+        seg_id = int(group_seg[a])
+        ordered = [names[k] for k in group_node[a:b].tolist()]
+        errors = tuple(errors_of[label] for label in ordered)
         if require_head and 0 not in errors:
             raise ValueError(f"SEG {seg_id} has no error-0 node (nodes: {', '.join(ordered)}); every SEG needs a head")
-        segs.append(
-            SEG(
-                seg_id=seg_id,
-                partition=partition_of(seg_id, partitions),
-                nodes=tuple(ordered),
-                errors=errors,
-                members=tuple(np.asarray(by_node[label], dtype=np.int64) for label in ordered),
-            )
-        )
+        segs.append(SEG(seg_id=seg_id, partition=partition_of(seg_id, partitions), nodes=tuple(ordered),
+                        errors=errors, members=tuple(members[a:b])))
     return segs
+
+
+def _as_array(values: Iterable[object]) -> np.ndarray:
+    """A 1-D array of ``values`` as given (numbers stay numbers, text stays text)."""
+    if isinstance(values, np.ndarray):
+        return values.reshape(-1)
+    items = list(values)
+    arr = np.empty(len(items), dtype=object)
+    arr[:] = items
+    return arr
+
+
+def _distinct(values: np.ndarray, convert) -> tuple[list, np.ndarray, tuple[int, Exception] | None]:
+    """``(converted distinct values, code per position, (first bad position, its error) or None)``: ``convert(raw,
+    position)`` runs once per distinct value, at its first position."""
+    try:
+        _, first, codes = np.unique(values, return_index=True, return_inverse=True)
+    except TypeError:  # values of types that do not sort together (1 and "1"): group by type and value
+        keys = [(type(v).__name__, v) for v in values.tolist()]
+        index: dict = {}
+        codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
+        first = np.full(len(index), -1, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(keys))[::-1]
+    converted, failure = [], None
+    for k, position in enumerate(first.tolist()):
+        try:
+            converted.append(convert(values[position], position))
+        except ValueError as error:
+            converted.append(None)
+            if failure is None or position < failure[0]:
+                failure = (position, error)
+    return converted, np.asarray(codes, dtype=np.int64).reshape(-1), failure
 
 
 def _as_label(raw: object) -> str:
