@@ -382,3 +382,12 @@ def test_docs_example_builds_as_the_page_says(tmp_path, capsys):
     assert built["file_name"].tolist() == scores["file_name"].tolist()  # the page's scores are keyed right
     text = DOCS.read_text(encoding="utf-8")
     assert "The tool that is coming" not in text and "`1a` = {dog}, `1b` = {red}, `2a` = {dog, mat}" in text
+
+
+def test_truncated_image_is_unreadable(tmp_path, capsys):
+    path, images = annotations(tmp_path, ["s,p,a.png,", "s,p,b.png,x"], header="seg_id,prompt,file_name,errors")
+    data = (images / "b.png").read_bytes()
+    (images / "b.png").write_bytes(data[: len(data) // 2])  # a valid header, half the data
+    code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "annotations.csv line 3 (SEG s, b.png): unreadable image" in err

@@ -280,7 +280,8 @@ def _check_structure(frame: pd.DataFrame, source: str) -> None:
 
 
 def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
-    """The image paths, each checked to exist and to open as an image (header read, not decoded)."""
+    """The image paths, each checked to exist and to open as an image: its header is parsed and PIL's ``verify``
+    run (PNG checksums included); not decoded (``load_ts2`` decodes every image)."""
     from PIL import Image, UnidentifiedImageError
 
     paths = [images / name for name in frame["file_name"].tolist()]
@@ -289,8 +290,8 @@ def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
     for k, p in enumerate(paths):
         try:
             with Image.open(p) as image:
-                image.size  # noqa: B018 - the header is parsed here
-        except (UnidentifiedImageError, OSError, ValueError) as error:
+                image.verify()
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:  # SyntaxError: a bad PNG chunk
             detail = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ValueError(f"{_where(source, frame.iloc[k])}: unreadable image {p} ({detail})") from None
     return paths
