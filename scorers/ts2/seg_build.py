@@ -409,9 +409,9 @@ def build_segs(
     Raises
     ------
     FileNotFoundError
-        ANNOTATIONS or ``images`` does not exist.
+        ANNOTATIONS does not exist.
     ParameterError
-        ``out`` is a file, or not empty without ``overwrite``.
+        ``images`` is not a folder; ``out`` is a file, or not empty without ``overwrite``.
     ValueError
         One line naming the ANNOTATIONS line, SEG and image: what :func:`read_annotations` refuses, a SEG with no
         error-free image, a SEG with fewer than two error levels, a missing or unreadable image. Nothing is written.
@@ -430,7 +430,7 @@ def build_segs(
     """
     source = str(annotations)
     if images is not None and not os.path.isdir(images):
-        raise FileNotFoundError(f"--images {images}: no such folder")
+        raise ParameterError("{images} {path}: no such folder", path=str(images))
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ParameterError("{out} {path} is a file, not a folder", path=str(out))
