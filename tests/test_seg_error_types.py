@@ -189,3 +189,63 @@ def test_by_error_type_refusals(tmp_path, capsys):
     code, _, err = run_cli(capsys, "meta", tmp_path / "scores.csv", "--metadata", out / "metadata.csv",
                            "--by-error-type")
     assert code == 2 and "metadata.csv line 4 (SEG 0, images/000-02.png): node 1b has 1 error(s) but errors lists 2" in err
+
+
+def _reference_walks(sets, types, kind):
+    """Maximal paths from the empty set, each step adding one error of type ``kind`` (brute force)."""
+    present = set(sets)
+
+    def extend(path):
+        last = path[-1]
+        nxt = [s for s in present if len(s) == len(last) + 1 and last < s and types[next(iter(s - last))] == kind]
+        if not nxt:
+            return [path] if len(path) >= 2 else []
+        return [w for s in nxt for w in extend(path + [s])]
+
+    return extend([frozenset()])
+
+
+def test_by_error_type_matches_a_scipy_reference_on_random_segs():
+    from scipy import stats
+
+    from scorers.stats.error_type_walks import error_type_meta
+
+    rng = np.random.default_rng(3)
+    labels = ["a", "b", "c", "d", "e"]
+    types = {"a": "missing", "b": "missing", "c": "attribute", "d": "attribute", "e": "relation"}
+    seg_ids, keys, scores, segs = [], [], [], {}
+    for seg in range(12):
+        universe = [frozenset()] + [frozenset(rng.choice(labels, size=k, replace=False)) for k in (1, 1, 1, 2, 2, 2, 3)]
+        nodes = list(dict.fromkeys(universe))
+        segs[seg] = {}
+        for node in nodes:
+            values = rng.normal(size=int(rng.integers(1, 4))).round(1)  # ties happen
+            segs[seg][node] = values
+            seg_ids += [seg] * len(values)
+            keys += [";".join(sorted(node))] * len(values)
+            scores += values.tolist()
+    label_types = {(seg, e): types[e] for seg in segs for e in labels}
+    std = float(np.std(scores))
+    out = error_type_meta(np.array(seg_ids), keys, label_types, {"m": np.array(scores)}, score_std={"m": std},
+                          partitions={s: "x" for s in segs})["m"]
+    for kind in ("missing", "attribute"):
+        for i, seg in enumerate(sorted(segs)):
+            walks = _reference_walks(list(segs[seg]), types, kind)
+            got = {m: out[kind].per_seg[m][i] for m in ("rank", "sep", "delta")} if kind in out else None
+            if not walks:
+                assert got is None or all(np.isnan(v) for v in got.values())
+                continue
+            total = weighted = 0.0
+            for walk in walks:
+                x = np.concatenate([np.full(len(segs[seg][n]), len(n)) for n in walk])
+                y = np.concatenate([segs[seg][n] for n in walk])
+                rho = stats.spearmanr(x, y).statistic
+                weighted += len(y) * -(0.0 if np.isnan(rho) else rho)
+                total += len(y)
+            assert got["rank"] == pytest.approx(weighted / total, abs=1e-12)
+            pairs = {(w[p], w[q]) for w in walks for p in range(len(w)) for q in range(p + 1, len(w))}
+            ks = [stats.ks_2samp(segs[seg][a], segs[seg][b]).statistic for a, b in pairs]
+            assert got["sep"] == pytest.approx(np.mean(ks), abs=1e-12)
+            edges = {(w[p], w[p + 1]) for w in walks for p in range(len(w) - 1)}
+            gaps = [segs[seg][a].mean() - segs[seg][b].mean() for a, b in edges]
+            assert got["delta"] == pytest.approx(np.mean(gaps) / std, abs=1e-12)

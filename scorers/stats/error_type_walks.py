@@ -27,7 +27,9 @@ loop over its few nodes, walks and pairs, never over images one at a time.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import bisect
+import math
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -133,32 +135,36 @@ def _walks(all_edges, error_sets, types, error_type):
     return walks, edges
 
 
-def _average_ranks(values: np.ndarray) -> np.ndarray:
-    """1-based average ranks (ties share their mean rank), as ``scipy.stats.rankdata``."""
-    order = np.argsort(values, kind="mergesort")
-    sorted_values = values[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_values) != 0) + 1]
-    ends = np.r_[starts[1:], values.size]
-    mean_rank = (starts + ends + 1) / 2.0
-    ranks = np.empty(values.size)
-    ranks[order] = np.repeat(mean_rank, ends - starts)
+def _average_ranks(values: Sequence[float]) -> list[float]:
+    """1-based average ranks (ties share their mean rank), as ``scipy.stats.rankdata``; plain Python, since a walk
+    holds a handful of images and numpy's per-call cost would dominate."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        mean_rank = (i + j) / 2.0 + 1.0
+        for k in range(i, j + 1):
+            ranks[order[k]] = mean_rank
+        i = j + 1
     return ranks
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
     """Spearman's rho; 0 when either side is constant (TS2's rule)."""
     rx, ry = _average_ranks(x), _average_ranks(y)
-    dx, dy = rx - rx.mean(), ry - ry.mean()
-    var = float((dx * dx).sum() * (dy * dy).sum())
-    return float((dx * dy).sum() / np.sqrt(var)) if var > 0 else 0.0
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    dx = [r - mx for r in rx]
+    dy = [r - my for r in ry]
+    var = sum(d * d for d in dx) * sum(d * d for d in dy)
+    return sum(a * b for a, b in zip(dx, dy)) / math.sqrt(var) if var > 0 else 0.0
 
 
-def _ks(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sample Kolmogorov-Smirnov statistic (``scipy.stats.ks_2samp(a, b).statistic``)."""
-    grid = np.concatenate([a, b])
-    fa = np.searchsorted(np.sort(a), grid, side="right") / a.size
-    fb = np.searchsorted(np.sort(b), grid, side="right") / b.size
-    return float(np.abs(fa - fb).max())
+def _ks(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sample Kolmogorov-Smirnov statistic (``scipy.stats.ks_2samp(a, b).statistic``) of two sorted lists."""
+    return max(abs(bisect.bisect_right(a, v) / len(a) - bisect.bisect_right(b, v) / len(b)) for v in (*a, *b))
 
 
 def _nanmean(values: np.ndarray) -> float:
@@ -262,7 +268,7 @@ def error_type_meta(
             n_edges += len(edges)
             node_scores = [block[members] for _, members in nodes]
             for c in range(len(names)):
-                valid = [v[:, c][~np.isnan(v[:, c])] for v in node_scores]
+                valid = [sorted(v for v in scores_k[:, c].tolist() if v == v) for scores_k in node_scores]
                 values["rank"][i, c] = _rank(walks, sets, valid)
                 values["sep"][i, c] = _sep(walks, valid)
                 values["delta"][i, c] = _delta(edges, valid, stds[c])
@@ -276,26 +282,26 @@ def error_type_meta(
 def _rank(walks, sets, valid) -> float:
     total = weighted = 0.0
     for walk in walks:
-        x = np.concatenate([np.full(valid[k].size, float(len(sets[k]))) for k in walk])
-        y = np.concatenate([valid[k] for k in walk])
-        if y.size < 2:
+        x = [float(len(sets[k])) for k in walk for _ in valid[k]]
+        y = [v for k in walk for v in valid[k]]
+        if len(y) < 2:
             continue
-        weighted += y.size * -_spearman(x, y)
-        total += y.size
+        weighted += len(y) * -_spearman(x, y)
+        total += len(y)
     return weighted / total if total else float("nan")
 
 
 def _sep(walks, valid) -> float:
     pairs = sorted({(walk[i], walk[j]) for walk in walks for i in range(len(walk)) for j in range(i + 1, len(walk))})
-    stats = [_ks(valid[a], valid[b]) for a, b in pairs if valid[a].size and valid[b].size]
-    return float(np.mean(stats)) if stats else 0.0
+    stats = [_ks(valid[a], valid[b]) for a, b in pairs if valid[a] and valid[b]]
+    return sum(stats) / len(stats) if stats else 0.0
 
 
 def _delta(edges, valid, std: float) -> float:
-    gaps = [valid[a].mean() - valid[b].mean() for a, b in edges if valid[a].size and valid[b].size]
-    if not gaps or not (std > 0 and np.isfinite(std)):
+    gaps = [sum(valid[a]) / len(valid[a]) - sum(valid[b]) / len(valid[b]) for a, b in edges if valid[a] and valid[b]]
+    if not gaps or not (std > 0 and math.isfinite(std)):
         return float("nan")
-    return float(np.mean(gaps) / std)
+    return sum(gaps) / len(gaps) / std
 
 
 def _summary(per_seg: np.ndarray, partitions: np.ndarray) -> dict[str, float]:
