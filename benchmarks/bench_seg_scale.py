@@ -8,8 +8,9 @@ at scale 16,500 SEGs / 284,000 images) with error sets at counts 0-3 (two sets a
   ``--images``, so every image is opened and copied),
 * ``ts2 meta SCORES --metadata OUT/metadata.csv`` (one score column),
 
-and prints each run's wall time and peak memory (the process's max RSS), and the scale / release-size ratios (linear
-work gives time ratios near the size ratio, 100, less the fixed start-up cost). The generation is vectorised (numpy).
+and prints each run's wall time, CPU time (user + system: steadier than wall time on a shared machine) and peak
+memory (the process's max RSS, imports included), and the scale / release-size ratios (linear work gives ratios near
+the size ratio, 100, less the fixed start-up cost). The generation is vectorised (numpy).
 
     python benchmarks/bench_seg_scale.py [--segs 16500] [--images 284000] [--tiny-files] [--keep DIR]
 """
@@ -43,8 +44,9 @@ start = time.perf_counter()
 from scorers.cli import main
 code = main({argv!r})
 elapsed = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({{"code": code, "seconds": elapsed, "peak_bytes": peak}}), file=sys.stderr)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({{"code": code, "seconds": elapsed, "cpu": usage.ru_utime + usage.ru_stime,
+                   "peak_bytes": usage.ru_maxrss * 1024}}), file=sys.stderr)
 """
 
 
@@ -135,18 +137,19 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    print(f"{'run':<26}{'SEGs':>8}{'images':>10}{'seconds':>10}{'peak GB':>10}")
+    print(f"{'run':<26}{'SEGs':>8}{'images':>10}{'wall s':>10}{'CPU s':>10}{'peak GB':>10}")
     for result in (small, large):
         for step in ("build", "meta", "meta_by_type"):
             r = result[step]
             print(f"{LABELS[step]:<26}{result['segs']:>8,}{result['images']:>10,}"
-                  f"{r['seconds']:>10.2f}{r['peak_bytes'] / 1e9:>10.3f}")
+                  f"{r['seconds']:>10.2f}{r['cpu']:>10.2f}{r['peak_bytes'] / 1e9:>10.3f}")
     size_ratio = large["images"] / small["images"]
     print(f"\nscale / release size: {size_ratio:.0f}x the images")
     for step in ("build", "meta", "meta_by_type"):
         t = large[step]["seconds"] / small[step]["seconds"]
+        c = large[step]["cpu"] / small[step]["cpu"]
         m = large[step]["peak_bytes"] / small[step]["peak_bytes"]
-        print(f"  {step:<14} time x{t:.1f}, peak memory x{m:.2f}")
+        print(f"  {LABELS[step]:<26} wall x{t:.1f}, CPU x{c:.1f}, peak memory x{m:.2f}")
 
 
 if __name__ == "__main__":
