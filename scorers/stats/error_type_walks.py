@@ -24,8 +24,8 @@ B = A + {e}, as :func:`scorers.stats.error_sets.error_set_edges` draws them):
 A SEG without a T-walk is NaN for ``T`` (left out of the means, counted as skipped); sep_T of a SEG whose pairs all
 lack valid scores is 0 (TS2's sep rule). Scores are oriented first (higher = more faithful). Images are grouped
 into SEGs and nodes by one sort; then, per SEG, its few walks and pairs are computed in plain Python (a walk holds a
-handful of scores, where numpy's per-call cost would dominate): linear in the number of images, about 25 s for
-284,000 images on one core (``benchmarks/bench_seg_scale.py``).
+handful of scores, where numpy's per-call cost would dominate): linear in the number of images, about 6 s of CPU
+beyond ``ts2 meta``'s own for 16,500 SEGs and 284,000 images (``benchmarks/bench_seg_scale.py``).
 """
 from __future__ import annotations
 
