@@ -249,3 +249,14 @@ def test_by_error_type_matches_a_scipy_reference_on_random_segs():
             edges = {(w[p], w[p + 1]) for w in walks for p in range(len(w) - 1)}
             gaps = [segs[seg][a].mean() - segs[seg][b].mean() for a, b in edges]
             assert got["delta"] == pytest.approx(np.mean(gaps) / std, abs=1e-12)
+
+
+def test_module_doctests_run():
+    import doctest
+
+    from scorers.stats import error_type_walks
+    from scorers.ts2 import seg_build
+
+    for module, least in ((error_type_walks, 5), (seg_build, 5)):
+        failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert failed == 0 and attempted >= least, module.__name__

@@ -56,8 +56,10 @@ def _rows(path: str | Path, encoding: str) -> list[list[str]] | None:
     return rows
 
 
-def _columns(rows: list[list[str]]) -> dict[str, np.ndarray]:
-    return {name: np.asarray(cells, dtype=str) for name, cells in zip(rows[0], zip(*rows[1:]))}
+def _columns(rows: list[list[str]], keep: set[str] | None = None) -> dict[str, np.ndarray]:
+    """The columns of ``rows`` by header name (only those in ``keep`` when given)."""
+    return {name: np.asarray(cells, dtype=str) for name, cells in zip(rows[0], zip(*rows[1:]))
+            if keep is None or name in keep}
 
 
 def light_header(path: str | Path) -> list[str] | None:
@@ -104,11 +106,13 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
     rows = _rows(path, "utf-8-sig")
     if rows is None:
         return None
-    columns = _columns(rows)
-    renamed = {METADATA_COLUMNS.get(name, name) for name in columns}
-    if len(renamed) != len(columns):  # "id" and "seg_id" both present: the pandas path decides
+    header = rows[0]
+    renamed = {METADATA_COLUMNS.get(name, name) for name in header}
+    if len(renamed) != len(header):  # "id" and "seg_id" both present: the pandas path decides
         return None
-    columns = {METADATA_COLUMNS.get(name, name): cells for name, cells in columns.items()}
+    needed = {"seg_id", "prompt", "file_name", "node", "partition"}  # a built dir's errors columns are not read
+    keep = {name for name in header if METADATA_COLUMNS.get(name, name) in needed}
+    columns = {METADATA_COLUMNS.get(name, name): cells for name, cells in _columns(rows, keep).items()}
     if any(c not in columns for c in ("seg_id", "prompt", "file_name", "node")):
         return None
     seg_text = columns["seg_id"].tolist()
