@@ -21,7 +21,8 @@ How a runnable command runs, and what is substituted (the only changes made to t
   checkout's, for ``tests/data/``), ``clip.csv`` (``ts2 score``'s layout, seeded random scores), ``my_scores.csv`` (one ``my_metric``
   column in metadata order, seeded random numbers), ``my_keyed_scores.csv`` (``seg_id,file_name,my_metric`` rows in
   shuffled order), ``annotations.csv`` + ``my_images/`` + ``my_segs_scores.csv`` (docs/build-your-own-segs.md's
-  ANNOTATIONS example, its images, and scores keyed by the names ``ts2 seg build`` gives them), ``llmscore.csv`` (an ``errors`` column: the release's ``llmscore_ec``), ``ps.csv`` / ``hps.csv`` (one
+  ANNOTATIONS example, its images, and scores keyed by the names ``ts2 seg build`` gives them), ``llmscore.csv``
+  (an ``errors`` column: the release's ``llmscore_ec``), ``ps.csv`` / ``hps.csv`` (one
   ``pickscore`` / ``hpsv2`` column of seeded random numbers, for ``--reward``), ``test.json`` + ``hpdv2_scores.csv``
   (12 prompts in HPDv2's test format, 4 ranked images each, and a seeded ``my_metric`` per image), ``data`` and ``ts2_data``
   (a data dir for SEGs 0-9: their metadata rows, 16 px generated images and question tables;

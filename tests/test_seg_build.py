@@ -135,7 +135,8 @@ def test_build_writes_the_release_layout(tmp_path, capsys):
     segs = json.loads((out / "segs.json").read_text())["segs"]
     assert [s["name"] for s in segs] == ["dog", "cat"] and segs[0]["partition"] == "alpha"
     nodes = {n["label"]: n for n in segs[0]["nodes"]}
-    assert nodes["1b"]["errors"] == ["red"] and nodes["1b"]["n_images"] == 2 and nodes["1b"]["sources"] == ["d3.png", "d6.png"]
+    assert nodes["1b"]["errors"] == ["red"] and nodes["1b"]["n_images"] == 2
+    assert nodes["1b"]["sources"] == ["d3.png", "d6.png"]
     assert nodes["3"]["error_types"] == ["missing", "missing", "attribute"]
     assert segs[0]["edges"] == [
         {"from": "0", "to": "1a", "error": "dog", "type": "missing"},
@@ -284,8 +285,8 @@ def test_read_metadata_takes_partitions_from_the_file(tmp_path, shared_ts2):
 # --- OUT is read by every reader of a data dir ---------------------------------------------------------------------
 
 def test_out_is_read_by_load_ts2_export_score_meta_report_card_and_explorer(tmp_path, capsys, monkeypatch):
-    """load_ts2(data_dir=OUT), ts2 dataset export --data-dir OUT (datasets.load_dataset), ts2 score (tiny CLIP) --data-dir
-    OUT --meta, ts2 meta / report / card --metadata OUT/metadata.csv and the demo's SEG explorer."""
+    """load_ts2(data_dir=OUT), ts2 dataset export --data-dir OUT (datasets.load_dataset), ts2 score (tiny CLIP)
+    --data-dir OUT --meta, ts2 meta / report / card --metadata OUT/metadata.csv and the demo's SEG explorer."""
     import datasets
 
     from scorers.ts2.dataset import load_ts2
@@ -370,7 +371,8 @@ def test_docs_example_builds_as_the_page_says(tmp_path, capsys):
     code, stdout, err = run_cli(capsys, "seg", "build", tmp_path / "annotations.csv", "--images",
                                 tmp_path / "my_images", "--out", tmp_path / "my_segs")
     assert code == 0, err
-    segs = [json.loads(line.rstrip(",")) for line in (tmp_path / "my_segs" / "segs.json").read_text().splitlines()[1:-1]]
+    lines = (tmp_path / "my_segs" / "segs.json").read_text().splitlines()[1:-1]  # one SEG per line
+    segs = [json.loads(line.rstrip(",")) for line in lines]
     first = segs[0]
     assert {n["label"]: n["errors"] for n in first["nodes"]} == {"0": [], "1a": ["dog"], "1b": ["red"],
                                                                   "2a": ["dog", "mat"], "2b": ["mat", "red"]}

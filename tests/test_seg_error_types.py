@@ -188,7 +188,8 @@ def test_by_error_type_refusals(tmp_path, capsys):
     meta.to_csv(out / "metadata.csv", index=False)
     code, _, err = run_cli(capsys, "meta", tmp_path / "scores.csv", "--metadata", out / "metadata.csv",
                            "--by-error-type")
-    assert code == 2 and "metadata.csv line 4 (SEG 0, images/000-02.png): node 1b has 1 error(s) but errors lists 2" in err
+    assert code == 2
+    assert "metadata.csv line 4 (SEG 0, images/000-02.png): node 1b has 1 error(s) but errors lists 2" in err
 
 
 def _reference_walks(sets, types, kind):

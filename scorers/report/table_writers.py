@@ -24,7 +24,8 @@ _LATEX_HEADINGS = {**HEADINGS, "delta": r"$\Delta$"}
 
 def value_columns(board: pd.DataFrame | None = None) -> list[str]:
     """``rank_avg, rank_synth, ..., delta_real``: the twelve number columns of a leaderboard, in Table 2's order;
-    with ``board``, the ``META_PARTITION`` columns it holds (a built data dir's partitions: ``rank_avg, rank_dev``...)."""
+    with ``board``, the ``META_PARTITION`` columns it holds (a built data dir's partitions: ``rank_avg``,
+    ``rank_dev``...)."""
     if board is not None:
         return [c for c in board.columns if "_" in c and c.split("_", 1)[0] in META_METRICS
                 and not c.endswith(("_ci_low", "_ci_high", "_paper"))]

@@ -85,8 +85,8 @@ def _where(source: str, row) -> str:
 
 def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     """The validated ANNOTATIONS table: one row per image, with the columns of the module docstring plus ``line``
-    (its CSV line), ``key`` (its sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and
-    ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source`` (filled).
+    (its CSV line), ``key`` (its sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``,
+    ``sorted_errors`` and ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source`` (filled).
 
     Parameters
     ----------
@@ -184,7 +184,8 @@ def _split(column: pd.Series) -> pd.DataFrame:
 
 
 def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
-    """Add ``key`` (the sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and ``sorted_types``
+    """Add ``key`` (the sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and
+    ``sorted_types``
     (``;``-joined, aligned) to ``frame`` from its ``errors`` (and optional ``error_types``) columns, in place.
 
     The one reading of error-set cells: ANNOTATIONS (:func:`read_annotations`) and a built ``metadata.csv``
