@@ -146,7 +146,7 @@ def test_build_writes_the_release_layout(tmp_path, capsys):
         {"from": "2", "to": "3", "error": "mat", "type": "missing"},
     ]
     # warnings, listed and counted: one-image nodes 1a, 2, 3 of "dog" and 0 of "cat"
-    assert "4 warning(s)" in err
+    assert "4 warning(s): 4 node(s) with one image, 0 not reachable one error at a time" in err
     listed = (out / "warnings.txt").read_text().splitlines()
     assert len(listed) == 4 and "SEG dog: node 1a {dog} has one image (images/000-02.png)" in listed
     assert all(f"warning: {line}" in err for line in listed)
@@ -161,7 +161,8 @@ def test_unreachable_set_is_a_warning_not_an_error(tmp_path, capsys):
     path, images = annotations(tmp_path, rows, header="seg_id,prompt,file_name,errors")
     code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "o2")
     assert code == 0
-    assert "SEG 0: node 2 {x, y} is not reachable one error at a time" in err and "1 warning(s)" in err
+    assert "SEG 0: node 2 {x, y} is not reachable one error at a time" in err
+    assert "1 warning(s): 0 node(s) with one image, 1 not reachable one error at a time" in err
     meta = pd.read_csv(tmp_path / "o2" / "metadata.csv", dtype=str, keep_default_na=False)
     assert meta["rank"].tolist() == ["0", "0", "2", "2"] and meta["id"].tolist() == ["0"] * 4  # integer ids kept
     assert meta["partition"].tolist() == ["custom"] * 4

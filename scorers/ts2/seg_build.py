@@ -67,6 +67,8 @@ class SegBuild:
     n_nodes: int = 0
     n_edges: int = 0
     partitions: dict[str, int] = field(default_factory=dict)
+    #: warnings by kind: ``{"one image": n, "not reachable": n}``
+    warning_counts: dict[str, int] = field(default_factory=dict)
 
 
 def _fail(frame: pd.DataFrame, mask, source: str, message) -> None:
@@ -305,8 +307,9 @@ def _out_names(frame: pd.DataFrame) -> pd.Series:
     return "images/" + frame["id"].astype(str).str.zfill(3) + "-" + position.astype(str).str.zfill(2) + suffix
 
 
-def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], int, int]:
-    """Node labels per row, the ``segs.json`` entries, the warnings, and the numbers of nodes and edges.
+def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict[str, int], int, int]:
+    """Node labels per row, the ``segs.json`` entries, the warnings and their counts by kind, and the numbers of
+    nodes and edges.
 
     The labels, edges and unreachable nodes of each SEG come from :mod:`scorers.stats.error_sets` (one call per SEG,
     over its distinct error sets, never per image); images are grouped by one ``groupby``."""
@@ -327,6 +330,7 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], int,
         keys_of.setdefault(seg, []).append(key)
     label_of: dict[tuple[int, str], str] = {}
     segs, warnings = [], []
+    counts = {"one image": 0, "not reachable": 0}
     n_nodes = n_edges = 0
     for seg in sorted(keys_of):
         sets = [frozenset(k.split(_KEY_SEP)) if k else frozenset() for k in keys_of[seg]]
@@ -345,11 +349,13 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], int,
             nodes.append(entry)
             if len(files) == 1:
                 warnings.append(f"SEG {name}: node {label} {_show(s)} has one image ({files[0]})")
+                counts["one image"] += 1
         edges = [{"from": a, "to": b, "error": e, **({"type": type_of.get((seg, e), "")} if type_of else {})}
                  for a, b, e in error_set_edges(sets)]
         for label in unreachable(sets):
             warnings.append(f"SEG {name}: node {label} {_show(labelled[label])} is not reachable one error at a time "
                             "(no node one error smaller inside it); valid, worth a look")
+            counts["not reachable"] += 1
         n_nodes += len(nodes)
         n_edges += len(edges)
         segs.append({"seg_id": int(seg), "name": str(name), "prompt": prompt, "partition": partition,
@@ -357,7 +363,7 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], int,
     labels = np.empty(len(frame), dtype=object)
     for (seg, key), rows in members.items():  # one assignment per node, not per image
         labels[rows] = label_of[(seg, key)]
-    return labels, segs, warnings, n_nodes, n_edges
+    return labels, segs, warnings, counts, n_nodes, n_edges
 
 
 def _segs_json(payload: dict) -> str:
@@ -443,7 +449,7 @@ def build_segs(
     paths = _check_images(frame, Path(images), source) if images is not None else None
     frame["id"] = _seg_ids(frame)
     frame["out_name"] = _out_names(frame)
-    nodes, segs, warnings, n_nodes, n_edges = _nodes(frame)
+    nodes, segs, warnings, counts, n_nodes, n_edges = _nodes(frame)
     frame["node"] = nodes
     _prepare_out(out, overwrite)
     metadata = frame[["id", "prompt", "out_name", "image_source", "node", "partition", "sorted_errors",
@@ -462,7 +468,8 @@ def build_segs(
         (out / "warnings.txt").write_text("\n".join(warnings) + "\n", encoding="utf-8")
     partitions = frame.drop_duplicates("id")["partition"].value_counts(sort=False)
     return SegBuild(out=out, n_segs=len(segs), n_images=len(frame), warnings=warnings, n_nodes=n_nodes,
-                    n_edges=n_edges, partitions={str(k): int(v) for k, v in partitions.items()})
+                    n_edges=n_edges, partitions={str(k): int(v) for k, v in partitions.items()},
+                    warning_counts=counts)
 
 
 #: what ``ts2 meta --by-error-type`` says when the metadata has no error types (the release)
