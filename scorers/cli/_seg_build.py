@@ -51,8 +51,11 @@ def run_seg_build(args: argparse.Namespace) -> int:
         print(f"warning: {line}", file=sys.stderr)
     if built.warnings:
         more = len(built.warnings) - SHOWN_WARNINGS
-        print(f"{len(built.warnings)} warning(s)" + (f" ({more} more not shown)" if more > 0 else "")
-              + f"; all in {built.out / 'warnings.txt'}", file=sys.stderr)
+        kinds = built.warning_counts
+        print(f"{len(built.warnings)} warning(s): {kinds.get('one image', 0)} node(s) with one image, "
+              f"{kinds.get('not reachable', 0)} not reachable one error at a time"
+              + (f" ({more} more not shown)" if more > 0 else "") + f"; all in {built.out / 'warnings.txt'}",
+              file=sys.stderr)
     else:
         print("0 warnings", file=sys.stderr)
     return 0

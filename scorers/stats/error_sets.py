@@ -119,7 +119,8 @@ def node_labels(error_sets: Sequence[Iterable[str]]) -> list[str]:
 
 
 def error_set_edges(error_sets: Sequence[Iterable[str]]) -> list[tuple[str, str, str]]:
-    """The SEG's edges: ``(from_label, to_label, added_error)`` for each pair of distinct sets A, B with B = A + one error.
+    """The SEG's edges: ``(from_label, to_label, added_error)`` for each pair of distinct sets A, B with
+    B = A + one error.
 
     Parameters
     ----------

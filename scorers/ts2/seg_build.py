@@ -38,8 +38,8 @@ from scorers.stats.error_sets import label_sets, error_set_edges, unreachable
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "OUT_FILES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "SegBuild",
-           "build_segs", "read_annotations"]
+__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "KEY_SEPARATOR", "OUT_FILES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
+           "SegBuild", "build_segs", "metadata_error_types", "parse_error_columns", "read_annotations"]
 
 REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
 OPTIONAL_COLUMNS = ("image_source", "partition", "error_types")
@@ -51,7 +51,9 @@ DEFAULT_PARTITION = "custom"
 OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt")
 #: the separator of ``errors`` / ``error_types`` cells
 SEPARATOR = ";"
-_KEY_SEP = "\x00"  # joins a sorted error set into one key; sorts like the tuple (no label holds a NUL)
+#: joins a sorted error set into one key (``key`` column): the ASCII unit separator, below every printable
+#: character, so keys sort like the tuples (numpy would drop a trailing NUL)
+KEY_SEPARATOR = _KEY_SEP = "\x1f"
 
 
 @dataclass
@@ -65,6 +67,8 @@ class SegBuild:
     n_nodes: int = 0
     n_edges: int = 0
     partitions: dict[str, int] = field(default_factory=dict)
+    #: warnings by kind: ``{"one image": n, "not reachable": n}``
+    warning_counts: dict[str, int] = field(default_factory=dict)
 
 
 def _fail(frame: pd.DataFrame, mask, source: str, message) -> None:
@@ -83,8 +87,8 @@ def _where(source: str, row) -> str:
 
 def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     """The validated ANNOTATIONS table: one row per image, with the columns of the module docstring plus ``line``
-    (its CSV line), ``key`` (its sorted error set joined with NUL), ``n_errors``, ``sorted_errors`` and
-    ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source`` (filled).
+    (its CSV line), ``key`` (its sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``,
+    ``sorted_errors`` and ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source`` (filled).
 
     Parameters
     ----------
@@ -159,7 +163,7 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
         frame["partition"] = DEFAULT_PARTITION
     if "image_source" not in frame.columns:
         frame["image_source"] = ""
-    _parse_errors(frame, source)
+    parse_error_columns(frame, source)
     return frame
 
 
@@ -181,8 +185,20 @@ def _split(column: pd.Series) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _parse_errors(frame: pd.DataFrame, source: str) -> None:
-    """``key``, ``n_errors``, ``sorted_errors``, ``sorted_types`` from ``errors`` (and ``error_types``)."""
+def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
+    """Add ``key`` (the sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and
+    ``sorted_types``
+    (``;``-joined, aligned) to ``frame`` from its ``errors`` (and optional ``error_types``) columns, in place.
+
+    The one reading of error-set cells: ANNOTATIONS (:func:`read_annotations`) and a built ``metadata.csv``
+    (``ts2 meta --by-error-type``). ``frame`` needs ``seg_id``, ``file_name`` and ``line`` (for the messages).
+
+    Raises
+    ------
+    ValueError
+        ``error_types`` not aligned with ``errors``, a type not in :data:`ERROR_TYPES`, or an error label with two
+        types in one SEG; the message names ``source``, the line, the SEG and the image.
+    """
     import pandas as pd
 
     frame.reset_index(drop=True, inplace=True)
@@ -219,20 +235,28 @@ def _parse_errors(frame: pd.DataFrame, source: str) -> None:
                              f"{second['type']!r} here but {first['type']!r} on line "
                              f"{int(frame['line'].iloc[int(first['row'])])}; an error label has one type in a SEG")
     errors = errors.drop_duplicates(["row", "item"]).sort_values(["row", "item"], kind="stable")
-    grouped = errors.groupby("row", sort=True)
-    joined = pd.DataFrame({
-        "key": grouped["item"].agg(_KEY_SEP.join),
-        "sorted_errors": grouped["item"].agg(SEPARATOR.join),
-        "sorted_types": grouped["type"].agg(SEPARATOR.join),
-        "n_errors": grouped["item"].size(),
-    })
-    joined = joined.reindex(np.arange(len(frame)))
-    frame["key"] = joined["key"].fillna("").to_numpy()
-    frame["sorted_errors"] = joined["sorted_errors"].fillna("").to_numpy()
-    frame["sorted_types"] = joined["sorted_types"].fillna("").to_numpy()
-    frame["n_errors"] = joined["n_errors"].fillna(0).astype(np.int64).to_numpy()
+    errors["k"] = errors.groupby("row", sort=False).cumcount().to_numpy()
+    frame["key"] = _join_wide(errors, "item", _KEY_SEP, len(frame))
+    frame["sorted_errors"] = _join_wide(errors, "item", SEPARATOR, len(frame))
+    frame["sorted_types"] = _join_wide(errors, "type", SEPARATOR, len(frame))
+    frame["n_errors"] = np.bincount(errors["row"].to_numpy(dtype=np.int64), minlength=len(frame)).astype(np.int64)
     if "error_types" not in frame.columns:
         frame["sorted_types"] = ""
+
+
+def _join_wide(items: pd.DataFrame, column: str, separator: str, n_rows: int) -> np.ndarray:
+    """Per row, its ``column`` items (in their ``k`` order) joined with ``separator``; ``""`` for a row with none.
+    One vectorised string operation per item position (a row holds a few errors), not one call per row."""
+    import pandas as pd
+
+    out = pd.Series([""] * n_rows, dtype=object)
+    for k in range(int(items["k"].max()) + 1 if len(items) else 0):
+        part = items[items["k"] == k]
+        rows = part["row"].to_numpy(dtype=np.int64)
+        values = part[column].astype(str).to_numpy(dtype=object)
+        current = out.to_numpy()[rows]
+        out.iloc[rows] = values if k == 0 else current + separator + values
+    return out.to_numpy(dtype=object)
 
 
 def _seg_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -259,7 +283,8 @@ def _check_structure(frame: pd.DataFrame, source: str) -> None:
 
 
 def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
-    """The image paths, each checked to exist and to open as an image (header read, not decoded)."""
+    """The image paths, each checked to exist and to open as an image: its header is parsed and PIL's ``verify``
+    run (PNG checksums included); not decoded (``load_ts2`` decodes every image)."""
     from PIL import Image, UnidentifiedImageError
 
     paths = [images / name for name in frame["file_name"].tolist()]
@@ -268,8 +293,8 @@ def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
     for k, p in enumerate(paths):
         try:
             with Image.open(p) as image:
-                image.size  # noqa: B018 - the header is parsed here
-        except (UnidentifiedImageError, OSError, ValueError) as error:
+                image.verify()
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:  # SyntaxError: a bad PNG chunk
             detail = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ValueError(f"{_where(source, frame.iloc[k])}: unreadable image {p} ({detail})") from None
     return paths
@@ -282,56 +307,70 @@ def _out_names(frame: pd.DataFrame) -> pd.Series:
     return "images/" + frame["id"].astype(str).str.zfill(3) + "-" + position.astype(str).str.zfill(2) + suffix
 
 
-def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], int, int]:
-    """Node labels per row, the ``segs.json`` entries, the warnings, and the numbers of nodes and edges.
+def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict[str, int], int, int]:
+    """Node labels per row, the ``segs.json`` entries, the warnings and their counts by kind, and the numbers of
+    nodes and edges.
 
     The labels, edges and unreachable nodes of each SEG come from :mod:`scorers.stats.error_sets` (one call per SEG,
-    over its distinct error sets, never per image)."""
-    distinct = frame.drop_duplicates(["id", "key"])[["id", "key"]]
-    counts = frame.groupby(["id", "key"], sort=False).size()
-    firsts = frame.groupby(["id", "key"], sort=False)["out_name"].agg(list)
-    sources = frame.groupby(["id", "key"], sort=False)["file_name"].agg(list)
-    seg_rows = frame.drop_duplicates("id").set_index("id")
-    type_of = {}
+    over its distinct error sets, never per image); images are grouped by one ``groupby``."""
+    ids, keys = frame["id"].to_numpy(), frame["key"].to_numpy(dtype=object)
+    out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["file_name"].to_numpy(dtype=object)
+    members = frame.groupby(["id", "key"], sort=False).indices  # {(id, key): row positions}, file order
+    first = frame.drop_duplicates("id")
+    info = dict(zip(first["id"].tolist(), zip(first["seg_id"].tolist(), first["prompt"].tolist(),
+                                              first["partition"].tolist())))
+    type_of: dict[tuple[int, str], str] = {}
     if frame["sorted_types"].ne("").any():
-        pairs = frame[["id", "sorted_errors", "sorted_types"]].drop_duplicates()
+        pairs = frame.loc[frame["n_errors"] > 0, ["id", "sorted_errors", "sorted_types"]].drop_duplicates()
         for seg, errs, kinds in pairs.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
             for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
-                if e:
-                    type_of[(seg, e)] = t
+                type_of[(seg, e)] = t
+    keys_of: dict[int, list[str]] = {}
+    for seg, key in members:
+        keys_of.setdefault(seg, []).append(key)
     label_of: dict[tuple[int, str], str] = {}
     segs, warnings = [], []
+    counts = {"one image": 0, "not reachable": 0}
     n_nodes = n_edges = 0
-    for seg, keys in distinct.groupby("id", sort=True)["key"]:
-        sets = [frozenset(k.split(_KEY_SEP)) if k else frozenset() for k in keys.tolist()]
+    for seg in sorted(keys_of):
+        sets = [frozenset(k.split(_KEY_SEP)) if k else frozenset() for k in keys_of[seg]]
         labelled = label_sets(sets)
-        key_of = {s: _KEY_SEP.join(sorted(s)) for s in labelled.values()}
-        for label, s in labelled.items():
-            label_of[(seg, key_of[s])] = label
-        info = seg_rows.loc[seg]
-        name = str(info["seg_id"])
+        name, prompt, partition = info[seg]
         nodes = []
         for label, s in labelled.items():
-            files = firsts[(seg, key_of[s])]
+            key = _KEY_SEP.join(sorted(s))
+            label_of[(seg, key)] = label
+            rows = members[(seg, key)]
+            files = out_names[rows].tolist()
             entry = {"label": label, "error_count": len(s), "errors": sorted(s), "n_images": len(files),
-                     "images": files, "sources": sources[(seg, key_of[s])]}
+                     "images": files, "sources": sources[rows].tolist()}
             if type_of:
                 entry["error_types"] = [type_of.get((seg, e), "") for e in sorted(s)]
             nodes.append(entry)
             if len(files) == 1:
                 warnings.append(f"SEG {name}: node {label} {_show(s)} has one image ({files[0]})")
+                counts["one image"] += 1
         edges = [{"from": a, "to": b, "error": e, **({"type": type_of.get((seg, e), "")} if type_of else {})}
                  for a, b, e in error_set_edges(sets)]
         for label in unreachable(sets):
             warnings.append(f"SEG {name}: node {label} {_show(labelled[label])} is not reachable one error at a time "
                             "(no node one error smaller inside it); valid, worth a look")
+            counts["not reachable"] += 1
         n_nodes += len(nodes)
         n_edges += len(edges)
-        segs.append({"seg_id": int(seg), "name": name, "prompt": info["prompt"], "partition": info["partition"],
+        segs.append({"seg_id": int(seg), "name": str(name), "prompt": prompt, "partition": partition,
                      "nodes": nodes, "edges": edges})
-    index = [label_of[(s, k)] for s, k in zip(distinct["id"].tolist(), distinct["key"].tolist())]
-    labels = distinct.assign(node=index).merge(frame[["id", "key"]], on=["id", "key"], how="right")["node"]
-    return labels.to_numpy(dtype=object), segs, warnings, n_nodes, n_edges
+    labels = np.empty(len(frame), dtype=object)
+    for (seg, key), rows in members.items():  # one assignment per node, not per image
+        labels[rows] = label_of[(seg, key)]
+    return labels, segs, warnings, counts, n_nodes, n_edges
+
+
+def _segs_json(payload: dict) -> str:
+    """``segs.json``: one SEG per line (the C encoder writes each; an indented dump is ten times slower)."""
+    head = {k: v for k, v in payload.items() if k != "segs"}
+    lines = [json.dumps(seg, ensure_ascii=False) for seg in payload["segs"]]
+    return json.dumps(head, ensure_ascii=False)[:-1] + ', "segs": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 def _show(s) -> str:
@@ -377,9 +416,9 @@ def build_segs(
     Raises
     ------
     FileNotFoundError
-        ANNOTATIONS or ``images`` does not exist.
+        ANNOTATIONS does not exist.
     ParameterError
-        ``out`` is a file, or not empty without ``overwrite``.
+        ``images`` is not a folder; ``out`` is a file, or not empty without ``overwrite``.
     ValueError
         One line naming the ANNOTATIONS line, SEG and image: what :func:`read_annotations` refuses, a SEG with no
         error-free image, a SEG with fewer than two error levels, a missing or unreadable image. Nothing is written.
@@ -398,7 +437,7 @@ def build_segs(
     """
     source = str(annotations)
     if images is not None and not os.path.isdir(images):
-        raise FileNotFoundError(f"--images {images}: no such folder")
+        raise ParameterError("{images} {path}: no such folder", path=str(images))
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ParameterError("{out} {path} is a file, not a folder", path=str(out))
@@ -410,7 +449,7 @@ def build_segs(
     paths = _check_images(frame, Path(images), source) if images is not None else None
     frame["id"] = _seg_ids(frame)
     frame["out_name"] = _out_names(frame)
-    nodes, segs, warnings, n_nodes, n_edges = _nodes(frame)
+    nodes, segs, warnings, counts, n_nodes, n_edges = _nodes(frame)
     frame["node"] = nodes
     _prepare_out(out, overwrite)
     metadata = frame[["id", "prompt", "out_name", "image_source", "node", "partition", "sorted_errors",
@@ -424,9 +463,52 @@ def build_segs(
             shutil.copyfile(src, out / name)
     payload = {"format": "ts2-segs/1", "annotations": os.path.basename(source),
                "error_types": list(ERROR_TYPES), "segs": segs}
-    (out / "segs.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+    (out / "segs.json").write_text(_segs_json(payload), encoding="utf-8")
     if warnings:
         (out / "warnings.txt").write_text("\n".join(warnings) + "\n", encoding="utf-8")
     partitions = frame.drop_duplicates("id")["partition"].value_counts(sort=False)
     return SegBuild(out=out, n_segs=len(segs), n_images=len(frame), warnings=warnings, n_nodes=n_nodes,
-                    n_edges=n_edges, partitions={str(k): int(v) for k, v in partitions.items()})
+                    n_edges=n_edges, partitions={str(k): int(v) for k, v in partitions.items()},
+                    warning_counts=counts)
+
+
+#: what ``ts2 meta --by-error-type`` says when the metadata has no error types (the release)
+NO_ERROR_TYPES = ("{by_error_type=True} needs error_types: {source} has no {missing} column(s); the release does not "
+                  "carry error types. Build your SEGs with ts2 seg build from ANNOTATIONS with an error_types column "
+                  "(its metadata.csv has errors and error_types)")
+
+
+def metadata_error_types(metadata: pd.DataFrame, source: str) -> tuple[np.ndarray, dict[tuple[int, str], str]]:
+    """``(keys, label_types)`` of a built ``metadata.csv`` (a :func:`scorers.tables.readers.read_metadata` frame with
+    ``errors`` and ``error_types`` columns): per-image error sets (sorted labels joined with :data:`KEY_SEPARATOR`)
+    and ``{(seg_id, label): type}``.
+
+    Raises
+    ------
+    ParameterError
+        No ``errors`` / ``error_types`` column, or no type at all (the release): :data:`NO_ERROR_TYPES`.
+    ValueError
+        What :func:`parse_error_columns` refuses, or a node label whose error count is not the size of the image's
+        error set (one line naming the metadata line).
+    """
+    missing = [c for c in ("errors", "error_types") if c not in metadata.columns]
+    if missing:
+        raise ParameterError(NO_ERROR_TYPES, source=source, missing=" / ".join(missing))
+    frame = metadata[["seg_id", "file_name", "node", "errors", "error_types"]].copy()
+    frame["seg_id"] = frame["seg_id"].astype(str)
+    frame["line"] = metadata["line"].to_numpy() if "line" in metadata.columns else np.arange(2, len(frame) + 2)
+    frame["errors"] = frame["errors"].astype(str).str.strip()
+    frame["error_types"] = frame["error_types"].astype(str).str.strip()
+    parse_error_columns(frame, source)
+    if not frame["sorted_types"].ne("").any():
+        raise ParameterError(NO_ERROR_TYPES, source=source, missing="filled error_types")
+    digits = frame["node"].astype(str).str.extract(r"^\s*(\d+)", expand=False).astype(np.int64)
+    _fail(frame, (digits != frame["n_errors"]).to_numpy(), source,
+          lambda k, row: f"node {row['node']} has {digits.iloc[k]} error(s) but errors lists {row['n_errors']} "
+                         f"({row['sorted_errors'] or 'none'})")
+    label_types: dict[tuple[int, str], str] = {}
+    distinct = frame.loc[frame["n_errors"] > 0, ["seg_id", "sorted_errors", "sorted_types"]].drop_duplicates()
+    for seg, errs, kinds in distinct.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
+        for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
+            label_types[(int(seg), e)] = t
+    return frame["key"].to_numpy(dtype=object), label_types
