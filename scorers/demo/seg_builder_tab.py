@@ -230,7 +230,8 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
         this server under it (none yet, or the server restarted): the page load's view stays."""
         if not books.has_upload(key):
             return (*([gr.update()] * len(view_outputs)), gr.update())
-        return on_view(key, None, 0)
+        *view, note = on_view(key, None, 0)
+        return (*view, note or gr.update())  # an error, else the status line as it is ("Opened ...")
 
     def on_open(key, csv_path, image_paths):
         try:

@@ -139,7 +139,8 @@ def build_app(config: AppConfig) -> gr.Blocks:
                 build_report_card_tab(config, tables, error=_error, unexpected=_unexpected)
 
             # ---------------------------------------------------------------------------------- build a SEG
-            with gr.Tab("Build a SEG", id="seg-builder-tab"):
+            # its children render at page load: the browser-stored upload key (gr.BrowserState) is read then
+            with gr.Tab("Build a SEG", id="seg-builder-tab", render_children=True):
                 build_seg_builder_tab(config, demo=demo, error=_error, unexpected=_unexpected)
 
         with gr.Accordion("Data sources", open=False):
