@@ -158,3 +158,93 @@ def test_read_plan_names_the_bad_field(tmp_path):
         (tmp_path / "p.json").write_text(json.dumps(plan))
         with pytest.raises(ValueError, match=re.escape(message)):
             read_plan(tmp_path / "p.json")
+
+
+# ---------------------------------------------------------------------------------------------------- generate
+@pytest.fixture
+def planned(server, tmp_path, capsys):
+    """A plan of PROMPT from the scripted model (8 nodes, each with a prompt)."""
+    assert main(["seg", "plan", PROMPT, "--model", "openai:tiny", "--out", str(tmp_path / "plan" / "plan.json"),
+                 *served(server)]) == 0
+    capsys.readouterr()
+    return tmp_path / "plan" / "plan.json"
+
+
+def test_generate_writes_annotations_seeds_and_resumes(planned, pipeline_dir, tmp_path, capsys):  # noqa: F811
+    from PIL import Image
+
+    from scorers.models.diffusion import ImageJob, generate_to_files, image_seed, load_pipeline
+
+    out = tmp_path / "raw"
+    argv = ["seg", "generate", planned, "--pipeline", pipeline_dir, "--images-per-node", 2, "--seed", 7, "--out", out,
+            "--no-progress", *CALL]
+    code, stdout, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert "16 images (0 existed, 16 generated now)" in stdout
+    rows = pd.read_csv(out / "annotations.csv", keep_default_na=False, dtype=str)
+    assert list(rows.columns) == ["seg_id", "prompt", "file_name", "errors", "error_types", "image_source",
+                                  "node_prompt", "seed", "procedure"]
+    assert len(rows) == 16 and set(rows["prompt"]) == {PROMPT} and set(rows["procedure"]) == {"synth"}
+    designed = sorted({r for r in rows["errors"]})
+    assert designed == sorted(";".join(n) for n in NODES)
+    types = dict(zip(rows["errors"], rows["error_types"]))
+    assert types["dog;ball"] == "missing;missing" and types["red;chases"] == "attribute;action" and types[""] == ""
+    for row in rows.itertuples():
+        node = row.file_name.split("/")[1]  # seg0/<node>/<k>.png; the seed's text key is "<seg_id>/<node>"
+        assert int(row.seed) == image_seed(7, f"{row.seg_id}/{node}", int(row.file_name[-5]))
+        assert (out / row.file_name).is_file()
+    assert (out / "plan.json").is_file() and (out / "tifa_questions.csv").is_file()
+    # the recorded seed and node prompt remake the image through the shared generation code
+    row = rows.iloc[5]
+    pipeline = load_pipeline(str(pipeline_dir), device="cpu")
+    call = {"num_inference_steps": 2, "guidance_scale": 3.0, "height": 32, "width": 32}
+    generate_to_files(pipeline, [ImageJob(tmp_path / "again.png", row["node_prompt"], int(row["seed"]))],
+                      call_kwargs=call, progress=False)
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "again.png")), np.asarray(Image.open(out / row["file_name"])))
+    # resumable: a rerun generates nothing; another seed in the same folder is refused in one line
+    code, stdout, err = run_cli(capsys, *argv)
+    assert code == 0 and "16 images (16 existed, 0 generated now)" in stdout
+    code, stdout, err = run_cli(capsys, *[9 if a == 7 else a for a in argv])
+    assert code != 0 and "other settings" in err and "seed" in err and "\n" not in err.strip() and "Traceback" not in err
+
+
+def test_generate_real_gives_unlabelled_images_of_the_prompt(pipeline_dir, tmp_path, capsys):  # noqa: F811
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text(f"{PROMPT}\n\nTwo cats on a sofa.\n")
+    code, stdout, err = run_cli(capsys, "seg", "generate", prompts, "--pipeline", pipeline_dir, "--real", 3, "--out",
+                                tmp_path / "real", "--no-progress", *CALL)
+    assert code == 0, err
+    rows = pd.read_csv(tmp_path / "real" / "real_annotations.csv", keep_default_na=False, dtype=str)
+    assert rows["seg_id"].tolist() == ["0"] * 3 + ["1"] * 3
+    assert rows["prompt"].tolist() == [PROMPT] * 3 + ["Two cats on a sofa."] * 3
+    assert rows["node_prompt"].tolist() == rows["prompt"].tolist()
+    assert set(rows["errors"]) == {""} and set(rows["procedure"]) == {"real"}
+    assert rows["file_name"].tolist()[:2] == ["seg0/real/0.png", "seg0/real/1.png"]
+
+
+# ---------------------------------------------------------------------------------------------------- check
+def test_check_lists_disagreements_by_confidence(planned, pipeline_dir, server, tmp_path, capsys):  # noqa: F811
+    out = tmp_path / "raw"
+    assert main(["seg", "generate", str(planned), "--pipeline", str(pipeline_dir), "--images-per-node", "1",
+                 "--out", str(out), "--no-progress", *CALL]) == 0
+    code, stdout, err = run_cli(capsys, "seg", "check", out / "annotations.csv", "--images", out, "--judge",
+                                "openai:tiny", "--out", tmp_path / "review.csv", "--no-progress", *served(server))
+    assert code == 0, err
+    review = pd.read_csv(tmp_path / "review.csv", keep_default_na=False)
+    # by hand, from JUDGE (ball 0.95, red 0.2, others 0.6) and what each node keeps / removes:
+    #   a node removing the ball: "ball: designed missing, judge says yes" with confidence |2*0.95-1| = 0.9
+    #   a node keeping red: "red: designed present, judge says no", confidence 0.6; every removed entity or action
+    #   (asked: dog, chases) that the judge sees at 0.6: confidence 0.2
+    expected = {"": (1, 0.6), "dog": (1, 0.2), "red": (0, 0.0), "ball": (2, 0.9), "chases": (2, 0.6),
+                "dog;ball": (2, 0.9), "red;ball": (1, 0.9), "red;chases": (1, 0.2)}
+    flagged = {e: v for e, v in expected.items() if v[0]}
+    assert sorted(review["errors"]) == sorted(flagged)
+    for row in review.itertuples():
+        assert (row.disagreements, round(row.confidence, 6)) == flagged[row.errors]
+    assert review["confidence"].is_monotonic_decreasing
+    assert "ball: designed missing, judge says yes to 'is there a ball?' (P(yes)=0.95)" in review["details"].iloc[0]
+    answers = json.loads(review.loc[review["errors"] == "dog", "answers"].iloc[0])
+    assert answers == {"is there a dog?": 0.6, "is there a ball?": 0.95}  # red, chases left with the dog: not asked
+    assert "7 of 8 images disagree" in stdout  # every node but "red"
+    # labels are never changed
+    assert pd.read_csv(out / "annotations.csv", keep_default_na=False)["errors"].tolist() == [";".join(n) for n in NODES]

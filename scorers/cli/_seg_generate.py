@@ -53,13 +53,15 @@ def run(args: argparse.Namespace) -> int:
     from scorers.cli.score import parse_options
     from scorers.models.diffusion import load_pipeline
     from scorers.scoring.runner import process_state
-    from scorers.ts2.seg_generate import generate_seg_images, plan_or_prompts
+    from scorers.models.diffusion import check_settings
+    from scorers.ts2.seg_generate import generate_seg_images, generation_settings, plan_or_prompts
 
     plan = plan_or_prompts(args.plan)
     call = {"num_inference_steps": args.steps, "guidance_scale": args.guidance_scale, "height": args.height,
             "width": args.width}
     call = {k: v for k, v in call.items() if v is not None}
     call.update(parse_options(args.option))
+    check_settings(args.out, generation_settings(args.pipeline, args.seed, call), parameter="out")  # before loading
     pipeline = load_pipeline(args.pipeline, device=process_state().device, precision=args.precision)
     result = generate_seg_images(pipeline, plan, args.out, images_per_node=args.images_per_node, seed=args.seed,
                                  real=args.real or 0, batch_size=args.batch_size, model_name=args.pipeline,

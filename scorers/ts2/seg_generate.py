@@ -29,7 +29,7 @@ from scorers.errors import ParameterError
 from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed
 from scorers.ts2.seg_plan import ERROR_TYPE, read_plan, write_plan
 
-__all__ = ["ANNOTATION_COLUMNS", "GenerateResult", "generate_seg_images", "node_folder", "plan_or_prompts"]
+__all__ = ["ANNOTATION_COLUMNS", "GenerateResult", "generate_seg_images", "generation_settings", "node_folder", "plan_or_prompts"]
 
 ANNOTATION_COLUMNS = ("seg_id", "prompt", "file_name", "errors", "error_types", "image_source", "node_prompt", "seed",
                       "procedure")
@@ -81,6 +81,12 @@ def plan_or_prompts(path: str | Path) -> dict:
          "nodes": [{"errors": [], "removed": [], "prompt": p, "reason": None}]} for k, p in enumerate(prompts)]}
 
 
+def generation_settings(model: str, seed: int, call_kwargs: dict | None) -> dict:
+    """What ``generation.json`` records (and a rerun must repeat): the pipeline, the base seed, the call arguments.
+    The number of images is not part of it: a rerun with more images per node adds images."""
+    return {"model": str(model), "seed": int(seed), "call_kwargs": dict(call_kwargs or {})}
+
+
 def generate_seg_images(pipeline, plan: dict, out: str | Path, *, images_per_node: int = 4, seed: int = 0,
                         real: int = 0, batch_size: int = 4, model_name: str | None = None,
                         call_kwargs: dict | None = None, progress: bool = True) -> GenerateResult:
@@ -105,8 +111,7 @@ def generate_seg_images(pipeline, plan: dict, out: str | Path, *, images_per_nod
         raise ParameterError("{real} must be >= 0, got {n}", n=real)
     out = Path(out)
     source = model_name or getattr(getattr(pipeline, "config", None), "_name_or_path", None) or "unknown"
-    settings = {"model": source, "seed": int(seed), "call_kwargs": dict(call_kwargs or {})}
-    check_settings(out, settings, parameter="out")
+    check_settings(out, generation_settings(source, seed, call_kwargs), parameter="out")
     result = GenerateResult(out / ("real_annotations.csv" if real else "annotations.csv"))
     jobs, rows = [], []
     for seg in plan["segs"]:
