@@ -248,3 +248,67 @@ def test_check_lists_disagreements_by_confidence(planned, pipeline_dir, server, 
     assert "7 of 8 images disagree" in stdout  # every node but "red"
     # labels are never changed
     assert pd.read_csv(out / "annotations.csv", keep_default_na=False)["errors"].tolist() == [";".join(n) for n in NODES]
+
+
+# ---------------------------------------------------------------------------------------------------- push
+def test_push_sends_the_local_export_and_the_card(tmp_path, monkeypatch, capsys):
+    """Everything up to the upload: the card, the features, and the datasets push_to_hub receives (equal to
+    load_dataset of the local export); the two upload calls are monkeypatched to record what they get."""
+    import datasets
+    import huggingface_hub
+    import yaml
+
+    from tests.ts2_fixture_data import make_data_dir
+
+    root = make_data_dir(tmp_path / "built", seg_ids=[0, 1], image_size=8)
+    metadata = pd.read_csv(root / "metadata.csv", dtype=str, keep_default_na=False)
+    # a build's extra columns: a partition and typed errors (two SEGs, by hand: 2 missing on SEG 0's non-zero rows)
+    metadata["partition"] = np.where(metadata["id"] == "0", "synth", "real")
+    metadata["error_types"] = np.where(metadata["rank"] == "0", "", np.where(metadata["id"] == "0", "missing",
+                                                                            "attribute;missing"))
+    metadata.to_csv(root / "metadata.csv", index=False)
+    sent = []
+    monkeypatch.setattr(datasets.DatasetDict, "push_to_hub",
+                        lambda self, repo, **kw: sent.append(("data", repo, kw["config_name"], self)))
+    monkeypatch.setattr(huggingface_hub.DatasetCard, "push_to_hub",
+                        lambda self, repo, **kw: sent.append(("card", repo, kw["repo_type"], str(self))))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    code, out, err = run_cli(capsys, "seg", "push", root, "--repo", "me/my-segs", "--license", "cc-by-4.0")
+    assert code == 0, err
+    assert [s[:3] for s in sent] == [("data", "me/my-segs", "segs"), ("data", "me/my-segs", "tifa_questions"),
+                                     ("data", "me/my-segs", "dsg_questions"), ("card", "me/my-segs", "dataset")]
+    export = tmp_path / "built-hub"
+    for _, _, config, dataset in sent[:3]:
+        loaded = datasets.load_dataset(str(export), config, cache_dir=str(tmp_path / "load"))
+        assert dataset["train"].features == loaded["train"].features
+        assert dataset["train"].num_rows == loaded["train"].num_rows
+    segs = sent[0][3]["train"]
+    assert segs.num_rows == len(metadata) and isinstance(segs.features["image"], datasets.Image)
+    card = sent[3][3]
+    assert card == (export / "README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    assert header["license"] == "cc-by-4.0"
+    assert [c["config_name"] for c in header["configs"]] == ["segs", "tifa_questions", "dsg_questions"]
+    # counts, from the metadata by a reference computation
+    assert f"- SEGs: 2\n- images: {len(metadata)}" in card
+    for node, n in metadata["rank"].value_counts().items():
+        assert f"| {node} | {n:,} |" in card
+    n_zero = int((metadata["rank"] == "0").sum())
+    n_seg0 = int((metadata["id"] == "0").sum())
+    attribute = len(metadata) - n_seg0 - int(((metadata["id"] == "1") & (metadata["rank"] == "0")).sum())
+    assert f"| attribute | {attribute:,} |" in card and f"| missing | {len(metadata) - n_zero:,} |" in card
+    assert "- Synth (graph first" in card and "- Real (many images" in card
+    assert "Generators" in card
+
+
+def test_push_dry_run_and_bad_repo(tmp_path, capsys, monkeypatch):
+    from tests.ts2_fixture_data import make_data_dir
+
+    root = make_data_dir(tmp_path / "built", seg_ids=[3], image_size=8, with_questions=False)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    code, out, err = run_cli(capsys, "seg", "push", root, "--repo", "not a repo")
+    assert code != 0 and "--repo" in err and "OWNER/NAME" in err and "Traceback" not in err
+    code, out, err = run_cli(capsys, "seg", "push", root, "--repo", "me/x", "--dry-run", "--export", tmp_path / "e")
+    assert code == 0, err
+    assert "dry run: nothing sent to me/x" in out and (tmp_path / "e" / "README.md").is_file()
+    assert "license: unknown" in (tmp_path / "e" / "README.md").read_text()
