@@ -164,7 +164,8 @@ def test_read_plan_names_the_bad_field(tmp_path):
              ({"segs": [base, base]}, "segs[1]: seg_id 0 is used twice"),
              ({"segs": [{**base, "nodes": [{"errors": []}, {"errors": []}]}]}, "error set [] is planned twice"),
              ({"segs": [{"seg_id": 0, "prompt": " "}]}, "segs[0]: needs an integer 'seg_id' and a non-empty"),
-             ({"nope": 1}, "a plan is a JSON object with a 'segs' list")]
+             ({"nope": 1}, "a plan is a JSON object with a 'segs' list"),
+             ({"segs": [{**base, "elements": [{"label": "a;b", "type": "entity"}]}]}, "label 'a;b' has a ';'")]
     for plan, message in cases:
         (tmp_path / "p.json").write_text(json.dumps(plan))
         with pytest.raises(ValueError, match=re.escape(message)):

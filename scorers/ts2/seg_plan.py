@@ -155,7 +155,7 @@ def parse_elements(text: str, prompt: str = "") -> ParsedElements:
         if not match:
             out.dropped.append(f"line {number}: an element line needs 'Element: NAME | TYPE': {header[:80]!r}")
             continue
-        name = " ".join(match.group("name").split())
+        name = " ".join(match.group("name").replace(";", ",").split())  # ";" joins labels in ANNOTATIONS
         kind, of = _parse_type(match.group("type"))
         if kind is None:
             out.dropped.append(f"line {number}: element {name!r} has type {match.group('type')!r}, not one of "
@@ -384,7 +384,7 @@ def read_plan(path: str | Path) -> dict:
     ------
     ValueError
         not JSON, no ``segs`` list, a SEG without ``seg_id`` / ``prompt`` or with a repeated ``seg_id``, an element
-        without a label or type, a node error that is no element's label, two nodes with the same error set.
+        without a label or type (or with a ``;`` in its label), a node error that is no element's label, two nodes with the same error set.
     """
     path = Path(path)
     try:
@@ -407,6 +407,9 @@ def read_plan(path: str | Path) -> dict:
         for j, element in enumerate(seg["elements"]):
             if not str(element.get("label", "")).strip() or element.get("type") not in ELEMENT_TYPES:
                 raise ValueError(f"{where}.elements[{j}]: needs a 'label' and a 'type' in {list(ELEMENT_TYPES)}")
+            if ";" in element["label"]:
+                raise ValueError(f"{where}.elements[{j}]: label {element['label']!r} has a ';', which joins the "
+                                 "labels of an ANNOTATIONS errors cell")
             element.setdefault("of", [])
             element.setdefault("name", element["label"])
             element.setdefault("questions", [])
