@@ -399,3 +399,61 @@ def test_synth_path_end_to_end(server, pipeline_dir, tmp_path, capsys, monkeypat
     # SEG 0: 3 of 4 questions, SEG 1: 4 of 4; 32 images x 4 questions sent
     assert dsg.groupby("seg_id")["dsg"].unique().map(list).to_dict() == {0: [0.75], 1: [1.0]}
     assert "128 sent now" in err
+    # publish: everything up to the upload (a dry run), the card counting the built SEGs' typed errors
+    code, out, err = run_cli(capsys, "seg", "push", built, "--repo", "me/my-segs", "--license", "cc-by-4.0",
+                             "--dry-run", "--export", tmp_path / "hub")
+    assert code == 0, err
+    card = (tmp_path / "hub" / "README.md").read_text()
+    # by hand, 2 images per node: SEG 0 missing 5, attribute 3, action 2 per image pair; SEG 1 missing 5,
+    # attribute 3, relation 2
+    for kind, n in {"missing": 20, "attribute": 12, "action": 4, "relation": 4}.items():
+        assert f"| {kind} | {n} |" in card
+    assert "- SEGs: 2\n- images: 32" in card and "- Synth (graph first" in card
+
+
+def test_check_with_a_local_judge_equals_one_at_a_time(planned, pipeline_dir, tmp_path, capsys):  # noqa: F811
+    """A local VQA backend (a tiny random BLIP VQA, --backend auto): the batched check asks what one image and one
+    question at a time give, and flags exactly the answers on the wrong side of 0.5."""
+    from PIL import Image
+
+    from scorers.models.vqa_base import load_vqa_backend
+    from scorers.ts2.seg_plan import read_plan, removed_with
+    from tests.tiny_vqa_models import make_blip_vqa
+
+    out = tmp_path / "raw"
+    assert main(["seg", "generate", str(planned), "--pipeline", str(pipeline_dir), "--images-per-node", "1",
+                 "--out", str(out), "--no-progress", *CALL]) == 0
+    judge = str(make_blip_vqa(tmp_path / "blip"))
+    code, stdout, err = run_cli(capsys, "seg", "check", out / "annotations.csv", "--images", out, "--judge", judge,
+                                "--out", tmp_path / "review.csv", "--all", "--batch-size", 3, "--no-progress")
+    assert code == 0, err
+    review = pd.read_csv(tmp_path / "review.csv", keep_default_na=False).set_index("file_name")
+    backend = load_vqa_backend(judge)
+    seg = read_plan(out / "plan.json")["segs"][0]
+    rows = pd.read_csv(out / "annotations.csv", keep_default_na=False)
+    assert len(review) == len(rows) == 8
+    for row in rows.itertuples():
+        errors = [e for e in row.errors.split(";") if e]
+        gone = set(removed_with(seg["elements"], errors))
+        image = Image.open(out / row.file_name).convert("RGB")
+        wrong = 0
+        answers = json.loads(review.loc[row.file_name, "answers"])
+        for element in seg["elements"]:
+            if element["label"] in gone and element["label"] not in errors:
+                continue
+            question = next(q["question"] for q in element["questions"] if q["choices"] == ["yes", "no"])
+            p = float(backend.yes_probability([image], [question])[0])
+            assert answers[question] == pytest.approx(p, abs=1e-4)
+            wrong += (p >= 0.5) != (element["label"] not in gone)
+        assert review.loc[row.file_name, "disagreements"] == wrong
+
+
+def test_check_reads_text_answers_without_probabilities():
+    from scorers.ts2.seg_check import judge_yes
+
+    class Talker:
+        def answer(self, images, questions):
+            return ["Yes.", "no, it is not", "maybe", "", "'yes'"]
+
+    p = judge_yes(Talker(), [None] * 5, ["q"] * 5)
+    assert p[:2].tolist() == [1.0, 0.0] and np.isnan(p[2]) and np.isnan(p[3]) and p[4] == 1.0
