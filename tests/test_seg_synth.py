@@ -457,3 +457,21 @@ def test_check_reads_text_answers_without_probabilities():
 
     p = judge_yes(Talker(), [None] * 5, ["q"] * 5)
     assert p[:2].tolist() == [1.0, 0.0] and np.isnan(p[2]) and np.isnan(p[3]) and p[4] == 1.0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["seg", "plan", "--model", "openai:tiny", "--out", "{tmp}/p.json"], "give at least one PROMPT or --prompts FILE"),
+    (["seg", "plan", "--prompts", "{tmp}/none.txt", "--model", "openai:tiny", "--out", "{tmp}/p.json"],
+     "--prompts {tmp}/none.txt: No such file or directory"),
+    (["seg", "generate", "{tmp}/bad.json", "--pipeline", "x", "--out", "{tmp}/o"], "bad.json: segs[0]: needs an integer"),
+    (["seg", "generate", "{tmp}/empty.txt", "--pipeline", "x", "--real", "2", "--out", "{tmp}/o"], "no prompt in it"),
+    (["seg", "check", "{tmp}/a.csv", "--images", "{tmp}", "--judge", "x", "--out", "{tmp}/r.csv"],
+     "--plan {tmp}/plan.json: no plan there"),
+])
+def test_bad_inputs_are_one_line(argv, message, tmp_path, capsys):
+    (tmp_path / "bad.json").write_text(json.dumps({"segs": [{"prompt": "p"}]}))
+    (tmp_path / "empty.txt").write_text("\n \n")
+    (tmp_path / "a.csv").write_text("seg_id,prompt,file_name,errors\n")
+    code, out, err = run_cli(capsys, *[a.format(tmp=tmp_path) for a in argv])
+    assert code != 0 and message.format(tmp=tmp_path) in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

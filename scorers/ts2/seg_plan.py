@@ -338,11 +338,9 @@ def question_frames(plan: dict):
     tifa, dsg = [], []
     for seg in plan["segs"]:
         ids: dict[str, int] = {}
-        for element in seg["elements"]:
-            for question in element["questions"]:
-                tifa.append({"id": seg["seg_id"], "prompt": seg["prompt"], "question_id": sum(
-                    r["id"] == seg["seg_id"] for r in tifa), "question": question["question"],
-                    "choices": "|".join(question["choices"]), "answer": question["answer"]})
+        questions = [q for element in seg["elements"] for q in element["questions"]]
+        tifa += [{"id": seg["seg_id"], "prompt": seg["prompt"], "question_id": k, "question": q["question"],
+                  "choices": "|".join(q["choices"]), "answer": q["answer"]} for k, q in enumerate(questions)]
         for element in seg["elements"]:
             parents = [ids[e] for e in element.get("of") or [] if e in ids]
             ids[element["label"]] = len(ids)
