@@ -475,3 +475,16 @@ def test_bad_inputs_are_one_line(argv, message, tmp_path, capsys):
     code, out, err = run_cli(capsys, *[a.format(tmp=tmp_path) for a in argv])
     assert code != 0 and message.format(tmp=tmp_path) in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_plan_with_a_local_text_model_never_crashes(tmp_path, capsys):
+    """A local causal LM (tiny, random: its replies are noise) goes through TextLM; the plan records the reason."""
+    from tests.tiny_vqa_models import make_causal_lm
+
+    model = make_causal_lm(tmp_path / "lm")
+    code, out, err = run_cli(capsys, "seg", "plan", PROMPT, "--model", model, "--max-new-tokens", 16, "--out",
+                             tmp_path / "plan.json")
+    assert code == 0 and "Traceback" not in err
+    seg = json.loads((tmp_path / "plan.json").read_text())["segs"][0]
+    assert seg["elements"] == [] and "lists no usable element" in seg["reason"]
+    assert json.loads((tmp_path / "plan.json").read_text())["model"] == str(model)
