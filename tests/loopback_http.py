@@ -1,8 +1,9 @@
 """A small HTTP server on 127.0.0.1 for tests that download: ``route(path) -> (status, headers, body)``.
 
 Every request is recorded in ``requests`` as ``(method, path)``; beyond ``max_requests`` it answers 503, so a runaway
-retry loop cannot hang a test. HEAD answers like GET without the body. Subclasses define :meth:`route`. Started on
-construction; :meth:`stop` (or leaving the ``with`` block) shuts it down.
+retry loop cannot hang a test. HEAD answers like GET without the body. Subclasses define :meth:`route`, or
+:meth:`respond` to see the method, headers and body too (POST is answered through it). Started on construction;
+:meth:`stop` (or leaving the ``with`` block) shuts it down.
 """
 from __future__ import annotations
 
@@ -25,11 +26,16 @@ class LoopbackServer:
             def do_GET(self):
                 self._answer(body=True)
 
+            def do_POST(self):
+                self._answer(body=True)
+
             def _answer(self, body: bool):
                 with server.lock:
                     server.requests.append((self.command, self.path))
                     overloaded = len(server.requests) > server.max_requests
-                status, headers, data = (503, {}, b"") if overloaded else server.route(self.path)
+                sent = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else b""
+                status, headers, data = (503, {}, b"") if overloaded else server.respond(
+                    self.command, self.path, dict(self.headers.items()), sent)
                 self.send_response(status)
                 for key, value in {**headers, "Content-Length": str(len(data))}.items():
                     self.send_header(key, value)
@@ -47,6 +53,10 @@ class LoopbackServer:
 
     def route(self, path: str) -> tuple[int, dict, bytes]:  # pragma: no cover - subclasses answer
         return 404, {}, b""
+
+    def respond(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, dict, bytes]:
+        """The answer to one request (default: :meth:`route` for HEAD/GET, 405 for POST)."""
+        return self.route(path) if method in ("GET", "HEAD") else (405, {}, b"")
 
     @staticmethod
     def path_of(request_path: str) -> str:

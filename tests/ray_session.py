@@ -21,17 +21,24 @@ def local_ray():
         ray.shutdown()
 
 
+#: the port of the session's Serve proxy, once started (modules bind these fixtures under their own names, so each
+#: module gets its own fixture instance: they share the one proxy through this list)
+_SERVE_PORT: list[int] = []
+
+
 @pytest.fixture(scope="session")
 def serve_port(local_ray):
     """The one Serve HTTP proxy of the session, on loopback. Serve keeps the proxy of its first ``serve.start``
     for the life of the Ray session (a later ``serve.start`` with another port is ignored), so every module that
     deploys apps shares this port."""
-    import socket
+    if not _SERVE_PORT:
+        import socket
 
-    from ray import serve
+        from ray import serve
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    serve.start(http_options={"host": "127.0.0.1", "port": port})
-    yield port
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        _SERVE_PORT.append(port)
+    yield _SERVE_PORT[0]

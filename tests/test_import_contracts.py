@@ -11,7 +11,7 @@ is still an arrow), relative imports resolved. The rules:
 3. Only ``scorers/tables/release.py`` downloads release tables. Checkable form: the modules and names that fetch files by
    URL -- ``urllib.request``, ``http.client``, ``requests``, ``httpx``, ``urllib3``, ``aiohttp``, ``fsspec``, and
    ``huggingface_hub``'s ``hf_hub_download``, ``snapshot_download``, ``hf_hub_url``, ``HfFileSystem``,
-   ``get_session`` -- are imported by ``scorers/tables/release.py`` only, plus the uses listed in :data:`NETWORK_ALLOWED`,
+   ``get_session`` (and the writers ``HfApi``, ``create_commit``, ``upload_folder``, ``upload_file``) -- are imported by ``scorers/tables/release.py`` only, plus the uses listed in :data:`NETWORK_ALLOWED`,
    each with its reason (none fetches a release table). A new network path is a new line there.
 4. ``ray`` is imported only by the engines and the service (``scorers/scoring/engines/``, ``scorers/rewards/serve.py``).
 """
@@ -52,7 +52,7 @@ FRONT_DOOR = ("scorers", ("scorers.stats",))  # scorers/__init__.py re-exports t
 MAX_TOP_LEVEL = 6
 NETWORK_MODULES = ("urllib.request", "http.client", "requests", "httpx", "urllib3", "aiohttp", "fsspec")
 NETWORK_NAMES = {"huggingface_hub": ("hf_hub_download", "snapshot_download", "hf_hub_url", "HfFileSystem",
-                                     "get_session")}
+                                     "get_session", "HfApi", "create_commit", "upload_folder", "upload_file")}
 #: file -> network modules/names it may import, and why (none of them fetches a release table)
 NETWORK_ALLOWED = {
     "scorers/tables/release.py": ({"urllib.request", "huggingface_hub.hf_hub_download"}, "the release tables and every "
@@ -64,6 +64,11 @@ NETWORK_ALLOWED = {
     "scorers/models/imagereward.py": ({"huggingface_hub.hf_hub_download"}, "the ImageReward checkpoint (model weights)"),
     "scorers/models/open_clip_weights.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv2 checkpoint (model weights)"),
     "scorers/rewards/api.py": ({"urllib.request"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
+    "scorers/report/community.py": ({"huggingface_hub.snapshot_download", "huggingface_hub.HfApi"}, "the "
+                                    "leaderboard's submissions from a Hub dataset at a pinned revision, their sizes "
+                                    "listed first (ts2 leaderboard, the demo's tab)"),
+    "scorers/ts2/submission_hub.py": ({"huggingface_hub.HfApi"}, "ts2 submit --push: a leaderboard submission as a pull "
+                                      "request on a Hub dataset (create_commit, create_pr=True)"),
 }
 RAY_ALLOWED = ("scorers/scoring/engines/", "scorers/scoring/engines.py", "scorers/rewards/serve.py")
 

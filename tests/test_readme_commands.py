@@ -96,7 +96,12 @@ RULES: list[tuple[str, str, str]] = [
      "ts2 score without --data-dir (and with --meta) on a tiny CLIP against a loopback stand-in of the Hub dataset"),
     (r"^ts2 card\b.*--ratings tifa160=tifa160", "skip", "downloads TIFA160; tests/test_card.py runs ts2 card on a "
      "generated TIFA160-format file"),
-    (r"^ts2 (meta|reproduce|report|answers-to-scores|card)\b", "run", ""),
+    (r"^ts2 submit \S+ .*--push", "skip", "opens a pull request on the Hub (network, a token); tests/test_submit.py "
+     "pushes to a loopback stand-in of the Hub and reads the pull request back"),
+    (r"^hf ", "skip", "the Hub's own CLI: logs in / creates the leaderboard's dataset repository (network, a token)"),
+    (r"^ts2 leaderboard --submissions [\w.-]+/[\w.-]+@", "skip", "reads a Hub dataset (network); "
+     "tests/test_leaderboard_community.py reads one at a pinned revision from a loopback stand-in of the Hub"),
+    (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard)\b", "run", ""),
 ]
 
 

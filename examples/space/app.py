@@ -6,7 +6,8 @@ No variable is needed to show the leaderboard: the release tables are downloaded
 ``saxon/T2IScoreScore`` at the same pinned revision. Optional settings (Space variables): ``TS2_DATA`` (a local copy
 of the release tables), ``TS2_DATA_DIR`` (a folder with images/ and tables), ``TS2_METADATA`` / ``TS2_SCORES_CSV`` /
 ``TS2_PAPER_TABLE`` (individual table files), ``TS2_CLIP_MODEL``, ``TS2_VLM``, ``TS2_QG_MODEL``,
-``TS2_MAX_UPLOAD_MB``.
+``TS2_MAX_UPLOAD_MB``, ``TS2_SUBMISSIONS`` (the community leaderboard: a Hub dataset ``OWNER/NAME@REVISION`` whose
+``submissions/`` are verified and listed in the Leaderboard tab).
 """
 import os
 

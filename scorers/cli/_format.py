@@ -6,34 +6,13 @@ from typing import Mapping
 
 from scorers.formatting import format_number
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
+from scorers.ts2.result_file import format_meta_table, pct, segs_line as _segs_line, text_grid  # the result file's table
 
 __all__ = ["format_beside_leaderboard", "format_meta_table", "format_reproduction", "pct", "text_grid"]
 
 
-def pct(value: float | None, digits: int = 1) -> str:
-    """A fraction as a percentage string; blank-safe for None/NaN."""
-    return format_number(value, digits, scale=100.0)
-
-
 def _num(value: float | None, digits: int = 1, signed: bool = False) -> str:
     return format_number(value, digits, signed=signed)
-
-
-def format_meta_table(results: Mapping[str, TS2Result]) -> str:
-    """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
-    evaluated SEGs. With bootstrap intervals (``n_bootstrap``), each cell shows its 95% interval:
-    ``68.2 [63.8, 71.8]``."""
-    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in SUMMARY_KEYS] + ["segs used/skipped"]
-    lines = []
-    for name, result in results.items():
-        cells = [name]
-        for metric in META_METRICS:
-            summary, ci = result[metric].statistic, result[metric].confidence_interval
-            cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
-                      for p in SUMMARY_KEYS]
-        cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
-        lines.append(cells)
-    return _segs_line(results) + "\n" + text_grid([header] + lines)
 
 
 def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping[str, TS2Result],
@@ -57,11 +36,6 @@ def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping
              for k, (name, result) in enumerate(rows, start=1)]
     grid = text_grid([header] + lines)
     return _segs_line({**{f"yours:{k}": v for k, v in yours.items()}, **published}) + "\n" + grid
-
-
-def _segs_line(results: Mapping[str, TS2Result]) -> str:
-    described = {f"{r.segs} ({r.rank.seg_ids.size} SEGs)" for r in results.values()}
-    return "SEGs: " + "; ".join(sorted(described))
 
 
 def format_reproduction(rows: list[dict], notes: list[str] = (), *, segs: str | None = None) -> str:
@@ -92,16 +66,6 @@ def format_reproduction(rows: list[dict], notes: list[str] = (), *, segs: str | 
         notes = [f"{mark} {note}" for note, mark in marks.items()] + list(notes)
     text = (f"SEGs: {segs}\n" if segs else "") + text_grid([header] + lines)
     return text + ("\n" + "\n".join(notes) if notes else "")
-
-
-def text_grid(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for k, row in enumerate(rows):
-        out.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
-        if k == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
 
 
 def format_reproduction_markdown(rows: list[dict], partition: str = "avg", *, segs: str | None = None) -> str:

@@ -28,6 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--vlm", help="VQA model for TIFA/DSG (when the installed scorers provide them)")
     demo.add_argument("--qg-model", help="text LM that writes TIFA questions for new prompts "
                                          "(e.g. tifa-benchmark/llama2_tifa_question_generation)")
+    demo.add_argument("--submissions", metavar="PATH_OR_REPO[@REVISION]",
+                      help="community leaderboard: the submissions to verify and list in the Leaderboard tab (as "
+                           "ts2 leaderboard --submissions)")
     demo.add_argument("--max-upload-mb", type=number(0, 10_000), default=10.0, help="upload size limit in MB")
     demo.add_argument("--share", action="store_true",
                       help="also serve through a temporary public *.gradio.live link (gradio's share tunnel; needs "
@@ -75,9 +78,13 @@ def check_demo_arguments(args: argparse.Namespace):
         raise ValueError(f"--clip-model {args.clip_model}: no such folder, and not a Hub id (owner/name, e.g. "
                          "openai/clip-vit-base-patch16)")
     settings = {"max_upload_mb": args.max_upload_mb}
-    for name in ("clip_model", "vlm", "qg_model"):
+    for name in ("clip_model", "vlm", "qg_model", "submissions"):
         if getattr(args, name):
             settings[name] = getattr(args, name)
+    if args.submissions:
+        from scorers.report.community import check_submissions_source
+
+        check_submissions_source(args.submissions)  # a typo is one line now, not a message in the tab
     config = AppConfig.resolve(data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata,
                                paper_table=args.paper_table, **settings)
     check_tables(config)

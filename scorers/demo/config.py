@@ -40,7 +40,9 @@ class AppConfig:
     ``vlm``: VQA model for TIFA/DSG (None: those scorers are offered as unavailable). ``qg_model``: text LM that
     writes TIFA questions for prompts without a question table (None: TIFA/DSG only for TS2 prompts, from the
     data_dir's question tables). ``seg_subset``: SEG ids of the
-    leaderboard (the paper averaged 0-163). ``max_upload_mb``: uploads above this are refused.
+    leaderboard (the paper averaged 0-163). ``max_upload_mb``: uploads above this are refused. ``submissions``:
+    where the community leaderboard's submissions are (a folder, or a Hub dataset ``OWNER/NAME@REVISION``;
+    :mod:`scorers.report.community`), None: no community rows.
     """
 
     metadata: Path | None = None
@@ -52,6 +54,7 @@ class AppConfig:
     qg_model: str | None = None
     seg_subset: tuple[int, int] = (0, 164)
     max_upload_mb: float = 10.0
+    submissions: str | None = None
 
     @property
     def max_upload_bytes(self) -> int:
@@ -88,6 +91,7 @@ class AppConfig:
                 f"- images: `{images}`",
                 f"- CLIP model: `{self.clip_model}`; VLM: `{self.vlm or 'not configured'}`; "
                 f"question generator: `{self.qg_model or 'not configured'}`",
+                f"- community submissions: `{self.submissions or 'not configured (TS2_SUBMISSIONS)'}`",
             ]
         )
 
@@ -145,6 +149,8 @@ class AppConfig:
             settings["qg_model"] = env["TS2_QG_MODEL"]
         if env.get("TS2_MAX_UPLOAD_MB"):
             settings["max_upload_mb"] = float(env["TS2_MAX_UPLOAD_MB"])
+        if env.get("TS2_SUBMISSIONS"):
+            settings["submissions"] = env["TS2_SUBMISSIONS"].strip()
         return cls.resolve(
             data_dir=env.get("TS2_DATA_DIR") or None,
             scores_csv=env.get("TS2_SCORES_CSV") or None,

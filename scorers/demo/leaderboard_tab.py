@@ -1,7 +1,9 @@
-"""Leaderboard tab logic: published metrics' rank/sep/delta (from ``scorers.ts2.reproduce``) and uploaded score CSVs.
+"""Leaderboard tab logic: published metrics' rank/sep/delta (from ``scorers.ts2.reproduce``), uploaded score CSVs, and
+the community leaderboard of verified submissions (:mod:`scorers.report.community`, from ``AppConfig.submissions``).
 
 Every number comes from :func:`scorers.ts2.reproduce.reproduce_table`; this module validates uploads (with the library's
-readers, whose errors are readable), arranges the rows and marks the user's own metric.
+readers, whose errors are readable), arranges the rows and marks the user's own metric. A community row is listed only
+once :func:`scorers.ts2.submission.verify_submission` has recomputed it; the rejected ones are listed apart with why.
 """
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ from scorers.demo.config import AppConfig, check_upload_size
 from scorers.demo.sources import Tables
 
 __all__ = [
+    "COMMUNITY_COLUMNS",
+    "REJECTED_COLUMNS",
+    "Community",
+    "community_board",
+    "community_view",
+    "rejected_view",
     "LEADERBOARD_COLUMNS",
     "MAX_UPLOAD_COLUMNS",
     "UPLOAD_FORMAT",
@@ -195,3 +203,59 @@ def evaluate_upload(
         rows = [r for r in reproduction.rows if r["column"] == column]
         metrics.append(UploadedMetric(label=label, column=column, rows=rows))
     return metrics
+
+
+# ----------------------------------------------------------------------------- community submissions
+
+#: the community table's columns (values in %, 0.1) and the rejected list's
+COMMUNITY_COLUMNS = ["group", "#", "metric", "source", "verified by", "rank", "sep", "delta"]
+REJECTED_COLUMNS = ["submission", "name", "reason"]
+
+
+@dataclass
+class Community:
+    """What the tab shows of ``AppConfig.submissions``: the ``board`` (None when not configured or not readable),
+    ``problem`` (one line when it could not be read), and ``source`` (what was configured)."""
+
+    board: object | None = None
+    problem: str | None = None
+    source: str | None = None
+
+    @property
+    def configured(self) -> bool:
+        return self.source is not None
+
+
+def community_board(config: AppConfig, published: Reproduction | None) -> Community:
+    """Verify every submission of ``config.submissions`` (:func:`scorers.report.community.community_leaderboard`)
+    beside ``published`` (the tab's own published rows, not computed again), against the metadata the app uses
+    (``config.metadata``, else the release's). Never raises: a source that cannot be read gives ``problem``."""
+    if not config.submissions:
+        return Community()
+    from scorers.errors import wording_of
+    from scorers.report.community import community_leaderboard
+
+    try:
+        board = community_leaderboard(config.submissions, metadata=config.metadata, reproduction=published,
+                                      published=published is not None)
+    except (ValueError, OSError) as error:
+        wording = wording_of(error)
+        text = wording.worded({"submissions": "submissions source"}) if wording is not None else str(error)
+        first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+        return Community(problem=first, source=config.submissions)
+    return Community(board=board, source=config.submissions)
+
+
+def community_view(board) -> pd.DataFrame:
+    """The community table: every row of ``board`` (published and verified ones, grouped by variant and SEG set),
+    the averages in % rounded to 0.1."""
+    records = [{"group": row["group"], "#": row["#"], "metric": row["name"], "source": row["source"],
+                "verified by": row["verified_by"],
+                **{meta: None if row[f"{meta}_avg"] is None else round(float(row[f"{meta}_avg"]), 1)
+                   for meta in META_METRICS}} for row in board.rows]
+    return pd.DataFrame(records, columns=COMMUNITY_COLUMNS)
+
+
+def rejected_view(board) -> pd.DataFrame:
+    """The rejected submissions: folder, claimed name, one-line reason."""
+    return pd.DataFrame([[r.folder, r.name, r.reason] for r in board.rejected], columns=REJECTED_COLUMNS)

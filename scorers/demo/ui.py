@@ -25,10 +25,13 @@ from scorers.demo.leaderboard_tab import (  # noqa: E402
     PARTITION_CHOICES,
     UPLOAD_FORMAT,
     UploadedMetric,
+    community_board,
+    community_view,
     evaluate_upload,
     is_uploaded,
     leaderboard_view,
     published_reproduction,
+    rejected_view,
 )
 from scorers.demo.report_card_tab import build_report_card_tab  # noqa: E402
 from scorers.demo.upload_scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
@@ -119,6 +122,7 @@ def build_app(config: AppConfig) -> gr.Blocks:
             # ---------------------------------------------------------------------------------- leaderboard
             with gr.Tab("Leaderboard", id="leaderboard-tab"):
                 _leaderboard_tab(config, tables, published)
+                _community_section(community_board(config, published))
 
             # ---------------------------------------------------------------------------------- SEG explorer
             with gr.Tab("SEG explorer", id="explorer-tab"):
@@ -208,6 +212,45 @@ def _leaderboard_tab(config: AppConfig, tables, published) -> None:
         partition.change(on_view, [uploaded_state, partition, sort_by], board)
         sort_by.change(on_view, [uploaded_state, partition, sort_by], board)
         clear.click(on_clear, [partition, sort_by], [board, upload_status, uploaded_state])
+
+
+COMMUNITY_INTRO = """\
+### Community leaderboard
+
+Every community row is recomputed by ts2-evaluate from the submission's per-image scores before it is listed
+(`ts2 submit`, then a pull request to the submissions dataset); *verified by* names the version that checked it.
+Rows on another delta variant or SEG set are in their own group and never ranked with the default one.
+"""
+
+
+def _community_section(community) -> None:
+    """The verified community rows beside the published ones, and the rejected submissions with their reasons."""
+    gr.Markdown(COMMUNITY_INTRO)
+    if not community.configured:
+        gr.Markdown("No submissions source is configured: set `TS2_SUBMISSIONS` (a folder, or a Hub dataset "
+                    "`OWNER/NAME@REVISION`) on a Space, or pass `ts2 demo --submissions ...`.",
+                    elem_id="community-status")
+        return
+    if community.board is None:
+        gr.Markdown(_error(community.problem), elem_id="community-status")
+        return
+    board = community.board
+    verified = sum(1 for row in board.rows if row["source"] == "community")
+    gr.Markdown(f"Submissions: {board.source}: **{verified} verified**, **{len(board.rejected)} rejected**.",
+                elem_id="community-status")
+    frame = community_view(board)
+    marks = (frame["source"] == "community").tolist()
+    styled = frame.style.apply(lambda row: [HIGHLIGHT if marks[row.name] else ""] * len(row), axis=1).format(
+        precision=1, na_rep="-", subset=list(META_METRICS))
+    gr.Dataframe(value=styled, interactive=False, elem_id="community-board", max_height=1100,
+                 label="published and verified community metrics, grouped by variant and SEG set (values in %)")
+    if board.notes:
+        gr.Markdown("\n\n".join(f"*{n}*" for n in board.notes), elem_id="community-notes")
+    if board.rejected:
+        gr.Dataframe(value=rejected_view(board), interactive=False, elem_id="community-rejected", wrap=True,
+                     label=f"rejected submissions ({len(board.rejected)}), each with the first problem found")
+    else:
+        gr.Markdown("No submission was rejected.", elem_id="community-rejected")
 
 
 def _explorer_tab(explorer, images) -> None:

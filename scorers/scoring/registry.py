@@ -22,13 +22,18 @@ __all__ = ["SCORERS", "SCORER_INFO", "ScorerInfo", "build_scorer", "check_scorer
 @dataclass(frozen=True)
 class ScorerInfo:
     """One registered scorer: its ``factory`` (``"module.path:Factory"``, imported only when built), what ``ts2 score
-    NAME`` runs by default, which pip extra it needs, and the columns it writes."""
+    NAME`` runs by default, which pip extra it needs, the columns it writes, and ``tolerance``: how far apart two
+    runs of the same configuration may score one image on another device, batch size or library build (absolute, on
+    the score's own scale; ``ts2 submit --verify --rescore`` compares within it). Continuous scores of fp32 models
+    differ by ~1e-6 between CPU and GPU and ~1e-3 at fp16: 2e-3 on a cosine; scales that multiply a cosine
+    (PickScore: x100) scale it; discrete scores (answers, judge ratings) may flip one step where two choices tie."""
 
     name: str
     factory: str
     default_model: str
     extra: str
     outputs: str
+    tolerance: float = 2e-3
 
 
 #: one record per scorer, in ``ts2 score --list`` order (tests check the default models against the factories' own
@@ -43,35 +48,44 @@ SCORER_INFO: dict[str, ScorerInfo] = {info.name: info for info in (
                "siglip_score: max(cos, 0); siglip_probability: sigmoid match probability"),
     ScorerInfo("tifa", "scorers.metrics.qga.question_scorers:TIFAScorer",
                "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)", "models",
-               "tifa: fraction of the TIFA questions answered correctly; per-question records"),
+               "tifa: fraction of the TIFA questions answered correctly; per-question records",
+               tolerance=0.2),  # one answer in five may flip where two choices tie
     ScorerInfo("dsg", "scorers.metrics.qga.question_scorers:DSGScorer",
                "Salesforce/blip-vqa-base (answers) + sentence-transformers/all-mpnet-base-v2 (matching)", "models",
-               "dsg: fraction of DSG questions answered yes whose parents pass; per-question records"),
+               "dsg: fraction of DSG questions answered yes whose parents pass; per-question records",
+               tolerance=0.2),  # one answer in five may flip where two choices tie
     ScorerInfo("vqa_score", "scorers.metrics.qga.vqascore:VQAScorer",
                "Salesforce/blip-vqa-base (or a served VLM: --model openai:MODEL)", "models",
-               "vqa_score: P(yes) to 'Does this figure show \"PROMPT\"?'"),
+               "vqa_score: P(yes) to 'Does this figure show \"PROMPT\"?'",
+               tolerance=0.01),  # P(yes) of a VQA model at fp16
     ScorerInfo("viescore", "scorers.metrics.judges.viescore:VIEScorer",
                "llava-hf/llava-1.5-7b-hf (or --model openai:MODEL)", "models",
-               "viescore: semantic-consistency rating / 10 from a VLM judge (NaN when unreadable)"),
+               "viescore: semantic-consistency rating / 10 from a VLM judge (NaN when unreadable)",
+               tolerance=0.1),  # one rating step (/10)
     ScorerInfo("llmscore", "scorers.metrics.judges.llmscore:LLMScorer",
                "llava-hf/llava-1.5-7b-hf captions + meta-llama/Llama-3.1-8B-Instruct judge", "models",
-               "llmscore_ec: error count (lower is better); llmscore_overall: 1-100 rating (higher is better)"),
+               "llmscore_ec: error count (lower is better); llmscore_overall: 1-100 rating (higher is better)",
+               tolerance=1.0),  # one error-count step
     # reward / preference models (issue 26); default checkpoints pinned to Hub commits read from public code (pin
     # tables of reward pipelines; for unifiedreward an HF cache snapshot path); not confirmed against the Hub from the
     # offline build machine (see each evaluate module's card)
     ScorerInfo("pickscore", "scorers.metrics.reward_models:PickScore",
                "yuvalkirstain/PickScore_v1 (processor of laion/CLIP-ViT-H-14-laion2B-s32B-b79K)", "models",
-               "pickscore: logit_scale.exp() * cos (the official raw scale)"),
+               "pickscore: logit_scale.exp() * cos (the official raw scale)",
+               tolerance=0.2),  # 100 x the cosine tolerance
     ScorerInfo("hpsv2", "scorers.metrics.reward_models:HPSv2Score",
                "ViT-H-14 with xswu/HPSv2 HPS_v2.1_compressed.pt (--option version=v2.0)", "models",
                "hpsv2: cosine of the HPSv2 image/text embeddings"),
     ScorerInfo("imagereward", "scorers.metrics.reward_models:ImageRewardScore", "THUDM/ImageReward (ImageReward.pt)",
-               "models", "imagereward: (head output - mean) / std of the official ImageReward"),
+               "models", "imagereward: (head output - mean) / std of the official ImageReward",
+               tolerance=0.01),  # a z-scored head output
     ScorerInfo("hpsv3", "scorers.metrics.reward_models:HPSv3Score", "MizzenAI/HPSv3 on Qwen/Qwen2-VL-7B-Instruct",
-               "models", "hpsv3: predicted mean mu; hpsv3_sigma: its uncertainty"),
+               "models", "hpsv3: predicted mean mu; hpsv3_sigma: its uncertainty",
+               tolerance=0.1),  # a 7B VLM's head output in bf16
     ScorerInfo("unifiedreward", "scorers.metrics.judges.unifiedreward:UnifiedRewardScorer",
                "CodeGoat24/UnifiedReward-2.0-qwen3vl-8b (or --model openai:MODEL)", "models",
-               "unifiedreward: Alignment rating 1-5 of the pointwise judge (NaN when unreadable)"),
+               "unifiedreward: Alignment rating 1-5 of the pointwise judge (NaN when unreadable)",
+               tolerance=1.0),  # one rating step (1-5)
 )}
 
 #: scorer name -> ``"module.path:Factory"``, read from :data:`SCORER_INFO`

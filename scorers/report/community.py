@@ -1,0 +1,578 @@
+"""The community leaderboard: every submission verified before it is listed, beside the 19 published rows.
+
+A submission is a folder ``ts2 submit`` wrote (:mod:`scorers.ts2.submission`). The submissions come from a local
+folder or from a Hub dataset at a pinned revision (``OWNER/NAME@REVISION``, read with
+:func:`huggingface_hub.snapshot_download`); either way they sit under ``submissions/NAME/`` (a local folder may also
+hold the submission folders directly, or be one submission). Each one is verified by
+:func:`scorers.ts2.submission.verify_submission`, which recomputes every number from the per-image scores; a row is
+listed only when its claims equal the recomputation, and its numbers are then the verified ones.
+
+The table (:class:`Leaderboard`):
+
+- verified rows beside the published rows (the TS2 release's 19 metrics, recomputed from the release's per-image
+  scores by :func:`scorers.ts2.reproduce.released_reproduction`), each marked with the ts2-evaluate version that
+  verified or recomputed it;
+- one *group* per (variant, SEG set): the default group is variant ``paper`` on SEGs 0-163, the published rows'; a
+  row on another variant or SEG set is labelled with its group and ranked only inside it;
+- rejected submissions apart, each with its one-line reason. A later submission (in folder order) whose name
+  another one already has is rejected; so is a name of a published metric. A bad submission never stops the others
+  from being listed, an error of the verifier included.
+
+Edge cases: an empty source gives the published rows alone. Without the release's ``metadata.csv`` nothing can be
+verified: one error. With a metadata file given but the release's scores not to be had, the community rows are
+listed alone, with a note. A Hub revision read before can be listed again offline (``HF_HUB_OFFLINE=1``), from the
+cache.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from scorers.errors import ParameterError, mention
+from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
+
+__all__ = ["DEFAULT_SEGS", "DEFAULT_VARIANT", "DESCRIPTION_COLUMNS", "SUBMISSIONS_FOLDER", "TABLE_COLUMNS",
+           "VALUE_COLUMNS", "build_leaderboard", "check_submissions_source", "community_leaderboard",
+           "fetch_submissions", "group_label", "Leaderboard", "leaderboard_text", "plain_files", "printable",
+           "published_rows", "read_submissions", "Rejected", "submission_folders", "SubmissionsSource",
+           "verifier_label"]
+
+#: the folder of a Hub dataset (and of a local copy) that holds one folder per submission (``ts2 submit --push``)
+SUBMISSIONS_FOLDER = "submissions"
+#: the default group: the published rows' variant and SEG set (``ts2 meta``'s defaults)
+DEFAULT_VARIANT = "paper"
+DEFAULT_SEGS = "0-163"
+#: the twelve numbers of a row, Table 2's order: ``rank_avg, rank_synth, ..., delta_real``
+VALUE_COLUMNS = tuple(f"{m}_{p}" for m in META_METRICS for p in SUMMARY_KEYS)
+#: the columns of the table (text, CSV and JSON rows alike); the values are in % in the table and CSV, fractions in
+#: JSON
+TABLE_COLUMNS = ("group", "#", "name", "source", "verified_by", "variant", "segs", *VALUE_COLUMNS, "metric",
+                 "paper_url", "code_url", "license", "flops_per_image")
+#: the columns a submission's ``metric.json`` fills (published rows: the column's name as ``metric``, the rest empty)
+DESCRIPTION_COLUMNS = ("metric", "paper_url", "code_url", "license", "flops_per_image")
+#: a Hub dataset id with an optional revision: ``OWNER/NAME`` or ``OWNER/NAME@REVISION``
+_REPO = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?")
+#: entries of a folder that are never submissions (a git checkout, huggingface_hub's local_dir metadata)
+_NOT_SUBMISSIONS = {".git", ".cache", ".gitattributes", ".huggingface"}
+
+
+@dataclass(frozen=True)
+class SubmissionsSource:
+    """Where the submissions were read: ``given`` (as the user wrote it), the local ``folder`` holding one folder
+    per submission, and for a Hub dataset its ``repo``, the ``revision`` asked for, the ``commit`` it resolved to
+    (the snapshot's own folder name) and the submissions ``refused`` before download (folder -> reason: a file over
+    the size cap)."""
+
+    given: str
+    folder: Path
+    repo: str | None = None
+    revision: str | None = None
+    commit: str | None = None
+    refused: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        if self.repo is None:
+            return f"folder {self.folder}"
+        pinned = f"@{self.revision}" if self.revision else ""
+        commit = f" (commit {self.commit})" if self.commit and self.commit != self.revision else ""
+        return f"Hub dataset {self.repo}{pinned}{commit}"
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A submission that is not listed: its ``folder`` name (printable), the ``name`` it claims (printable, may be
+    ``""``) and the one-line ``reason``."""
+
+    folder: str
+    name: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"folder": self.folder, "name": self.name, "reason": self.reason}
+
+
+@dataclass
+class Leaderboard:
+    """The leaderboard: ``rows`` (dicts with :data:`TABLE_COLUMNS`, values in %, grouped: the default group first,
+    each group ranked by ``sort_by``, best first), ``rejected`` submissions, the ``source`` and ``notes``."""
+
+    rows: list[dict]
+    rejected: list[Rejected]
+    source: str
+    notes: list[str] = field(default_factory=list)
+    sort_by: str = "rank"
+
+    def frame(self):
+        """The rows as a DataFrame with :data:`TABLE_COLUMNS` (values in %)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=list(TABLE_COLUMNS))
+
+    def to_dict(self) -> dict:
+        """``ts2 leaderboard --json``: the same rows, values as fractions (``unit``), with the rejected list."""
+        rows = [{k: (None if v is None else v / 100.0) if k in VALUE_COLUMNS else v for k, v in row.items()}
+                for row in self.rows]
+        return {"source": self.source, "unit": "fraction", "sort_by": self.sort_by, "rows": rows,
+                "rejected": [r.to_dict() for r in self.rejected], "notes": list(self.notes)}
+
+    def write_csv(self, path: str | os.PathLike) -> Path:
+        """The rows as CSV (values in %, full precision; the text rounds them to 0.1), written atomically."""
+        from scorers.atomic import write_text_atomic
+
+        return write_text_atomic(Path(path), self.frame().to_csv(index=False))
+
+    def text(self) -> str:
+        """The table as text: one block per group (values in %, 0.1), then the rejected submissions."""
+        return leaderboard_text(self)
+
+
+# ----------------------------------------------------------------------------- where the submissions are
+
+
+def check_submissions_source(submissions: str | os.PathLike) -> tuple[Path | None, str | None, str | None]:
+    """``(local folder, None, None)`` or ``(None, repo, revision)``: what ``submissions`` names, checked without a
+    request (``ts2 demo --submissions`` is checked before the app starts).
+
+    Raises:
+        ParameterError: a file, or neither a folder nor ``OWNER/NAME[@REVISION]``.
+    """
+    given = str(submissions)
+    path = Path(given).expanduser()
+    if path.is_dir():
+        return path, None, None
+    if path.exists():
+        raise ParameterError("{given}: a file, not a folder of submissions or a Hub dataset OWNER/NAME[@REVISION]",
+                             given=mention("submissions", given))
+    match = _REPO.fullmatch(given)
+    if match is None:
+        raise ParameterError("{given}: no such folder, and not a Hub dataset id OWNER/NAME[@REVISION]",
+                             given=mention("submissions", given))
+    return None, match["repo"], match["revision"]
+
+
+def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None
+                      ) -> SubmissionsSource:
+    """The submissions folder of ``submissions``: a local folder (used in place), else a Hub dataset
+    ``OWNER/NAME[@REVISION]`` whose ``submissions/`` folder is downloaded with
+    :func:`huggingface_hub.snapshot_download` at that revision (a commit sha pins it; a branch or tag is resolved and
+    the commit stated; default ``main``) into ``cache_dir`` (default: the Hugging Face cache).
+
+    Raises:
+        ParameterError: ``submissions`` is neither a local folder nor a dataset id, or the dataset cannot be read
+            (one line: the repo, the revision and why).
+    """
+    given = str(submissions)
+    local, repo, revision = check_submissions_source(given)
+    if local is not None:
+        inner = local / SUBMISSIONS_FOLDER
+        return SubmissionsSource(given=given, folder=inner if inner.is_dir() else local)
+    from huggingface_hub import constants, snapshot_download
+
+    record = _listing_record(repo, revision, cache_dir)
+    try:
+        if constants.HF_HUB_OFFLINE:  # the listing made when this revision was downloaded, and its snapshot
+            listing = _read_listing(record)
+        else:
+            listing = _hub_listing(repo, revision)
+        commit, patterns, refused = listing["commit"], listing["patterns"], listing["refused"]
+        snapshot = snapshot_download(repo, repo_type="dataset", revision=commit, allow_patterns=patterns or
+                                     [f"{SUBMISSIONS_FOLDER}/.none"],
+                                     cache_dir=None if cache_dir is None else str(cache_dir))
+        if not constants.HF_HUB_OFFLINE:
+            from scorers.atomic import write_text_atomic
+
+            record.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(record, json.dumps(listing))
+    except Exception as error:  # the client's errors: offline, not found, revision not found, HTTP, OS
+        raise ParameterError("{given}: the Hub dataset could not be read ({why})",
+                             given=mention("submissions", given), why=_hub_problem(error, repo, revision)) from None
+    snapshot = Path(snapshot)
+    return SubmissionsSource(given=given, folder=snapshot / SUBMISSIONS_FOLDER, repo=repo, revision=revision,
+                             commit=snapshot.name, refused=refused)
+
+
+def _listing_record(repo: str, revision: str | None, cache_dir) -> Path:
+    """Where the listing of ``repo`` at ``revision`` is kept beside the Hugging Face cache, for offline reads."""
+    from urllib.parse import quote
+
+    from huggingface_hub import constants
+
+    root = Path(cache_dir) if cache_dir is not None else Path(constants.HF_HUB_CACHE)
+    return root / "ts2-leaderboard" / repo.replace("/", "--") / f"{quote(revision or 'main', safe='')}.json"
+
+
+def _read_listing(record: Path) -> dict:
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    try:
+        return json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise OfflineModeIsEnabled("this revision was never listed here") from None
+
+
+def _hub_listing(repo: str, revision: str | None) -> dict:
+    """``{"commit", "patterns", "refused"}`` of the dataset's ``submissions/`` at ``revision``: the commit it
+    resolves to (the download then reads that commit, whatever the branch does meanwhile), every file of a
+    submission whose files are all within :data:`scorers.ts2.submission.MAX_SCORES_BYTES`, and for each other
+    submission folder the reason it is refused, so that an oversized file is never downloaded."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import EntryNotFoundError
+
+    from scorers.ts2.submission import MAX_SCORES_BYTES
+
+    api = HfApi()
+    commit = revision if revision and re.fullmatch(r"[0-9a-f]{40}", revision) else \
+        api.repo_info(repo, repo_type="dataset", revision=revision).sha
+    try:
+        entries = list(api.list_repo_tree(repo, path_in_repo=SUBMISSIONS_FOLDER, recursive=True, revision=commit,
+                                          repo_type="dataset"))
+    except EntryNotFoundError:  # no submissions/ folder yet
+        entries = []
+    files: dict[str, list[tuple[str, int]]] = {}
+    for entry in entries:
+        size = getattr(entry, "size", None)
+        if size is None:  # a folder
+            continue
+        inside = entry.path[len(SUBMISSIONS_FOLDER) + 1:]
+        folder, _, rest = inside.partition("/")
+        files.setdefault(folder, []).append((entry.path, int(size)))
+    patterns, refused = [], {}
+    for folder, listed in sorted(files.items()):
+        big = [(path, size) for path, size in listed if size > MAX_SCORES_BYTES]
+        if big:
+            path, size = big[0]
+            refused[folder] = (f"{path.rpartition('/')[2]}: {size} bytes on the Hub, over the cap of "
+                               f"{MAX_SCORES_BYTES} (not downloaded)")
+        else:
+            patterns += [path for path, _ in listed]
+    return {"commit": commit, "patterns": patterns, "refused": refused}
+
+
+def _hub_problem(error: BaseException, repo: str, revision: str | None) -> str:
+    """Why ``snapshot_download`` failed, in a few words: the client wraps the HTTP error in others."""
+    chain, seen = [], error
+    while seen is not None and len(chain) < 8:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    names = {type(e).__name__ for e in chain}
+    status = next((getattr(getattr(e, "response", None), "status_code", None) for e in chain
+                   if getattr(getattr(e, "response", None), "status_code", None) is not None), None)
+    url = next((str(getattr(getattr(e, "response", None), "url", "")) for e in chain
+                if getattr(e, "response", None) is not None), "")
+    if "RevisionNotFoundError" in names or (status == 404 and "/revision/" in url):
+        return f"revision {revision or 'main'} not found in {repo}"
+    if "RepositoryNotFoundError" in names or status in (401, 403, 404):
+        return f"no dataset {repo} (a private or gated one needs HF_TOKEN)"
+    from huggingface_hub import constants
+
+    if any("Connect" in n or "Timeout" in n for n in names):
+        endpoint = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+        return f"the Hub ({endpoint}) cannot be reached and this revision is not in the local cache"
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set and this revision is not in the local cache"
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+@contextlib.contextmanager
+def plain_files(source: SubmissionsSource):
+    """The folder to verify: a local one as it is; a Hub snapshot copied into a temporary folder first, as plain
+    files (the Hugging Face cache holds a snapshot's files as symbolic links into its blob store, and a submission is
+    plain files only)."""
+    if source.repo is None or not source.folder.is_dir():
+        yield source.folder
+        return
+    with tempfile.TemporaryDirectory(prefix="ts2-submissions-") as scratch:
+        copy = Path(scratch) / SUBMISSIONS_FOLDER
+        shutil.copytree(source.folder, copy, symlinks=False)
+        yield copy
+
+
+def submission_folders(folder: str | os.PathLike) -> list[Path]:
+    """The entries of ``folder`` to verify as submissions, in sorted order (which decides which of two same-named
+    submissions is the later one); ``[folder]`` when ``folder`` is itself one submission (it holds a manifest).
+    A missing folder (a dataset with no submission yet) gives ``[]``. Files are returned too: they are rejected as
+    not being a submission folder."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    from scorers.ts2.submission import SUBMISSION_FILES
+
+    if any((folder / name).is_file() for name in SUBMISSION_FILES) and not any(p.is_dir() for p in folder.iterdir()):
+        return [folder]
+    return sorted((p for p in folder.iterdir() if p.name not in _NOT_SUBMISSIONS), key=lambda p: p.name)
+
+
+# ----------------------------------------------------------------------------- reading and verifying
+
+
+def printable(text: str, limit: int = 80) -> str:
+    """``text`` safe to print on one line: control and other invisible characters as ``\\xNN`` / ``\\uNNNN`` escapes,
+    cut to ``limit`` characters with an ellipsis.
+
+    Examples:
+        >>> printable("ok\\x1b[2Jname\\n")
+        'ok\\\\x1b[2Jname\\\\n'
+    """
+    out = []
+    for char in str(text):
+        if unicodedata.category(char)[0] in ("C", "Z") and char != " ":
+            out.append(repr(char)[1:-1] if char.isascii() else f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    shown = "".join(out)
+    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
+
+
+def verifier_label(version: str | None) -> str:
+    """``"ts2-evaluate 0.1.0"``: the version that verified a row, named (default: this one)."""
+    from scorers import __version__
+
+    text = str(version or __version__).strip()
+    return text if text.startswith("ts2-evaluate") else f"ts2-evaluate {text}"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
+def _numbers(result: dict | None) -> dict[str, dict[str, float | None]] | None:
+    """``{column: {"rank_avg": %, ...}}`` from a verified result: the result file's ``results`` (or the results
+    mapping itself), each ``TS2Result.to_dict()`` (fractions)."""
+    if not isinstance(result, dict):
+        return None
+    results = result.get("results", result)
+    if not isinstance(results, dict) or not results:
+        return None
+    out = {}
+    for column, entry in results.items():
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(m), dict) for m in META_METRICS):
+            return None
+        values = {}
+        for meta in META_METRICS:
+            summary = entry[meta].get("summary", {})
+            for partition in SUMMARY_KEYS:
+                value = summary.get(partition)
+                values[f"{meta}_{partition}"] = (None if value is None or not math.isfinite(float(value))
+                                                 else 100.0 * float(value))
+        out[str(column)] = values
+    return out
+
+
+def _segs_text(segs) -> str:
+    """A SEG set as a range string (``"0-163"``): a string as given, a list of ids formatted."""
+    if segs is None:
+        return DEFAULT_SEGS
+    if isinstance(segs, str):
+        return segs
+    from scorers.stats.graph import format_seg_range
+
+    return format_seg_range(segs)
+
+
+def _key(name: str) -> str:
+    """Names that are the same name: Unicode-normalised, case-folded, outer spaces dropped."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
+def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = None, metadata=None,
+                     taken: Iterable[str] = (), refused: dict[str, str] | None = None
+                     ) -> tuple[list[dict], list[Rejected]]:
+    """Verify every submission in ``folder`` (:func:`submission_folders`) and return ``(rows, rejected)``.
+
+    ``verify``: the verifier, default :func:`scorers.ts2.submission.verify_submission` (called as
+    ``verify(path, metadata=metadata)``; it returns a ``SubmissionCheck``). ``taken``: names already on the board
+    (the published metrics' columns): a submission with one of them is rejected. Rows are dicts with
+    :data:`TABLE_COLUMNS` except ``group`` and ``#`` (values in %). ``refused``: submissions not downloaded (folder
+    name -> reason), listed as rejected in folder order. Nothing raises for a bad submission: it becomes a
+    :class:`Rejected` with one line; an exception of the verifier is worded the same way.
+    """
+    if verify is None:
+        from scorers.ts2.submission import verify_submission as verify
+
+    seen = {_key(str(name)): f"the published metric {name}" for name in taken}
+    rows, rejected = [], []
+    refused = dict(refused or {})
+    entries = {p.name: p for p in submission_folders(folder)}
+    for entry in sorted(set(entries) | set(refused)):
+        shown = printable(entry)
+        if entry in refused:
+            rejected.append(Rejected(shown, "", refused[entry]))
+            continue
+        path = entries[entry]
+        if not path.is_dir():
+            rejected.append(Rejected(shown, "", "a file, not a submission folder"))
+            continue
+        try:
+            check = verify(path, metadata=metadata)
+        except Exception as error:  # a verifier bug must not hide the other submissions
+            rejected.append(Rejected(shown, "", f"the verification failed: {printable(_first_line(error), 200)}"))
+            continue
+        name = str(check.name or path.name)
+        label = printable(name)
+        earlier = seen.get(_key(name))
+        if not check.ok:
+            reason = printable(str(check.reason or "rejected (no reason given)").strip().replace("\n", " "), 300)
+            rejected.append(Rejected(shown, label, reason))
+            seen.setdefault(_key(name), f"submission {shown}")
+            continue
+        if earlier is not None:
+            rejected.append(Rejected(shown, label, f"duplicate name {label!r}: {earlier} has it already"))
+            continue
+        numbers = _numbers(check.result)
+        if numbers is None or len(numbers) != 1:
+            count = "no" if not numbers else str(len(numbers))
+            rejected.append(Rejected(shown, label, f"result: {count} metric results; a submission holds one metric"))
+            continue
+        seen[_key(name)] = f"submission {shown}"
+        meta = check.metadata if isinstance(check.metadata, dict) else {}
+        rows.append({"name": label, "source": "community", "verified_by": verifier_label(check.verified_by),
+                     "variant": check.variant or DEFAULT_VARIANT, "segs": _segs_text(check.segs),
+                     **next(iter(numbers.values())), **_description(meta, label)})
+    return rows, rejected
+
+
+def _description(meta: dict, name: str) -> dict:
+    """The :data:`DESCRIPTION_COLUMNS` of a row from ``metric.json`` (printable text; ``""`` where unknown;
+    ``flops_per_image`` a number or ``None``)."""
+    flops = meta.get("flops_per_image")
+    flops = float(flops) if isinstance(flops, (int, float)) and not isinstance(flops, bool) \
+        and math.isfinite(flops) else None
+    text = {key: printable(str(meta.get(key) or ""), 200) for key in ("paper_url", "code_url", "license")}
+    return {"metric": printable(str(meta.get("metric") or name), 80), **text, "flops_per_image": flops}
+
+
+def published_rows(reproduction) -> list[dict]:
+    """Rows of the published metrics from a :class:`scorers.ts2.reproduce.Reproduction` (values in %)."""
+    by_column: dict[str, dict] = {}
+    for column in reproduction.columns:
+        by_column[column] = {"name": column, "source": "published", "verified_by": verifier_label(None),
+                             "variant": DEFAULT_VARIANT, "segs": reproduction.segs or DEFAULT_SEGS,
+                             **_description({}, column)}
+    for row in reproduction.rows:
+        by_column[row["column"]][f"{row['meta_metric']}_{row['partition']}"] = row["ours"]
+    return list(by_column.values())
+
+
+def group_label(variant: str, segs: str) -> str:
+    """``"default"`` for the published rows' variant and SEG set, else ``"variant V, SEGs S"``."""
+    if variant == DEFAULT_VARIANT and segs == DEFAULT_SEGS:
+        return "default"
+    return f"variant {variant}, SEGs {segs}"
+
+
+def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (), *,
+                      rejected: Sequence[Rejected] = (), source: str = "", notes: Sequence[str] = (),
+                      sort_by: str = "rank") -> Leaderboard:
+    """Group the rows by (variant, SEG set), the default group first (then by label), rank each group by
+    ``sort_by`` average (best first; ties keep published before community, then name order) and number them.
+
+    Raises:
+        ParameterError: ``sort_by`` is not one of rank, sep, delta.
+    """
+    if sort_by not in META_METRICS:
+        raise ParameterError("{sort_by} must be one of {choices}, got {value!r}", choices=", ".join(META_METRICS),
+                             value=sort_by)
+    key = f"{sort_by}_avg"
+    groups: dict[str, list[dict]] = {}
+    for row in [*published, *community]:
+        groups.setdefault(group_label(row["variant"], row["segs"]), []).append(row)
+    ordered = sorted(groups, key=lambda g: (g != "default", g))
+    rows = []
+    for label in ordered:
+        members = sorted(groups[label], key=lambda r: (r.get(key) is None, -(r.get(key) or 0.0)))
+        for position, row in enumerate(members, start=1):
+            rows.append({column: row.get(column) for column in TABLE_COLUMNS} | {"group": label, "#": position})
+    return Leaderboard(rows=rows, rejected=list(rejected), source=source, notes=list(notes), sort_by=sort_by)
+
+
+def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | None = None, metadata=None,
+                          published: bool = True, sort_by: str = "rank", verify: Callable | None = None,
+                          cache_dir: str | os.PathLike | None = None, reproduction=None) -> Leaderboard:
+    """The leaderboard of ``submissions`` (a folder or ``OWNER/NAME[@REVISION]``, :func:`fetch_submissions`):
+    every submission verified (:func:`read_submissions`; ``metadata``: the TS2 metadata to verify against, default
+    the release's, found once: :class:`scorers.tables.release.ReleaseFileUnavailable` when it cannot be had, as
+    nothing could be verified), beside the published rows (``published=False``: without them) read through
+    :mod:`scorers.tables.release` (``data_dir`` / ``$TS2_DATA``, else the cache, else one verified download); when
+    the release cannot be had, a note says so and the community rows are listed alone. The published metrics' names
+    are reserved either way: a submission named like one is rejected. ``reproduction``: the
+    published rows already computed (a :class:`scorers.ts2.reproduce.Reproduction`, e.g. the demo's), used as they
+    are.
+    """
+    source = fetch_submissions(submissions, cache_dir=cache_dir)
+    if metadata is None and verify is None:  # one error when nothing could be verified, not one per submission
+        from scorers.tables.release import path
+
+        metadata = path("metadata.csv", data_dir, progress=False)
+    notes, rows_published, taken = [], [], []
+    if published and reproduction is not None:
+        rows_published, taken = published_rows(reproduction), list(reproduction.columns)
+    elif published:
+        from scorers.ts2.reproduce import released_reproduction
+        from scorers.tables.release import ReleaseFileUnavailable
+
+        try:
+            reproduction = released_reproduction(data_dir, progress=False)
+        except (ReleaseFileUnavailable, OSError, ValueError) as error:
+            notes.append(f"the published rows are not listed: the TS2 release tables are not available "
+                         f"({printable(_first_line(error), 200)})")
+        else:
+            rows_published = published_rows(reproduction)
+            taken = list(reproduction.columns)
+    with plain_files(source) as folder:
+        from scorers.report.published import RELEASED_COLUMNS
+
+        taken = list(dict.fromkeys([*RELEASED_COLUMNS, *taken]))  # reserved, listed or not
+        community, rejected = read_submissions(folder, verify=verify, metadata=metadata, taken=taken,
+                                               refused=source.refused)
+    return build_leaderboard(community, rows_published, rejected=rejected, source=source.describe(), notes=notes,
+                             sort_by=sort_by)
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def _cell(value, column: str) -> str:
+    if column in VALUE_COLUMNS:
+        return "-" if value is None else f"{value:.1f}"
+    return "" if value is None else str(value)
+
+
+#: the columns the text shows (the CSV and JSON have all of :data:`TABLE_COLUMNS`)
+TEXT_COLUMNS = ("#", "name", "source", "verified_by", "rank_avg", "sep_avg", "delta_avg")
+_HEADINGS = {"verified_by": "verified by", "rank_avg": "rank", "sep_avg": "sep", "delta_avg": "delta"}
+
+
+def leaderboard_text(board: Leaderboard) -> str:
+    """One block per group (``== default ==``, ``== variant official, SEGs 0-99 (not ranked with the default) ==``),
+    the averages in % (0.1); then ``rejected (N):`` with one line each; then the notes."""
+    lines = [f"submissions: {board.source}", "values in % (averages over SEGs; the JSON gives fractions, the CSV "
+                                             "all twelve values)"]
+    groups: dict[str, list[dict]] = {}
+    for row in board.rows:
+        groups.setdefault(row["group"], []).append(row)
+    for label, rows in groups.items():
+        title = label if label == "default" else f"{label} (not ranked with the default)"
+        cells = [[_HEADINGS.get(c, c) for c in TEXT_COLUMNS]]
+        cells += [[_cell(row[c], c) for c in TEXT_COLUMNS] for row in rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(TEXT_COLUMNS))]
+        lines += ["", f"== {title} =="]
+        for r in cells:
+            lines.append("  ".join(v.rjust(w) if i in (0, 4, 5, 6) else v.ljust(w)
+                                   for i, (v, w) in enumerate(zip(r, widths))).rstrip())
+    if not board.rows:
+        lines += ["", "no rows"]
+    lines += ["", f"rejected ({len(board.rejected)}):" if board.rejected else "rejected: none"]
+    lines += [f"  {r.folder}: {r.reason}" for r in board.rejected]
+    lines += [f"note: {note}" for note in board.notes]
+    return "\n".join(lines)
