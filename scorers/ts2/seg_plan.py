@@ -35,9 +35,9 @@ from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
 from scorers.metrics.qga.generation import CATEGORIES, parse_generation
 
-__all__ = ["ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "ERROR_TYPE", "PLAN_VERSION", "REWRITE_FEW_SHOT", "ablations",
+__all__ = ["ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "ERROR_TYPE", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT", "ablations",
            "element_prompt", "parse_elements", "parse_rewrite", "plan_segs", "question_frames", "read_plan",
-           "removed_with", "rewrite_prompt", "write_plan", "yes_no_question"]
+           "removed_with", "rewrite_prompt", "write_plan", "yes_no_of", "yes_no_question"]
 
 PLAN_VERSION = 1
 #: the element types of a plan and the error type an ablation of each makes (the ANNOTATIONS ``error_types``)
