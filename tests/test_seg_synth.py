@@ -212,12 +212,14 @@ def test_generate_writes_annotations_seeds_and_resumes(planned, pipeline_dir, tm
     call = {"num_inference_steps": 2, "guidance_scale": 3.0, "height": 32, "width": 32}
     generate_to_files(pipeline, [ImageJob(tmp_path / "again.png", row["node_prompt"], int(row["seed"]))],
                       call_kwargs=call, progress=False)
-    assert np.array_equal(np.asarray(Image.open(tmp_path / "again.png")), np.asarray(Image.open(out / row["file_name"])))
+    again, made = Image.open(tmp_path / "again.png"), Image.open(out / row["file_name"])
+    assert np.array_equal(np.asarray(again), np.asarray(made))
     # resumable: a rerun generates nothing; another seed in the same folder is refused in one line
     code, stdout, err = run_cli(capsys, *argv)
     assert code == 0 and "16 images (16 existed, 0 generated now)" in stdout
     code, stdout, err = run_cli(capsys, *[9 if a == 7 else a for a in argv])
-    assert code != 0 and "other settings" in err and "seed" in err and "\n" not in err.strip() and "Traceback" not in err
+    assert code != 0 and "other settings" in err and "seed" in err
+    assert "\n" not in err.strip() and "Traceback" not in err
 
 
 def test_generate_real_gives_unlabelled_images_of_the_prompt(pipeline_dir, tmp_path, capsys):  # noqa: F811
@@ -259,7 +261,8 @@ def test_check_lists_disagreements_by_confidence(planned, pipeline_dir, server, 
     assert answers == {"is there a dog?": 0.6, "is there a ball?": 0.95}  # red, chases left with the dog: not asked
     assert "7 of 8 images disagree" in stdout  # every node but "red"
     # labels are never changed
-    assert pd.read_csv(out / "annotations.csv", keep_default_na=False)["errors"].tolist() == [";".join(n) for n in NODES]
+    kept = pd.read_csv(out / "annotations.csv", keep_default_na=False)["errors"].tolist()
+    assert kept == [";".join(n) for n in NODES]
 
 
 # ---------------------------------------------------------------------------------------------------- push
@@ -356,7 +359,8 @@ def test_synth_path_end_to_end(server, pipeline_dir, tmp_path, capsys, monkeypat
     metadata = pd.read_csv(built / "metadata.csv", dtype=str, keep_default_na=False)
     assert len(metadata) == 32 and set(metadata["id"]) == {"0", "1"}
     # node labels, by hand (issue 35): sets of one error are 1a..1d in sorted order, of two 2a..2c
-    labels = dict(zip(annotations.loc[annotations["seg_id"] == 0, "errors"], metadata.loc[metadata["id"] == "0", "rank"]))
+    labels = dict(zip(annotations.loc[annotations["seg_id"] == 0, "errors"],
+                      metadata.loc[metadata["id"] == "0", "rank"]))
     assert labels == {"": "0", "ball": "1a", "chases": "1b", "dog": "1c", "red": "1d", "dog;ball": "2a",
                       "red;ball": "2b", "red;chases": "2c"}
     # judge a metric on the new SEGs with the package's commands (tiny CLIP seed 2: scores above clip_score's 0 floor)
@@ -463,7 +467,8 @@ def test_check_reads_text_answers_without_probabilities():
     (["seg", "plan", "--model", "openai:tiny", "--out", "{tmp}/p.json"], "give at least one PROMPT or --prompts FILE"),
     (["seg", "plan", "--prompts", "{tmp}/none.txt", "--model", "openai:tiny", "--out", "{tmp}/p.json"],
      "--prompts {tmp}/none.txt: No such file or directory"),
-    (["seg", "generate", "{tmp}/bad.json", "--pipeline", "x", "--out", "{tmp}/o"], "bad.json: segs[0]: needs an integer"),
+    (["seg", "generate", "{tmp}/bad.json", "--pipeline", "x", "--out", "{tmp}/o"],
+     "bad.json: segs[0]: needs an integer"),
     (["seg", "generate", "{tmp}/empty.txt", "--pipeline", "x", "--real", "2", "--out", "{tmp}/o"], "no prompt in it"),
     (["seg", "check", "{tmp}/a.csv", "--images", "{tmp}", "--judge", "x", "--out", "{tmp}/r.csv"],
      "--plan {tmp}/plan.json: no plan there"),

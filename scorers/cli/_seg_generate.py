@@ -36,7 +36,8 @@ def register(steps: argparse._SubParsersAction) -> None:
     parser.add_argument("--images-per-node", type=count(1), default=4, metavar="N", help="images per node (default 4)")
     parser.add_argument("--real", type=count(1), metavar="N",
                         help="Real procedure: N images of each unmodified prompt with empty errors, instead of nodes")
-    parser.add_argument("--seed", type=int, default=0, help="base seed; each image's own seed is drawn from it (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="base seed; each image's own seed is drawn from it (default 0)")
     parser.add_argument("--batch-size", type=count(1), default=4, help="prompts per pipeline call (default 4)")
     parser.add_argument("--steps", type=count(1), help="num_inference_steps (default: the pipeline's)")
     parser.add_argument("--guidance-scale", type=float, help="classifier-free guidance (default: the pipeline's)")

@@ -29,7 +29,8 @@ from scorers.errors import ParameterError
 from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed
 from scorers.ts2.seg_plan import ERROR_TYPE, read_plan, write_plan
 
-__all__ = ["ANNOTATION_COLUMNS", "GenerateResult", "generate_seg_images", "generation_settings", "node_folder", "plan_or_prompts"]
+__all__ = ["ANNOTATION_COLUMNS", "GenerateResult", "generate_seg_images", "generation_settings", "node_folder",
+           "plan_or_prompts"]
 
 ANNOTATION_COLUMNS = ("seg_id", "prompt", "file_name", "errors", "error_types", "image_source", "node_prompt", "seed",
                       "procedure")

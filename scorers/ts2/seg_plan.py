@@ -35,9 +35,9 @@ from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
 from scorers.metrics.qga.generation import CATEGORIES, parse_generation
 
-__all__ = ["ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "ERROR_TYPE", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT", "ablations",
-           "element_prompt", "parse_elements", "parse_rewrite", "plan_segs", "question_frames", "read_plan",
-           "removed_with", "rewrite_prompt", "write_plan", "yes_no_of", "yes_no_question"]
+__all__ = ["ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "ERROR_TYPE", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT",
+           "ablations", "element_prompt", "parse_elements", "parse_rewrite", "plan_segs", "question_frames",
+           "read_plan", "removed_with", "rewrite_prompt", "write_plan", "yes_no_of", "yes_no_question"]
 
 PLAN_VERSION = 1
 #: the element types of a plan and the error type an ablation of each makes (the ANNOTATIONS ``error_types``)
@@ -382,7 +382,8 @@ def read_plan(path: str | Path) -> dict:
     ------
     ValueError
         not JSON, no ``segs`` list, a SEG without ``seg_id`` / ``prompt`` or with a repeated ``seg_id``, an element
-        without a label or type (or with a ``;`` in its label), a node error that is no element's label, two nodes with the same error set.
+        without a label or type (or with a ``;`` in its label), a node error that is no element's label, two nodes
+        with the same error set.
     """
     path = Path(path)
     try:
@@ -394,7 +395,8 @@ def read_plan(path: str | Path) -> dict:
     seen = set()
     for k, seg in enumerate(plan["segs"]):
         where = f"{path}: segs[{k}]"
-        if not isinstance(seg, dict) or not isinstance(seg.get("seg_id"), int) or not str(seg.get("prompt", "")).strip():
+        if not isinstance(seg, dict) or not isinstance(seg.get("seg_id"), int) or \
+                not str(seg.get("prompt", "")).strip():
             raise ValueError(f"{where}: needs an integer 'seg_id' and a non-empty 'prompt'")
         if seg["seg_id"] in seen:
             raise ValueError(f"{where}: seg_id {seg['seg_id']} is used twice")
