@@ -413,7 +413,9 @@ def test_the_cli_exits_2_naming_the_first_mismatch(copy, shared_ts2, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--verify", "DIR", "--column", "c"], "--column: options of writing a submission"),
     (["DIR", "--push"], "--push needs --repo OWNER/NAME"),
-    (["DIR", "--rescore", "3"], "--rescore: only with"),
+    (["DIR", "--rescore", "3"], "--rescore: only with --verify"),
+    (["DIR", "--push", "--rescore", "3", "--repo", "o/n"], "--rescore: only with --verify"),
+    (["SCORES", "--repo", "o/n"], "--repo: only with --push"),
     (["SCORES", "--column", "c"], "--name, --out required"),
 ])
 def test_the_cli_refuses_mixed_options_in_one_line(argv, message, tmp_path, capsys):
@@ -707,3 +709,15 @@ def test_rescore_reads_the_images_from_the_hub_dataset_without_a_data_dir(tiny_s
         assert hub.count(f"/datasets/{HUB_REPO}/resolve/") > 0
     assert check.ok, check.reason
     assert len(check.rescored) == 3
+
+
+def test_a_reason_is_one_printable_line_whatever_the_files_hold(copy, shared_ts2):
+    edit_json(copy, "manifest.json", lambda d: d["sha256"].update({"metric.json": "0" * 10 + "\n\x1b[31mred\u202e"}))
+    check = verify(copy, shared_ts2)
+    assert not check.ok and check.reason.startswith("sha256 mismatch: metric.json: manifest 0000000000\\n\\x1b[31mred")
+    assert check.reason.isprintable() and "\n" not in check.reason
+    edit_json(copy, "result.json", lambda d: d["results"][COLUMN].update({"x" * 1000 + "\x07": 1}))
+    resign(copy)
+    check = verify(copy, shared_ts2)
+    assert check.reason.startswith(f"results.{COLUMN}.xxx") and check.reason.isprintable()
+    assert len(check.reason) <= 400

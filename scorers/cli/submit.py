@@ -60,11 +60,11 @@ _WRITE_ONLY = (("column", "--column", None), ("name", "--name", None), ("out", "
 
 
 def run_submit(args: argparse.Namespace) -> int:
-    """A TS2 leaderboard submission: ``ts2 submit SCORES --column C --name NAME --out DIR`` writes the folder
+    """A TS2 leaderboard submission: 'ts2 submit SCORES --column C --name NAME --out DIR' writes the folder
     (scores.csv keyed by seg_id,file_name; result.json as ts2 meta --out writes it; metric.json; manifest.json with
-    every sha256) after the checks of ts2 meta; ``ts2 submit --verify DIR`` recomputes every number from the scores
+    every sha256) after the checks of ts2 meta; 'ts2 submit --verify DIR' recomputes every number from the scores
     and the pinned release metadata and exits 2 naming the first mismatch (field, claimed, recomputed);
-    ``ts2 submit DIR --push --repo OWNER/NAME`` verifies it and opens a pull request on the Hub dataset."""
+    'ts2 submit DIR --push --repo OWNER/NAME' verifies it and opens a pull request on the Hub dataset."""
     if args.push or args.verify:
         given = [flag for dest, flag, default in _WRITE_ONLY if getattr(args, dest) != default]
         if given:
@@ -80,8 +80,10 @@ def run_submit(args: argparse.Namespace) -> int:
         if args.push:
             return _push(args, check)
         return 0
-    if args.repo or args.rescore:
-        raise ValueError(f"{'--repo' if args.repo else '--rescore'}: only with --push / --verify")
+    if args.repo:
+        raise ValueError("--repo: only with --push (ts2 submit DIR --push --repo OWNER/NAME)")
+    if args.rescore:
+        raise ValueError("--rescore: only with --verify (ts2 submit --verify DIR --rescore N)")
     missing = [flag for flag in ("--column", "--name", "--out") if getattr(args, flag[2:]) is None]
     if missing:
         raise ValueError(f"{', '.join(missing)} required to write a submission (or --verify DIR / DIR --push)")

@@ -356,10 +356,23 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
     result = state["result"]
     column_result = _column_result(result, state["metadata"])
     return SubmissionCheck(
-        name=state["name"], ok=reason is None, reason=reason, result=result, metadata=state["metadata"],
+        name=_one_line(state["name"]), ok=reason is None, reason=None if reason is None else _one_line(reason), result=result, metadata=state["metadata"],
         variant=result.get("variant") if isinstance(result, dict) else None,
         segs=column_result.get("segs") if isinstance(column_result, dict) else None,
         verified_by=_version(), rescored=tuple(state["rescored"]))
+
+
+#: the longest reason (a listing shows one line per rejected submission)
+MAX_REASON_LENGTH = 400
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every control or non-printing character escaped (a submission's own text cannot move the
+    cursor, recolour or reorder a terminal or break the line), cut to :data:`MAX_REASON_LENGTH` characters."""
+    from scorers.ts2.result_file import escape_controls
+
+    text = escape_controls(str(text))
+    return text if len(text) <= MAX_REASON_LENGTH else text[:MAX_REASON_LENGTH - 3] + "..."
 
 
 def _column_result(result, described) -> dict | None:
