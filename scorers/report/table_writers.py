@@ -22,9 +22,18 @@ HEADINGS = {"rank": "Rank", "sep": "Sep", "delta": "Δ", "avg": "Avg", "synth": 
 _LATEX_HEADINGS = {**HEADINGS, "delta": r"$\Delta$"}
 
 
-def value_columns() -> list[str]:
-    """``rank_avg, rank_synth, ..., delta_real``: the twelve number columns of a leaderboard, in Table 2's order."""
+def value_columns(board: pd.DataFrame | None = None) -> list[str]:
+    """``rank_avg, rank_synth, ..., delta_real``: the twelve number columns of a leaderboard, in Table 2's order;
+    with ``board``, the ``META_PARTITION`` columns it holds (a built data dir's partitions: ``rank_avg``,
+    ``rank_dev``...)."""
+    if board is not None:
+        return [c for c in board.columns if "_" in c and c.split("_", 1)[0] in META_METRICS
+                and not c.endswith(("_ci_low", "_ci_high", "_paper"))]
     return [f"{m}_{p}" for m in META_METRICS for p in SUMMARY_KEYS]
+
+
+def _partition_keys(board: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(c.split("_", 1)[1] for c in value_columns(board)))
 
 
 def leaderboard_frame(reproduction: Reproduction, paper: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -59,12 +68,14 @@ def leaderboard_frame(reproduction: Reproduction, paper: pd.DataFrame | None = N
             has_paper = True
         record[f"{key}_paper"] = _number(row.get("paper"))
     order = ["column", "name", "family", "higher_is_better", "segs"]
-    for key in value_columns():
+    parts = list(dict.fromkeys(row["partition"] for row in reproduction.rows)) or list(SUMMARY_KEYS)
+    keys = [f"{m}_{p}" for m in META_METRICS for p in parts]
+    for key in keys:
         order.append(key)
     if has_ci:
-        order += [f"{key}_ci_{side}" for key in value_columns() for side in ("low", "high")]
+        order += [f"{key}_ci_{side}" for key in keys for side in ("low", "high")]
     if has_paper:
-        order += [f"{key}_paper" for key in value_columns()]
+        order += [f"{key}_paper" for key in keys]
     frame = pd.DataFrame([by_column[c] for c in reproduction.columns])
     return frame.reindex(columns=order)
 
@@ -72,12 +83,13 @@ def leaderboard_frame(reproduction: Reproduction, paper: pd.DataFrame | None = N
 def to_markdown(board: pd.DataFrame, *, digits: int = 1, ci: str = "avg") -> str:
     """GitHub Markdown table: best value of each column in bold; ``ci="avg"`` puts the bootstrap interval under
     each average (``ci="none"`` leaves it out). Lower-is-better metrics are marked with a dagger."""
-    header = ["Metric", "Family"] + [_heading(key, HEADINGS) for key in value_columns()]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join([":---", ":---"] + ["---:"] * 12) + "|"]
+    header = ["Metric", "Family"] + [_heading(key, HEADINGS) for key in value_columns(board)]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join([":---", ":---"] + ["---:"] * len(value_columns(board))) + "|"]
     best = _best(board, digits)
     for _, row in board.iterrows():
         cells = [str(row["name"]) + _dagger(row, "†"), str(row["family"] or "")]
-        for key in value_columns():
+        for key in value_columns(board):
             text = _fmt(row[key], digits)
             if key in best and _rounded(row[key], digits) == best[key]:
                 text = f"**{text}**"
@@ -91,15 +103,17 @@ def to_markdown(board: pd.DataFrame, *, digits: int = 1, ci: str = "avg") -> str
 def to_latex(board: pd.DataFrame, *, digits: int = 1, ci: str = "avg", caption: str | None = None) -> str:
     """A booktabs ``table`` like the paper's Table 2 (grouped rank / sep / Δ headers, best per column in bold)."""
     best = _best(board, digits)
-    spec = "ll" + "".join("|rrrr" for _ in META_METRICS)
-    groups = " & ".join(rf"\multicolumn{{4}}{{c}}{{{_LATEX_HEADINGS[m]}}}" for m in META_METRICS)
-    rules = " ".join(rf"\cmidrule(lr){{{3 + 4 * k}-{6 + 4 * k}}}" for k in range(len(META_METRICS)))
-    sub = " & ".join(_LATEX_HEADINGS[p] for _ in META_METRICS for p in SUMMARY_KEYS)
+    parts = _partition_keys(board)
+    n = len(parts)
+    spec = "ll" + "".join("|" + "r" * n for _ in META_METRICS)
+    groups = " & ".join(rf"\multicolumn{{{n}}}{{c}}{{{_LATEX_HEADINGS[m]}}}" for m in META_METRICS)
+    rules = " ".join(rf"\cmidrule(lr){{{3 + n * k}-{2 + n * (k + 1)}}}" for k in range(len(META_METRICS)))
+    sub = " & ".join(_LATEX_HEADINGS.get(p) or latex_escape(p) for _ in META_METRICS for p in parts)
     out = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
            rf" & & {groups} \\", rules, rf"Metric & Family & {sub} \\", r"\midrule"]
     for _, row in board.iterrows():
         cells = [latex_escape(row["name"]) + _dagger(row, r"$^\dagger$"), latex_escape(row["family"] or "")]
-        for key in value_columns():
+        for key in value_columns(board):
             text = _fmt(row[key], digits)
             if key in best and _rounded(row[key], digits) == best[key]:
                 text = rf"\textbf{{{text}}}"
@@ -129,7 +143,7 @@ def write_tables(board: pd.DataFrame, out_dir: str | Path, *, stem: str = "leade
 def _best(board: pd.DataFrame, digits: int) -> Mapping[str, float]:
     """Highest displayed value per column (all three meta-metrics are higher-is-better once scores are oriented)."""
     best = {}
-    for key in value_columns():
+    for key in value_columns(board):
         values = [_rounded(v, digits) for v in board[key]]
         values = [v for v in values if v is not None]
         if values:
@@ -156,7 +170,7 @@ def _dagger(row: pd.Series, marker: str) -> str:
 
 def _heading(key: str, headings: Mapping[str, str]) -> str:
     meta_metric, partition = key.split("_", 1)
-    return f"{headings[meta_metric]} {headings[partition]}"
+    return f"{headings[meta_metric]} {headings.get(partition, partition)}"
 
 
 def _number(value: object) -> float:

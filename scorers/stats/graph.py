@@ -23,12 +23,14 @@ __all__ = [
     "build_segs",
     "default_partition",
     "error_count",
+    "file_partitions",
     "format_seg_range",
     "node_pairs",
     "paper_era_walks",
     "parse_seg_range",
     "partition_of",
     "resolve_seg_subset",
+    "summary_keys",
     "walks",
 ]
 
@@ -114,6 +116,60 @@ def partition_of(seg_id: int, partitions: PartitionSpec = None) -> str:
         return str(partitions[int(seg_id)])
     except KeyError:
         raise ValueError(f"SEG id {seg_id} has no entry in the partition mapping") from None
+
+
+def file_partitions(seg_ids: Sequence[object], values: Sequence[object]) -> dict[int, str]:
+    """The partition of each SEG from a per-image ``partition`` column (a built data dir's ``metadata.csv``): a
+    mapping for :func:`partition_of` / ``PartitionSpec``. Whole arrays, no loop over images.
+
+    When metadata has a ``partition`` column, the meta-metrics, report and card are per partition by its values;
+    without it (the release) :func:`default_partition` splits SEGs by id range.
+
+    Raises:
+        ValueError: lengths differ, a cell is empty, or a SEG has two partition values; the message names the
+            position (0-based row) and the SEG.
+
+    Examples:
+        >>> file_partitions([0, 0, 5, 7], ["dev", "dev", "test", "dev"])
+        {0: 'dev', 5: 'test', 7: 'dev'}
+        >>> file_partitions([0, 0], ["dev", "test"])
+        Traceback (most recent call last):
+        ...
+        ValueError: position 1: SEG 0 has partition 'test' here but 'dev' at position 0; a SEG has one partition
+    """
+    ids = np.asarray([int(s) for s in seg_ids] if not isinstance(seg_ids, np.ndarray) else seg_ids, dtype=np.int64)
+    text = np.char.strip(np.asarray(values, dtype=str)) if len(values) else np.asarray([], dtype=str)
+    if ids.size != text.size:
+        raise ValueError(f"seg_ids has {ids.size} entries but partitions has {text.size}; they must align per image")
+    empty = np.flatnonzero(text == "")
+    if empty.size:
+        k = int(empty[0])
+        raise ValueError(f"position {k}: SEG {ids[k]} has an empty partition")
+    segs, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    differs = np.flatnonzero(text != text[first][inverse])
+    if differs.size:
+        k = int(differs[0])
+        j = int(first[inverse[k]])
+        raise ValueError(f"position {k}: SEG {ids[k]} has partition {str(text[k])!r} here but {str(text[j])!r} at "
+                         f"position {j}; "
+                         "a SEG has one partition")
+    return dict(zip(segs.tolist(), text[first].tolist()))
+
+
+def summary_keys(partitions: Iterable[str]) -> tuple[str, ...]:
+    """The summary columns of a table of meta-metrics over SEGs in ``partitions``: ``avg, synth, nat, real`` when
+    every partition is one of TS2's (the release, or a subset of it: absent ones show as blanks, as Table 2 does),
+    else ``avg`` and the partitions given (a built data dir's own), in order of first appearance.
+
+    Raises:
+        TypeError: ``partitions`` is not iterable.
+
+    Examples:
+        >>> summary_keys(["synth"]), summary_keys(["dev", "test", "dev"])
+        (('avg', 'synth', 'nat', 'real'), ('avg', 'dev', 'test'))
+    """
+    present = tuple(dict.fromkeys(str(p) for p in partitions if str(p) != "avg"))
+    return ("avg",) + PARTITIONS if set(present) <= set(PARTITIONS) else ("avg",) + present
 
 
 def walks(errors: Sequence[int]) -> list[tuple[int, ...]]:
@@ -272,35 +328,75 @@ def build_segs(
         ...
         ValueError: position 1: SEG id 'x' is not an integer
     """
-    seg_list = list(seg_ids)
-    node_list = list(nodes)
-    if len(seg_list) != len(node_list):
-        raise ValueError(f"seg_ids has {len(seg_list)} entries but nodes has {len(node_list)}; they must align per image")
-    grouped: dict[int, dict[str, list[int]]] = {}
-    node_errors: dict[str, int] = {}
-    for position, (raw_seg, raw_node) in enumerate(zip(seg_list, node_list)):
-        seg_id = _as_seg_id(raw_seg, position)
-        label = _as_label(raw_node)
-        if label not in node_errors:
-            node_errors[label] = error_count(raw_node, position=position)
-        grouped.setdefault(seg_id, {}).setdefault(label, []).append(position)
+    seg_arr = _as_array(seg_ids)
+    node_arr = _as_array(nodes)
+    if seg_arr.size != node_arr.size:
+        raise ValueError(f"seg_ids has {seg_arr.size} entries but nodes has {node_arr.size}; they must align per image")
+    # each distinct value is converted once (no loop over images); the first bad position is reported, its SEG id
+    # before its label, as a loop over the rows would
+    id_of, seg_codes, seg_error = _distinct(seg_arr, _as_seg_id)
+    label_of, node_codes, label_error = _distinct(node_arr, lambda raw, position: (_as_label(raw),
+                                                                                  error_count(raw, position=position)))
+    failures = [e for e in (seg_error, label_error) if e is not None]
+    if failures:
+        raise min(failures, key=lambda e: (e[0], e is label_error))[1]
+    ids = np.asarray(id_of, dtype=np.int64)[seg_codes] if len(id_of) else np.empty(0, dtype=np.int64)
+    # labels that read alike (" 1a" and "1a") are one node; order nodes by (error count, label)
+    errors_of = dict(label_of)
+    names = sorted(errors_of, key=lambda label: (errors_of[label], label))
+    rank = {label: k for k, label in enumerate(names)}
+    node_rank = np.asarray([rank[label] for label, _ in label_of], dtype=np.int64)[node_codes] if label_of else ids
+    order = np.lexsort((node_rank, ids)).astype(np.int64)  # stable: positions ascend inside each (SEG, node)
+    sorted_ids, sorted_nodes = ids[order], node_rank[order]
+    change = np.flatnonzero((np.diff(sorted_ids) != 0) | (np.diff(sorted_nodes) != 0)) + 1
+    starts = np.r_[0, change].astype(np.int64) if order.size else np.empty(0, dtype=np.int64)
+    ends = np.r_[starts[1:], order.size].astype(np.int64)
+    group_seg, group_node = sorted_ids[starts], sorted_nodes[starts]
+    members = [order[a:b] for a, b in zip(starts.tolist(), ends.tolist())]  # one slice per node, not per image
+    seg_starts = np.r_[0, np.flatnonzero(np.diff(group_seg)) + 1].astype(np.int64) if starts.size else starts
+    seg_ends = np.r_[seg_starts[1:], starts.size].astype(np.int64)
     segs = []
-    for seg_id in sorted(grouped):
-        by_node = grouped[seg_id]
-        ordered = sorted(by_node, key=lambda label: (node_errors[label], label))
-        errors = tuple(node_errors[label] for label in ordered)
+    for a, b in zip(seg_starts.tolist(), seg_ends.tolist()):
+        seg_id = int(group_seg[a])
+        ordered = [names[k] for k in group_node[a:b].tolist()]
+        errors = tuple(errors_of[label] for label in ordered)
         if require_head and 0 not in errors:
             raise ValueError(f"SEG {seg_id} has no error-0 node (nodes: {', '.join(ordered)}); every SEG needs a head")
-        segs.append(
-            SEG(
-                seg_id=seg_id,
-                partition=partition_of(seg_id, partitions),
-                nodes=tuple(ordered),
-                errors=errors,
-                members=tuple(np.asarray(by_node[label], dtype=np.int64) for label in ordered),
-            )
-        )
+        segs.append(SEG(seg_id=seg_id, partition=partition_of(seg_id, partitions), nodes=tuple(ordered),
+                        errors=errors, members=tuple(members[a:b])))
     return segs
+
+
+def _as_array(values: Iterable[object]) -> np.ndarray:
+    """A 1-D array of ``values`` as given (numbers stay numbers, text stays text)."""
+    if isinstance(values, np.ndarray):
+        return values.reshape(-1)
+    items = list(values)
+    arr = np.empty(len(items), dtype=object)
+    arr[:] = items
+    return arr
+
+
+def _distinct(values: np.ndarray, convert) -> tuple[list, np.ndarray, tuple[int, Exception] | None]:
+    """``(converted distinct values, code per position, (first bad position, its error) or None)``: ``convert(raw,
+    position)`` runs once per distinct value, at its first position."""
+    try:
+        _, first, codes = np.unique(values, return_index=True, return_inverse=True)
+    except TypeError:  # values of types that do not sort together (1 and "1"): group by type and value
+        keys = [(type(v).__name__, v) for v in values.tolist()]
+        index: dict = {}
+        codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
+        first = np.full(len(index), -1, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(keys))[::-1]
+    converted, failure = [], None
+    for k, position in enumerate(first.tolist()):
+        try:
+            converted.append(convert(values[position], position))
+        except ValueError as error:
+            converted.append(None)
+            if failure is None or position < failure[0]:
+                failure = (position, error)
+    return converted, np.asarray(codes, dtype=np.int64).reshape(-1), failure
 
 
 def _as_label(raw: object) -> str:
@@ -386,10 +482,13 @@ def format_seg_range(seg_ids: Iterable[int]) -> str:
     return ",".join(parts)
 
 
-def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | None:
+def resolve_seg_subset(spec: object, present: Iterable[object], *, partitions_from_file: bool = False
+                       ) -> list[int] | None:
     """The SEG ids to evaluate, from a user's choice, given the SEG ids ``present`` in the input.
 
-    ``"default"``: :data:`DEFAULT_SEG_IDS` (0-163) that are present (an error if none is); ``"all"`` or None: every
+    ``"default"``: :data:`DEFAULT_SEG_IDS` (0-163) that are present (an error if none is), the release's Table 2
+    set; with ``partitions_from_file`` (metadata with a ``partition`` column: a built data dir, not the release)
+    every SEG (returns None); ``"all"`` or None: every
     SEG (returns None); a range string (``"0-10,20"``) or an iterable of ids: exactly those (unknown ids are refused
     later, by the evaluator, with their ids named).
 
@@ -401,12 +500,16 @@ def resolve_seg_subset(spec: object, present: Iterable[object]) -> list[int] | N
         True
         >>> resolve_seg_subset("default", [0, 1, 164]), resolve_seg_subset("0-2", [0]), resolve_seg_subset([4], [4])
         ([0, 1], [0, 1, 2], [4])
+        >>> resolve_seg_subset("default", [0, 170], partitions_from_file=True) is None
+        True
         >>> resolve_seg_subset("default", [170])
         Traceback (most recent call last):
         ...
         scorers.errors.ParameterError: none of the default SEGs (0-163) is in the input (it has 170); pass seg_subset='all' or a range
     """
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
+        return None
+    if isinstance(spec, str) and spec.strip().lower() == "default" and partitions_from_file:
         return None
     if isinstance(spec, str) and spec.strip().lower() == "default":
         have = {int(float(s)) for s in present}

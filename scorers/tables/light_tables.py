@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from scorers.checks import INTEGER, parse_float, parse_int
-from scorers.stats.graph import NODE_LABEL
+from scorers.stats.graph import NODE_LABEL, file_partitions
 from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS, text_scores
 from scorers.tables.join import ROW_POSITION_NOTE, check_row_positions, key_rows, table_keys
 
@@ -56,8 +56,10 @@ def _rows(path: str | Path, encoding: str) -> list[list[str]] | None:
     return rows
 
 
-def _columns(rows: list[list[str]]) -> dict[str, np.ndarray]:
-    return {name: np.asarray(cells, dtype=str) for name, cells in zip(rows[0], zip(*rows[1:]))}
+def _columns(rows: list[list[str]], keep: set[str] | None = None) -> dict[str, np.ndarray]:
+    """The columns of ``rows`` by header name (only those in ``keep`` when given)."""
+    return {name: np.asarray(cells, dtype=str) for name, cells in zip(rows[0], zip(*rows[1:]))
+            if keep is None or name in keep}
 
 
 def light_header(path: str | Path) -> list[str] | None:
@@ -84,10 +86,14 @@ def csv_header(path: str | Path) -> list[str]:
 
 
 class LightMetadata:
-    """``metadata.csv`` as arrays: ``seg_id`` (int64), ``node`` and ``file_name`` (stripped text), in file order."""
+    """``metadata.csv`` as arrays: ``seg_id`` (int64), ``node`` and ``file_name`` (stripped text), in file order;
+    ``partitions``: ``{seg_id: partition}`` from the file's ``partition`` column (a built data dir), None without
+    one (the release: id ranges)."""
 
-    def __init__(self, seg_id: np.ndarray, node: np.ndarray, file_name: np.ndarray):
+    def __init__(self, seg_id: np.ndarray, node: np.ndarray, file_name: np.ndarray,
+                 partitions: dict[int, str] | None = None):
         self.seg_id, self.node, self.file_name = seg_id, node, file_name
+        self.partitions = partitions
 
     def __len__(self) -> int:
         return self.seg_id.size
@@ -100,11 +106,13 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
     rows = _rows(path, "utf-8-sig")
     if rows is None:
         return None
-    columns = _columns(rows)
-    renamed = {METADATA_COLUMNS.get(name, name) for name in columns}
-    if len(renamed) != len(columns):  # "id" and "seg_id" both present: the pandas path decides
+    header = rows[0]
+    renamed = {METADATA_COLUMNS.get(name, name) for name in header}
+    if len(renamed) != len(header):  # "id" and "seg_id" both present: the pandas path decides
         return None
-    columns = {METADATA_COLUMNS.get(name, name): cells for name, cells in columns.items()}
+    needed = {"seg_id", "prompt", "file_name", "node", "partition"}  # a built dir's errors columns are not read
+    keep = {name for name in header if METADATA_COLUMNS.get(name, name) in needed}
+    columns = {METADATA_COLUMNS.get(name, name): cells for name, cells in _columns(rows, keep).items()}
     if any(c not in columns for c in ("seg_id", "prompt", "file_name", "node")):
         return None
     seg_text = columns["seg_id"].tolist()
@@ -125,7 +133,13 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
     np.minimum.at(heads, first, errors)
     if (heads != 0).any():
         return None
-    return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object))
+    partitions = None
+    if "partition" in columns:
+        try:
+            partitions = file_partitions(seg_id, columns["partition"])
+        except ValueError:  # the pandas path words it
+            return None
+    return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object), partitions)
 
 
 def light_scores(

@@ -14,7 +14,7 @@ import pandas as pd
 
 from scorers.checks import INTEGER, integer_column
 from scorers.errors import ParameterError, value_error
-from scorers.stats.graph import NODE_LABEL, error_count, parse_seg_range, partition_of
+from scorers.stats.graph import NODE_LABEL, error_count, file_partitions, parse_seg_range, partition_of
 from scorers.stats.meta import as_scores
 from scorers.tables.columns import check_score_header, text_scores
 
@@ -26,6 +26,7 @@ __all__ = [
     "KEY_COLUMNS",
     "MAX_METRIC_COLUMNS",
     "METADATA_COLUMNS",
+    "PARTITIONS_FROM_FILE",
     "integer_column",
     "read_json_list",
     "parse_seg_range",
@@ -51,6 +52,9 @@ class CSVReadError(ValueError):
 class DuplicateHeaderError(CSVReadError):
     """A table whose header names a column twice (pandas would silently rename the second ``x`` to ``x.1``)."""
 
+
+#: ``frame.attrs`` key of :func:`read_metadata`: True when the partitions come from the file's ``partition`` column
+PARTITIONS_FROM_FILE = "partitions_from_file"
 
 #: a name pandas gives a repeated header name (``x.1``, ``x.2``...)
 _MANGLED = re.compile(r".+\.\d+")
@@ -116,6 +120,9 @@ def read_csv(path: str | Path, **kwargs) -> pd.DataFrame:
 def read_metadata(path: str | Path) -> pd.DataFrame:
     """The release's ``metadata.csv`` with canonical columns plus ``error_count``, ``partition`` and ``line``.
 
+    ``partition``: the file's own column when it has one (a data dir built by ``ts2 seg build``; one non-empty value
+    per SEG), else TS2's id ranges; ``frame.attrs["partitions_from_file"]`` says which.
+
     The library's one metadata reader. Its rules and messages are those of the dataset builder's standalone copy
     (``dataset_script/ts2/ts2.py``, ``read_metadata``; ``tests/test_dataset_validation.py`` checks the two agree on a
     corpus of bad files): the release's names (``id, target_prompt, file_name, image_source, rank``) or the canonical
@@ -146,9 +153,26 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     frame["file_name"] = file_names
     frame["node"] = nodes
     frame["error_count"] = digits.astype(np.int64).to_numpy()
-    partitions = {s: partition_of(s) for s in frame["seg_id"].unique()}
-    frame["partition"] = frame["seg_id"].map(partitions)
     frame["line"] = np.arange(2, len(frame) + 2)
+    if "partition" in frame.columns:  # a built data dir (ts2 seg build): partitions come from the file
+        frame["partition"] = frame["partition"].str.strip()
+        first = frame.groupby("seg_id", sort=False)["partition"].transform("first")
+        bad = np.flatnonzero(((frame["partition"] == "") | (frame["partition"] != first)).to_numpy())
+        if bad.size:
+            k = int(bad[0])
+            row = frame.iloc[k]
+            where = f"{path} line {k + 2} (SEG {row['seg_id']}, {row['file_name']})"
+            if not row["partition"]:
+                raise ValueError(f"{where}: empty partition")
+            line = int(np.flatnonzero((frame["seg_id"] == row["seg_id"]).to_numpy())[0]) + 2
+            raise ValueError(f"{where}: partition {row['partition']!r} but {first.iloc[k]!r} on line {line}; a SEG "
+                             "has one partition")
+        partitions = file_partitions(frame["seg_id"].to_numpy(), frame["partition"].to_numpy(dtype=str))
+        frame.attrs[PARTITIONS_FROM_FILE] = True
+    else:  # the release: partitions by SEG id range
+        partitions = {s: partition_of(s) for s in frame["seg_id"].unique()}
+        frame.attrs[PARTITIONS_FROM_FILE] = False
+    frame["partition"] = frame["seg_id"].map(partitions)
     heads = frame.groupby("seg_id", sort=False)["error_count"].min()
     for seg_id in heads.index[heads.to_numpy() != 0]:
         members = frame[frame["seg_id"] == seg_id]

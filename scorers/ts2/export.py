@@ -27,6 +27,8 @@ from scorers.units import parse_quantity
 
 __all__ = ["ExportResult", "export_parquet", "parse_size"]
 
+#: the question config's CSV in a local data_dir
+QUESTION_FILES = {"tifa_questions": "tifa_questions.csv", "dsg_questions": "dsg_questions.csv"}
 _ROW_GROUP = {"segs": 100}  # rows per Parquet row group (images ~0.1 MB each); questions use one group per shard
 
 
@@ -51,7 +53,7 @@ def export_parquet(
     out: str | os.PathLike,
     *,
     data_dir: str | os.PathLike | None = None,
-    configs: Iterable[str] = CONFIGS,
+    configs: Iterable[str] | None = None,
     max_shard_size: int | str = "500MB",
     cache_dir: str | os.PathLike | None = None,
     overwrite: bool = False,
@@ -63,13 +65,17 @@ def export_parquet(
         out: output folder; must be empty or absent unless ``overwrite`` (which replaces only the config folders
             and README.md written here).
         data_dir: local source (``metadata.csv``, ``images/``, question CSVs); ``None`` downloads the Hub dataset.
-        configs: subset of ``("segs", "tifa_questions", "dsg_questions")``.
+        configs: subset of ``("segs", "tifa_questions", "dsg_questions")``; None: all three, less the question
+            configs whose CSV a local ``data_dir`` lacks (a data dir built by ``ts2 seg build`` has none).
         max_shard_size: upper bound per Parquet file (in-memory Arrow size), e.g. ``"500MB"``.
         cache_dir: ``datasets`` cache for the intermediate build.
         **config_kwargs: passed to the builder (``skip_missing_images``, ``check_images``, ``repo_id``...).
     """
     import pyarrow.parquet as pq
 
+    if configs is None:
+        configs = [c for c in CONFIGS if data_dir is None or c not in QUESTION_FILES
+                   or os.path.isfile(os.path.join(data_dir, QUESTION_FILES[c]))]
     configs = list(dict.fromkeys(configs))
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown or not configs:

@@ -25,7 +25,7 @@ from scorers.ts2.options import MetaOptions
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MetaOptions", "TableMeta", "meta_from_tables"]
+__all__ = ["MetaOptions", "TableMeta", "meta_from_tables", "metadata_partitions"]
 
 Table = Union[str, Path, "pd.DataFrame"]
 
@@ -50,6 +50,8 @@ class TableMeta:
     unit: str = UNIT
     sources: dict[str, str] = field(default_factory=dict)
     source_notes: dict[str, list[str]] = field(default_factory=dict)
+    #: ``{column: {error type: ErrorTypeResult}}`` with ``options.by_error_type`` (else None)
+    by_error_type: dict | None = None
 
     def to_dict(self) -> dict:
         """``ts2 meta --json``: ``{column: TS2Result.to_dict() + {"pairing", "unit"}}``."""
@@ -59,6 +61,8 @@ class TableMeta:
             out[name]["unit"] = self.unit
             out[name]["pairing"] = self.pairing.get(self.sources.get(name, ""), "")
             out[name]["notes"] = list(self.source_notes.get(self.sources.get(name, ""), []))
+            if self.by_error_type is not None:
+                out[name]["by_error_type"] = {t: r.to_dict() for t, r in self.by_error_type[name].items()}
         return out
 
 
@@ -84,7 +88,7 @@ def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
     if light is None:
         return None
     try:
-        subset = resolve_seg_subset(seg_subset, light.seg_id)
+        subset = resolve_seg_subset(seg_subset, light.seg_id, partitions_from_file=light.partitions is not None)
     except ValueError:  # the pandas path raises it, after any error of reading the score tables
         return None
     values: dict[str, np.ndarray] = {}
@@ -104,7 +108,7 @@ def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
             source_notes[source] = [notes[-1]]
         values.update(read[0])
         origin.update(dict.fromkeys(read[0], source))
-    return light.seg_id, light.node, subset, values, origin, pairing, notes, source_notes
+    return light.seg_id, light.node, light.partitions, subset, values, origin, pairing, notes, source_notes
 
 
 def _tables(scores, columns) -> list[tuple[str, pd.DataFrame]]:
@@ -146,6 +150,13 @@ def meta_from_tables(
     ``lacking_keys_by_position`` paired by row position (``ts2 report``).
     """
     seg_subset, clean_quotes, on = options.seg_subset, options.clean_quotes, options.on
+    if options.by_error_type and options.variant != "paper":
+        from scorers.errors import ParameterError
+
+        raise ParameterError("{by_error_type=True} computes the paper variant; {variant=!r} is not supported with it",
+                             variant=options.variant)
+    if options.by_error_type:  # before any score is read: on the release this is the whole answer
+        error_keys, label_types = _error_types(metadata)
     lacking_keys_by_position = options.lacking_keys_by_position
     chosen = list(columns) if columns else None
     light = None
@@ -154,10 +165,10 @@ def meta_from_tables(
 
         light = _light(scores, metadata, chosen, seg_subset, clean_quotes, MAX_METRIC_COLUMNS)
     if light is not None:
-        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes = light
+        seg_ids, nodes, partitions, subset, read, origin, pairing, notes, source_notes = light
         available = list(read)
     else:
-        seg_ids, nodes, subset, read, origin, pairing, notes, source_notes, frame = _pandas_path(
+        seg_ids, nodes, partitions, subset, read, origin, pairing, notes, source_notes, frame = _pandas_path(
             scores, metadata, chosen, seg_subset, on, lacking_keys_by_position)
         available = list(frame.columns)
     if chosen:
@@ -178,7 +189,7 @@ def meta_from_tables(
         values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
     orientation = resolve_orientation(wanted, lower_is_better=options.lower_is_better,
                                       higher_is_better=options.higher_is_better, paper=paper)
-    evaluator = TS2Evaluator(seg_ids, nodes, seg_subset=subset)
+    evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=subset)
     results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=options.variant,
                                       n_bootstrap=options.n_bootstrap, confidence=options.confidence,
                                       seed=options.seed, progress=progress)
@@ -186,7 +197,29 @@ def meta_from_tables(
     out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
                     pairing=pairing, notes=notes, sources=origin,
                     source_notes=source_notes)
+    if options.by_error_type:
+        from scorers.stats.error_type_walks import error_type_meta
+        from scorers.ts2.seg_build import KEY_SEPARATOR
+
+        first = results[wanted[0]].rank
+        out.by_error_type = error_type_meta(
+            seg_ids, error_keys, label_types,
+            {c: values[c] if orientation[c] else -values[c] for c in wanted},
+            score_std={c: results[c].score_std for c in wanted},
+            partitions=dict(zip(first.seg_ids.tolist(), first.partitions.tolist())),
+            segs=first.seg_ids.tolist(), separator=KEY_SEPARATOR)
     return out
+
+
+def _error_types(metadata):
+    """Per-image error sets and ``{(seg_id, label): type}`` of a built metadata (path or frame)."""
+    import pandas as pd
+
+    from scorers.tables.readers import read_metadata
+    from scorers.ts2.seg_build import metadata_error_types
+
+    frame = metadata if isinstance(metadata, pd.DataFrame) else read_metadata(metadata)
+    return metadata_error_types(frame, "metadata" if isinstance(metadata, pd.DataFrame) else str(metadata))
 
 
 def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position):
@@ -201,7 +234,8 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
     tables = _tables(scores, chosen)
     if not tables:
         raise ValueError("no score tables given")
-    subset = resolve_seg_subset(seg_subset, metadata["seg_id"])
+    partitions, from_file = metadata_partitions(metadata)
+    subset = resolve_seg_subset(seg_subset, metadata["seg_id"], partitions_from_file=from_file)
     combined: dict[str, pd.Series] = {}
     origin: dict[str, str] = {}
     pairing: dict[str, str] = {}
@@ -226,5 +260,18 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
                 raise ValueError(f"score column {name!r} appears in both {origin[name]} and {source}; rename one")
             combined[name] = joined.frame[name].reset_index(drop=True)
             origin[name] = source
-    return (metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), subset, None, origin, pairing, notes,
-            source_notes, pd.DataFrame(combined))
+    return (metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), partitions, subset, None, origin, pairing,
+            notes, source_notes, pd.DataFrame(combined))
+
+
+def metadata_partitions(metadata: pd.DataFrame) -> tuple[dict[int, str] | None, bool]:
+    """``({seg_id: partition}, from_file)`` of a :func:`scorers.tables.readers.read_metadata` frame: its
+    ``partition`` column when it has one (``from_file`` when that column came from the file: a built data dir), else
+    ``(None, False)``: TS2's id ranges."""
+    from scorers.stats.graph import file_partitions
+    from scorers.tables.readers import PARTITIONS_FROM_FILE
+
+    if "partition" not in metadata.columns:
+        return None, False
+    partitions = file_partitions(metadata["seg_id"].to_numpy(), metadata["partition"].to_numpy(dtype=str))
+    return partitions, bool(metadata.attrs.get(PARTITIONS_FROM_FILE, False))

@@ -23,7 +23,10 @@ class MetaOptions:
       :func:`scorers.stats.orientation.resolve_orientation` decides;
     * reading the tables: ``clean_quotes`` (strip stray quote characters from numeric cells), ``on`` (the key
       columns of the join; default ``seg_id`` + ``file_name`` / ``image_id`` when a table has them) and
-      ``lacking_keys_by_position`` (a table without keys is paired by row position, with a note, instead of refused).
+      ``lacking_keys_by_position`` (a table without keys is paired by row position, with a note, instead of refused);
+    * ``by_error_type``: also rank / sep / delta over the walks along edges of one error type
+      (:mod:`scorers.stats.error_type_walks`); needs metadata with ``errors`` and ``error_types`` (a data dir built by
+      ``ts2 seg build``) and the ``paper`` variant.
     """
 
     seg_subset: Iterable[int] | str | None = "default"
@@ -36,3 +39,4 @@ class MetaOptions:
     clean_quotes: bool = False
     on: Sequence[str] | None = None
     lacking_keys_by_position: bool = False
+    by_error_type: bool = False

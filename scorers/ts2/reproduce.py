@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scorers.stats.graph import summary_keys
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
 from scorers.stats.orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
 from scorers.ts2.meta_from_tables import meta_from_tables
@@ -124,11 +125,12 @@ def reproduce_table(
         for record in paper.to_dict("records"):
             published[(record["column"], record["meta_metric"])] = record
     rows = []
+    keys = summary_keys(k for column in columns for k in results[column].rank.statistic)  # a built dir's partitions
     for column in columns:
         for meta_metric in META_METRICS:
             summary = results[column][meta_metric].statistic
             ci = results[column][meta_metric].confidence_interval
-            for partition in SUMMARY_KEYS:
+            for partition in keys:
                 ours = summary.get(partition, float("nan")) * 100.0
                 ref = published.get((column, meta_metric), {}).get(partition)
                 ref = None if ref is None or (isinstance(ref, float) and np.isnan(ref)) else float(ref)

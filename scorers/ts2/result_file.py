@@ -19,7 +19,8 @@ from typing import Mapping
 
 from scorers.atomic import write_text_atomic
 from scorers.formatting import format_number
-from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
+from scorers.stats.graph import summary_keys
+from scorers.stats.meta import META_METRICS, TS2Result
 
 __all__ = ["FORMAT", "check_payload", "check_table", "escape_controls", "format_meta_table", "meta_results", "pct",
            "save_result", "segs_line", "sha256", "text_grid"]
@@ -189,14 +190,15 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
     """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
     evaluated SEGs. With bootstrap intervals (``n_bootstrap``), each cell shows its 95% interval:
     ``68.2 [63.8, 71.8]``."""
-    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in SUMMARY_KEYS] + ["segs used/skipped"]
+    keys = summary_keys(k for result in results.values() for k in result.rank.statistic)  # a built dir's partitions
+    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs used/skipped"]
     lines = []
     for name, result in results.items():
         cells = [name]
         for metric in META_METRICS:
             summary, ci = result[metric].statistic, result[metric].confidence_interval
             cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
-                      for p in SUMMARY_KEYS]
+                      for p in keys]
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
         lines.append(cells)
     return segs_line(results) + "\n" + text_grid([header] + lines)

@@ -1,0 +1,514 @@
+"""``ts2 seg build``: ANNOTATIONS (one row per image + its error set) -> a data dir in the release's layout (issue 35).
+
+ANNOTATIONS is a CSV with one row per image:
+
+* ``seg_id``: the SEG (any text; integers are kept as the SEG ids, other names are numbered 0, 1, ... in order of
+  first appearance, and ``segs.json`` keeps the names);
+* ``prompt``: the SEG's prompt (the same on every row of a SEG);
+* ``file_name``: the image, relative to ``images``;
+* ``errors``: the prompt's elements the image gets wrong, joined with ``;`` (empty: an error-free image);
+* optional ``image_source`` (the generator), ``partition`` (one per SEG; default :data:`DEFAULT_PARTITION`) and
+  ``error_types`` (``missing`` / ``attribute`` / ``relation`` / ``action``, joined with ``;``, aligned with ``errors``).
+
+Images with the same error set share a node, labelled by :func:`scorers.stats.error_sets.node_labels`; an edge runs
+from set A to set B when B is A plus one error (:func:`scorers.stats.error_sets.error_set_edges`).
+
+OUT holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition, errors, error_types``: the
+release's columns, then the partition and each image's sorted error set with its types), ``images/`` (copies, named
+``images/SSS-KK.ext`` as the release names them) and ``segs.json`` (each SEG's nodes, error sets, edges and error
+types), plus ``warnings.txt`` when there are warnings.
+
+Every refusal is one line naming the ANNOTATIONS line, its SEG and its file. The table is checked with whole-column
+operations (pandas); only the image files are touched one by one (they must be opened and copied).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scorers.errors import ParameterError
+from scorers.stats.error_sets import label_sets, error_set_edges, unreachable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "KEY_SEPARATOR", "OUT_FILES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
+           "SegBuild", "build_segs", "metadata_error_types", "parse_error_columns", "read_annotations"]
+
+REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
+OPTIONAL_COLUMNS = ("image_source", "partition", "error_types")
+#: the error types of the TS2 paper's edges (section 3.1)
+ERROR_TYPES = ("missing", "attribute", "relation", "action")
+#: the partition of SEGs whose ANNOTATIONS have no ``partition`` column
+DEFAULT_PARTITION = "custom"
+#: what a build writes under OUT (``--overwrite`` replaces exactly these)
+OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt")
+#: the separator of ``errors`` / ``error_types`` cells
+SEPARATOR = ";"
+#: joins a sorted error set into one key (``key`` column): the ASCII unit separator, below every printable
+#: character, so keys sort like the tuples (numpy would drop a trailing NUL)
+KEY_SEPARATOR = _KEY_SEP = "\x1f"
+
+
+@dataclass
+class SegBuild:
+    """What :func:`build_segs` wrote: ``out``, the numbers of SEGs and images, and the ``warnings`` (one line each)."""
+
+    out: Path
+    n_segs: int
+    n_images: int
+    warnings: list[str] = field(default_factory=list)
+    n_nodes: int = 0
+    n_edges: int = 0
+    partitions: dict[str, int] = field(default_factory=dict)
+    #: warnings by kind: ``{"one image": n, "not reachable": n}``
+    warning_counts: dict[str, int] = field(default_factory=dict)
+
+
+def _fail(frame: pd.DataFrame, mask, source: str, message) -> None:
+    """Raise ``ValueError`` for the first row of ``mask``: ``SOURCE line N (SEG s, FILE): MESSAGE``."""
+    hits = np.flatnonzero(np.asarray(mask, dtype=bool))
+    if hits.size:
+        k = int(hits[0])
+        row = frame.iloc[k]
+        text = message(k, row) if callable(message) else message
+        raise ValueError(f"{_where(source, row)}: {text}")
+
+
+def _where(source: str, row) -> str:
+    return f"{source} line {int(row['line'])} (SEG {row['seg_id'] or '?'}, {row['file_name'] or 'no file name'})"
+
+
+def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
+    """The validated ANNOTATIONS table: one row per image, with the columns of the module docstring plus ``line``
+    (its CSV line), ``key`` (its sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``,
+    ``sorted_errors`` and ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source`` (filled).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A UTF-8 CSV file (a byte-order mark is accepted).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        One line naming the file, the line, the SEG and the image, for the first row that breaks a rule: a missing
+        column, an empty ``seg_id``, ``prompt`` or ``file_name``; an image listed twice in a SEG; the same file
+        under two SEGs; a SEG with two prompts or two partitions; ``error_types`` not aligned with ``errors`` or not
+        one of :data:`ERROR_TYPES`; an error label used with two different types in one SEG.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.csv").write_text("seg_id,prompt,file_name,errors\\n0,a dog,x.png,\\n0,a dog,y.png,dog\\n")
+    >>> read_annotations(folder / "a.csv")[["seg_id", "n_errors", "sorted_errors"]].values.tolist()
+    [['0', 0, ''], ['0', 1, 'dog']]
+    >>> _ = (folder / "b.csv").write_text("seg_id,prompt,file_name,errors\\n0,,x.png,\\n")
+    >>> read_annotations(folder / "b.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ... line 2 (SEG 0, x.png): empty prompt
+    """
+    import pandas as pd
+
+    from scorers.tables.readers import read_csv
+
+    source = str(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"ANNOTATIONS {source}: no such file")
+    frame = read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{source}: missing column(s) {', '.join(missing)}; ANNOTATIONS needs "
+                         f"{', '.join(REQUIRED_COLUMNS)} (optional: {', '.join(OPTIONAL_COLUMNS)})")
+    if frame.empty:
+        raise ValueError(f"{source}: no rows")
+    for column in REQUIRED_COLUMNS + OPTIONAL_COLUMNS:
+        if column in frame.columns:
+            frame[column] = frame[column].str.strip()
+    frame["line"] = np.arange(2, len(frame) + 2)
+    _fail(frame, frame["seg_id"] == "", source, "empty seg_id")
+    _fail(frame, frame["prompt"] == "", source, "empty prompt")
+    _fail(frame, frame["file_name"] == "", source, "empty file_name")
+    files = frame["file_name"].str.replace("\\", "/", regex=False).str.replace(r"^(\./)+", "", regex=True)
+    keyed = frame.assign(_f=files)
+    twice = keyed.duplicated(["seg_id", "_f"])
+    first_line = keyed.groupby(["seg_id", "_f"], sort=False)["line"].transform("min")
+    _fail(frame, twice, source, lambda k, row: f"image listed twice (first on line {first_line.iloc[k]})")
+    other = keyed.groupby("_f", sort=False)["seg_id"].transform("first")
+    other_line = keyed.groupby("_f", sort=False)["line"].transform("first")
+    _fail(frame, other != frame["seg_id"], source,
+          lambda k, row: f"the same file is under SEG {other.iloc[k]} too (line {other_line.iloc[k]}); an image "
+                         "belongs to one SEG")
+    _one_per_seg(frame, "prompt", source)
+    if "partition" in frame.columns:
+        _fail(frame, frame["partition"] == "", source, "empty partition (the column is optional; a given cell needs "
+                                                        "a name)")
+        _one_per_seg(frame, "partition", source)
+    else:
+        frame["partition"] = DEFAULT_PARTITION
+    if "image_source" not in frame.columns:
+        frame["image_source"] = ""
+    parse_error_columns(frame, source)
+    return frame
+
+
+def _one_per_seg(frame: pd.DataFrame, column: str, source: str) -> None:
+    first = frame.groupby("seg_id", sort=False)[column].transform("first")
+    first_line = frame.groupby("seg_id", sort=False)["line"].transform("first")
+    _fail(frame, first != frame[column], source,
+          lambda k, row: f"the SEG has two {column}s: {row[column]!r} here and {first.iloc[k]!r} on line "
+                         f"{first_line.iloc[k]}")
+
+
+def _split(column: pd.Series) -> pd.DataFrame:
+    """``(row, position, item)`` of every ``;``-separated item, stripped (empty items kept: the caller decides)."""
+    parts = column.str.split(SEPARATOR).explode()
+    frame = parts.to_frame("item")
+    frame["item"] = frame["item"].fillna("").str.strip()
+    frame["row"] = frame.index.to_numpy()
+    frame["position"] = frame.groupby(level=0).cumcount().to_numpy()
+    return frame.reset_index(drop=True)
+
+
+def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
+    """Add ``key`` (the sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and
+    ``sorted_types``
+    (``;``-joined, aligned) to ``frame`` from its ``errors`` (and optional ``error_types``) columns, in place.
+
+    The one reading of error-set cells: ANNOTATIONS (:func:`read_annotations`) and a built ``metadata.csv``
+    (``ts2 meta --by-error-type``). ``frame`` needs ``seg_id``, ``file_name`` and ``line`` (for the messages).
+
+    Raises
+    ------
+    ValueError
+        ``error_types`` not aligned with ``errors``, a type not in :data:`ERROR_TYPES`, or an error label with two
+        types in one SEG; the message names ``source``, the line, the SEG and the image.
+    """
+    import pandas as pd
+
+    frame.reset_index(drop=True, inplace=True)
+    errors = _split(frame["errors"])
+    if "error_types" in frame.columns:
+        types = _split(frame["error_types"])
+        n_err = (errors["item"] != "").groupby(errors["row"]).sum()
+        n_typ = (types["item"] != "").groupby(types["row"]).sum()
+        _fail(frame, (n_err != n_typ).to_numpy(), source,
+              lambda k, row: f"errors has {int(n_err.iloc[k])} label(s) but error_types has {int(n_typ.iloc[k])}; "
+                             "give one type per error, in the same order")
+        errors = errors[errors["item"] != ""].reset_index(drop=True)
+        types = types[types["item"] != ""].reset_index(drop=True)
+        errors["type"] = types["item"].str.lower().to_numpy()
+        bad = ~errors["type"].isin(ERROR_TYPES)
+        if bad.any():
+            k = int(errors.loc[bad, "row"].iloc[0])
+            raise ValueError(f"{_where(source, frame.iloc[k])}: unknown error type "
+                             f"{errors.loc[bad, 'type'].iloc[0]!r}; use one of {', '.join(ERROR_TYPES)}")
+    else:
+        errors = errors[errors["item"] != ""].reset_index(drop=True)
+        errors["type"] = ""
+    errors["seg_id"] = frame["seg_id"].to_numpy()[errors["row"].to_numpy()]
+    errors = errors.drop_duplicates(["row", "item", "type"])
+    if "error_types" in frame.columns:
+        kinds = errors.groupby(["seg_id", "item"], sort=False)["type"].transform("nunique")
+        if (kinds > 1).any():
+            clash = errors[kinds > 1]
+            label, seg = clash["item"].iloc[0], clash["seg_id"].iloc[0]
+            used = errors[(errors["seg_id"] == seg) & (errors["item"] == label)]
+            first = used.iloc[0]
+            second = used[used["type"] != first["type"]].iloc[0]
+            raise ValueError(f"{_where(source, frame.iloc[int(second['row'])])}: error {label!r} has type "
+                             f"{second['type']!r} here but {first['type']!r} on line "
+                             f"{int(frame['line'].iloc[int(first['row'])])}; an error label has one type in a SEG")
+    errors = errors.drop_duplicates(["row", "item"]).sort_values(["row", "item"], kind="stable")
+    errors["k"] = errors.groupby("row", sort=False).cumcount().to_numpy()
+    frame["key"] = _join_wide(errors, "item", _KEY_SEP, len(frame))
+    frame["sorted_errors"] = _join_wide(errors, "item", SEPARATOR, len(frame))
+    frame["sorted_types"] = _join_wide(errors, "type", SEPARATOR, len(frame))
+    frame["n_errors"] = np.bincount(errors["row"].to_numpy(dtype=np.int64), minlength=len(frame)).astype(np.int64)
+    if "error_types" not in frame.columns:
+        frame["sorted_types"] = ""
+
+
+def _join_wide(items: pd.DataFrame, column: str, separator: str, n_rows: int) -> np.ndarray:
+    """Per row, its ``column`` items (in their ``k`` order) joined with ``separator``; ``""`` for a row with none.
+    One vectorised string operation per item position (a row holds a few errors), not one call per row."""
+    import pandas as pd
+
+    out = pd.Series([""] * n_rows, dtype=object)
+    for k in range(int(items["k"].max()) + 1 if len(items) else 0):
+        part = items[items["k"] == k]
+        rows = part["row"].to_numpy(dtype=np.int64)
+        values = part[column].astype(str).to_numpy(dtype=object)
+        current = out.to_numpy()[rows]
+        out.iloc[rows] = values if k == 0 else current + separator + values
+    return out.to_numpy(dtype=object)
+
+
+def _seg_ids(frame: pd.DataFrame) -> np.ndarray:
+    """Integer SEG ids: the given ones when all are ASCII digits naming distinct SEGs, else 0, 1, ... by first
+    appearance."""
+    text = frame["seg_id"]
+    if text.str.fullmatch(r"[0-9]+").all():
+        as_int = text.astype(np.int64)
+        if as_int.nunique() == text.nunique():
+            return as_int.to_numpy()
+    codes, _ = frame["seg_id"].factorize()
+    return codes.astype(np.int64)
+
+
+def _check_structure(frame: pd.DataFrame, source: str) -> None:
+    """Refuse a SEG with no error-free image, or with fewer than two error levels (naming its first line)."""
+    by_seg = frame.groupby("seg_id", sort=False)["n_errors"]
+    lowest, levels = by_seg.transform("min"), by_seg.transform("nunique")
+    _fail(frame, lowest > 0, source,
+          lambda k, row: "the SEG has no error-free image (a row with empty errors); node 0 holds the images that "
+                         "get the prompt right")
+    _fail(frame, levels < 2, source,
+          lambda k, row: "the SEG has one error level only (every image has 0 errors); a SEG needs at least two")
+
+
+def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
+    """The image paths, each checked to exist and to open as an image: its header is parsed and PIL's ``verify``
+    run (PNG checksums included); not decoded (``load_ts2`` decodes every image)."""
+    from PIL import Image, UnidentifiedImageError
+
+    paths = [images / name for name in frame["file_name"].tolist()]
+    exists = np.fromiter((p.is_file() for p in paths), dtype=bool, count=len(paths))
+    _fail(frame, ~exists, source, lambda k, row: f"missing image: no file {paths[k]}")
+    for k, p in enumerate(paths):
+        try:
+            with Image.open(p) as image:
+                image.verify()
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:  # SyntaxError: a bad PNG chunk
+            detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise ValueError(f"{_where(source, frame.iloc[k])}: unreadable image {p} ({detail})") from None
+    return paths
+
+
+def _out_names(frame: pd.DataFrame) -> pd.Series:
+    """``images/SSS-KK.ext``: SEG id (3 digits at least), position in the SEG (2 digits at least), the file's suffix."""
+    position = frame.groupby("id", sort=False).cumcount()
+    suffix = frame["file_name"].str.extract(r"(\.[A-Za-z0-9]+)$", expand=False).fillna("").str.lower()
+    return "images/" + frame["id"].astype(str).str.zfill(3) + "-" + position.astype(str).str.zfill(2) + suffix
+
+
+def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict[str, int], int, int]:
+    """Node labels per row, the ``segs.json`` entries, the warnings and their counts by kind, and the numbers of
+    nodes and edges.
+
+    The labels, edges and unreachable nodes of each SEG come from :mod:`scorers.stats.error_sets` (one call per SEG,
+    over its distinct error sets, never per image); images are grouped by one ``groupby``."""
+    ids, keys = frame["id"].to_numpy(), frame["key"].to_numpy(dtype=object)
+    out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["file_name"].to_numpy(dtype=object)
+    members = frame.groupby(["id", "key"], sort=False).indices  # {(id, key): row positions}, file order
+    first = frame.drop_duplicates("id")
+    info = dict(zip(first["id"].tolist(), zip(first["seg_id"].tolist(), first["prompt"].tolist(),
+                                              first["partition"].tolist())))
+    type_of: dict[tuple[int, str], str] = {}
+    if frame["sorted_types"].ne("").any():
+        pairs = frame.loc[frame["n_errors"] > 0, ["id", "sorted_errors", "sorted_types"]].drop_duplicates()
+        for seg, errs, kinds in pairs.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
+            for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
+                type_of[(seg, e)] = t
+    keys_of: dict[int, list[str]] = {}
+    for seg, key in members:
+        keys_of.setdefault(seg, []).append(key)
+    label_of: dict[tuple[int, str], str] = {}
+    segs, warnings = [], []
+    counts = {"one image": 0, "not reachable": 0}
+    n_nodes = n_edges = 0
+    for seg in sorted(keys_of):
+        sets = [frozenset(k.split(_KEY_SEP)) if k else frozenset() for k in keys_of[seg]]
+        labelled = label_sets(sets)
+        name, prompt, partition = info[seg]
+        nodes = []
+        for label, s in labelled.items():
+            key = _KEY_SEP.join(sorted(s))
+            label_of[(seg, key)] = label
+            rows = members[(seg, key)]
+            files = out_names[rows].tolist()
+            entry = {"label": label, "error_count": len(s), "errors": sorted(s), "n_images": len(files),
+                     "images": files, "sources": sources[rows].tolist()}
+            if type_of:
+                entry["error_types"] = [type_of.get((seg, e), "") for e in sorted(s)]
+            nodes.append(entry)
+            if len(files) == 1:
+                warnings.append(f"SEG {name}: node {label} {_show(s)} has one image ({files[0]})")
+                counts["one image"] += 1
+        edges = [{"from": a, "to": b, "error": e, **({"type": type_of.get((seg, e), "")} if type_of else {})}
+                 for a, b, e in error_set_edges(sets)]
+        for label in unreachable(sets):
+            warnings.append(f"SEG {name}: node {label} {_show(labelled[label])} is not reachable one error at a time "
+                            "(no node one error smaller inside it); valid, worth a look")
+            counts["not reachable"] += 1
+        n_nodes += len(nodes)
+        n_edges += len(edges)
+        segs.append({"seg_id": int(seg), "name": str(name), "prompt": prompt, "partition": partition,
+                     "nodes": nodes, "edges": edges})
+    labels = np.empty(len(frame), dtype=object)
+    for (seg, key), rows in members.items():  # one assignment per node, not per image
+        labels[rows] = label_of[(seg, key)]
+    return labels, segs, warnings, counts, n_nodes, n_edges
+
+
+def _segs_json(payload: dict) -> str:
+    """``segs.json``: one SEG per line (the C encoder writes each; an indented dump is ten times slower)."""
+    head = {k: v for k, v in payload.items() if k != "segs"}
+    lines = [json.dumps(seg, ensure_ascii=False) for seg in payload["segs"]]
+    return json.dumps(head, ensure_ascii=False)[:-1] + ', "segs": [\n' + ",\n".join(lines) + "\n]}\n"
+
+
+def _show(s) -> str:
+    return "{" + ", ".join(sorted(s)) + "}"
+
+
+def _prepare_out(out: Path, overwrite: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ParameterError("{out} {path} is a file, not a folder", path=str(out))
+    present = [name for name in OUT_FILES if (out / name).exists()]
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise ParameterError("{out} {path} is not empty; pass {overwrite=True} to replace a build there",
+                             path=str(out))
+    for name in present:
+        target = out / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def build_segs(
+    annotations: str | os.PathLike,
+    *,
+    images: str | os.PathLike | None,
+    out: str | os.PathLike,
+    overwrite: bool = False,
+    copy_images: bool = True,
+) -> SegBuild:
+    """Build a TS2 data dir from ANNOTATIONS (see the module docstring for both layouts).
+
+    Parameters
+    ----------
+    annotations : path of the ANNOTATIONS CSV.
+    images : the folder ``file_name`` is relative to. None builds metadata only: the images are neither checked nor
+        copied (``metadata.csv`` still names them under ``images/``), for planning and for the scale benchmark.
+    out : the data dir to write; it must be empty or absent unless ``overwrite`` (which replaces only
+        :data:`OUT_FILES`).
+    copy_images : False with ``images`` checks the images but does not copy them.
+
+    Returns
+    -------
+    SegBuild
+
+    Raises
+    ------
+    FileNotFoundError
+        ANNOTATIONS does not exist.
+    ParameterError
+        ``images`` is not a folder; ``out`` is a file, or not empty without ``overwrite``.
+    ValueError
+        One line naming the ANNOTATIONS line, SEG and image: what :func:`read_annotations` refuses, a SEG with no
+        error-free image, a SEG with fewer than two error levels, a missing or unreadable image. Nothing is written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.csv").write_text("seg_id,prompt,file_name,errors\\n"
+    ...     "0,a red dog,x.png,\\n0,a red dog,y.png,dog\\n0,a red dog,z.png,red\\n")
+    >>> built = build_segs(folder / "a.csv", images=None, out=folder / "out")
+    >>> built.n_segs, built.n_images, built.n_nodes, built.n_edges, len(built.warnings)
+    (1, 3, 3, 2, 3)
+    >>> (folder / "out" / "metadata.csv").read_text().splitlines()[2]
+    '0,a red dog,images/000-01.png,,1a,custom,dog,'
+    """
+    source = str(annotations)
+    if images is not None and not os.path.isdir(images):
+        raise ParameterError("{images} {path}: no such folder", path=str(images))
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ParameterError("{out} {path} is a file, not a folder", path=str(out))
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise ParameterError("{out} {path} is not empty; pass {overwrite=True} to replace a build there",
+                             path=str(out))
+    frame = read_annotations(annotations)
+    _check_structure(frame, source)
+    paths = _check_images(frame, Path(images), source) if images is not None else None
+    frame["id"] = _seg_ids(frame)
+    frame["out_name"] = _out_names(frame)
+    nodes, segs, warnings, counts, n_nodes, n_edges = _nodes(frame)
+    frame["node"] = nodes
+    _prepare_out(out, overwrite)
+    metadata = frame[["id", "prompt", "out_name", "image_source", "node", "partition", "sorted_errors",
+                      "sorted_types"]].copy()
+    metadata.columns = ["id", "target_prompt", "file_name", "image_source", "rank", "partition", "errors",
+                        "error_types"]
+    metadata.to_csv(out / "metadata.csv", index=False)
+    (out / "images").mkdir(exist_ok=True)
+    if paths is not None and copy_images:
+        for src, name in zip(paths, frame["out_name"].tolist()):
+            shutil.copyfile(src, out / name)
+    payload = {"format": "ts2-segs/1", "annotations": os.path.basename(source),
+               "error_types": list(ERROR_TYPES), "segs": segs}
+    (out / "segs.json").write_text(_segs_json(payload), encoding="utf-8")
+    if warnings:
+        (out / "warnings.txt").write_text("\n".join(warnings) + "\n", encoding="utf-8")
+    partitions = frame.drop_duplicates("id")["partition"].value_counts(sort=False)
+    return SegBuild(out=out, n_segs=len(segs), n_images=len(frame), warnings=warnings, n_nodes=n_nodes,
+                    n_edges=n_edges, partitions={str(k): int(v) for k, v in partitions.items()},
+                    warning_counts=counts)
+
+
+#: what ``ts2 meta --by-error-type`` says when the metadata has no error types (the release)
+NO_ERROR_TYPES = ("{by_error_type=True} needs error_types: {source} has no {missing} column(s); the release does not "
+                  "carry error types. Build your SEGs with ts2 seg build from ANNOTATIONS with an error_types column "
+                  "(its metadata.csv has errors and error_types)")
+
+
+def metadata_error_types(metadata: pd.DataFrame, source: str) -> tuple[np.ndarray, dict[tuple[int, str], str]]:
+    """``(keys, label_types)`` of a built ``metadata.csv`` (a :func:`scorers.tables.readers.read_metadata` frame with
+    ``errors`` and ``error_types`` columns): per-image error sets (sorted labels joined with :data:`KEY_SEPARATOR`)
+    and ``{(seg_id, label): type}``.
+
+    Raises
+    ------
+    ParameterError
+        No ``errors`` / ``error_types`` column, or no type at all (the release): :data:`NO_ERROR_TYPES`.
+    ValueError
+        What :func:`parse_error_columns` refuses, or a node label whose error count is not the size of the image's
+        error set (one line naming the metadata line).
+    """
+    missing = [c for c in ("errors", "error_types") if c not in metadata.columns]
+    if missing:
+        raise ParameterError(NO_ERROR_TYPES, source=source, missing=" / ".join(missing))
+    frame = metadata[["seg_id", "file_name", "node", "errors", "error_types"]].copy()
+    frame["seg_id"] = frame["seg_id"].astype(str)
+    frame["line"] = metadata["line"].to_numpy() if "line" in metadata.columns else np.arange(2, len(frame) + 2)
+    frame["errors"] = frame["errors"].astype(str).str.strip()
+    frame["error_types"] = frame["error_types"].astype(str).str.strip()
+    parse_error_columns(frame, source)
+    if not frame["sorted_types"].ne("").any():
+        raise ParameterError(NO_ERROR_TYPES, source=source, missing="filled error_types")
+    digits = frame["node"].astype(str).str.extract(r"^\s*(\d+)", expand=False).astype(np.int64)
+    _fail(frame, (digits != frame["n_errors"]).to_numpy(), source,
+          lambda k, row: f"node {row['node']} has {digits.iloc[k]} error(s) but errors lists {row['n_errors']} "
+                         f"({row['sorted_errors'] or 'none'})")
+    label_types: dict[tuple[int, str], str] = {}
+    distinct = frame.loc[frame["n_errors"] > 0, ["seg_id", "sorted_errors", "sorted_types"]].drop_duplicates()
+    for seg, errs, kinds in distinct.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
+        for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
+            label_types[(int(seg), e)] = t
+    return frame["key"].to_numpy(dtype=object), label_types
