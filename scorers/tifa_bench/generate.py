@@ -1,5 +1,8 @@
 """Generate TIFA v1.0 images with a ``diffusers`` text-to-image pipeline: batched, seeded, resumable, multi-GPU.
 
+The pipeline loading and the seeded, resumable generation are ``scorers.models.diffusion`` (shared with
+``ts2 seg generate``); this module adds the TIFA layout, the settings check and the sharding over processes.
+
 * **Seeded per image.** Image ``k`` of text ``t`` starts from noise drawn by its own CPU ``torch.Generator`` seeded
   with :func:`image_seed` ``(seed, t, k)``; the pipeline gets one generator per prompt in the batch, so the batch
   size, the order and the number of processes do not change any image (CPU generators also make the noise the same
@@ -16,57 +19,21 @@ Layout (what ``ts2 tifa-bench score --images`` reads): ``OUT/<text_id>.png`` wit
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from scorers.atomic import atomic_path, write_text_atomic
 from scorers.errors import ParameterError, value_error, wording_of
+from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed, load_pipeline
 
 __all__ = ["generate_images", "image_path", "image_seed", "load_pipeline"]
-
-
-def image_seed(seed: int, text_id: str, k: int) -> int:
-    """The noise seed of image ``k`` of ``text_id`` (a 63-bit hash of the three)."""
-    digest = hashlib.sha256(f"{int(seed)}/{text_id}/{int(k)}".encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
 
 def image_path(out_dir: str | Path, text_id: str, k: int, images_per_prompt: int) -> Path:
     out_dir = Path(out_dir)
     return out_dir / f"{text_id}.png" if images_per_prompt == 1 else out_dir / text_id / f"{k}.png"
-
-
-def load_pipeline(model: str, *, device: Any = None, precision: str | None = None):
-    """``diffusers.DiffusionPipeline.from_pretrained(model)`` on ``device`` in ``precision``, progress bar off."""
-    try:
-        from diffusers import DiffusionPipeline
-    except ImportError:
-        raise ValueError("generation needs diffusers: pip install 'ts2-evaluate[generate]'") from None
-    from scorers.models.precision import dtype_of
-
-    kwargs = {"torch_dtype": dtype_of(precision)} if precision else {}
-    pipeline = DiffusionPipeline.from_pretrained(model, **kwargs)
-    pipeline.set_progress_bar_config(disable=True)
-    return pipeline.to(device) if device is not None else pipeline
-
-
-def _check_settings(out_dir: Path, settings: dict) -> None:
-    path = out_dir / "generation.json"
-    if path.is_file():
-        found = json.loads(path.read_text(encoding="utf-8"))
-        if found != settings:
-            changed = sorted(k for k in set(found) | set(settings) if found.get(k) != settings.get(k))
-            raise ParameterError("{folder} holds images generated with other settings ({changed}: {found} vs "
-                                 "{wanted}); use another {out_dir} or delete the folder", folder=out_dir,
-                                 changed=", ".join(changed), found={k: found.get(k) for k in changed},
-                                 wanted={k: settings.get(k) for k in changed})
-    else:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(settings, indent=2, sort_keys=True))
 
 
 def generate_images(
@@ -89,9 +56,6 @@ def generate_images(
     ``num_inference_steps``, ``guidance_scale``, ``height``, ``width``... and is part of the recorded settings.
     Returns counts for this process: ``{"generated", "existing", "total"}``.
     """
-    import torch
-    from tqdm.auto import tqdm
-
     from scorers.scoring.runner import process_state
 
     if images_per_prompt < 1 or batch_size < 1:
@@ -108,7 +72,7 @@ def generate_images(
     error = None
     if state.is_main_process:
         try:
-            _check_settings(out_dir, settings)
+            check_settings(out_dir, settings)
             for text_id in text_ids:  # one layout per folder: never leave both <id>.png and <id>/ for a text
                 other = out_dir / text_id if images_per_prompt == 1 else out_dir / f"{text_id}.png"
                 if other.exists():
@@ -129,25 +93,7 @@ def generate_images(
     work = [(t, c, k) for t, c in zip(text_ids, captions) for k in range(images_per_prompt)]
     pending = [w for w in work if not image_path(out_dir, w[0], w[2], images_per_prompt).is_file()]
     mine = [pending[i] for i in np.array_split(np.arange(len(pending)), state.num_processes)[state.process_index]]
-    bar = tqdm(total=len(mine), unit="img", desc="generate", disable=not (progress and state.is_main_process))
-    generated = 0
-    try:
-        for start in range(0, len(mine), batch_size):
-            batch = mine[start:start + batch_size]
-            generators = [torch.Generator("cpu").manual_seed(image_seed(seed, t, k)) for t, _, k in batch]
-            images = pipeline(prompt=[c for _, c, _ in batch], generator=generators, output_type="pil",
-                              **call_kwargs).images
-            if len(images) != len(batch):
-                raise ParameterError("the pipeline returned {n} images for {prompts} prompts; do not pass "
-                                     "num_images_per_prompt (use {images_per_prompt})", n=len(images),
-                                     prompts=len(batch))
-            for (text_id, _, k), image in zip(batch, images):
-                path = image_path(out_dir, text_id, k, images_per_prompt)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with atomic_path(path) as tmp:
-                    image.save(tmp)
-                generated += 1
-            bar.update(len(batch))
-    finally:
-        bar.close()
+    jobs = [ImageJob(image_path(out_dir, t, k, images_per_prompt), c, image_seed(seed, t, k)) for t, c, k in mine]
+    generated = generate_to_files(pipeline, jobs, batch_size=batch_size, call_kwargs=call_kwargs,
+                                  progress=progress and state.is_main_process)
     return {"generated": generated, "existing": len(work) - len(pending), "total": len(work)}
