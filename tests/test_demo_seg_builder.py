@@ -2,13 +2,12 @@
 
 The app runs in-process on 127.0.0.1 with the shared release tables and the ANNOTATIONS file of the Real procedure:
 two prompts, 14 images each (two pages of the tab), with empty errors, written by ``ts2 seg generate --real 14`` and a
-tiny random diffusers pipeline when that step is installed, else in the same format by this module. A person's ticks
-are made in the page; what the tests expect comes from the file on disk, hand-written node labels, and scipy on the
-scores planted for the built data dir. Screenshots go to ``artifacts/demo/`` (gitignored).
+tiny random diffusers pipeline. A person's ticks are made in the page; what the tests expect comes from the file on
+disk, hand-written node labels, and scipy on the scores planted for the built data dir. Screenshots go to
+``artifacts/demo/`` (gitignored).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -36,30 +35,11 @@ N_REAL = 14
 SAVE_TIMEOUT_S = 30.0
 #: `ts2 seg generate`'s image settings in the tests (a tiny pipeline, two steps)
 GENERATE_CALL = ["--steps", "2", "--guidance-scale", "3", "--height", "32", "--width", "32"]
-HAS_GENERATE = importlib.util.find_spec("scorers.cli._seg_generate") is not None
 
 
 def _name(seg_id: int, k: int) -> str:
     """The k-th image of a SEG, as `ts2 seg generate --real` names it (relative to its --out folder)."""
     return f"seg{seg_id}/real/{k}.png"
-
-
-def _write_real_rows(out: Path) -> Path:
-    """`generate --real`'s output written by hand, same format (columns, names, empty errors and types)."""
-    from PIL import Image
-
-    rows = []
-    for seg_id, prompt in enumerate(REAL_PROMPTS):
-        for k in range(N_REAL):
-            path = out / _name(seg_id, k)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            Image.new("RGB", (32, 32), (17 * k, 100 * seg_id, 255 - 9 * k)).save(path)
-            rows.append({"seg_id": seg_id, "prompt": prompt, "file_name": _name(seg_id, k), "errors": "",
-                         "error_types": "", "image_source": "tiny-pipeline", "node_prompt": prompt,
-                         "seed": str(1000 * seg_id + k), "procedure": "real"})
-    annotations = out / "real_annotations.csv"
-    pd.DataFrame(rows).to_csv(annotations, index=False)
-    return annotations
 
 
 def _generate_real_rows(out: Path, pipeline: Path) -> Path:
@@ -75,14 +55,11 @@ def _generate_real_rows(out: Path, pipeline: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def real_rows(tmp_path_factory, request) -> tuple[Path, Path]:
+def real_rows(tmp_path_factory, pipeline_dir) -> tuple[Path, Path]:  # noqa: F811
     """(ANNOTATIONS, images folder) of the Real procedure before annotation."""
     out = tmp_path_factory.mktemp("real") / "generated"
     out.mkdir()
-    if HAS_GENERATE:
-        annotations = _generate_real_rows(out, Path(request.getfixturevalue("pipeline_dir")))
-    else:  # TODO(lead): drop once `ts2 seg generate` is in main
-        annotations = _write_real_rows(out)
+    annotations = _generate_real_rows(out, Path(pipeline_dir))
     rows = pd.read_csv(annotations, dtype=str, keep_default_na=False)
     assert rows["file_name"].tolist() == [_name(s, k) for s in range(2) for k in range(N_REAL)]
     assert set(rows["errors"]) == {""}
