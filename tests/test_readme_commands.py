@@ -103,6 +103,16 @@ RULES: list[tuple[str, str, str]] = [
     (r"^hf ", "skip", "the Hub's own CLI: logs in / creates the leaderboard's dataset repository (network, a token)"),
     (r"^ts2 leaderboard --submissions [\w.-]+/[\w.-]+@", "skip", "reads a Hub dataset (network); "
      "tests/test_leaderboard_community.py reads one at a pinned revision from a loopback stand-in of the Hub"),
+    (r"^ts2 seg plan\b", "skip", "needs a text model (a served one, or " + HUB + "); tests/test_seg_synth.py runs "
+     "plan against a loopback OpenAI-compatible server with a scripted reply"),
+    (r"^ts2 seg generate\b", "skip", "a diffusers pipeline " + HUB + "; tests/test_seg_synth.py generates with a "
+     "tiny random Stable Diffusion built from configs"),
+    (r"^ts2 seg check\b", "skip", "needs a VQA judge (" + HUB + ", or a served model); tests/test_seg_synth.py runs "
+     "check against a loopback judge"),
+    (r"^ts2 seg push\b", "skip", "uploads to the Hub (network, a token); tests/test_seg_synth.py tests everything up "
+     "to the upload call"),
+    (r"^ts2 seg build raw/|^ts2 meta clip_scores\.csv --metadata built/", "skip", "reads what the Synth commands "
+     "above write; tests/test_seg_synth.py and examples/07_build_your_own_segs.ipynb run the chain end to end"),
     (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard|seg build)\b", "run", ""),
 ]
 
@@ -121,6 +131,8 @@ PY_RULES: list[tuple[str, str, str]] = [
      "test_embedding_evaluate.py run the scorers and modules on a tiny local CLIP"),
     (r"ChatVLM\(|TextLM\(", "skip", "needs a GPU (device=\"cuda\") and " + HUB + "; tests/test_qga_models.py and "
      "test_qga_generation.py run them on tiny local models"),
+    (r"plan_segs\(|generate_seg_images\(", "skip", "needs a text model, a diffusers pipeline and a judge (" + HUB +
+     "); tests/test_seg_synth.py and examples/07_build_your_own_segs.ipynb run these functions on tiny models"),
     (r"^from scorers import ts2_meta|evaluate_modules/ts2_meta|parse_viescore|llava_tifa\.records\.csv", "run", ""),
 ]
 

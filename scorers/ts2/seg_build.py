@@ -16,7 +16,8 @@ from set A to set B when B is A plus one error (:func:`scorers.stats.error_sets.
 OUT holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition, errors, error_types``: the
 release's columns, then the partition and each image's sorted error set with its types), ``images/`` (copies, named
 ``images/SSS-KK.ext`` as the release names them) and ``segs.json`` (each SEG's nodes, error sets, edges and error
-types), plus ``warnings.txt`` when there are warnings.
+types), plus ``warnings.txt`` when there are warnings, and the question tables (:data:`QUESTION_TABLES`) found beside
+ANNOTATIONS when the SEG ids are kept (renumbered ids would no longer match them: a warning says so).
 
 Every refusal is one line naming the ANNOTATIONS line, its SEG and its file. The table is checked with whole-column
 operations (pandas); only the image files are touched one by one (they must be opened and copied).
@@ -38,7 +39,7 @@ from scorers.stats.error_sets import label_sets, error_set_edges, unreachable
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "KEY_SEPARATOR", "OUT_FILES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
+__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "KEY_SEPARATOR", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
            "SegBuild", "build_segs", "metadata_error_types", "parse_error_columns", "read_annotations"]
 
 REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
@@ -48,7 +49,10 @@ ERROR_TYPES = ("missing", "attribute", "relation", "action")
 #: the partition of SEGs whose ANNOTATIONS have no ``partition`` column
 DEFAULT_PARTITION = "custom"
 #: what a build writes under OUT (``--overwrite`` replaces exactly these)
-OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt")
+#: question tables that ``ts2 seg plan`` writes (and ``ts2 seg generate`` copies) beside ANNOTATIONS: copied into OUT
+#: when the SEG ids are kept (integer ``seg_id``), so ``ts2 score tifa|dsg --data-dir OUT`` works at once
+QUESTION_TABLES = ("tifa_questions.csv", "dsg_questions.csv")
+OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt") + QUESTION_TABLES
 #: the separator of ``errors`` / ``error_types`` cells
 SEPARATOR = ";"
 #: joins a sorted error set into one key (``key`` column): the ASCII unit separator, below every printable
@@ -464,6 +468,16 @@ def build_segs(
     payload = {"format": "ts2-segs/1", "annotations": os.path.basename(source),
                "error_types": list(ERROR_TYPES), "segs": segs}
     (out / "segs.json").write_text(_segs_json(payload), encoding="utf-8")
+    tables = [Path(source).parent / name for name in QUESTION_TABLES if (Path(source).parent / name).is_file()]
+    ids_kept = bool(frame["seg_id"].str.fullmatch(r"[0-9]+").all()
+                    and (frame["seg_id"].astype(np.int64).to_numpy() == frame["id"].to_numpy()).all())
+    if tables and not ids_kept:
+        warnings.append(f"{', '.join(t.name for t in tables)} beside {os.path.basename(source)} not copied: the SEG "
+                        "ids were renumbered (seg_id is not an integer), so their ids would not match")
+        counts["question tables not copied"] = counts.get("question tables not copied", 0) + 1
+    else:
+        for table in tables:
+            shutil.copyfile(table, out / table.name)
     if warnings:
         (out / "warnings.txt").write_text("\n".join(warnings) + "\n", encoding="utf-8")
     partitions = frame.drop_duplicates("id")["partition"].value_counts(sort=False)
