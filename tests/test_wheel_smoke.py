@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import venv
@@ -182,6 +183,15 @@ def test_demo_serves_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
     env = _clean_env(HF_HOME=str(tmp_path / "hf"), GRADIO_ANALYTICS_ENABLED="False")
     process = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
+    lines: list[str] = []  # read as they come: the server answers inside gradio's launch, before the command prints
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    serving = f"ts2 demo: serving on http://127.0.0.1:{port}/"
     try:
         deadline, config = time.time() + 120, ""
         while time.time() < deadline and process.poll() is None:
@@ -192,7 +202,10 @@ def test_demo_serves_from_the_wheel(wheel_venv, shared_ts2, tmp_path):
             except OSError:
                 time.sleep(0.5)
         assert "19 published metrics" in config, "the demo from the wheel did not answer on loopback"
+        while time.time() < deadline and process.poll() is None and not any(serving in line for line in lines):
+            time.sleep(0.2)  # the line follows launch's return
     finally:
         process.terminate()
-        output = process.communicate(timeout=30)[0]
-    assert f"ts2 demo: serving on http://127.0.0.1:{port}/" in output
+        process.wait(timeout=30)
+        reader.join(timeout=30)
+    assert any(serving in line for line in lines), "".join(lines)[-2000:]
