@@ -50,3 +50,14 @@ def leaderboard_page(url: str):
             yield tab
         finally:
             browser.close()
+
+
+def dataframe_rows(page, elem_id: str) -> list[list[str]]:
+    """Body cells of the ``gr.Dataframe`` with ``elem_id`` as text, row by row (cells carry ``data-row`` and
+    ``data-col``)."""
+    cells = page.locator(f"#{elem_id} [role=gridcell]")
+    texts = cells.evaluate_all("els => els.map(e => [e.dataset.row, e.dataset.col, e.innerText.trim()])")
+    rows: dict[int, dict[int, str]] = {}
+    for row, col, text in texts:
+        rows.setdefault(int(row), {})[int(col)] = text
+    return [[by_col[c] for c in sorted(by_col)] for _, by_col in sorted(rows.items())]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.demo_browser import ARTIFACTS, CHROMIUM, TIMEOUT_MS, leaderboard_page, served_app
+from tests.demo_browser import ARTIFACTS, CHROMIUM, TIMEOUT_MS, dataframe_rows, leaderboard_page, served_app
 
 if not CHROMIUM.exists():
     pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
@@ -61,16 +61,6 @@ def page(demo_env):
         yield tab
 
 
-def _table(page, elem_id: str) -> list[list[str]]:
-    """Body cells of a gr.Dataframe as text, row by row (cells carry ``data-testid="cell-ROW-COL"``)."""
-    cells = page.locator(f"#{elem_id} [role=gridcell]")
-    texts = cells.evaluate_all("els => els.map(e => [e.dataset.row, e.dataset.col, e.innerText.trim()])")
-    rows: dict[int, dict[int, str]] = {}
-    for row, col, text in texts:
-        rows.setdefault(int(row), {})[int(col)] = text
-    return [[cells_[c] for c in sorted(cells_)] for _, cells_ in sorted(rows.items())]
-
-
 def _upload(page, path: Path) -> str:
     """Upload a CSV into the leaderboard and return the status text once it changes."""
     status = page.locator("#upload-status [data-testid=markdown]")
@@ -96,7 +86,7 @@ def _clear_upload(page) -> None:
 def _remove_my_rows(page) -> None:
     """Back to the published rows alone on the Leaderboard tab (another test of this module may have added one)."""
     page.get_by_role("tab", name="Leaderboard").click()
-    if any(row[1].startswith("★") for row in _table(page, "leaderboard")):
+    if any(row[1].startswith("★") for row in dataframe_rows(page, "leaderboard")):
         page.get_by_role("button", name="Remove my rows").click()
         page.wait_for_function("() => { const cells = [...document.querySelectorAll('#leaderboard [role=gridcell]')];"
                                " return cells.length > 0 && !cells.some(c => c.innerText.includes('★')); }")
@@ -110,7 +100,7 @@ def published(demo_env):
 
 def test_leaderboard_shows_19_published_rows(page, published):
     _remove_my_rows(page)  # the module's page may be on another tab, with an upload of another test
-    rows = _table(page, "leaderboard")
+    rows = dataframe_rows(page, "leaderboard")
     assert len(rows) == 19
     shown = {row[2]: (float(row[4]), float(row[5]), float(row[6])) for row in rows}
     assert set(shown) == set(published.columns)
@@ -134,7 +124,7 @@ def test_leaderboard_shows_19_published_rows(page, published):
         "r => r.innerText.includes('clipscore') && r.innerText.includes(v))",
         arg=f"{nat['clipscore']:.1f}",
     )
-    rows = _table(page, "leaderboard")
+    rows = dataframe_rows(page, "leaderboard")
     assert {row[2]: float(row[4]) for row in rows} == pytest.approx(nat)
     assert [float(row[4]) for row in rows] == sorted(nat.values(), reverse=True)
     page.get_by_label("avg").check()
@@ -157,7 +147,7 @@ def test_upload_valid_csv_adds_highlighted_row(page, demo_env, shared_ts2):
     _clear_upload(page)
     status = _upload(page, path)
     assert "Added" in status and "my_metric" in status, status
-    rows = _table(page, "leaderboard")
+    rows = dataframe_rows(page, "leaderboard")
     assert len(rows) == 20
     (row,) = [r for r in rows if r[1] == "★ my_metric"]
     expected = ts2_meta(mine, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
@@ -177,7 +167,7 @@ def test_uploading_the_same_metric_name_again_replaces_its_row(page, demo_env, s
     path = demo_env["root"] / "my_scores_v2.csv"
     pd.DataFrame({"seg_id": metadata["seg_id"], "file_name": metadata["file_name"], "my_metric": again}).to_csv(
         path, index=False)
-    if not any(r[1] == "★ my_metric" for r in _table(page, "leaderboard")):  # run alone: the row to replace first
+    if not any(r[1] == "★ my_metric" for r in dataframe_rows(page, "leaderboard")):  # run alone: the row to replace first
         first = demo_env["root"] / "my_scores_v1.csv"
         pd.DataFrame({"seg_id": metadata["seg_id"], "file_name": metadata["file_name"],
                       "my_metric": again + metadata["seg_id"].to_numpy()}).to_csv(first, index=False)
@@ -186,7 +176,7 @@ def test_uploading_the_same_metric_name_again_replaces_its_row(page, demo_env, s
     _clear_upload(page)
     status = _upload(page, path)
     assert status.startswith("Replaced") and "my_metric" in status, status
-    rows = _table(page, "leaderboard")
+    rows = dataframe_rows(page, "leaderboard")
     assert len(rows) == 20 and not any("(yours)" in r[1] for r in rows)  # replaced, not "my_metric (yours)"
     (row,) = [r for r in rows if r[1] == "★ my_metric"]
     expected = ts2_meta(again, metadata["seg_id"], metadata["node"], seg_subset=range(0, 164))
@@ -210,7 +200,7 @@ def test_malformed_csv_shows_error_and_app_keeps_serving(page, demo_env, name, c
     status = _upload(page, path)
     assert "Error" in status and message in status, status
     assert "Traceback" not in page.content()
-    rows = _table(page, "leaderboard")
+    rows = dataframe_rows(page, "leaderboard")
     assert len(rows) in (19, 20)  # the table is untouched (20 when the valid upload ran first)
     page.screenshot(path=str(ARTIFACTS / f"upload_error_{Path(name).stem}.png"))
 
@@ -224,7 +214,7 @@ def test_seg_explorer_shows_prompt_graph_and_images(page, demo_env, shared_ts2):
     summary = page.locator("#seg-summary")
     page.wait_for_function("() => (document.querySelector('#seg-summary')?.innerText ?? '').includes('SEG 1 ')")
     assert seg1["prompt"].iloc[0] in summary.inner_text()
-    rows = _table(page, "seg-table")
+    rows = dataframe_rows(page, "seg-table")
     assert len(rows) == len(seg1)
     assert sorted(r[2] for r in rows) == sorted(seg1["file_name"])
     # every image of SEG 1 is in the data_dir, so the gallery shows the real files (16 px tiles), not placeholders
@@ -360,7 +350,7 @@ def test_oversized_upload_is_refused(page, demo_env):
     page.wait_for_function(
         "() => /maximum allowed size|exceeds|limit is/i.test(document.body.innerText)", timeout=TIMEOUT_MS
     )
-    assert len(_table(page, "leaderboard")) in (19, 20)
+    assert len(dataframe_rows(page, "leaderboard")) in (19, 20)
 
 
 def _card_shown(page, metric: str, n_sets: int) -> str:
@@ -393,7 +383,7 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     page.locator("#card-metric-pick input[role=combobox]").click()
     page.get_by_role("option", name="mplug_tifa", exact=True).click()
     assert _card_shown(page, "mplug_tifa", 2).startswith("mplug_tifa: better than clipscore on ")
-    rows = {row[0]: row for row in _table(page, "card-sets")}
+    rows = {row[0]: row for row in dataframe_rows(page, "card-sets")}
     assert set(rows) == {"ts2", "tifa160"}
     assert rows["ts2"][3] == f"{100 * expected.rank.statistic['avg']:.1f} %"  # in %, as ts2 meta prints TS2
     assert rows["tifa160"][1] == "not evaluated"
@@ -412,7 +402,7 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     assert "Traceback" not in page.content()
     # the card shown before goes, so the error is not read as that card's
     page.wait_for_function("() => (document.querySelector('#card-verdict')?.innerText ?? 'x') === ''")
-    assert _table(page, "card-sets") == []
+    assert dataframe_rows(page, "card-sets") == []
     assert page.locator("#card-metric-pick input[role=combobox]").input_value() == ""
     page.screenshot(path=str(ARTIFACTS / "report_card_bad_upload.png"), full_page=True)
 
@@ -432,5 +422,5 @@ def test_report_card_tab_shows_a_published_card_and_refuses_a_bad_upload(page, d
     page.get_by_role("option", name="blip1_dsg", exact=True).click()
     assert _card_shown(page, "blip1_dsg", 1) == f"blip1_dsg: {cards['blip1_dsg'].verdict}"
     blip = cards["blip1_dsg"].sets["ts2"]["meta"]["rank"]["summary"]["avg"]
-    assert _table(page, "card-sets")[0][3] == f"{100 * blip:.1f} %"  # in %, as for a published card
+    assert dataframe_rows(page, "card-sets")[0][3] == f"{100 * blip:.1f} %"  # in %, as for a published card
     page.screenshot(path=str(ARTIFACTS / "report_card_uploaded.png"), full_page=True)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.demo_browser import ARTIFACTS, CHROMIUM, leaderboard_page, served_app
+from tests.demo_browser import ARTIFACTS, CHROMIUM, dataframe_rows, leaderboard_page, served_app
 
 if not CHROMIUM.exists():
     pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
@@ -71,14 +71,9 @@ def page(submissions, shared_ts2):
 
 
 def _table(page, elem_id: str) -> list[list[str]]:
-    """Body cells of a gr.Dataframe as text, row by row."""
+    """Body cells of a gr.Dataframe as text, row by row, once it has some."""
     page.wait_for_selector(f"#{elem_id} [role=gridcell]")
-    cells = page.locator(f"#{elem_id} [role=gridcell]")
-    texts = cells.evaluate_all("els => els.map(e => [e.dataset.row, e.dataset.col, e.innerText.trim()])")
-    rows: dict[int, dict[int, str]] = {}
-    for row, col, text in texts:
-        rows.setdefault(int(row), {})[int(col)] = text
-    return [[cells_[c] for c in sorted(cells_)] for _, cells_ in sorted(rows.items())]
+    return dataframe_rows(page, elem_id)
 
 
 def test_the_tab_shows_a_verified_community_row_and_a_rejected_one(page, submissions, shared_ts2):

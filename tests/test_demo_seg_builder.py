@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, TIMEOUT_MS, leaderboard_page, served_app
+from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, TIMEOUT_MS, dataframe_rows, leaderboard_page, served_app
 from tests.test_tifa_bench_generate import pipeline_dir  # noqa: F401  (the tiny diffusers pipeline, for --real)
 
 from scorers.demo import AppConfig
@@ -311,16 +311,6 @@ def _open_tab(page) -> None:
     page.wait_for_selector("#segb-errors-0", state="visible")
 
 
-def _table(page, elem_id: str) -> list[list[str]]:
-    """Body cells of a gr.Dataframe as text, row by row."""
-    cells = page.locator(f"#{elem_id} [role=gridcell]")
-    texts = cells.evaluate_all("els => els.map(e => [e.dataset.row, e.dataset.col, e.innerText.trim()])")
-    rows: dict[int, dict[int, str]] = {}
-    for row, col, text in texts:
-        rows.setdefault(int(row), {})[int(col)] = text
-    return [[cells_[c] for c in sorted(cells_)] for _, cells_ in sorted(rows.items())]
-
-
 def _status(page) -> str:
     return page.locator("#segb-status").inner_text()
 
@@ -339,7 +329,7 @@ def _slot_shows(page, slot: int, file_name: str) -> bool:
 def _pick_seg(page, seg_id: int) -> None:
     """Show SEG ``seg_id``, first page (its first image's name in the node table and slot 0 say the view is there)."""
     first = _name(seg_id, 0)
-    rows = _table(page, "segb-nodes")
+    rows = dataframe_rows(page, "segb-nodes")
     if rows and rows[0][0] == first and _slot_shows(page, 0, first):
         return
     page.locator("#segb-pick input[role=combobox]").click()
@@ -386,7 +376,7 @@ def _annotate(page, annotations: Path, seg_id: int, wanted: dict[int, set[str]])
     _pick_seg(page, seg_id)
     for element in sorted(set().union(*wanted.values())):
         _add_element(page, element)
-    shown = [row[0] for row in _table(page, "segb-nodes")]
+    shown = [row[0] for row in dataframe_rows(page, "segb-nodes")]
     for k, errors in sorted(wanted.items()):
         file_name = _name(seg_id, k)
         index = shown.index(file_name)
@@ -438,7 +428,7 @@ def test_tick_reload_and_the_ticks_are_still_there(page, seg_env):
     assert page.locator("#segb-errors-1").get_by_label("dog", exact=True).is_checked()
     assert not page.locator("#segb-errors-0").get_by_label("dog", exact=True).is_checked()  # image 0: no tick
     page.screenshot(path=str(ARTIFACTS / "seg_builder_reloaded.png"), full_page=True)
-    shown = [row[0] for row in _table(page, "segb-nodes")]
+    shown = [row[0] for row in dataframe_rows(page, "segb-nodes")]
     _show_page(page, shown, 13)
     assert page.locator(f"#segb-errors-{13 % SLOTS}").get_by_label("dog", exact=True).is_checked()
 
@@ -644,7 +634,7 @@ def test_review_list_shows_the_judges_disagreements_first(page, shared_ts2, tmp_
             _open_tab(other)
             other.wait_for_function("() => (document.querySelector('#segb-errors-0')?.innerText ?? '')"
                                     ".startsWith('d.png')")
-            assert [row[0] for row in _table(other, "segb-nodes")] == ["d.png", "c.png", "a.png", "b.png"]
+            assert [row[0] for row in dataframe_rows(other, "segb-nodes")] == ["d.png", "c.png", "a.png", "b.png"]
             assert other.locator("#segb-note-0").inner_text() == "Judge: dog: designed missing, judge says yes"
             assert other.locator("#segb-note-2").inner_text() == ""
             box = other.locator("#segb-errors-0")

@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -62,31 +61,19 @@ def meta_numbers(scores: Path, column: str, data_dir: Path, *extra: str) -> dict
 # ----------------------------------------------------------------------------- a stand-in verifier
 
 
-@dataclass(frozen=True)
-class StandInCheck:
-    """The agreed ``SubmissionCheck`` fields."""
-
-    name: str
-    ok: bool
-    reason: str | None
-    result: dict | None
-    metadata: dict | None
-    variant: str | None
-    segs: str | None
-    verified_by: str
-
-
 def stand_in_verify(path, *, metadata=None, rescore=0, seed=0):
-    """Reads ``check.json`` (what the real verifier would conclude) and the ``ts2 meta --out`` result beside it;
+    """A verifier with the real one's result type: reads ``check.json`` (what the real verifier would conclude) and the ``ts2 meta --out`` result beside it;
     ``boom`` in the folder name raises, as a buggy verifier might."""
     path = Path(path)
     if "boom" in path.name:
         raise RuntimeError("verifier crashed\nsecond line")
     claim = json.loads((path / "check.json").read_text())
     result = json.loads((path / "result.json").read_text()) if (path / "result.json").is_file() else None
-    return StandInCheck(name=claim["name"], ok=claim["ok"], reason=claim.get("reason"), result=result,
-                        metadata={"paper_url": "https://example.org/paper"}, variant=claim.get("variant"),
-                        segs=claim.get("segs"), verified_by="0.1.0")
+    from scorers.ts2.submission import SubmissionCheck
+
+    return SubmissionCheck(name=claim["name"], ok=claim["ok"], reason=claim.get("reason"), result=result,
+                           metadata={"paper_url": "https://example.org/paper"}, variant=claim.get("variant"),
+                           segs=claim.get("segs"), verified_by="0.1.0")
 
 
 def stand_in_submission(root: Path, folder: str, *, name: str, ok: bool = True, reason: str | None = None,

@@ -17,6 +17,7 @@ from scorers.tables.join import join_scores
 from scorers.tables.readers import column_scores
 
 from scorers.formatting import format_number
+from scorers.demo.seg_figure import seg_graph_figure
 from scorers.demo.sources import ImageSource, Tables, placeholder_image
 
 __all__ = ["SegExplorer"]
@@ -86,34 +87,11 @@ class SegExplorer:
         """The error graph: nodes by error level left to right, edges between consecutive levels (the walks)."""
         seg = self.seg(seg_id)
         levels = sorted(set(seg.errors))
-        column = {e: [k for k, err in enumerate(seg.errors) if err == e] for e in levels}
-        tallest = max(len(v) for v in column.values())
-        position = {}
-        for x, e in enumerate(levels):
-            nodes = column[e]
-            for j, k in enumerate(nodes):
-                position[k] = (x, (len(nodes) - 1) / 2.0 - j)
-        fig = Figure(figsize=(max(4.0, 1.8 * len(levels)), max(2.2, 1.1 * tallest)), dpi=100)
-        ax = fig.add_subplot()
-        for a, b in zip(levels, levels[1:]):
-            for i in column[a]:
-                for j in column[b]:
-                    (x0, y0), (x1, y1) = position[i], position[j]
-                    ax.plot([x0, x1], [y0, y1], color="#9aa3b2", lw=1.2, zorder=1)
-        for k, label in enumerate(seg.nodes):
-            x, y = position[k]
-            ax.scatter([x], [y], s=1500, color="#4c72b0" if seg.errors[k] == 0 else "#dd8452", zorder=2)
-            ax.text(x, y, f"{label}\n{len(seg.members[k])} img", ha="center", va="center", color="white",
-                    fontsize=9, zorder=3)
-        ax.set_xticks(range(len(levels)), [f"{e} error{'s' if e != 1 else ''}" for e in levels])
-        ax.set_yticks([])
-        ax.set_xlim(-0.6, len(levels) - 0.4)
-        ax.set_ylim(-tallest / 2.0 - 0.2, tallest / 2.0 + 0.2)
-        for side in ("top", "right", "left"):
-            ax.spines[side].set_visible(False)
-        ax.set_title(f"SEG {seg.seg_id}: semantic error graph", fontsize=10)
-        fig.tight_layout()
-        return fig
+        nodes = [(label, int(seg.errors[k]), len(seg.members[k])) for k, label in enumerate(seg.nodes)]
+        steps = [(seg.nodes[i], seg.nodes[j], None) for a, b in zip(levels, levels[1:])
+                 for i in range(len(seg.nodes)) if seg.errors[i] == a
+                 for j in range(len(seg.nodes)) if seg.errors[j] == b]
+        return seg_graph_figure(nodes, steps, title=f"SEG {seg.seg_id}: semantic error graph")
 
     def _format(self, column: str, position: int) -> str:
         value = self.values[column][position]

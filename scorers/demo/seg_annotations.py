@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from scorers.atomic import atomic_path
 from scorers.errors import ParameterError, mention
 from scorers.stats.error_sets import error_set_edges, node_labels, unreachable
+from scorers.demo.seg_figure import seg_graph_figure
 from scorers.demo.seg_side_files import ERROR_TYPES, PlanElements, read_plan_elements, read_review, split_errors
 
 __all__ = ["ANNOTATION_COLUMNS", "REVIEWED", "THUMBNAIL_PX", "SegAnnotations", "open_annotations"]
@@ -236,36 +237,9 @@ class SegAnnotations:
         labels = node_labels(sets)
         counts = pd.Series(labels).value_counts(sort=False)
         size = {label: len(s) for label, s in zip(labels, sets)}
-        levels = sorted(set(size.values()))
-        column = {n: sorted(label for label in counts.index if size[label] == n) for n in levels}
-        position = {}
-        for x, n in enumerate(levels):
-            for j, label in enumerate(column[n]):
-                position[label] = (x, (len(column[n]) - 1) / 2.0 - j)
-        tallest = max(len(v) for v in column.values())
-        fig = Figure(figsize=(max(4.0, 1.9 * len(levels)), max(2.2, 1.1 * tallest)), dpi=100)
-        ax = fig.add_subplot()
-        for start, end, error in error_set_edges(sets):
-            (x0, y0), (x1, y1) = position[start], position[end]
-            ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=1,
-                        arrowprops={"arrowstyle": "-|>", "color": "#9aa3b2", "lw": 1.2, "shrinkA": 22, "shrinkB": 22})
-            ax.text((x0 + x1) / 2, (y0 + y1) / 2, error, fontsize=7, color="#555", ha="center", va="bottom", zorder=4)
-        far = set(unreachable(sets))
-        for label, (x, y) in position.items():
-            colour = "#4c72b0" if size[label] == 0 else "#dd8452"
-            ax.scatter([x], [y], s=1500, color=colour, zorder=2, edgecolors="#c0392b" if label in far else colour,
-                       linewidths=3 if label in far else 1)
-            ax.text(x, y, f"{label}\n{counts[label]} img", ha="center", va="center", color="white", fontsize=9,
-                    zorder=3)
-        ax.set_xticks(range(len(levels)), [f"{n} error{'s' if n != 1 else ''}" for n in levels])
-        ax.set_yticks([])
-        ax.set_xlim(-0.6, len(levels) - 0.4)
-        ax.set_ylim(-tallest / 2.0 - 0.2, tallest / 2.0 + 0.2)
-        for side in ("top", "right", "left"):
-            ax.spines[side].set_visible(False)
-        ax.set_title(f"SEG {seg_id}: error graph (red ring: not reachable one error at a time)", fontsize=9)
-        fig.tight_layout()
-        return fig
+        nodes = [(label, size[label], int(counts[label])) for label in sorted(counts.index, key=lambda l: (size[l], l))]
+        return seg_graph_figure(nodes, error_set_edges(sets), ringed=set(unreachable(sets)), title_size=9,
+                                title=f"SEG {seg_id}: error graph (red ring: not reachable one error at a time)")
 
     def image(self, file_name: str):
         """The image as a thumbnail (PIL), or None when the file is missing or unreadable."""
