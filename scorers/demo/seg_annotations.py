@@ -17,9 +17,10 @@ from matplotlib.figure import Figure
 
 from scorers.atomic import atomic_path
 from scorers.errors import ParameterError, mention
-from scorers.stats.error_sets import error_set_edges, node_labels, unreachable
+from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, error_set_edges, node_labels, split_error_labels,
+                                      unreachable)
 from scorers.demo.seg_figure import seg_graph_figure
-from scorers.demo.seg_side_files import ERROR_TYPES, PlanElements, read_plan_elements, read_review, split_errors
+from scorers.demo.seg_side_files import PlanElements, read_plan_elements, read_review
 
 __all__ = ["ANNOTATION_COLUMNS", "REVIEWED", "THUMBNAIL_PX", "SegAnnotations", "open_annotations"]
 
@@ -167,7 +168,7 @@ class SegAnnotations:
         """``{error label: type}`` from the ``error_types`` column (aligned with ``errors``), the plan and the tab."""
         known = self.plan.types()
         if "error_types" in self.frame.columns:
-            labels, kinds = self.frame["errors"].str.split(";"), self.frame["error_types"].str.split(";")
+            labels, kinds = self.frame["errors"].str.split(ERROR_SEPARATOR), self.frame["error_types"].str.split(ERROR_SEPARATOR)
             aligned = labels.str.len() == kinds.str.len()  # rows whose types line up with their errors
             pairs = pd.DataFrame({"label": labels[aligned].explode().str.strip().to_numpy(),
                                   "kind": kinds[aligned].explode().str.strip().to_numpy()})
@@ -180,7 +181,7 @@ class SegAnnotations:
         """The checkboxes of a SEG: the plan's elements of its prompt (in the plan's order), then the error labels its
         rows use (first use first), then those added in the tab."""
         rows = self.frame[self.frame["seg_id"] == self._check_seg(seg_id)]
-        used = rows["errors"].str.split(";").explode().str.strip()
+        used = rows["errors"].str.split(ERROR_SEPARATOR).explode().str.strip()
         names = [name for name, _ in self.plan.of(seg_id, self.prompt(seg_id))]
         names += [e for e in pd.unique(used) if isinstance(e, str) and e]
         names += self.added.get(str(seg_id), [])
@@ -188,13 +189,13 @@ class SegAnnotations:
 
     def error_sets(self, seg_id) -> list[list[str]]:
         """Each image's error labels, in :meth:`rows` order."""
-        return [split_errors(cell) for cell in self.rows(seg_id)["errors"]]
+        return [split_error_labels(cell) for cell in self.rows(seg_id)["errors"]]
 
     def nodes(self, seg_id) -> pd.DataFrame:
         """One row per image (display order): ``file_name``, ``errors``, ``node`` (:func:`node_labels`), ``reviewed``
         (``yes`` once a person ticked or confirmed it), ``judge`` (the review list's note)."""
         rows = self.rows(seg_id)
-        sets = [split_errors(cell) for cell in rows["errors"]]
+        sets = [split_error_labels(cell) for cell in rows["errors"]]
         reviewed = rows[REVIEWED] if REVIEWED in rows.columns else pd.Series("", index=rows.index)
         return pd.DataFrame({"file_name": rows["file_name"].to_numpy(),
                              "errors": ["; ".join(s) if s else "(none)" for s in sets],
@@ -277,7 +278,7 @@ class SegAnnotations:
             if not hit.any():
                 raise ValueError(f"SEG {seg_id} has no image {file_name!r}")
             frame = self.frame.copy()
-            frame.loc[hit, "errors"] = ";".join(ordered)
+            frame.loc[hit, "errors"] = ERROR_SEPARATOR.join(ordered)
             frame = self._typed(frame)
             if REVIEWED not in frame.columns:
                 frame[REVIEWED] = ""
@@ -294,7 +295,7 @@ class SegAnnotations:
         else the column, empty as ``ts2 seg generate --real`` writes it, is left out of the file."""
         known = self.types()
         has_column = "error_types" in frame.columns
-        labels = frame["errors"].str.split(";").explode().str.strip()
+        labels = frame["errors"].str.split(ERROR_SEPARATOR).explode().str.strip()
         labels = labels[labels.notna() & (labels != "")]
         untyped = sorted(set(labels) - set(known))
         if untyped:
@@ -304,7 +305,7 @@ class SegAnnotations:
             return frame.drop(columns=["error_types"]) if has_column else frame
         if not has_column and not known:
             return frame
-        kinds = labels.map(known).groupby(level=0).agg(";".join)
+        kinds = labels.map(known).groupby(level=0).agg(ERROR_SEPARATOR.join)
         frame = frame.copy()
         frame["error_types"] = kinds.reindex(frame.index).fillna("").to_numpy()
         return frame

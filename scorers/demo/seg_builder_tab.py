@@ -15,8 +15,8 @@ from typing import Callable
 import pandas as pd
 
 from scorers.demo.seg_annotations import SegAnnotations, open_annotations
-from scorers.demo.seg_side_files import ERROR_TYPES, split_errors
 from scorers.demo.seg_upload import missing_images, open_upload
+from scorers.stats.error_sets import ERROR_TYPES, split_error_labels
 
 __all__ = ["COLUMNS", "SLOTS", "OpenBooks", "build_seg_builder_tab"]
 
@@ -192,7 +192,7 @@ def build_seg_builder_tab(config, *, demo, error: Callable[[str], str],
                 slot_groups.append(gr.update(visible=True))
                 slot_images.append(book.image(name))
                 slot_notes.append(f"**Judge:** {row['note']}" if row["note"] else "")
-                slot_boxes.append(gr.update(choices=elements, value=split_errors(row["errors"]),
+                slot_boxes.append(gr.update(choices=elements, value=split_error_labels(row["errors"]),
                                             label=slot_label(name, table.at[name, "node"], table.at[name, "reviewed"])))
             else:
                 slot_groups.append(gr.update(visible=False))

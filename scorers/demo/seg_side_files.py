@@ -12,24 +12,13 @@ from pathlib import Path
 import pandas as pd
 
 from scorers.errors import ParameterError, mention
+from scorers.stats.error_sets import ERROR_TYPE_OF_ELEMENT, split_error_labels
 
-__all__ = ["ERROR_TYPES", "REVIEW_NOTE_COLUMNS", "TYPE_OF_ELEMENT", "PlanElements", "read_plan_elements", "read_review",
-           "split_errors"]
+__all__ = ["REVIEW_NOTE_COLUMNS", "PlanElements", "read_plan_elements", "read_review"]
 
-#: the error types of the ``error_types`` column (issue 35; the paper's four kinds of edge)
-ERROR_TYPES = ("missing", "attribute", "relation", "action")
 #: the review list's columns that may hold what the judge saw, first found is shown under the image (``ts2 seg
 #: check`` writes ``details``)
 REVIEW_NOTE_COLUMNS = ("details", "disagreement", "reason", "note", "detail", "answers")
-
-
-def split_errors(cell: str) -> list[str]:
-    """The labels of an ``errors`` cell (``;``-joined; empty items dropped): ``"dog; red"`` -> ``["dog", "red"]``."""
-    return [part.strip() for part in str(cell).split(";") if part.strip()]
-
-
-#: a plan element's type -> the error its ablation makes (``ts2 seg plan`` types elements; an error type is kept)
-TYPE_OF_ELEMENT = {"entity": "missing", "object": "missing", **{t: t for t in ERROR_TYPES}}
 
 
 def _element_name(item) -> tuple[str | None, str | None]:
@@ -41,7 +30,7 @@ def _element_name(item) -> tuple[str | None, str | None]:
         for key in ("label", "name", "element", "id", "text"):
             if isinstance(item.get(key), str) and item[key].strip():
                 kind = item.get("type") or item.get("error_type") or item.get("kind")
-                return item[key].strip(), TYPE_OF_ELEMENT.get(kind) if isinstance(kind, str) else None
+                return item[key].strip(), ERROR_TYPE_OF_ELEMENT.get(kind) if isinstance(kind, str) else None
     return None, None
 
 
@@ -96,7 +85,7 @@ def read_plan_elements(path: str | Path) -> PlanElements:
         for node in plan.get("nodes") or []:  # the designed error sets name elements too
             if isinstance(node, dict):
                 errors = node.get("errors") or []
-                elements.extend(_element_name(item) for item in (split_errors(errors) if isinstance(errors, str)
+                elements.extend(_element_name(item) for item in (split_error_labels(errors) if isinstance(errors, str)
                                                                  else errors))
         named: list[tuple[str, str | None]] = []
         for name, kind in elements:

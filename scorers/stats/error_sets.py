@@ -12,7 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["node_labels", "label_sets", "error_set_edges", "unreachable"]
+__all__ = ["ERROR_SEPARATOR", "ERROR_TYPES", "ERROR_TYPE_OF_ELEMENT", "node_labels", "label_sets", "error_set_edges",
+           "split_error_labels", "unreachable"]
+
+#: the error types of the TS2 paper's edges (section 3.1): an ANNOTATIONS ``error_types`` item is one of these
+ERROR_TYPES = ("missing", "attribute", "relation", "action")
+#: how an ANNOTATIONS cell joins an image's error labels (``errors``) and their types (``error_types``)
+ERROR_SEPARATOR = ";"
+#: a prompt element's type (``ts2 seg plan``) -> the error its removal makes: an entity (object) goes missing
+ERROR_TYPE_OF_ELEMENT = {"entity": "missing", "object": "missing", **{t: t for t in ERROR_TYPES}}
+
+
+def split_error_labels(cell: object) -> list[str]:
+    """The labels of one ``errors`` (or ``error_types``) cell, stripped, empty items dropped.
+
+    >>> split_error_labels("dog; red"), split_error_labels(""), split_error_labels(" ;x;")
+    (['dog', 'red'], [], ['x'])
+    """
+    return [part.strip() for part in str(cell).split(ERROR_SEPARATOR) if part.strip()]
 
 
 def _letters(i: int) -> str:

@@ -34,27 +34,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scorers.errors import ParameterError
-from scorers.stats.error_sets import label_sets, error_set_edges, unreachable
+from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPES, error_set_edges, label_sets, unreachable
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_PARTITION", "ERROR_TYPES", "KEY_SEPARATOR", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
+__all__ = ["DEFAULT_PARTITION", "KEY_SEPARATOR", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
            "SegBuild", "build_segs", "metadata_error_types", "parse_error_columns", "read_annotations"]
 
 REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
 OPTIONAL_COLUMNS = ("image_source", "partition", "error_types")
-#: the error types of the TS2 paper's edges (section 3.1)
-ERROR_TYPES = ("missing", "attribute", "relation", "action")
 #: the partition of SEGs whose ANNOTATIONS have no ``partition`` column
 DEFAULT_PARTITION = "custom"
-#: what a build writes under OUT (``--overwrite`` replaces exactly these)
 #: question tables that ``ts2 seg plan`` writes (and ``ts2 seg generate`` copies) beside ANNOTATIONS: copied into OUT
 #: when the SEG ids are kept (integer ``seg_id``), so ``ts2 score tifa|dsg --data-dir OUT`` works at once
 QUESTION_TABLES = ("tifa_questions.csv", "dsg_questions.csv")
+#: what a build writes under OUT (``--overwrite`` replaces exactly these)
 OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt") + QUESTION_TABLES
-#: the separator of ``errors`` / ``error_types`` cells
-SEPARATOR = ";"
 #: joins a sorted error set into one key (``key`` column): the ASCII unit separator, below every printable
 #: character, so keys sort like the tuples (numpy would drop a trailing NUL)
 KEY_SEPARATOR = _KEY_SEP = "\x1f"
@@ -111,7 +107,7 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
         One line naming the file, the line, the SEG and the image, for the first row that breaks a rule: a missing
         column, an empty ``seg_id``, ``prompt`` or ``file_name``; an image listed twice in a SEG; the same file
         under two SEGs; a SEG with two prompts or two partitions; ``error_types`` not aligned with ``errors`` or not
-        one of :data:`ERROR_TYPES`; an error label used with two different types in one SEG.
+        one of :data:`scorers.stats.error_sets.ERROR_TYPES`; an error label used with two different types in one SEG.
 
     Examples
     --------
@@ -181,7 +177,7 @@ def _one_per_seg(frame: pd.DataFrame, column: str, source: str) -> None:
 
 def _split(column: pd.Series) -> pd.DataFrame:
     """``(row, position, item)`` of every ``;``-separated item, stripped (empty items kept: the caller decides)."""
-    parts = column.str.split(SEPARATOR).explode()
+    parts = column.str.split(ERROR_SEPARATOR).explode()
     frame = parts.to_frame("item")
     frame["item"] = frame["item"].fillna("").str.strip()
     frame["row"] = frame.index.to_numpy()
@@ -200,7 +196,7 @@ def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
     Raises
     ------
     ValueError
-        ``error_types`` not aligned with ``errors``, a type not in :data:`ERROR_TYPES`, or an error label with two
+        ``error_types`` not aligned with ``errors``, a type not in :data:`scorers.stats.error_sets.ERROR_TYPES`, or an error label with two
         types in one SEG; the message names ``source``, the line, the SEG and the image.
     """
     import pandas as pd
@@ -241,8 +237,8 @@ def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
     errors = errors.drop_duplicates(["row", "item"]).sort_values(["row", "item"], kind="stable")
     errors["k"] = errors.groupby("row", sort=False).cumcount().to_numpy()
     frame["key"] = _join_wide(errors, "item", _KEY_SEP, len(frame))
-    frame["sorted_errors"] = _join_wide(errors, "item", SEPARATOR, len(frame))
-    frame["sorted_types"] = _join_wide(errors, "type", SEPARATOR, len(frame))
+    frame["sorted_errors"] = _join_wide(errors, "item", ERROR_SEPARATOR, len(frame))
+    frame["sorted_types"] = _join_wide(errors, "type", ERROR_SEPARATOR, len(frame))
     frame["n_errors"] = np.bincount(errors["row"].to_numpy(dtype=np.int64), minlength=len(frame)).astype(np.int64)
     if "error_types" not in frame.columns:
         frame["sorted_types"] = ""
@@ -327,7 +323,7 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict
     if frame["sorted_types"].ne("").any():
         pairs = frame.loc[frame["n_errors"] > 0, ["id", "sorted_errors", "sorted_types"]].drop_duplicates()
         for seg, errs, kinds in pairs.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
-            for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
+            for e, t in zip(errs.split(ERROR_SEPARATOR), kinds.split(ERROR_SEPARATOR)):
                 type_of[(seg, e)] = t
     keys_of: dict[int, list[str]] = {}
     for seg, key in members:
@@ -523,6 +519,6 @@ def metadata_error_types(metadata: pd.DataFrame, source: str) -> tuple[np.ndarra
     label_types: dict[tuple[int, str], str] = {}
     distinct = frame.loc[frame["n_errors"] > 0, ["seg_id", "sorted_errors", "sorted_types"]].drop_duplicates()
     for seg, errs, kinds in distinct.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
-        for e, t in zip(errs.split(SEPARATOR), kinds.split(SEPARATOR)):
+        for e, t in zip(errs.split(ERROR_SEPARATOR), kinds.split(ERROR_SEPARATOR)):
             label_types[(int(seg), e)] = t
     return frame["key"].to_numpy(dtype=object), label_types

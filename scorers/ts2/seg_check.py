@@ -21,6 +21,7 @@ import numpy as np
 
 from scorers.errors import ParameterError
 from scorers.ts2.seg_plan import removed_with, yes_no_of
+from scorers.stats.error_sets import ERROR_SEPARATOR, split_error_labels
 
 __all__ = ["REVIEW_COLUMNS", "check_images", "judge_yes", "load_judge", "read_annotation_table", "split_labels"]
 
@@ -32,7 +33,7 @@ def split_labels(values) -> list[list[str]]:
     import pandas as pd
 
     series = pd.Series(values, dtype="object").fillna("").astype(str)
-    return [[part.strip() for part in cell.split(";") if part.strip()] for cell in series.str.strip()]
+    return [split_error_labels(cell) for cell in series]
 
 
 def read_annotation_table(path: str | Path):
@@ -147,7 +148,7 @@ def check_images(annotations, images_dir: str | Path, plan: dict, judge: Any, *,
                                f"{'yes' if said_yes else 'no'} to {question!r} (P(yes)={p:.2f})")
         if margins or include_all or notes[r]:
             out.append({"seg_id": int(frame["seg_id"].iloc[r]), "file_name": str(frame["file_name"].iloc[r]),
-                        "errors": ";".join(errors_of[r]), "disagreements": len(margins),
+                        "errors": ERROR_SEPARATOR.join(errors_of[r]), "disagreements": len(margins),
                         "confidence": max(margins) if margins else 0.0, "details": "; ".join(details),
                         "answers": json.dumps(answers, ensure_ascii=False)})
     review = pd.DataFrame(out, columns=list(REVIEW_COLUMNS))

@@ -27,7 +27,8 @@ from typing import Any
 from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
 from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed
-from scorers.ts2.seg_plan import ERROR_TYPE, read_plan, write_plan
+from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPE_OF_ELEMENT
+from scorers.ts2.seg_plan import read_plan, write_plan
 
 __all__ = ["ANNOTATION_COLUMNS", "GenerateResult", "generate_seg_images", "generation_settings", "node_folder",
            "plan_or_prompts"]
@@ -126,13 +127,13 @@ def generate_seg_images(pipeline, plan: dict, out: str | Path, *, images_per_nod
                 continue
             folder = "real" if real else node_folder(node["errors"], prompt)
             errors = list(node["errors"])
-            types = [ERROR_TYPE[labels[e]["type"]] for e in errors]
+            types = [ERROR_TYPE_OF_ELEMENT[labels[e]["type"]] for e in errors]
             for k in range(int(real) if real else int(images_per_node)):
                 name = f"seg{seg['seg_id']}/{folder}/{k}.png"
                 noise = image_seed(seed, f"{seg['seg_id']}/{folder}", k)
                 jobs.append(ImageJob(out / name, prompt, noise))
                 rows.append({"seg_id": seg["seg_id"], "prompt": seg["prompt"], "file_name": name,
-                             "errors": ";".join(errors), "error_types": ";".join(types), "image_source": source,
+                             "errors": ERROR_SEPARATOR.join(errors), "error_types": ERROR_SEPARATOR.join(types), "image_source": source,
                              "node_prompt": prompt, "seed": str(noise), "procedure": "real" if real else "synth"})
     result.total = len(jobs)
     result.existing = sum(job.path.is_file() for job in jobs)

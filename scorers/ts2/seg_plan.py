@@ -35,14 +35,13 @@ from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
 from scorers.metrics.qga.generation import CATEGORIES, parse_generation
 
-__all__ = ["ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "ERROR_TYPE", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT",
+__all__ = ["ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT",
            "ablations", "element_prompt", "parse_elements", "parse_rewrite", "plan_segs", "question_frames",
            "read_plan", "removed_with", "rewrite_prompt", "write_plan", "yes_no_of", "yes_no_question"]
 
 PLAN_VERSION = 1
-#: the element types of a plan and the error type an ablation of each makes (the ANNOTATIONS ``error_types``)
+#: the element types of a plan (the error type an ablation of each makes: stats.error_sets.ERROR_TYPE_OF_ELEMENT)
 ELEMENT_TYPES = ("entity", "attribute", "relation", "action")
-ERROR_TYPE = {"entity": "missing", "attribute": "attribute", "relation": "relation", "action": "action"}
 _TYPE_WORDS = {"entity": "entity", "object": "entity", "attribute": "attribute", "property": "attribute",
                "relation": "relation", "spatial": "relation", "action": "action", "activity": "action"}
 

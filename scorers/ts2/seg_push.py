@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
+from scorers.stats.error_sets import ERROR_SEPARATOR
 
 __all__ = ["PROCEDURES", "PushPlan", "prepare_push", "push_segs", "seg_card"]
 
@@ -82,7 +83,7 @@ def seg_card(metadata, *, repo: str, configs: Sequence[str], license: str = "unk
         sections.append("### Images per partition\n\n" + _counts_table(
             metadata["partition"].astype(str).value_counts().sort_index(), ("partition", "images")))
     if "error_types" in metadata.columns:
-        types = metadata["error_types"].fillna("").astype(str).str.split(";").explode().str.strip()
+        types = metadata["error_types"].fillna("").astype(str).str.split(ERROR_SEPARATOR).explode().str.strip()
         types = types[types != ""].value_counts().sort_index()
         sections.append("### Errors per type\n\n" + (_counts_table(types, ("error type", "image errors"))
                                                     if len(types) else "No image has a typed error."))
