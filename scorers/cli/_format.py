@@ -6,7 +6,8 @@ from typing import Mapping
 
 from scorers.formatting import format_number
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
-from scorers.ts2.result_file import format_meta_table, pct, segs_line as _segs_line, text_grid  # the result file's table
+from scorers.ts2.result_file import (format_error_type_table, format_meta_table, pct, segs_line as _segs_line,  # the
+                                     text_grid)  # result file's tables
 
 __all__ = ["format_beside_leaderboard", "format_error_type_table", "format_meta_table", "format_reproduction", "pct",
            "text_grid"]
@@ -14,21 +15,6 @@ __all__ = ["format_beside_leaderboard", "format_error_type_table", "format_meta_
 
 def _num(value: float | None, digits: int = 1, signed: bool = False) -> str:
     return format_number(value, digits, signed=signed)
-
-
-def format_error_type_table(by_type: Mapping[str, Mapping[str, object]]) -> str:
-    """``ts2 meta --by-error-type``: one row per metric and error type, rank/sep/delta x avg and partitions in %, and
-    the SEGs / walks / edges of that type (:mod:`scorers.stats.error_type_walks`)."""
-    first = next((r for types in by_type.values() for r in types.values()), None)
-    if first is None:
-        return "by error type: no error types in the evaluated SEGs"
-    keys = list(first.statistic["rank"])
-    header = ["metric", "error type"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs/walks/edges"]
-    rows = [[name, kind] + [pct(result.statistic[m].get(p)) for m in META_METRICS for p in keys]
-            + [f"{result.n_segs}/{result.n_walks}/{result.n_edges}"]
-            for name, types in by_type.items() for kind, result in types.items()]
-    return ("by error type: walks from node 0 along edges of one type (each step adds one error of that type)\n"
-            + text_grid([header] + rows) + "\nvalues in %")
 
 
 def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping[str, TS2Result],

@@ -103,15 +103,18 @@ def run_meta(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    from scorers.ts2.result_file import meta_text
+
+    text = meta_text(evaluated, args.variant)
     if args.json:
         print(json.dumps(evaluated.to_dict()))  # "pairing" and "notes" per column say how rows were matched
     else:
-        print(_meta_text(evaluated, args.variant))
+        print(text)
     if args.out:
         from scorers.cli._saved import command_line, save_result
 
         saved = save_result(args.out, command=command_line(args.argv), results=evaluated.to_dict(),  # = --json
-                            table=_meta_text(evaluated, args.variant),
+                            table=text,
                             segs=next(iter(evaluated.results.values())).rank.seg_ids, seed=args.seed,
                             n_bootstrap=args.n_bootstrap, variant=args.variant,
                             inputs={"scores": args.scores, "metadata": metadata})
@@ -139,20 +142,3 @@ def _computing_options(args: argparse.Namespace) -> list[str]:
         if flag in tokens or getattr(args, dest, default) != default:
             given.append(flag)
     return given
-
-
-def _meta_text(evaluated, variant: str) -> str:
-    """What ``ts2 meta`` prints (and ``--out`` keeps): the table, its unit, and the notes."""
-    from scorers.cli._format import format_meta_table
-
-    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
-    if evaluated.by_error_type is not None:
-        from scorers.cli._format import format_error_type_table
-
-        lines += ["", format_error_type_table(evaluated.by_error_type)]
-    lines += [f"note: {note}" for note in evaluated.notes]
-    if variant == "official":
-        from scorers.ts2.reproduce import OFFICIAL_RAW_NOTE
-
-        lines.append(OFFICIAL_RAW_NOTE)
-    return "\n".join(lines)

@@ -22,7 +22,8 @@ from scorers.formatting import format_number
 from scorers.stats.graph import summary_keys
 from scorers.stats.meta import META_METRICS, TS2Result
 
-__all__ = ["FORMAT", "check_payload", "check_table", "escape_controls", "format_meta_table", "meta_results", "pct",
+__all__ = ["FORMAT", "check_payload", "check_table", "escape_controls", "format_error_type_table", "format_meta_table",
+           "meta_text", "meta_results", "pct",
            "save_result", "segs_line", "sha256", "text_grid"]
 
 
@@ -202,6 +203,35 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
         cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
         lines.append(cells)
     return segs_line(results) + "\n" + text_grid([header] + lines)
+
+
+def format_error_type_table(by_type: Mapping[str, Mapping[str, object]]) -> str:
+    """``ts2 meta --by-error-type``: one row per metric and error type, rank/sep/delta x avg and partitions in %, and
+    the SEGs / walks / edges of that type (:mod:`scorers.stats.error_type_walks`)."""
+    first = next((r for types in by_type.values() for r in types.values()), None)
+    if first is None:
+        return "by error type: no error types in the evaluated SEGs"
+    keys = list(first.statistic["rank"])
+    header = ["metric", "error type"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs/walks/edges"]
+    rows = [[name, kind] + [pct(result.statistic[m].get(p)) for m in META_METRICS for p in keys]
+            + [f"{result.n_segs}/{result.n_walks}/{result.n_edges}"]
+            for name, types in by_type.items() for kind, result in types.items()]
+    return ("by error type: walks from node 0 along edges of one type (each step adds one error of that type)\n"
+            + text_grid([header] + rows) + "\nvalues in %")
+
+
+def meta_text(evaluated, variant: str) -> str:
+    """What ``ts2 meta`` prints and keeps in a result file's ``table`` (``ts2 submit`` too): the table, its unit, the
+    by-error-type table when computed, and the notes."""
+    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
+    if getattr(evaluated, "by_error_type", None) is not None:
+        lines += ["", format_error_type_table(evaluated.by_error_type)]
+    lines += [f"note: {note}" for note in evaluated.notes]
+    if variant == "official":
+        from scorers.ts2.reproduce import OFFICIAL_RAW_NOTE
+
+        lines.append(OFFICIAL_RAW_NOTE)
+    return "\n".join(lines)
 
 
 def segs_line(results: Mapping[str, TS2Result]) -> str:

@@ -191,19 +191,6 @@ def _meta_command(column: str, options, higher_is_better: bool) -> str:
     return shlex.join(argv + ["--out", RESULT_FILE])
 
 
-def _table_text(evaluated, variant: str) -> str:
-    """What ``ts2 meta`` prints and keeps in ``table``: the table, its unit and the notes."""
-    from scorers.ts2.result_file import format_meta_table
-
-    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
-    lines += [f"note: {note}" for note in evaluated.notes]
-    if variant == "official":
-        from scorers.ts2.reproduce import OFFICIAL_RAW_NOTE
-
-        lines.append(OFFICIAL_RAW_NOTE)
-    return "\n".join(lines)
-
-
 def _release_metadata(metadata):
     if metadata is not None:
         return metadata
@@ -238,7 +225,7 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
     """
     from scorers import __version__
     from scorers.ts2.meta_from_tables import meta_from_tables
-    from scorers.ts2.result_file import save_result, sha256
+    from scorers.ts2.result_file import meta_text, save_result, sha256
 
     check_name(name)
     info = dict(info or {})
@@ -265,7 +252,7 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
         if scorer is None and not _is_frame(scores):
             scorer = scorer_config_of(scores)
         save_result(staging / RESULT_FILE, command=_meta_command(column, options, result.higher_is_better),
-                    results=evaluated.to_dict(), table=_table_text(evaluated, options.variant),
+                    results=evaluated.to_dict(), table=meta_text(evaluated, options.variant),
                     segs=result.rank.seg_ids, seed=options.seed, n_bootstrap=options.n_bootstrap,
                     variant=options.variant, inputs={"scores": scores_file, "metadata": metadata},
                     scorer_config={"scores": scorer["config"]} if scorer else {},
