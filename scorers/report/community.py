@@ -316,20 +316,16 @@ def submission_folders(folder: str | os.PathLike) -> list[Path]:
 
 
 def printable(text: str, limit: int = 80) -> str:
-    """``text`` safe to print on one line: control and other invisible characters as ``\\xNN`` / ``\\uNNNN`` escapes,
-    cut to ``limit`` characters with an ellipsis.
+    """``text`` safe to print on one line (:func:`scorers.ts2.result_file.escape_controls`: control and other
+    invisible characters as escapes), cut to ``limit`` characters with an ellipsis.
 
     Examples:
         >>> printable("ok\\x1b[2Jname\\n")
         'ok\\\\x1b[2Jname\\\\n'
     """
-    out = []
-    for char in str(text):
-        if unicodedata.category(char)[0] in ("C", "Z") and char != " ":
-            out.append(repr(char)[1:-1] if char.isascii() else f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    shown = "".join(out)
+    from scorers.ts2.result_file import escape_controls
+
+    shown = escape_controls(str(text))
     return shown if len(shown) <= limit else shown[:limit - 1] + "…"
 
 
