@@ -24,9 +24,9 @@ from tests.demo_browser import ARTIFACTS, CHROMIUM, REPO, TIMEOUT_MS, dataframe_
 from tests.test_tifa_bench_generate import pipeline_dir  # noqa: F401  (the tiny diffusers pipeline, for --real)
 
 from scorers.demo import AppConfig
-from scorers.demo.seg_annotations import SegAnnotations
-from scorers.demo.seg_builder_tab import SLOTS
-from scorers.demo.seg_side_files import read_plan_elements, read_review
+from scorers.demo.seg_builder.annotations import SegAnnotations
+from scorers.demo.seg_builder.tab import SLOTS
+from scorers.demo.seg_builder.side_files import read_plan_elements, read_review
 from scorers.errors import ParameterError
 
 #: the Real procedure's prompts (SEG ids 0, 1) and images per prompt: more than one page of the tab
@@ -195,7 +195,7 @@ def test_real_rows_without_types_drop_the_empty_column(tmp_path):
     errors without types), and the built data dir reads back."""
     from PIL import Image
 
-    from scorers.ts2.seg_build import build_segs
+    from scorers.ts2.seg.build import build_seg_dir
 
     for name in ("x.png", "y.png"):
         Image.new("RGB", (8, 8), (0, 0, 0) if name == "x.png" else (255, 255, 255)).save(tmp_path / name)
@@ -207,7 +207,7 @@ def test_real_rows_without_types_drop_the_empty_column(tmp_path):
     saved = pd.read_csv(path, dtype=str, keep_default_na=False)
     assert list(saved.columns) == ["seg_id", "prompt", "file_name", "errors", "reviewed"]
     assert saved["errors"].tolist() == ["", "cat"]
-    built = build_segs(path, images=tmp_path, out=tmp_path / "out")
+    built = build_seg_dir(path, images=tmp_path, out=tmp_path / "out")
     assert (built.n_segs, built.n_images) == (1, 2)
 
 
@@ -228,7 +228,7 @@ def test_a_file_changed_on_disk_is_read_again(synth):
 def test_open_upload_places_images_by_path_and_refuses_a_zip_that_escapes(tmp_path):
     from PIL import Image
 
-    from scorers.demo.seg_upload import missing_images, open_upload
+    from scorers.demo.seg_builder.upload import missing_images, open_upload
 
     for name in ("a.png", "b.png"):
         Image.new("RGB", (8, 8), (0, 0, 0) if name == "a.png" else (255, 0, 0)).save(tmp_path / name)

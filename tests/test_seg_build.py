@@ -399,7 +399,7 @@ def test_truncated_image_is_unreadable(tmp_path, capsys):
 def test_question_tables_beside_annotations_are_copied_when_the_seg_ids_are_kept(tmp_path):
     """``ts2 seg plan`` writes tifa/dsg question tables beside the plan and ``ts2 seg generate`` copies them beside its
     ANNOTATIONS: build carries them into OUT (byte for byte) when the SEG ids are kept, and says why when not."""
-    from scorers.ts2.seg_build import build_segs
+    from scorers.ts2.seg.build import build_seg_dir
 
     rows = "seg_id,prompt,file_name,errors\n{s},a red dog,x.png,\n{s},a red dog,y.png,dog\n{s},a red dog,z.png,red\n"
     tifa = "id,question\n7,is there a dog?\n"
@@ -408,7 +408,7 @@ def test_question_tables_beside_annotations_are_copied_when_the_seg_ids_are_kept
         folder.mkdir()
         (folder / "a.csv").write_text(rows.format(s=seg_id))
         (folder / "tifa_questions.csv").write_text(tifa)
-        built = build_segs(folder / "a.csv", images=None, out=folder / "out")
+        built = build_seg_dir(folder / "a.csv", images=None, out=folder / "out")
         assert (folder / "out" / "tifa_questions.csv").exists() is kept
         assert not (folder / "out" / "dsg_questions.csv").exists()
         if kept:

@@ -256,7 +256,7 @@ def test_module_doctests_run():
     import doctest
 
     from scorers.stats import error_type_walks
-    from scorers.ts2 import seg_build
+    from scorers.ts2.seg import build as seg_build
 
     for module, least in ((error_type_walks, 5), (seg_build, 5)):
         failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

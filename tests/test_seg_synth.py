@@ -140,7 +140,7 @@ def test_malformed_reply_gives_empty_plan_and_a_reason(reply, reason, tmp_path, 
 
 
 def test_bad_rewrite_leaves_the_node_without_prompt(tmp_path):
-    from scorers.ts2.seg_plan import parse_rewrite, plan_segs
+    from scorers.ts2.seg.plan import parse_rewrite, plan_segs
 
     assert parse_rewrite("", PROMPT) == ("", "the model's rewrite is empty: ''")
     assert parse_rewrite(f"Rewritten: {PROMPT}", PROMPT)[0] == ""
@@ -157,7 +157,7 @@ def test_bad_rewrite_leaves_the_node_without_prompt(tmp_path):
 
 
 def test_read_plan_names_the_bad_field(tmp_path):
-    from scorers.ts2.seg_plan import read_plan
+    from scorers.ts2.seg.plan import read_plan
 
     base = {"seg_id": 0, "prompt": "p", "elements": [{"label": "dog", "type": "entity"}]}
     cases = [({"segs": [{**base, "nodes": [{"errors": ["cat"]}]}]}, "nodes[0]: error 'cat' is not the label"),
@@ -334,8 +334,8 @@ def test_synth_path_end_to_end(server, pipeline_dir, tmp_path, capsys, monkeypat
     """Issue 35's Synth acceptance in one run: plan (loopback model, scripted) -> generate (tiny random SD) -> check
     (loopback judge) -> build -> ts2 score clip_score (tiny CLIP) -> ts2 meta -> ts2 card; plus the plan's DSG
     questions scored at once by ts2 score dsg (the loopback judge)."""
-    if importlib.util.find_spec("scorers.ts2.seg_build") is None:
-        pytest.skip("scorers.ts2.seg_build (ts2 seg build, issue 35 item 1) has not landed on this branch")
+    if importlib.util.find_spec("scorers.ts2.seg.build") is None:
+        pytest.skip("scorers.ts2.seg.build (ts2 seg build, issue 35 item 1) has not landed on this branch")
     from tests.tiny_embed_models import build_hf_clip
 
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
@@ -421,7 +421,7 @@ def test_check_with_a_local_judge_equals_one_at_a_time(planned, pipeline_dir, tm
     from PIL import Image
 
     from scorers.models.vqa_base import load_vqa_backend
-    from scorers.ts2.seg_plan import read_plan, removed_with
+    from scorers.ts2.seg.plan import read_plan, removed_with
     from tests.tiny_vqa_models import make_blip_vqa
 
     out = tmp_path / "raw"
@@ -453,7 +453,7 @@ def test_check_with_a_local_judge_equals_one_at_a_time(planned, pipeline_dir, tm
 
 
 def test_check_reads_text_answers_without_probabilities():
-    from scorers.ts2.seg_check import judge_yes
+    from scorers.ts2.seg.check import judge_yes
 
     class Talker:
         def answer(self, images, questions):

@@ -108,7 +108,7 @@ def check_demo_arguments(args: argparse.Namespace):
                                paper_table=args.paper_table, **settings)
     check_tables(config)
     if config.annotations is not None:  # the Build a SEG tab's files, read as the tab reads them
-        from scorers.demo.seg_annotations import open_annotations
+        from scorers.demo.seg_builder.annotations import open_annotations
 
         open_annotations(config)
     return config

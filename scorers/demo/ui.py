@@ -1,5 +1,5 @@
 """The Gradio Blocks of the demo: five tabs wired to ``leaderboard``, ``explorer``, ``scoring``, ``report_card_tab`` and
-``seg_builder_tab``.
+``seg_builder.tab``.
 
 Handlers never raise into Gradio: a ValueError becomes its message in a status box, anything else a one-line
 "unexpected error" (the traceback goes to the server log only), so the app keeps serving after bad input.
@@ -35,7 +35,7 @@ from scorers.demo.leaderboard_tab import (  # noqa: E402
     rejected_view,
 )
 from scorers.demo.report_card_tab import build_report_card_tab  # noqa: E402
-from scorers.demo.seg_builder_tab import build_seg_builder_tab  # noqa: E402
+from scorers.demo.seg_builder.tab import build_seg_builder_tab  # noqa: E402
 from scorers.demo.upload_scoring import LazyScorer, score_image, scorer_specs  # noqa: E402
 from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Text-to-image generation with ``diffusers``: load a pipeline, and generate seeded images into files, resumably.
 
 The one generation code of the package: ``ts2 tifa-bench generate`` (``scorers.tifa_bench.generate``) and
-``ts2 seg generate`` (``scorers.ts2.seg_generate``) both call it.
+``ts2 seg generate`` (``scorers.ts2.seg.generate``) both call it.
 
 * **Seeded per image.** Every image has its own seed (:func:`image_seed` of a base seed, a text key and an index) and
   its noise is drawn by its own CPU ``torch.Generator``: the pipeline gets one generator per prompt in the batch, so

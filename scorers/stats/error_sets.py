@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["ERROR_SEPARATOR", "ERROR_TYPES", "ERROR_TYPE_OF_ELEMENT", "node_labels", "label_sets", "error_set_edges",
-           "split_error_labels", "unreachable"]
+__all__ = ["ERROR_SEPARATOR", "ERROR_TYPES", "ERROR_TYPE_OF_ELEMENT", "KEY_SEPARATOR", "node_labels", "label_sets",
+           "error_set_edges", "split_error_labels", "unreachable"]
 
 #: the error types of the TS2 paper's edges (section 3.1): an ANNOTATIONS ``error_types`` item is one of these
 ERROR_TYPES = ("missing", "attribute", "relation", "action")
@@ -21,6 +21,9 @@ ERROR_TYPES = ("missing", "attribute", "relation", "action")
 ERROR_SEPARATOR = ";"
 #: a prompt element's type (``ts2 seg plan``) -> the error its removal makes: an entity (object) goes missing
 ERROR_TYPE_OF_ELEMENT = {"entity": "missing", "object": "missing", **{t: t for t in ERROR_TYPES}}
+#: joins a sorted error set into one key (``key`` column): the ASCII unit separator, below every printable
+#: character, so keys sort like the tuples (numpy would drop a trailing NUL)
+KEY_SEPARATOR = "\x1f"
 
 
 def split_error_labels(cell: object) -> list[str]:

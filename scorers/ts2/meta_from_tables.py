@@ -199,7 +199,7 @@ def meta_from_tables(
                     source_notes=source_notes)
     if options.by_error_type:
         from scorers.stats.error_type_walks import error_type_meta
-        from scorers.ts2.seg_build import KEY_SEPARATOR
+        from scorers.stats.error_sets import KEY_SEPARATOR
 
         first = results[wanted[0]].rank
         out.by_error_type = error_type_meta(
@@ -216,7 +216,7 @@ def _error_types(metadata):
     import pandas as pd
 
     from scorers.tables.readers import read_metadata
-    from scorers.ts2.seg_build import metadata_error_types
+    from scorers.tables.error_columns import metadata_error_types
 
     frame = metadata if isinstance(metadata, pd.DataFrame) else read_metadata(metadata)
     return metadata_error_types(frame, "metadata" if isinstance(metadata, pd.DataFrame) else str(metadata))

@@ -22,7 +22,7 @@ EXAMPLES = """examples:
 
 
 def register(steps: argparse._SubParsersAction) -> None:
-    from scorers.cli._seg_plan import add_served_group
+    from scorers.cli.seg.plan import add_served_group
 
     parser = steps.add_parser("check", help="Synth step 3: a VQA judge lists images that disagree with their node",
                               description=DESCRIPTION, epilog=EXAMPLES,
@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from scorers.atomic import write_text_atomic
     from scorers.cli._options import served_options
     from scorers.models.openai_compat import is_served
-    from scorers.ts2.seg_check import check_images, load_judge, read_annotation_table
-    from scorers.ts2.seg_plan import read_plan
+    from scorers.ts2.seg.check import check_images, load_judge, read_annotation_table
+    from scorers.ts2.seg.plan import read_plan
 
     plan_path = Path(args.plan) if args.plan else Path(args.annotations).parent / "plan.json"
     if not plan_path.is_file():

@@ -3,7 +3,7 @@
 The file is ``ts2 seg build``'s input (``seg_id, prompt, file_name, errors``, errors ``;``-joined; optional
 ``image_source``, ``partition``, ``error_types``). Every change rewrites it atomically (:mod:`scorers.atomic`), so
 closing the page loses nothing. Node labels, edges and unreachable sets come from :mod:`scorers.stats.error_sets`;
-the data dir is what :func:`scorers.ts2.seg_build.build_segs` writes.
+the data dir is what :func:`scorers.ts2.seg.build.build_seg_dir` writes.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from scorers.errors import ParameterError, mention
 from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, error_set_edges, node_labels, split_error_labels,
                                       unreachable)
 from scorers.demo.seg_figure import seg_graph_figure
-from scorers.demo.seg_side_files import PlanElements, read_plan_elements, read_review
+from scorers.demo.seg_builder.side_files import PlanElements, read_plan_elements, read_review
 
 __all__ = ["ANNOTATION_COLUMNS", "REVIEWED", "THUMBNAIL_PX", "SegAnnotations", "open_annotations"]
 
@@ -371,13 +371,13 @@ class SegAnnotations:
         beside it as ``seg_data.zip``. Errors are the builder's (``ParameterError`` / ``ValueError``, one line
         naming the row).
         """
-        from scorers.ts2.seg_build import build_segs
+        from scorers.ts2.seg.build import build_seg_dir
 
         with self._lock:
             self.refresh()
             root = Path(out_root) if out_root is not None else Path(tempfile.mkdtemp(prefix="ts2-seg-build-"))
             out = root / "seg_data"
-            result = build_segs(self.path, images=self.images, out=out, overwrite=True)
+            result = build_seg_dir(self.path, images=self.images, out=out, overwrite=True)
             archive = shutil.make_archive(str(root / "seg_data"), "zip", root_dir=root, base_dir="seg_data")
             return Path(archive), result
 

@@ -34,13 +34,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scorers.errors import ParameterError
-from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPES, error_set_edges, label_sets, unreachable
+from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, KEY_SEPARATOR, error_set_edges, label_sets,
+                                      unreachable)
+from scorers.tables.error_columns import fail_first_row, parse_error_columns, row_location
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_PARTITION", "KEY_SEPARATOR", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
-           "SegBuild", "build_segs", "metadata_error_types", "parse_error_columns", "read_annotations"]
+__all__ = ["DEFAULT_PARTITION", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "SegBuild",
+           "build_seg_dir", "read_annotations"]
 
 REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
 OPTIONAL_COLUMNS = ("image_source", "partition", "error_types")
@@ -51,14 +53,12 @@ DEFAULT_PARTITION = "custom"
 QUESTION_TABLES = ("tifa_questions.csv", "dsg_questions.csv")
 #: what a build writes under OUT (``--overwrite`` replaces exactly these)
 OUT_FILES = ("metadata.csv", "images", "segs.json", "warnings.txt") + QUESTION_TABLES
-#: joins a sorted error set into one key (``key`` column): the ASCII unit separator, below every printable
-#: character, so keys sort like the tuples (numpy would drop a trailing NUL)
-KEY_SEPARATOR = _KEY_SEP = "\x1f"
 
 
 @dataclass
 class SegBuild:
-    """What :func:`build_segs` wrote: ``out``, the numbers of SEGs and images, and the ``warnings`` (one line each)."""
+    """What :func:`build_seg_dir` wrote: ``out``, the numbers of SEGs and images, and the ``warnings`` (one line
+    each)."""
 
     out: Path
     n_segs: int
@@ -71,24 +71,11 @@ class SegBuild:
     warning_counts: dict[str, int] = field(default_factory=dict)
 
 
-def _fail(frame: pd.DataFrame, mask, source: str, message) -> None:
-    """Raise ``ValueError`` for the first row of ``mask``: ``SOURCE line N (SEG s, FILE): MESSAGE``."""
-    hits = np.flatnonzero(np.asarray(mask, dtype=bool))
-    if hits.size:
-        k = int(hits[0])
-        row = frame.iloc[k]
-        text = message(k, row) if callable(message) else message
-        raise ValueError(f"{_where(source, row)}: {text}")
-
-
-def _where(source: str, row) -> str:
-    return f"{source} line {int(row['line'])} (SEG {row['seg_id'] or '?'}, {row['file_name'] or 'no file name'})"
-
-
 def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     """The validated ANNOTATIONS table: one row per image, with the columns of the module docstring plus ``line``
-    (its CSV line), ``key`` (its sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``,
-    ``sorted_errors`` and ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source`` (filled).
+    (its CSV line), ``key`` (its sorted error set joined with :data:`scorers.stats.error_sets.KEY_SEPARATOR`),
+    ``n_errors``, ``sorted_errors`` and ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source``
+    (filled).
 
     Parameters
     ----------
@@ -141,23 +128,23 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
         if column in frame.columns:
             frame[column] = frame[column].str.strip()
     frame["line"] = np.arange(2, len(frame) + 2)
-    _fail(frame, frame["seg_id"] == "", source, "empty seg_id")
-    _fail(frame, frame["prompt"] == "", source, "empty prompt")
-    _fail(frame, frame["file_name"] == "", source, "empty file_name")
+    fail_first_row(frame, frame["seg_id"] == "", source, "empty seg_id")
+    fail_first_row(frame, frame["prompt"] == "", source, "empty prompt")
+    fail_first_row(frame, frame["file_name"] == "", source, "empty file_name")
     files = frame["file_name"].str.replace("\\", "/", regex=False).str.replace(r"^(\./)+", "", regex=True)
     keyed = frame.assign(_f=files)
     twice = keyed.duplicated(["seg_id", "_f"])
     first_line = keyed.groupby(["seg_id", "_f"], sort=False)["line"].transform("min")
-    _fail(frame, twice, source, lambda k, row: f"image listed twice (first on line {first_line.iloc[k]})")
+    fail_first_row(frame, twice, source, lambda k, row: f"image listed twice (first on line {first_line.iloc[k]})")
     other = keyed.groupby("_f", sort=False)["seg_id"].transform("first")
     other_line = keyed.groupby("_f", sort=False)["line"].transform("first")
-    _fail(frame, other != frame["seg_id"], source,
-          lambda k, row: f"the same file is under SEG {other.iloc[k]} too (line {other_line.iloc[k]}); an image "
-                         "belongs to one SEG")
+    fail_first_row(frame, other != frame["seg_id"], source,
+                   lambda k, row: f"the same file is under SEG {other.iloc[k]} too (line {other_line.iloc[k]}); an "
+                                  "image belongs to one SEG")
     _one_per_seg(frame, "prompt", source)
     if "partition" in frame.columns:
-        _fail(frame, frame["partition"] == "", source, "empty partition (the column is optional; a given cell needs "
-                                                        "a name)")
+        fail_first_row(frame, frame["partition"] == "", source,
+                       "empty partition (the column is optional; a given cell needs a name)")
         _one_per_seg(frame, "partition", source)
     else:
         frame["partition"] = DEFAULT_PARTITION
@@ -170,93 +157,9 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
 def _one_per_seg(frame: pd.DataFrame, column: str, source: str) -> None:
     first = frame.groupby("seg_id", sort=False)[column].transform("first")
     first_line = frame.groupby("seg_id", sort=False)["line"].transform("first")
-    _fail(frame, first != frame[column], source,
-          lambda k, row: f"the SEG has two {column}s: {row[column]!r} here and {first.iloc[k]!r} on line "
-                         f"{first_line.iloc[k]}")
-
-
-def _split(column: pd.Series) -> pd.DataFrame:
-    """``(row, position, item)`` of every ``;``-separated item, stripped (empty items kept: the caller decides)."""
-    parts = column.str.split(ERROR_SEPARATOR).explode()
-    frame = parts.to_frame("item")
-    frame["item"] = frame["item"].fillna("").str.strip()
-    frame["row"] = frame.index.to_numpy()
-    frame["position"] = frame.groupby(level=0).cumcount().to_numpy()
-    return frame.reset_index(drop=True)
-
-
-def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
-    """Add ``key`` (the sorted error set joined with :data:`KEY_SEPARATOR`), ``n_errors``, ``sorted_errors`` and
-    ``sorted_types``
-    (``;``-joined, aligned) to ``frame`` from its ``errors`` (and optional ``error_types``) columns, in place.
-
-    The one reading of error-set cells: ANNOTATIONS (:func:`read_annotations`) and a built ``metadata.csv``
-    (``ts2 meta --by-error-type``). ``frame`` needs ``seg_id``, ``file_name`` and ``line`` (for the messages).
-
-    Raises
-    ------
-    ValueError
-        ``error_types`` not aligned with ``errors``, a type not in :data:`scorers.stats.error_sets.ERROR_TYPES`, or an error label with two
-        types in one SEG; the message names ``source``, the line, the SEG and the image.
-    """
-    import pandas as pd
-
-    frame.reset_index(drop=True, inplace=True)
-    errors = _split(frame["errors"])
-    if "error_types" in frame.columns:
-        types = _split(frame["error_types"])
-        n_err = (errors["item"] != "").groupby(errors["row"]).sum()
-        n_typ = (types["item"] != "").groupby(types["row"]).sum()
-        _fail(frame, (n_err != n_typ).to_numpy(), source,
-              lambda k, row: f"errors has {int(n_err.iloc[k])} label(s) but error_types has {int(n_typ.iloc[k])}; "
-                             "give one type per error, in the same order")
-        errors = errors[errors["item"] != ""].reset_index(drop=True)
-        types = types[types["item"] != ""].reset_index(drop=True)
-        errors["type"] = types["item"].str.lower().to_numpy()
-        bad = ~errors["type"].isin(ERROR_TYPES)
-        if bad.any():
-            k = int(errors.loc[bad, "row"].iloc[0])
-            raise ValueError(f"{_where(source, frame.iloc[k])}: unknown error type "
-                             f"{errors.loc[bad, 'type'].iloc[0]!r}; use one of {', '.join(ERROR_TYPES)}")
-    else:
-        errors = errors[errors["item"] != ""].reset_index(drop=True)
-        errors["type"] = ""
-    errors["seg_id"] = frame["seg_id"].to_numpy()[errors["row"].to_numpy()]
-    errors = errors.drop_duplicates(["row", "item", "type"])
-    if "error_types" in frame.columns:
-        kinds = errors.groupby(["seg_id", "item"], sort=False)["type"].transform("nunique")
-        if (kinds > 1).any():
-            clash = errors[kinds > 1]
-            label, seg = clash["item"].iloc[0], clash["seg_id"].iloc[0]
-            used = errors[(errors["seg_id"] == seg) & (errors["item"] == label)]
-            first = used.iloc[0]
-            second = used[used["type"] != first["type"]].iloc[0]
-            raise ValueError(f"{_where(source, frame.iloc[int(second['row'])])}: error {label!r} has type "
-                             f"{second['type']!r} here but {first['type']!r} on line "
-                             f"{int(frame['line'].iloc[int(first['row'])])}; an error label has one type in a SEG")
-    errors = errors.drop_duplicates(["row", "item"]).sort_values(["row", "item"], kind="stable")
-    errors["k"] = errors.groupby("row", sort=False).cumcount().to_numpy()
-    frame["key"] = _join_wide(errors, "item", _KEY_SEP, len(frame))
-    frame["sorted_errors"] = _join_wide(errors, "item", ERROR_SEPARATOR, len(frame))
-    frame["sorted_types"] = _join_wide(errors, "type", ERROR_SEPARATOR, len(frame))
-    frame["n_errors"] = np.bincount(errors["row"].to_numpy(dtype=np.int64), minlength=len(frame)).astype(np.int64)
-    if "error_types" not in frame.columns:
-        frame["sorted_types"] = ""
-
-
-def _join_wide(items: pd.DataFrame, column: str, separator: str, n_rows: int) -> np.ndarray:
-    """Per row, its ``column`` items (in their ``k`` order) joined with ``separator``; ``""`` for a row with none.
-    One vectorised string operation per item position (a row holds a few errors), not one call per row."""
-    import pandas as pd
-
-    out = pd.Series([""] * n_rows, dtype=object)
-    for k in range(int(items["k"].max()) + 1 if len(items) else 0):
-        part = items[items["k"] == k]
-        rows = part["row"].to_numpy(dtype=np.int64)
-        values = part[column].astype(str).to_numpy(dtype=object)
-        current = out.to_numpy()[rows]
-        out.iloc[rows] = values if k == 0 else current + separator + values
-    return out.to_numpy(dtype=object)
+    fail_first_row(frame, first != frame[column], source,
+                   lambda k, row: f"the SEG has two {column}s: {row[column]!r} here and {first.iloc[k]!r} on line "
+                                  f"{first_line.iloc[k]}")
 
 
 def _seg_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -275,11 +178,12 @@ def _check_structure(frame: pd.DataFrame, source: str) -> None:
     """Refuse a SEG with no error-free image, or with fewer than two error levels (naming its first line)."""
     by_seg = frame.groupby("seg_id", sort=False)["n_errors"]
     lowest, levels = by_seg.transform("min"), by_seg.transform("nunique")
-    _fail(frame, lowest > 0, source,
-          lambda k, row: "the SEG has no error-free image (a row with empty errors); node 0 holds the images that "
-                         "get the prompt right")
-    _fail(frame, levels < 2, source,
-          lambda k, row: "the SEG has one error level only (every image has 0 errors); a SEG needs at least two")
+    fail_first_row(frame, lowest > 0, source,
+                   lambda k, row: "the SEG has no error-free image (a row with empty errors); node 0 holds the images "
+                                  "that get the prompt right")
+    fail_first_row(frame, levels < 2, source,
+                   lambda k, row: "the SEG has one error level only (every image has 0 errors); a SEG needs at least "
+                                  "two")
 
 
 def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
@@ -289,14 +193,14 @@ def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
 
     paths = [images / name for name in frame["file_name"].tolist()]
     exists = np.fromiter((p.is_file() for p in paths), dtype=bool, count=len(paths))
-    _fail(frame, ~exists, source, lambda k, row: f"missing image: no file {paths[k]}")
+    fail_first_row(frame, ~exists, source, lambda k, row: f"missing image: no file {paths[k]}")
     for k, p in enumerate(paths):
         try:
             with Image.open(p) as image:
                 image.verify()
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as error:  # SyntaxError: a bad PNG chunk
             detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise ValueError(f"{_where(source, frame.iloc[k])}: unreadable image {p} ({detail})") from None
+            raise ValueError(f"{row_location(source, frame.iloc[k])}: unreadable image {p} ({detail})") from None
     return paths
 
 
@@ -333,12 +237,12 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict
     counts = {"one image": 0, "not reachable": 0}
     n_nodes = n_edges = 0
     for seg in sorted(keys_of):
-        sets = [frozenset(k.split(_KEY_SEP)) if k else frozenset() for k in keys_of[seg]]
+        sets = [frozenset(k.split(KEY_SEPARATOR)) if k else frozenset() for k in keys_of[seg]]
         labelled = label_sets(sets)
         name, prompt, partition = info[seg]
         nodes = []
         for label, s in labelled.items():
-            key = _KEY_SEP.join(sorted(s))
+            key = KEY_SEPARATOR.join(sorted(s))
             label_of[(seg, key)] = label
             rows = members[(seg, key)]
             files = out_names[rows].tolist()
@@ -390,7 +294,7 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def build_segs(
+def build_seg_dir(
     annotations: str | os.PathLike,
     *,
     images: str | os.PathLike | None,
@@ -429,7 +333,7 @@ def build_segs(
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.csv").write_text("seg_id,prompt,file_name,errors\\n"
     ...     "0,a red dog,x.png,\\n0,a red dog,y.png,dog\\n0,a red dog,z.png,red\\n")
-    >>> built = build_segs(folder / "a.csv", images=None, out=folder / "out")
+    >>> built = build_seg_dir(folder / "a.csv", images=None, out=folder / "out")
     >>> built.n_segs, built.n_images, built.n_nodes, built.n_edges, len(built.warnings)
     (1, 3, 3, 2, 3)
     >>> (folder / "out" / "metadata.csv").read_text().splitlines()[2]
@@ -480,45 +384,3 @@ def build_segs(
     return SegBuild(out=out, n_segs=len(segs), n_images=len(frame), warnings=warnings, n_nodes=n_nodes,
                     n_edges=n_edges, partitions={str(k): int(v) for k, v in partitions.items()},
                     warning_counts=counts)
-
-
-#: what ``ts2 meta --by-error-type`` says when the metadata has no error types (the release)
-NO_ERROR_TYPES = ("{by_error_type=True} needs error_types: {source} has no {missing} column(s); the release does not "
-                  "carry error types. Build your SEGs with ts2 seg build from ANNOTATIONS with an error_types column "
-                  "(its metadata.csv has errors and error_types)")
-
-
-def metadata_error_types(metadata: pd.DataFrame, source: str) -> tuple[np.ndarray, dict[tuple[int, str], str]]:
-    """``(keys, label_types)`` of a built ``metadata.csv`` (a :func:`scorers.tables.readers.read_metadata` frame with
-    ``errors`` and ``error_types`` columns): per-image error sets (sorted labels joined with :data:`KEY_SEPARATOR`)
-    and ``{(seg_id, label): type}``.
-
-    Raises
-    ------
-    ParameterError
-        No ``errors`` / ``error_types`` column, or no type at all (the release): :data:`NO_ERROR_TYPES`.
-    ValueError
-        What :func:`parse_error_columns` refuses, or a node label whose error count is not the size of the image's
-        error set (one line naming the metadata line).
-    """
-    missing = [c for c in ("errors", "error_types") if c not in metadata.columns]
-    if missing:
-        raise ParameterError(NO_ERROR_TYPES, source=source, missing=" / ".join(missing))
-    frame = metadata[["seg_id", "file_name", "node", "errors", "error_types"]].copy()
-    frame["seg_id"] = frame["seg_id"].astype(str)
-    frame["line"] = metadata["line"].to_numpy() if "line" in metadata.columns else np.arange(2, len(frame) + 2)
-    frame["errors"] = frame["errors"].astype(str).str.strip()
-    frame["error_types"] = frame["error_types"].astype(str).str.strip()
-    parse_error_columns(frame, source)
-    if not frame["sorted_types"].ne("").any():
-        raise ParameterError(NO_ERROR_TYPES, source=source, missing="filled error_types")
-    digits = frame["node"].astype(str).str.extract(r"^\s*(\d+)", expand=False).astype(np.int64)
-    _fail(frame, (digits != frame["n_errors"]).to_numpy(), source,
-          lambda k, row: f"node {row['node']} has {digits.iloc[k]} error(s) but errors lists {row['n_errors']} "
-                         f"({row['sorted_errors'] or 'none'})")
-    label_types: dict[tuple[int, str], str] = {}
-    distinct = frame.loc[frame["n_errors"] > 0, ["seg_id", "sorted_errors", "sorted_types"]].drop_duplicates()
-    for seg, errs, kinds in distinct.itertuples(index=False):  # distinct (SEG, error set) pairs, not images
-        for e, t in zip(errs.split(ERROR_SEPARATOR), kinds.split(ERROR_SEPARATOR)):
-            label_types[(int(seg), e)] = t
-    return frame["key"].to_numpy(dtype=object), label_types

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from scorers.demo.seg_annotations import SegAnnotations
+from scorers.demo.seg_builder.annotations import SegAnnotations
 
 __all__ = ["MAX_UNZIPPED_BYTES", "missing_images", "open_upload"]
 

@@ -1,15 +1,18 @@
 """``ts2 seg``: build your own semantic error graphs with TS2's three procedures (Synth, Nat, Real).
 
-Each step lives in its own module (``_seg_build``, ``_seg_plan``, ``_seg_generate``, ``_seg_check``, ``_seg_push``)
-exposing ``register(steps)``; this module makes the ``seg`` group and adds them in the order a user runs them.
+Each step lives in its own module of this package (``plan``, ``generate``, ``check``, ``build``, ``push``, mirroring
+:mod:`scorers.ts2.seg`) exposing ``register(steps)``; this module makes the ``seg`` group and adds them in the order a
+user runs them. The step modules import only ``argparse`` and the CLI's helpers at the top; the library is imported
+inside their handlers.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
+
+from scorers.cli.seg import build, check, generate, plan, push
 
 #: the steps, in the order of the Synth procedure; ``build`` is the core that the others feed
-STEPS = ("plan", "generate", "check", "build", "push")
+STEPS = (plan, generate, check, build, push)
 
 DESCRIPTION = """Build SEGs for your domain and generator, then judge metrics on them with every ts2 command.
 
@@ -27,4 +30,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     steps = parser.add_subparsers(dest="step", metavar="STEP")
     steps.required = True
     for step in STEPS:
-        importlib.import_module(f"{__package__}._seg_{step}").register(steps)
+        step.register(steps)

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from scorers.errors import ParameterError
-from scorers.ts2.seg_plan import removed_with, yes_no_of
+from scorers.ts2.seg.plan import removed_with, yes_no_of
 from scorers.stats.error_sets import ERROR_SEPARATOR, split_error_labels
 
 __all__ = ["REVIEW_COLUMNS", "check_images", "judge_yes", "load_judge", "read_annotation_table", "split_labels"]

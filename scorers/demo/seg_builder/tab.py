@@ -1,9 +1,9 @@
 """The demo's Build a SEG tab: a SEG's images with the prompt's elements as checkboxes, each tick saved at once.
 
 The Real and Nat procedures (and the review of Synth) end with one fact per image: which of the prompt's elements it
-gets wrong. The tab edits that in an ANNOTATIONS file (:class:`scorers.demo.seg_annotations.SegAnnotations`): the one
+gets wrong. The tab edits that in an ANNOTATIONS file (:class:`scorers.demo.seg_builder.annotations.SegAnnotations`): the one
 the demo was started with (``AppConfig.annotations``, ``ts2 demo --annotations``) or one uploaded in the tab
-(:func:`scorers.demo.seg_upload.open_upload`: a working copy on the server, kept per browser). Node labels and the graph
+(:func:`scorers.demo.seg_builder.upload.open_upload`: a working copy on the server, kept per browser). Node labels and the graph
 update as one ticks; **Build data dir** offers what ``ts2 seg build`` writes, zipped. Gradio is imported only inside
 :func:`build_seg_builder_tab`.
 """
@@ -14,8 +14,8 @@ from typing import Callable
 
 import pandas as pd
 
-from scorers.demo.seg_annotations import SegAnnotations, open_annotations
-from scorers.demo.seg_upload import missing_images, open_upload
+from scorers.demo.seg_builder.annotations import SegAnnotations, open_annotations
+from scorers.demo.seg_builder.upload import missing_images, open_upload
 from scorers.stats.error_sets import ERROR_TYPES, split_error_labels
 
 __all__ = ["COLUMNS", "SLOTS", "OpenBooks", "build_seg_builder_tab"]

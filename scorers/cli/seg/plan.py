@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from scorers.cli._options import served_options
     from scorers.models.text_backends import load_text_lm
     from scorers.models.openai_compat import is_served
-    from scorers.ts2.seg_plan import plan_segs, write_plan
+    from scorers.ts2.seg.plan import plan_segs, write_plan
 
     prompts = read_prompts(args)
     served = served_options(args)

@@ -39,9 +39,9 @@ def run_seg_build(args: argparse.Namespace) -> int:
     image listed twice, the same file under two SEGs, a SEG with fewer than two error levels, an error label with
     two types, an empty prompt. Warned (listed in OUT/warnings.txt and counted): a node with one image, a node not
     reachable one error at a time."""
-    from scorers.ts2.seg_build import build_segs
+    from scorers.ts2.seg.build import build_seg_dir
 
-    built = build_segs(args.annotations, images=args.images, out=args.out, overwrite=args.overwrite)
+    built = build_seg_dir(args.annotations, images=args.images, out=args.out, overwrite=args.overwrite)
     parts = ", ".join(f"{name}: {n}" for name, n in built.partitions.items())
     print(f"built {built.n_segs} SEG(s), {built.n_images} image(s), {built.n_nodes} node(s), {built.n_edges} edge(s) "
           f"in {built.out} (partitions: {parts})")

@@ -13,7 +13,7 @@ Layout under ``out``::
 
 A node's folder name carries a hash of its error set and prompt, so editing a node's prompt in the plan makes new
 images rather than reusing the old ones. ANNOTATIONS columns: ``seg_id, prompt, file_name, errors, error_types,
-image_source`` (the format of ``scorers.ts2.seg_build``), then ``node_prompt, seed, procedure``.
+image_source`` (the format of ``scorers.ts2.seg.build``), then ``node_prompt, seed, procedure``.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
 from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed
 from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPE_OF_ELEMENT
-from scorers.ts2.seg_plan import read_plan, write_plan
+from scorers.ts2.seg.plan import read_plan, write_plan
 
 __all__ = ["ANNOTATION_COLUMNS", "GenerateResult", "generate_seg_images", "generation_settings", "node_folder",
            "plan_or_prompts"]
@@ -66,7 +66,7 @@ def node_folder(errors: list[str], prompt: str) -> str:
 
 
 def plan_or_prompts(path: str | Path) -> dict:
-    """A plan (``.json``, :func:`scorers.ts2.seg_plan.read_plan`) or a text file of prompts, one per line, read as a
+    """A plan (``.json``, :func:`scorers.ts2.seg.plan.read_plan`) or a text file of prompts, one per line, read as a
     plan whose SEGs (ids 0, 1, ...) have only their error-free node (what ``--real`` needs)."""
     path = Path(path)
     if path.suffix.lower() == ".json":

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from scorers.ts2.seg_push import prepare_push, push_segs
+    from scorers.ts2.seg.push import prepare_push, push_segs
 
     token = None
     if args.token_env:

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from scorers.models.diffusion import load_pipeline
     from scorers.scoring.runner import process_state
     from scorers.models.diffusion import check_settings
-    from scorers.ts2.seg_generate import generate_seg_images, generation_settings, plan_or_prompts
+    from scorers.ts2.seg.generate import generate_seg_images, generation_settings, plan_or_prompts
 
     plan = plan_or_prompts(args.plan)
     call = {"num_inference_steps": args.steps, "guidance_scale": args.guidance_scale, "height": args.height,
