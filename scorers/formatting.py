@@ -1,5 +1,6 @@
 """Number formatting for every printed table (terminal, Markdown, LaTeX, the demo): one missing-value glyph and one
-NaN-safe formatter, so a missing number looks the same everywhere.
+NaN-safe formatter, so a missing number looks the same everywhere; and the escaping of user text for tables and the
+terminal (:func:`latex_escape`, :func:`escape_controls`).
 
 >>> format_number(0.1234, 3), format_number(float("nan")), format_number(None), format_number(0.5, 1, scale=100)
 ('0.123', '-', '-', '50.0')
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 
-__all__ = ["MISSING", "format_number", "is_missing", "latex_escape"]
+__all__ = ["MISSING", "escape_controls", "format_number", "is_missing", "latex_escape"]
 
 #: what a missing (None / NaN) number prints as, in every table
 MISSING = "-"
@@ -34,3 +35,15 @@ def latex_escape(text: object) -> str:
     specials = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
     return "".join(specials.get(char, char) for char in str(text))
+
+
+def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with control and other non-printing characters written as escapes (``\\x1b``, ``\\n``,
+    ``\\u202e``), so that a saved file cannot move the cursor, recolour or reorder the terminal's text; spaces and
+    (``keep_newlines``) line breaks stay."""
+    def one(ch: str) -> str:
+        if ch.isprintable() or ch == " " or (keep_newlines and ch == "\n"):
+            return ch
+        return ch.encode("unicode_escape").decode("ascii")
+
+    return "".join(one(ch) for ch in text)

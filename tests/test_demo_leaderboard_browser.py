@@ -2,7 +2,7 @@
 rejected submission, read from the page.
 
 The app runs in-process on 127.0.0.1 with the shared release tables and ``AppConfig.submissions`` pointing at a
-folder of two submissions written by ``scorers.ts2.submission.write_submission``: one as written, one whose claimed
+folder of two submissions written by ``scorers.ts2.submission.folder.write_submission``: one as written, one whose claimed
 rank was changed by hand. The expected numbers come from ``ts2 meta --json`` on the same scores (its own process).
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def extras_installed():
 def submissions(tmp_path_factory, shared_ts2):
     """``(dataset folder, scores file)``: a good submission ``noisy-clip`` and a tampered one ``tampered``."""
     from scorers.ts2.options import MetaOptions
-    from scorers.ts2.submission import write_submission
+    from scorers.ts2.submission.folder import write_submission
 
     root = tmp_path_factory.mktemp("community")
     metadata = pd.read_csv(shared_ts2 / "metadata.csv")

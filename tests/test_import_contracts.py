@@ -64,11 +64,11 @@ NETWORK_ALLOWED = {
     "scorers/models/imagereward.py": ({"huggingface_hub.hf_hub_download"}, "the ImageReward checkpoint (model weights)"),
     "scorers/models/open_clip_weights.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv2 checkpoint (model weights)"),
     "scorers/rewards/api.py": ({"urllib.request"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
-    "scorers/report/community.py": ({"huggingface_hub.snapshot_download", "huggingface_hub.HfApi"}, "the "
-                                    "leaderboard's submissions from a Hub dataset at a pinned revision, their sizes "
-                                    "listed first (ts2 leaderboard, the demo's tab)"),
-    "scorers/ts2/submission_hub.py": ({"huggingface_hub.HfApi"}, "ts2 submit --push: a leaderboard submission as a pull "
-                                      "request on a Hub dataset (create_commit, create_pr=True)"),
+    "scorers/ts2/submission/hub.py": ({"huggingface_hub.snapshot_download", "huggingface_hub.HfApi"}, "every Hub "
+                                      "read and write of a submission: ts2 submit --push, a leaderboard submission as "
+                                      "a pull request on a Hub dataset (create_commit, create_pr=True); the "
+                                      "leaderboard's submissions from a Hub dataset at a pinned revision, their sizes "
+                                      "listed first (ts2 leaderboard, the demo's tab)"),
 }
 RAY_ALLOWED = ("scorers/scoring/engines/", "scorers/scoring/engines.py", "scorers/rewards/serve.py")
 

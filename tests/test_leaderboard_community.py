@@ -3,7 +3,7 @@
 Expected numbers come from outside the code under test: ``ts2 meta --json`` on the same keyed score file, run as its
 own process, and the published rows from ``ts2 reproduce --json`` on the release. The listing logic (groups,
 duplicates, rejected, a verifier that raises) is tested with a stand-in verifier of the agreed
-``verify_submission`` signature; the real verifier (``scorers.ts2.submission``) is used by the round-trip tests.
+``verify_submission`` signature; the real verifier (``scorers.ts2.submission.folder``) is used by the round-trip tests.
 """
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ import pytest
 
 from scorers.errors import ParameterError
 from scorers.report.community import (TABLE_COLUMNS, VALUE_COLUMNS, build_leaderboard, community_leaderboard,
-                                      fetch_submissions, printable, read_submissions)
+                                      printable, read_submissions)
+from scorers.ts2.submission.hub import fetch_submissions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +70,7 @@ def stand_in_verify(path, *, metadata=None, rescore=0, seed=0):
         raise RuntimeError("verifier crashed\nsecond line")
     claim = json.loads((path / "check.json").read_text())
     result = json.loads((path / "result.json").read_text()) if (path / "result.json").is_file() else None
-    from scorers.ts2.submission import SubmissionCheck
+    from scorers.ts2.submission.folder import SubmissionCheck
 
     return SubmissionCheck(name=claim["name"], ok=claim["ok"], reason=claim.get("reason"), result=result,
                            metadata={"paper_url": "https://example.org/paper"}, variant=claim.get("variant"),
@@ -120,7 +121,7 @@ def mixed_folder(tmp_path_factory, scores, shared_ts2) -> Path:
     """Good and bad submissions side by side under ``submissions/`` (written by ``write_submission``, then
     damaged by hand)."""
     from scorers.ts2.options import MetaOptions
-    from scorers.ts2.submission import write_submission
+    from scorers.ts2.submission.folder import write_submission
 
     dataset = tmp_path_factory.mktemp("dataset")
     root = dataset / "submissions"

@@ -18,8 +18,8 @@ import pytest
 from scorers.cli import main
 from scorers.errors import ParameterError
 from scorers.ts2.options import MetaOptions
-from scorers.ts2.submission import (MAX_SCORES_BYTES, METRIC_KEYS, SUBMISSION_FILES, check_name, verify_submission,
-                                    write_submission)
+from scorers.ts2.submission.folder import (MAX_SCORES_BYTES, METRIC_KEYS, SUBMISSION_FILES, check_name,
+                                           verify_submission, write_submission)
 from tests.loopback_hub import LoopbackHub
 
 COLUMN = "clipscore"
@@ -358,7 +358,7 @@ def test_scores_over_the_size_cap_are_refused_both_ways(copy, keyed, shared_ts2,
     resign(copy)
     size = (copy / "scores.csv").stat().st_size
     assert verify(copy, shared_ts2).reason == f"scores.csv: {size} bytes, over the cap of {MAX_SCORES_BYTES}"
-    import scorers.ts2.submission as submission
+    import scorers.ts2.submission.folder as submission
 
     monkeypatch.setattr(submission, "MAX_SCORES_BYTES", 1000)
     with pytest.raises(ParameterError, match="scores.csv may take at most 1000"):
@@ -467,7 +467,7 @@ def tiny_scored(tmp_path_factory, shared_ts2):
 
 
 def test_rescore_accepts_the_claimed_model_and_catches_another(tiny_scored, tmp_path, capsys):
-    from scorers.ts2.submission import scorer_config_of
+    from scorers.ts2.submission.folder import scorer_config_of
 
     root, data = tiny_scored
     claimed = scorer_config_of(root / "a.csv")
@@ -602,7 +602,7 @@ def test_the_docstring_examples_run():
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    files = [str(root / "scorers" / "ts2" / f) for f in ("submission.py", "submission_hub.py", "submission_rescore.py")]
+    files = [str(root / "scorers" / "ts2" / "submission" / f) for f in ("folder.py", "hub.py", "rescore.py")]
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--doctest-modules", "-p", "no:cacheprovider",
                            *files], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
@@ -647,7 +647,7 @@ def test_the_loopback_hub_stops_by_itself_and_is_bounded():
 
 def test_the_scorer_config_names_the_pinned_revision_of_a_default_checkpoint(tmp_path):
     from scorers.metrics.reward_models import PICKSCORE_REVISION
-    from scorers.ts2.submission import scorer_config_of
+    from scorers.ts2.submission.folder import scorer_config_of
 
     scores = tmp_path / "ps.csv"
     (tmp_path / "ps.csv.cache").mkdir()
@@ -665,7 +665,7 @@ def test_the_scorer_config_names_the_pinned_revision_of_a_default_checkpoint(tmp
 def test_the_loopback_hub_serves_main_a_pull_request_and_a_commit(small_submission, tmp_path, monkeypatch):
     from huggingface_hub import constants, snapshot_download
 
-    from scorers.ts2.submission_hub import push_submission
+    from scorers.ts2.submission.hub import push_submission
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.delenv("HF_TOKEN", raising=False)

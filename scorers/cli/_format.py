@@ -6,7 +6,7 @@ from typing import Mapping
 
 from scorers.formatting import format_number
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
-from scorers.ts2.result_file import (format_error_type_table, format_meta_table, pct, segs_line as _segs_line,  # the
+from scorers.ts2.result_text import (format_error_type_table, format_meta_table, pct, segs_line as _segs_line,  # the
                                      text_grid)  # result file's tables
 
 __all__ = ["format_beside_leaderboard", "format_error_type_table", "format_meta_table", "format_reproduction", "pct",

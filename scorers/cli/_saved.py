@@ -15,10 +15,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from scorers.ts2.result_file import (FORMAT, check_payload, check_table, escape_controls, save_result,
-                                     sha256 as _sha256)
+from scorers.formatting import escape_controls
+from scorers.ts2.result_file import FORMAT, check_payload, check_table, save_result
 
-__all__ = ["FORMAT", "check_payload", "check_table", "escape_controls", "load_result", "reprint", "save_result"]
+__all__ = ["FORMAT", "check_payload", "check_table", "load_result", "reprint", "save_result"]
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -45,6 +45,8 @@ def reprint(payload: dict) -> str:
     """The saved table (:func:`load_result` has checked a ``ts2 meta`` table against its numbers), then how it was
     made; inputs whose sha256 changed since (or that are gone) are named. Every text from the file is printed with
     its control characters escaped."""
+    from scorers.tables.release import sha256_file
+
     e = escape_controls
     lines = [e(payload["table"], keep_newlines=True), "",
              f"saved by: {e(payload['command'])}  (ts2-evaluate {e(payload['ts2_evaluate_version'])})",
@@ -52,7 +54,7 @@ def reprint(payload: dict) -> str:
              + ("" if payload.get("variant") is None else f", delta variant {e(payload['variant'])}")]
     for role, info in payload["inputs"].items():
         path, digest = info["path"], info["sha256"]
-        state = ("unchanged" if os.path.isfile(path) and _sha256(path) == digest
+        state = ("unchanged" if os.path.isfile(path) and sha256_file(path) == digest
                  else "CHANGED since" if os.path.isfile(path) else "missing now")
         lines.append(f"{e(role)}: {e(path)} sha256 {e(digest[:12])}... ({state})")
     if payload.get("scorer_config"):

@@ -101,7 +101,7 @@ def check_demo_arguments(args: argparse.Namespace):
     if settings.get("seg_images") and not settings.get("annotations"):
         raise ValueError("--images: give --annotations too (the ANNOTATIONS file whose images these are)")
     if args.submissions:
-        from scorers.report.community import check_submissions_source
+        from scorers.ts2.submission.hub import check_submissions_source
 
         check_submissions_source(args.submissions)  # a typo is one line now, not a message in the tab
     config = AppConfig.resolve(data_dir=args.data_dir, scores_csv=args.scores_csv, metadata=args.metadata,

@@ -103,7 +103,7 @@ def run_meta(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    from scorers.ts2.result_file import meta_text
+    from scorers.ts2.result_text import meta_text
 
     text = meta_text(evaluated, args.variant)
     if args.json:

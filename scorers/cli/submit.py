@@ -95,7 +95,7 @@ def _write(args: argparse.Namespace) -> int:
 
     from scorers.tables.release import path as release_path
     from scorers.ts2.options import MetaOptions
-    from scorers.ts2.submission import write_submission
+    from scorers.ts2.submission.folder import write_submission
 
     if not os.path.isfile(args.path):
         raise FileNotFoundError(f"SCORES {args.path}: no such file")
@@ -108,7 +108,7 @@ def _write(args: argparse.Namespace) -> int:
                            info={k: v for k, v in info.items() if v is not None}, options=options)
     import json
 
-    from scorers.ts2.result_file import escape_controls
+    from scorers.formatting import escape_controls
 
     table = json.loads((out / "result.json").read_text(encoding="utf-8"))["table"]
     print(escape_controls(table, keep_newlines=True))
@@ -118,11 +118,11 @@ def _write(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace):
-    """The :class:`~scorers.ts2.submission.SubmissionCheck` of an accepted folder (its lines printed), or None (one
+    """The :class:`~scorers.ts2.submission.folder.SubmissionCheck` of an accepted folder (its lines printed), or None (one
     line naming the problem printed)."""
     from scorers.tables.release import path as release_path
-    from scorers.ts2.result_file import escape_controls
-    from scorers.ts2.submission import verify_submission
+    from scorers.formatting import escape_controls
+    from scorers.ts2.submission.folder import verify_submission
 
     check = verify_submission(args.path, metadata=release_path("metadata.csv", args.data_dir),
                               rescore=args.rescore, seed=args.rescore_seed, data_dir=args.data_dir)
@@ -143,8 +143,8 @@ def _verify(args: argparse.Namespace):
 
 
 def _push(args: argparse.Namespace, check) -> int:
-    from scorers.ts2.submission import SUBMISSION_FILES
-    from scorers.ts2.submission_hub import push_submission
+    from scorers.ts2.submission.folder import SUBMISSION_FILES
+    from scorers.ts2.submission.hub import push_submission
 
     pushed = push_submission(args.path, args.repo, name=check.name, files=list(SUBMISSION_FILES))
     print(f"pull request: {pushed.pr_url} (revision {pushed.pr_revision}; list it: ts2 leaderboard --submissions "

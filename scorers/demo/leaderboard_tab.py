@@ -3,7 +3,8 @@ the community leaderboard of verified submissions (:mod:`scorers.report.communit
 
 Every number comes from :func:`scorers.ts2.reproduce.reproduce_table`; this module validates uploads (with the library's
 readers, whose errors are readable), arranges the rows and marks the user's own metric. A community row is listed only
-once :func:`scorers.ts2.submission.verify_submission` has recomputed it; the rejected ones are listed apart with why.
+once :func:`scorers.ts2.submission.folder.verify_submission` has recomputed it; the rejected ones are listed apart
+with why.
 """
 from __future__ import annotations
 

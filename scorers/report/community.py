@@ -1,11 +1,12 @@
 """The community leaderboard: every submission verified before it is listed, beside the 19 published rows.
 
-A submission is a folder ``ts2 submit`` wrote (:mod:`scorers.ts2.submission`). The submissions come from a local
-folder or from a Hub dataset at a pinned revision (``OWNER/NAME@REVISION``, read with
-:func:`huggingface_hub.snapshot_download`); either way they sit under ``submissions/NAME/`` (a local folder may also
-hold the submission folders directly, or be one submission). Each one is verified by
-:func:`scorers.ts2.submission.verify_submission`, which recomputes every number from the per-image scores; a row is
-listed only when its claims equal the recomputation, and its numbers are then the verified ones.
+A submission is a folder ``ts2 submit`` wrote (:mod:`scorers.ts2.submission.folder`). The submissions come from a
+local folder or from a Hub dataset at a pinned revision (``OWNER/NAME@REVISION``, read by
+:func:`scorers.ts2.submission.hub.fetch_submissions` with :func:`huggingface_hub.snapshot_download`); either way they
+sit under ``submissions/NAME/`` (a local folder may also hold the submission folders directly, or be one submission).
+Each one is verified by :func:`scorers.ts2.submission.folder.verify_submission`, which recomputes every number from
+the per-image scores; a row is listed only when its claims equal the recomputation, and its numbers are then the
+verified ones.
 
 The table (:class:`Leaderboard`):
 
@@ -26,10 +27,8 @@ cache.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
-import re
 import shutil
 import tempfile
 import unicodedata
@@ -37,17 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from scorers.errors import ParameterError, mention
+from scorers.errors import ParameterError
+from scorers.formatting import escape_controls
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
+from scorers.ts2.submission.hub import SUBMISSIONS_FOLDER, SubmissionsSource, fetch_submissions
 
-__all__ = ["DEFAULT_SEGS", "DEFAULT_VARIANT", "DESCRIPTION_COLUMNS", "SUBMISSIONS_FOLDER", "TABLE_COLUMNS",
-           "VALUE_COLUMNS", "build_leaderboard", "check_submissions_source", "community_leaderboard",
-           "fetch_submissions", "group_label", "Leaderboard", "leaderboard_text", "plain_files", "printable",
-           "published_rows", "read_submissions", "Rejected", "submission_folders", "SubmissionsSource",
+__all__ = ["DEFAULT_SEGS", "DEFAULT_VARIANT", "DESCRIPTION_COLUMNS", "TABLE_COLUMNS", "VALUE_COLUMNS",
+           "build_leaderboard", "community_leaderboard", "group_label", "Leaderboard", "leaderboard_text",
+           "plain_files", "printable", "published_rows", "read_submissions", "Rejected", "submission_folders",
            "verifier_label"]
 
-#: the folder of a Hub dataset (and of a local copy) that holds one folder per submission (``ts2 submit --push``)
-SUBMISSIONS_FOLDER = "submissions"
 #: the default group: the published rows' variant and SEG set (``ts2 meta``'s defaults)
 DEFAULT_VARIANT = "paper"
 DEFAULT_SEGS = "0-163"
@@ -59,32 +57,8 @@ TABLE_COLUMNS = ("group", "#", "name", "source", "verified_by", "variant", "segs
                  "paper_url", "code_url", "license", "flops_per_image")
 #: the columns a submission's ``metric.json`` fills (published rows: the column's name as ``metric``, the rest empty)
 DESCRIPTION_COLUMNS = ("metric", "paper_url", "code_url", "license", "flops_per_image")
-#: a Hub dataset id with an optional revision: ``OWNER/NAME`` or ``OWNER/NAME@REVISION``
-_REPO = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?")
 #: entries of a folder that are never submissions (a git checkout, huggingface_hub's local_dir metadata)
 _NOT_SUBMISSIONS = {".git", ".cache", ".gitattributes", ".huggingface"}
-
-
-@dataclass(frozen=True)
-class SubmissionsSource:
-    """Where the submissions were read: ``given`` (as the user wrote it), the local ``folder`` holding one folder
-    per submission, and for a Hub dataset its ``repo``, the ``revision`` asked for, the ``commit`` it resolved to
-    (the snapshot's own folder name) and the submissions ``refused`` before download (folder -> reason: a file over
-    the size cap)."""
-
-    given: str
-    folder: Path
-    repo: str | None = None
-    revision: str | None = None
-    commit: str | None = None
-    refused: dict[str, str] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        if self.repo is None:
-            return f"folder {self.folder}"
-        pinned = f"@{self.revision}" if self.revision else ""
-        commit = f" (commit {self.commit})" if self.commit and self.commit != self.revision else ""
-        return f"Hub dataset {self.repo}{pinned}{commit}"
 
 
 @dataclass(frozen=True)
@@ -138,151 +112,6 @@ class Leaderboard:
 # ----------------------------------------------------------------------------- where the submissions are
 
 
-def check_submissions_source(submissions: str | os.PathLike) -> tuple[Path | None, str | None, str | None]:
-    """``(local folder, None, None)`` or ``(None, repo, revision)``: what ``submissions`` names, checked without a
-    request (``ts2 demo --submissions`` is checked before the app starts).
-
-    Raises:
-        ParameterError: a file, or neither a folder nor ``OWNER/NAME[@REVISION]``.
-    """
-    given = str(submissions)
-    path = Path(given).expanduser()
-    if path.is_dir():
-        return path, None, None
-    if path.exists():
-        raise ParameterError("{given}: a file, not a folder of submissions or a Hub dataset OWNER/NAME[@REVISION]",
-                             given=mention("submissions", given))
-    match = _REPO.fullmatch(given)
-    if match is None:
-        raise ParameterError("{given}: no such folder, and not a Hub dataset id OWNER/NAME[@REVISION]",
-                             given=mention("submissions", given))
-    return None, match["repo"], match["revision"]
-
-
-def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None
-                      ) -> SubmissionsSource:
-    """The submissions folder of ``submissions``: a local folder (used in place), else a Hub dataset
-    ``OWNER/NAME[@REVISION]`` whose ``submissions/`` folder is downloaded with
-    :func:`huggingface_hub.snapshot_download` at that revision (a commit sha pins it; a branch or tag is resolved and
-    the commit stated; default ``main``) into ``cache_dir`` (default: the Hugging Face cache).
-
-    Raises:
-        ParameterError: ``submissions`` is neither a local folder nor a dataset id, or the dataset cannot be read
-            (one line: the repo, the revision and why).
-    """
-    given = str(submissions)
-    local, repo, revision = check_submissions_source(given)
-    if local is not None:
-        inner = local / SUBMISSIONS_FOLDER
-        return SubmissionsSource(given=given, folder=inner if inner.is_dir() else local)
-    from huggingface_hub import constants, snapshot_download
-
-    record = _listing_record(repo, revision, cache_dir)
-    try:
-        if constants.HF_HUB_OFFLINE:  # the listing made when this revision was downloaded, and its snapshot
-            listing = _read_listing(record)
-        else:
-            listing = _hub_listing(repo, revision)
-        commit, patterns, refused = listing["commit"], listing["patterns"], listing["refused"]
-        snapshot = snapshot_download(repo, repo_type="dataset", revision=commit, allow_patterns=patterns or
-                                     [f"{SUBMISSIONS_FOLDER}/.none"],
-                                     cache_dir=None if cache_dir is None else str(cache_dir))
-        if not constants.HF_HUB_OFFLINE:
-            from scorers.atomic import write_text_atomic
-
-            record.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(record, json.dumps(listing))
-    except Exception as error:  # the client's errors: offline, not found, revision not found, HTTP, OS
-        raise ParameterError("{given}: the Hub dataset could not be read ({why})",
-                             given=mention("submissions", given), why=_hub_problem(error, repo, revision)) from None
-    snapshot = Path(snapshot)
-    return SubmissionsSource(given=given, folder=snapshot / SUBMISSIONS_FOLDER, repo=repo, revision=revision,
-                             commit=snapshot.name, refused=refused)
-
-
-def _listing_record(repo: str, revision: str | None, cache_dir) -> Path:
-    """Where the listing of ``repo`` at ``revision`` is kept beside the Hugging Face cache, for offline reads."""
-    from urllib.parse import quote
-
-    from huggingface_hub import constants
-
-    root = Path(cache_dir) if cache_dir is not None else Path(constants.HF_HUB_CACHE)
-    return root / "ts2-leaderboard" / repo.replace("/", "--") / f"{quote(revision or 'main', safe='')}.json"
-
-
-def _read_listing(record: Path) -> dict:
-    from huggingface_hub.errors import OfflineModeIsEnabled
-
-    try:
-        return json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        raise OfflineModeIsEnabled("this revision was never listed here") from None
-
-
-def _hub_listing(repo: str, revision: str | None) -> dict:
-    """``{"commit", "patterns", "refused"}`` of the dataset's ``submissions/`` at ``revision``: the commit it
-    resolves to (the download then reads that commit, whatever the branch does meanwhile), every file of a
-    submission whose files are all within :data:`scorers.ts2.submission.MAX_SCORES_BYTES`, and for each other
-    submission folder the reason it is refused, so that an oversized file is never downloaded."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import EntryNotFoundError
-
-    from scorers.ts2.submission import MAX_SCORES_BYTES
-
-    api = HfApi()
-    commit = revision if revision and re.fullmatch(r"[0-9a-f]{40}", revision) else \
-        api.repo_info(repo, repo_type="dataset", revision=revision).sha
-    try:
-        entries = list(api.list_repo_tree(repo, path_in_repo=SUBMISSIONS_FOLDER, recursive=True, revision=commit,
-                                          repo_type="dataset"))
-    except EntryNotFoundError:  # no submissions/ folder yet
-        entries = []
-    files: dict[str, list[tuple[str, int]]] = {}
-    for entry in entries:
-        size = getattr(entry, "size", None)
-        if size is None:  # a folder
-            continue
-        inside = entry.path[len(SUBMISSIONS_FOLDER) + 1:]
-        folder, _, rest = inside.partition("/")
-        files.setdefault(folder, []).append((entry.path, int(size)))
-    patterns, refused = [], {}
-    for folder, listed in sorted(files.items()):
-        big = [(path, size) for path, size in listed if size > MAX_SCORES_BYTES]
-        if big:
-            path, size = big[0]
-            refused[folder] = (f"{path.rpartition('/')[2]}: {size} bytes on the Hub, over the cap of "
-                               f"{MAX_SCORES_BYTES} (not downloaded)")
-        else:
-            patterns += [path for path, _ in listed]
-    return {"commit": commit, "patterns": patterns, "refused": refused}
-
-
-def _hub_problem(error: BaseException, repo: str, revision: str | None) -> str:
-    """Why ``snapshot_download`` failed, in a few words: the client wraps the HTTP error in others."""
-    chain, seen = [], error
-    while seen is not None and len(chain) < 8:
-        chain.append(seen)
-        seen = seen.__cause__ or seen.__context__
-    names = {type(e).__name__ for e in chain}
-    status = next((getattr(getattr(e, "response", None), "status_code", None) for e in chain
-                   if getattr(getattr(e, "response", None), "status_code", None) is not None), None)
-    url = next((str(getattr(getattr(e, "response", None), "url", "")) for e in chain
-                if getattr(e, "response", None) is not None), "")
-    if "RevisionNotFoundError" in names or (status == 404 and "/revision/" in url):
-        return f"revision {revision or 'main'} not found in {repo}"
-    if "RepositoryNotFoundError" in names or status in (401, 403, 404):
-        return f"no dataset {repo} (a private or gated one needs HF_TOKEN)"
-    from huggingface_hub import constants
-
-    if any("Connect" in n or "Timeout" in n for n in names):
-        endpoint = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
-        return f"the Hub ({endpoint}) cannot be reached and this revision is not in the local cache"
-    if constants.HF_HUB_OFFLINE:
-        return "HF_HUB_OFFLINE is set and this revision is not in the local cache"
-    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return f"{type(error).__name__}: {first}" if first else type(error).__name__
-
-
 @contextlib.contextmanager
 def plain_files(source: SubmissionsSource):
     """The folder to verify: a local one as it is; a Hub snapshot copied into a temporary folder first, as plain
@@ -305,7 +134,7 @@ def submission_folders(folder: str | os.PathLike) -> list[Path]:
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    from scorers.ts2.submission import SUBMISSION_FILES
+    from scorers.ts2.submission.folder import SUBMISSION_FILES
 
     if any((folder / name).is_file() for name in SUBMISSION_FILES) and not any(p.is_dir() for p in folder.iterdir()):
         return [folder]
@@ -316,15 +145,13 @@ def submission_folders(folder: str | os.PathLike) -> list[Path]:
 
 
 def printable(text: str, limit: int = 80) -> str:
-    """``text`` safe to print on one line (:func:`scorers.ts2.result_file.escape_controls`: control and other
+    """``text`` safe to print on one line (:func:`scorers.formatting.escape_controls`: control and other
     invisible characters as escapes), cut to ``limit`` characters with an ellipsis.
 
     Examples:
         >>> printable("ok\\x1b[2Jname\\n")
         'ok\\\\x1b[2Jname\\\\n'
     """
-    from scorers.ts2.result_file import escape_controls
-
     shown = escape_controls(str(text))
     return shown if len(shown) <= limit else shown[:limit - 1] + "…"
 
@@ -386,7 +213,7 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
                      ) -> tuple[list[dict], list[Rejected]]:
     """Verify every submission in ``folder`` (:func:`submission_folders`) and return ``(rows, rejected)``.
 
-    ``verify``: the verifier, default :func:`scorers.ts2.submission.verify_submission` (called as
+    ``verify``: the verifier, default :func:`scorers.ts2.submission.folder.verify_submission` (called as
     ``verify(path, metadata=metadata)``; it returns a ``SubmissionCheck``). ``taken``: names already on the board
     (the published metrics' columns): a submission with one of them is rejected. Rows are dicts with
     :data:`TABLE_COLUMNS` except ``group`` and ``#`` (values in %). ``refused``: submissions not downloaded (folder
@@ -394,7 +221,7 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
     :class:`Rejected` with one line; an exception of the verifier is worded the same way.
     """
     if verify is None:
-        from scorers.ts2.submission import verify_submission as verify
+        from scorers.ts2.submission.folder import verify_submission as verify
 
     seen = {_key(str(name)): f"the published metric {name}" for name in taken}
     rows, rejected = [], []
@@ -495,15 +322,15 @@ def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (),
 def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | None = None, metadata=None,
                           published: bool = True, sort_by: str = "rank", verify: Callable | None = None,
                           cache_dir: str | os.PathLike | None = None, reproduction=None) -> Leaderboard:
-    """The leaderboard of ``submissions`` (a folder or ``OWNER/NAME[@REVISION]``, :func:`fetch_submissions`):
-    every submission verified (:func:`read_submissions`; ``metadata``: the TS2 metadata to verify against, default
-    the release's, found once: :class:`scorers.tables.release.ReleaseFileUnavailable` when it cannot be had, as
-    nothing could be verified), beside the published rows (``published=False``: without them) read through
-    :mod:`scorers.tables.release` (``data_dir`` / ``$TS2_DATA``, else the cache, else one verified download); when
-    the release cannot be had, a note says so and the community rows are listed alone. The published metrics' names
-    are reserved either way: a submission named like one is rejected. ``reproduction``: the
-    published rows already computed (a :class:`scorers.ts2.reproduce.Reproduction`, e.g. the demo's), used as they
-    are.
+    """The leaderboard of ``submissions`` (a folder or ``OWNER/NAME[@REVISION]``,
+    :func:`scorers.ts2.submission.hub.fetch_submissions`): every submission verified (:func:`read_submissions`;
+    ``metadata``: the TS2 metadata to verify against, default the release's, found once:
+    :class:`scorers.tables.release.ReleaseFileUnavailable` when it cannot be had, as nothing could be verified),
+    beside the published rows (``published=False``: without them) read through :mod:`scorers.tables.release`
+    (``data_dir`` / ``$TS2_DATA``, else the cache, else one verified download); when the release cannot be had, a
+    note says so and the community rows are listed alone. The published metrics' names are reserved either way: a
+    submission named like one is rejected. ``reproduction``: the published rows already computed (a
+    :class:`scorers.ts2.reproduce.Reproduction`, e.g. the demo's), used as they are.
     """
     source = fetch_submissions(submissions, cache_dir=cache_dir)
     if metadata is None and verify is None:  # one error when nothing could be verified, not one per submission

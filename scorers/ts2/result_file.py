@@ -1,14 +1,14 @@
 """The saved result file that ``ts2 meta --out`` writes (and ``ts2 report``, ``ts2 correlate``,
-``ts2 tifa-bench report``, ``ts2 submit``): the writer, the checks of its fields, and the ``ts2 meta`` table
-re-derived from its numbers.
+``ts2 tifa-bench report``, ``ts2 submit``): the writer, the checks of its fields, and the check that its ``ts2 meta``
+table is the one re-derived from its numbers (the table's text: :mod:`scorers.ts2.result_text`).
 
 A saved result holds what was printed and everything needed to make it again: the command line, the package
 version, the SEG set, the seed and number of bootstrap resamples, the delta variant, each input file with its sha256,
 the scorer configuration when the scores came from ``ts2 score`` (``<scores>.cache/fingerprint.json``), and the
 numbers (each metric's ``TS2Result.to_dict()``, fractions).
 
-It lives in the library (not in ``scorers.cli``) so that :mod:`scorers.ts2.submission` writes and checks the very same
-file; ``scorers.cli._saved`` re-exports it and adds the re-printing of ``ts2 meta --from``.
+It lives in the library (not in ``scorers.cli``) so that :mod:`scorers.ts2.submission.folder` writes and checks the
+very same file; ``scorers.cli._saved`` re-exports it and adds the re-printing of ``ts2 meta --from``.
 """
 from __future__ import annotations
 
@@ -18,21 +18,10 @@ from pathlib import Path
 from typing import Mapping
 
 from scorers.atomic import write_text_atomic
-from scorers.formatting import format_number
-from scorers.stats.graph import summary_keys
-from scorers.stats.meta import META_METRICS, TS2Result
+from scorers.formatting import escape_controls
+from scorers.ts2.result_text import format_meta_table
 
-__all__ = ["FORMAT", "check_payload", "check_table", "escape_controls", "format_error_type_table", "format_meta_table",
-           "meta_text", "meta_results", "pct",
-           "save_result", "segs_line", "sha256", "text_grid"]
-
-
-def sha256(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file (:func:`scorers.tables.release.sha256_file`)."""
-    from scorers.tables.release import sha256_file
-
-    return sha256_file(path)
-
+__all__ = ["FORMAT", "check_payload", "check_table", "meta_results", "save_result"]
 
 FORMAT = "ts2-evaluate result/1"
 
@@ -48,6 +37,7 @@ def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table
     as an input's ``path`` instead of its absolute path (a submission folder records ``scores.csv``, not the folder
     it was written in); the sha256 is always the file's."""
     from scorers import __version__
+    from scorers.tables.release import sha256_file
 
     if scorer_config is None:
         scorer_config = {}
@@ -65,7 +55,7 @@ def save_result(out: str | os.PathLike, *, command: str, results: Mapping, table
         "n_bootstrap": n_bootstrap,
         "variant": variant,
         "units": "fractions (the table: %)",
-        "inputs": {role: {"path": recorded.get(role, str(Path(path).resolve())), "sha256": sha256(path)}
+        "inputs": {role: {"path": recorded.get(role, str(Path(path).resolve())), "sha256": sha256_file(path)}
                    for role, path in inputs.items()},
         "scorer_config": dict(scorer_config) or None,
         "results": {name: (result.to_dict() if hasattr(result, "to_dict") else result)
@@ -109,18 +99,6 @@ def check_payload(payload: dict, where: str) -> None:
     for name, (ok, what) in _FIELDS.items():
         if not ok(payload[name]):
             raise ValueError(f"{where}: field {name!r} must be {what}, got {_type_name(payload[name])}")
-
-
-def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with control and other non-printing characters written as escapes (``\\x1b``, ``\\n``,
-    ``\\u202e``), so that a saved file cannot move the cursor, recolour or reorder the terminal's text; spaces and
-    (``keep_newlines``) line breaks stay."""
-    def one(ch: str) -> str:
-        if ch.isprintable() or ch == " " or (keep_newlines and ch == "\n"):
-            return ch
-        return ch.encode("unicode_escape").decode("ascii")
-
-    return "".join(one(ch) for ch in text)
 
 
 def meta_results(results: dict):
@@ -180,72 +158,3 @@ def check_table(payload: dict, where: str) -> bool:
                              f"{escape_controls(found.strip())!r}; from the results: {line.strip()!r}): the file was "
                              "edited; re-run its command to make it again")
     return True
-
-
-def pct(value: float | None, digits: int = 1) -> str:
-    """A fraction as a percentage string; blank-safe for None/NaN."""
-    return format_number(value, digits, scale=100.0)
-
-
-def format_meta_table(results: Mapping[str, TS2Result]) -> str:
-    """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
-    evaluated SEGs. With bootstrap intervals (``n_bootstrap``), each cell shows its 95% interval:
-    ``68.2 [63.8, 71.8]``."""
-    keys = summary_keys(k for result in results.values() for k in result.rank.statistic)  # a built dir's partitions
-    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs used/skipped"]
-    lines = []
-    for name, result in results.items():
-        cells = [name]
-        for metric in META_METRICS:
-            summary, ci = result[metric].statistic, result[metric].confidence_interval
-            cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
-                      for p in keys]
-        cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
-        lines.append(cells)
-    return segs_line(results) + "\n" + text_grid([header] + lines)
-
-
-def format_error_type_table(by_type: Mapping[str, Mapping[str, object]]) -> str:
-    """``ts2 meta --by-error-type``: one row per metric and error type, rank/sep/delta x avg and partitions in %, and
-    the SEGs / walks / edges of that type (:mod:`scorers.stats.error_type_walks`)."""
-    first = next((r for types in by_type.values() for r in types.values()), None)
-    if first is None:
-        return "by error type: no error types in the evaluated SEGs"
-    keys = list(first.statistic["rank"])
-    header = ["metric", "error type"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs/walks/edges"]
-    rows = [[name, kind] + [pct(result.statistic[m].get(p)) for m in META_METRICS for p in keys]
-            + [f"{result.n_segs}/{result.n_walks}/{result.n_edges}"]
-            for name, types in by_type.items() for kind, result in types.items()]
-    return ("by error type: walks from node 0 along edges of one type (each step adds one error of that type)\n"
-            + text_grid([header] + rows) + "\nvalues in %")
-
-
-def meta_text(evaluated, variant: str) -> str:
-    """What ``ts2 meta`` prints and keeps in a result file's ``table`` (``ts2 submit`` too): the table, its unit, the
-    by-error-type table when computed, and the notes."""
-    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
-    if getattr(evaluated, "by_error_type", None) is not None:
-        lines += ["", format_error_type_table(evaluated.by_error_type)]
-    lines += [f"note: {note}" for note in evaluated.notes]
-    if variant == "official":
-        from scorers.ts2.reproduce import OFFICIAL_RAW_NOTE
-
-        lines.append(OFFICIAL_RAW_NOTE)
-    return "\n".join(lines)
-
-
-def segs_line(results: Mapping[str, TS2Result]) -> str:
-    described = {f"{r.segs} ({r.rank.seg_ids.size} SEGs)" for r in results.values()}
-    return "SEGs: " + "; ".join(sorted(described))
-
-
-def text_grid(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for k, row in enumerate(rows):
-        out.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
-        if k == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-

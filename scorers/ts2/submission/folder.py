@@ -224,8 +224,10 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
         ValueError, FileNotFoundError: what ``ts2 meta`` refuses (bad cells, unknown SEGs...), missing files.
     """
     from scorers import __version__
+    from scorers.tables.release import sha256_file
     from scorers.ts2.meta_from_tables import meta_from_tables
-    from scorers.ts2.result_file import meta_text, save_result, sha256
+    from scorers.ts2.result_file import save_result
+    from scorers.ts2.result_text import meta_text
 
     check_name(name)
     info = dict(info or {})
@@ -270,7 +272,7 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
         (staging / METRIC_FILE).write_text(json.dumps(described, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
         manifest = {"format": SUBMISSION_FORMAT,
-                    "sha256": {f: sha256(staging / f) for f in SUBMISSION_FILES if f != MANIFEST_FILE}}
+                    "sha256": {f: sha256_file(staging / f) for f in SUBMISSION_FILES if f != MANIFEST_FILE}}
         (staging / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         if out.exists():
             out.rmdir()  # empty (checked above)
@@ -356,7 +358,7 @@ MAX_REASON_LENGTH = 400
 def _one_line(text: str) -> str:
     """``text`` with every control or non-printing character escaped (a submission's own text cannot move the
     cursor, recolour or reorder a terminal or break the line), cut to :data:`MAX_REASON_LENGTH` characters."""
-    from scorers.ts2.result_file import escape_controls
+    from scorers.formatting import escape_controls
 
     text = escape_controls(str(text))
     return text if len(text) <= MAX_REASON_LENGTH else text[:MAX_REASON_LENGTH - 3] + "..."
@@ -378,7 +380,7 @@ def _read_json(file: Path, field: str) -> Any:
 
 
 def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_dir) -> None:
-    from scorers.ts2.result_file import sha256
+    from scorers.tables.release import sha256_file
 
     if not folder.is_dir():
         raise _Rejected(f"{folder}: not a submission folder")
@@ -409,7 +411,7 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
         if name not in expected:
             raise _Rejected(f"{MANIFEST_FILE}: sha256.{name!r} names no file of a submission")
     for name in expected:
-        got = sha256(folder / name)
+        got = sha256_file(folder / name)
         if got != listed[name]:
             raise _Rejected(f"sha256 mismatch: {name}: manifest {listed[name]}, file {got}")
     described = _read_json(folder / METRIC_FILE, METRIC_FILE)
@@ -495,17 +497,17 @@ def _check_scores_header(scores: Path, column: str) -> None:
 
 
 def _check_inputs(folder: Path, result: dict, metadata) -> None:
-    from scorers.ts2.result_file import sha256
+    from scorers.tables.release import sha256_file
 
     inputs = result["inputs"]
     for role in ("scores", "metadata"):
         if role not in inputs:
             raise _Rejected(f"{RESULT_FILE}: inputs.{role} is missing")
-    got = sha256(folder / SCORES_FILE)
+    got = sha256_file(folder / SCORES_FILE)
     if inputs["scores"]["sha256"] != got:
         raise _Rejected(f"inputs.scores.sha256: claimed {inputs['scores']['sha256']}, recomputed {got} "
                         f"({SCORES_FILE})")
-    release = sha256(metadata)
+    release = sha256_file(metadata)
     if inputs["metadata"]["sha256"] != release:
         raise _Rejected(f"inputs.metadata.sha256: claimed {inputs['metadata']['sha256']}, recomputed {release} (the "
                         "numbers were computed on another metadata.csv than the release's)")
@@ -578,7 +580,7 @@ def _shown(value) -> str:
 
 
 def _rescore(folder: Path, described: dict, column: str, n: int, seed: int, data_dir) -> tuple[str, ...]:
-    from scorers.ts2.submission_rescore import rescore_check
+    from scorers.ts2.submission.rescore import rescore_check
 
     try:
         return rescore_check(folder / SCORES_FILE, described, column, n, seed=seed, data_dir=data_dir)

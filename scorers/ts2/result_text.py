@@ -1,0 +1,81 @@
+"""The text of ``ts2 meta``'s tables, re-derived from the numbers: what ``ts2 meta`` prints and keeps in a result
+file's ``table`` (:mod:`scorers.ts2.result_file`, which checks a saved table against its results), and what
+``ts2 submit`` prints (:func:`meta_text`); the rank/sep/delta table (:func:`format_meta_table`), the by-error-type
+table (:func:`format_error_type_table`) and their pieces (:func:`pct`, :func:`segs_line`, :func:`text_grid`).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from scorers.formatting import format_number
+from scorers.stats.graph import summary_keys
+from scorers.stats.meta import META_METRICS, TS2Result
+
+__all__ = ["format_error_type_table", "format_meta_table", "meta_text", "pct", "segs_line", "text_grid"]
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage string; blank-safe for None/NaN."""
+    return format_number(value, digits, scale=100.0)
+
+
+def format_meta_table(results: Mapping[str, TS2Result]) -> str:
+    """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
+    evaluated SEGs. With bootstrap intervals (``n_bootstrap``), each cell shows its 95% interval:
+    ``68.2 [63.8, 71.8]``."""
+    keys = summary_keys(k for result in results.values() for k in result.rank.statistic)  # a built dir's partitions
+    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs used/skipped"]
+    lines = []
+    for name, result in results.items():
+        cells = [name]
+        for metric in META_METRICS:
+            summary, ci = result[metric].statistic, result[metric].confidence_interval
+            cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
+                      for p in keys]
+        cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
+        lines.append(cells)
+    return segs_line(results) + "\n" + text_grid([header] + lines)
+
+
+def format_error_type_table(by_type: Mapping[str, Mapping[str, object]]) -> str:
+    """``ts2 meta --by-error-type``: one row per metric and error type, rank/sep/delta x avg and partitions in %, and
+    the SEGs / walks / edges of that type (:mod:`scorers.stats.error_type_walks`)."""
+    first = next((r for types in by_type.values() for r in types.values()), None)
+    if first is None:
+        return "by error type: no error types in the evaluated SEGs"
+    keys = list(first.statistic["rank"])
+    header = ["metric", "error type"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs/walks/edges"]
+    rows = [[name, kind] + [pct(result.statistic[m].get(p)) for m in META_METRICS for p in keys]
+            + [f"{result.n_segs}/{result.n_walks}/{result.n_edges}"]
+            for name, types in by_type.items() for kind, result in types.items()]
+    return ("by error type: walks from node 0 along edges of one type (each step adds one error of that type)\n"
+            + text_grid([header] + rows) + "\nvalues in %")
+
+
+def meta_text(evaluated, variant: str) -> str:
+    """What ``ts2 meta`` prints and keeps in a result file's ``table`` (``ts2 submit`` too): the table, its unit, the
+    by-error-type table when computed, and the notes."""
+    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
+    if getattr(evaluated, "by_error_type", None) is not None:
+        lines += ["", format_error_type_table(evaluated.by_error_type)]
+    lines += [f"note: {note}" for note in evaluated.notes]
+    if variant == "official":
+        from scorers.ts2.reproduce import OFFICIAL_RAW_NOTE
+
+        lines.append(OFFICIAL_RAW_NOTE)
+    return "\n".join(lines)
+
+
+def segs_line(results: Mapping[str, TS2Result]) -> str:
+    described = {f"{r.segs} ({r.rank.seg_ids.size} SEGs)" for r in results.values()}
+    return "SEGs: " + "; ".join(sorted(described))
+
+
+def text_grid(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for k, row in enumerate(rows):
+        out.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
