@@ -63,7 +63,7 @@ NETWORK_ALLOWED = {
     "scorers/models/hpsv3.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv3 reward checkpoint (model weights)"),
     "scorers/models/imagereward.py": ({"huggingface_hub.hf_hub_download"}, "the ImageReward checkpoint (model weights)"),
     "scorers/models/open_clip_weights.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv2 checkpoint (model weights)"),
-    "scorers/rewards/api.py": ({"urllib.request"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
+    "scorers/rewards/remote.py": ({"urllib.request"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
     "scorers/report/community.py": ({"huggingface_hub.snapshot_download", "huggingface_hub.HfApi"}, "the "
                                     "leaderboard's submissions from a Hub dataset at a pinned revision, their sizes "
                                     "listed first (ts2 leaderboard, the demo's tab)"),
