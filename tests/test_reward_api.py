@@ -6,9 +6,9 @@ checked there against the official code), single rewards loaded separately, NumP
 Tolerances:
 * 1.125/255 per pixel between the tensor and the PIL preprocessing (one uint8 step, with PIL's two roundings
   spelled out): torch's antialiased bicubic (``antialias=True``) uses PIL's own kernel (a = -0.5) and the tensor path
-  makes PIL's two separable passes with its clip between them (``scorers.rewards.api.pil_bicubic_resize``); what remains
-  is PIL's uint8 rounding, 0.5/255 at the end plus 0.5/255 after the horizontal pass carried through the vertical
-  kernel (absolute weights summing to <= 1.25). Measured: 1.07/255 at most over 200 noise and smooth images.
+  makes PIL's two separable passes with its clip between them (``scorers.models.pixels.pil_bicubic_resize``); what
+  remains is PIL's uint8 rounding, 0.5/255 at the end plus 0.5/255 after the horizontal pass carried through the
+  vertical kernel (absolute weights summing to <= 1.25). Measured: 1.07/255 at most over 200 noise and smooth images.
 * 1e-5 relative (+1e-6 absolute) for the same float32 forward in another batch shape or operation order.
 """
 from __future__ import annotations

@@ -17,7 +17,8 @@ from tests.conftest import skip_module_without
 
 skip_module_without("ray")
 
-from scorers.rewards.api import RemoteReward, load  # noqa: E402
+from scorers.rewards.api import load  # noqa: E402
+from scorers.rewards.remote import RemoteReward  # noqa: E402
 from scorers.rewards.serve import Limits, ServiceOptions, build_app  # noqa: E402
 from tests import ray_session  # noqa: E402
 

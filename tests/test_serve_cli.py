@@ -1,5 +1,5 @@
 """``ts2 serve`` end to end: the real command (``python -m scorers.cli serve clip_score=1 --model TINY --port P``)
-starts its own local Ray and Serve, answers :class:`scorers.rewards.api.RemoteReward` with the rewards the in-process
+starts its own local Ray and Serve, answers :class:`scorers.rewards.remote.RemoteReward` with the rewards the in-process
 :func:`scorers.rewards.api.load` gives, and stops cleanly on Ctrl-C (SIGINT): exit 0, port released. Bounded: the
 service must be up within ``READY_S`` and gone within ``STOP_S``, else the test fails (and kills what it started)."""
 from __future__ import annotations
@@ -21,7 +21,8 @@ from tests.conftest import skip_module_without
 
 skip_module_without("ray")
 
-from scorers.rewards.api import RemoteReward, load  # noqa: E402
+from scorers.rewards.api import load  # noqa: E402
+from scorers.rewards.remote import RemoteReward  # noqa: E402
 from tests.tiny_embed_models import tiny_models  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -108,7 +108,7 @@ def run_serve(args: argparse.Namespace) -> int:
     others (see the limits below); binds 127.0.0.1 unless --host says otherwise. Names, model paths, the port and
     the limits are checked before Ray starts, and the model is loaded once here before it is deployed (a model that
     cannot load is one line). Ctrl-C or SIGTERM stops it cleanly at any moment. Client:
-    scorers.rewards.api.RemoteReward(URL).
+    scorers.rewards.remote.RemoteReward(URL).
     """
     import signal
 

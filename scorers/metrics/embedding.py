@@ -217,6 +217,31 @@ class EmbeddingScorer:
         """One score per (image, prompt) pair, in the configured form."""
         return apply_form(self.cosine(images, prompts), self.form, w=self.w)
 
+    # the differentiable tensor path (the reward API, ``scorers.rewards``): pixels already preprocessed on the device
+    # by ``tensor_model.tensor_preprocessor``; the rules as in :meth:`score`, with torch ops
+
+    @property
+    def tensor_model(self):
+        """The model behind the tensor path: the embedder (``model``, ``device``, ``dtype``,
+        ``tensor_preprocessor(name)``, ``tensor_image_features(pixels)``)."""
+        return self.embedder
+
+    def tensor_cosine(self, pixels, prompts: list[str]):
+        """:meth:`cosine` on preprocessed pixels, as a float32 tensor ``[B]`` keeping the autograd graph."""
+        import torch.nn.functional as F
+
+        image = self.embedder.tensor_image_features(pixels)
+        text = self.text_embeddings(prompts).clone().to(image.device)  # cached under inference mode: clone for a graph
+        return (F.normalize(image.float(), dim=-1) * F.normalize(text.float(), dim=-1)).sum(-1)
+
+    def tensor_forward(self, pixels, prompts: list[str]):
+        """:meth:`score` on preprocessed pixels (:func:`apply_form` on tensors), keeping the autograd graph."""
+        cosine = self.tensor_cosine(pixels, prompts)
+        if self.form == "cosine":
+            return cosine
+        clipped = cosine.clamp(min=0.0)
+        return {"paper": clipped, "hessel": self.w * clipped, "x100": 100.0 * clipped}[self.form]
+
 
 class CLIPScore(EmbeddingScorer):
     """CLIPScore on open_clip (``model="ViT-B-32", pretrained="openai"``) or a transformers CLIP checkpoint.

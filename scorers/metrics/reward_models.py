@@ -105,6 +105,10 @@ class PickScore(_OneForm):
     def score(self, images: Sequence[Any], prompts: Sequence[str]) -> np.ndarray:
         return float(self.embedder.logit_scale) * self.cosine(images, prompts)  # scaled_cosine, pairs checked there
 
+    def tensor_forward(self, pixels, prompts: list[str]):
+        """:meth:`score` on preprocessed pixels (:func:`scaled_cosine` on tensors), keeping the autograd graph."""
+        return self.embedder.logit_scale * self.tensor_cosine(pixels, prompts)
+
 
 def _crop_size(image_processor) -> int:
     crop = getattr(image_processor, "crop_size", None) or {}
@@ -192,6 +196,18 @@ class ImageRewardScore:
             return np.zeros(0)
         raw = self.backend.raw_rewards(self.pixels(images), list(prompts)).cpu().numpy()
         return standardise(raw, self.backend.mean, self.backend.std)
+
+    @property
+    def tensor_model(self):
+        """The model behind the tensor path (the reward API, ``scorers.rewards``): the backend (``model``,
+        ``device``, ``dtype``, ``tensor_preprocessor(name)``, ``tensor_raw_rewards(pixels, prompts)``)."""
+        return self.backend
+
+    def tensor_forward(self, pixels, prompts: list[str]):
+        """:meth:`score` on pixels preprocessed on the device (:func:`standardise` on tensors), keeping the autograd
+        graph."""
+        raw = self.backend.tensor_raw_rewards(pixels, prompts)
+        return (raw.float() - self.backend.mean) / self.backend.std
 
 
 class HPSv3Score:

@@ -86,6 +86,33 @@ class HFEmbedder:
         bias = getattr(self.model, "logit_bias", None)
         return float(bias.detach().float()) if bias is not None else 0.0
 
+    def tensor_preprocessor(self, name: str):
+        """The on-device twin of ``image_transform`` + the mean/std step: a function from float ``[B, 3, H, W]``
+        pixels in [0, 1] to this model's normalised input, with differentiable torch ops
+        (:func:`scorers.models.pixels.resize_short_crop`): a ``pixels.ResizeCropUint8`` (PickScore) or a
+        ``CLIPImageProcessor`` (short-side resize + centre crop); any other processor is a ``ValueError`` (no tensor
+        path; ``name``, the scorer's, heads the message)."""
+        from scorers.models.pixels import ResizeCropUint8, channel_normalise, resize_short_crop
+
+        transform = self.image_transform
+        if isinstance(transform, ResizeCropUint8):  # PickScore
+            size, crop, crop_size = transform.size, transform.crop, None
+        else:  # a CLIPImageProcessor: resize the shortest edge, centre crop (other processors: no tensor path)
+            processor = transform.image_processor
+            short = _field(getattr(processor, "size", None), "shortest_edge")
+            crop_size = _field(getattr(processor, "crop_size", None), "height")
+            if (self.family != "clip" or short is None or crop_size is None
+                    or not getattr(processor, "do_center_crop", True)):
+                raise ValueError(f"{name}: {type(processor).__name__} is not a short-side resize + centre crop")
+            size, crop = int(short), "floor"
+        mean, std = self.image_mean, self.image_std
+        return lambda x: channel_normalise(resize_short_crop(x, size, crop, crop_size), mean, std)
+
+    def tensor_image_features(self, pixel_values: torch.Tensor) -> torch.Tensor:
+        """``(n, 3, H, W)`` normalised pixels (:meth:`tensor_preprocessor`) -> ``(n, d)`` image embeddings in the
+        model's dtype, keeping the autograd graph (no ``inference_mode``)."""
+        return _features(self.model.get_image_features(pixel_values=pixel_values))
+
     @torch.inference_mode()
     def encode_images(self, pixel_values: torch.Tensor) -> torch.Tensor:
         """``(n, 3, H, W)`` processed images -> ``(n, d)`` float32 embeddings. uint8 crops (a scorer's own PIL-stage
@@ -102,3 +129,14 @@ class HFEmbedder:
                                 return_tensors="pt")
         inputs = {k: tokens[k].to(self.device) for k in self._text_keys if k in tokens}
         return self.model.get_text_features(**inputs).pooler_output.float()
+
+
+def _field(value, key):
+    """``value[key]`` of a processor's size dict (or attribute of a size object), ``None`` when absent."""
+    found = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+    return None if found is None else int(found)
+
+
+def _features(output):
+    """transformers 5 returns an output object from ``get_*_features``; 4.x a tensor."""
+    return output if hasattr(output, "dim") else output.pooler_output

@@ -249,10 +249,24 @@ class ImageRewardBackend:
     def raw_rewards(self, pixel_values: torch.Tensor, prompts: Sequence[str]) -> torch.Tensor:
         """Normalised ``(n, 3, S, S)`` pixels + ``n`` prompts -> ``n`` raw rewards (float32, pair ``i`` = image ``i``
         with prompt ``i``)."""
-        tokens = self.tokenizer(list(prompts), padding="max_length", truncation=True, max_length=self.max_length,
+        return self.tensor_raw_rewards(pixel_values.to(self.device, self.dtype), list(prompts)).float()
+
+    def tensor_preprocessor(self, name: str):
+        """The on-device twin of the official ``_transform`` + normalisation: a function from float
+        ``[B, 3, H, W]`` pixels in [0, 1] to the model's normalised input, with differentiable torch ops
+        (:func:`scorers.models.pixels.resize_short_crop`, torchvision's ``round`` crop). ``name``: the scorer's, for
+        messages (this one always has a tensor twin)."""
+        from scorers.models.pixels import CLIP_MEAN, CLIP_STD, channel_normalise, resize_short_crop
+
+        size = self.image_size
+        return lambda x: channel_normalise(resize_short_crop(x, size, "round"), CLIP_MEAN, CLIP_STD)
+
+    def tensor_raw_rewards(self, pixel_values: torch.Tensor, prompts: list[str]) -> torch.Tensor:
+        """:meth:`raw_rewards` keeping the autograd graph: pixels already on the device in the model's dtype
+        (:meth:`tensor_preprocessor`), raw rewards in the model's dtype (no ``inference_mode``)."""
+        tokens = self.tokenizer(prompts, padding="max_length", truncation=True, max_length=self.max_length,
                                 return_tensors="pt")
-        return self.model(pixel_values.to(self.device, self.dtype), tokens["input_ids"].to(self.device),
-                          tokens["attention_mask"].to(self.device)).float()
+        return self.model(pixel_values, tokens["input_ids"].to(self.device), tokens["attention_mask"].to(self.device))
 
 
 def _load_tokenizer(source: str, blip: bool = False):

@@ -210,6 +210,52 @@ class OpenClipEmbedder:
                 raise ValueError(f"decode='device' cannot run {step!r} on the device")
         return steps
 
+    def tensor_preprocessor(self, name: str):
+        """The on-device twin of ``image_transform`` + the mean/std step: a function from float ``[B, 3, H, W]``
+        pixels in [0, 1] to this model's normalised input, with differentiable torch ops. HPSv2's transform
+        (``pixels.HPSv2Transform``): :func:`scorers.models.pixels.hpsv2_resize_pad`; open_clip's usual
+        ``Resize(S)`` + ``CenterCrop(S)``: PIL's two-pass resize (:func:`scorers.models.pixels.resize_short_crop`);
+        other shapes: torchvision's own tensor steps. ``ValueError`` when there is no tensor twin (``name``, the
+        scorer's, heads that message)."""
+        from torchvision import transforms as T
+
+        from scorers.models.pixels import HPSv2Transform, channel_normalise, hpsv2_resize_pad, resize_short_crop
+
+        transform = self.image_transform
+        if isinstance(transform, HPSv2Transform):
+            return lambda x: channel_normalise(hpsv2_resize_pad(x, transform.size), transform.mean, transform.std)
+        split = split_transform(self.reference_transform)
+        if split is None:
+            raise ValueError(f"{name}: this open_clip model's preprocessing has no tensor twin")
+        steps = [s for s in split[0] if isinstance(s, (T.Resize, T.CenterCrop))]
+        # Resize(S) / Resize([S]) resizes the short side (a 2-tuple would be an exact size); CenterCrop(S or (S, S))
+        sizes = [s.size if isinstance(s.size, int) else s.size[0] if len(s.size) == 1 or
+                 (isinstance(s, T.CenterCrop) and len(set(s.size)) == 1) else None for s in steps]
+        if (len(steps) == 2 and isinstance(steps[0], T.Resize) and isinstance(steps[1], T.CenterCrop)
+                and steps[0].interpolation == T.InterpolationMode.BICUBIC and sizes[0] == sizes[1]
+                and getattr(steps[0], "max_size", None) is None and sizes[0] is not None):
+            # open_clip's usual eval transform (Resize(S) + CenterCrop(S) on PIL): PIL's two-pass resize
+            size, (mean, std) = sizes[0], split[1:]
+            return lambda x: channel_normalise(resize_short_crop(x, size, "round"), mean, std)
+        # other shapes: torchvision's own tensor Resize (antialiased) / CenterCrop objects, as decode="device" runs
+        # them -- one resize pass, so not PIL's numbers to 1/255 on noisy images (ValueError: no tensor path at all)
+        steps = self._tensor_steps(split)
+        mean, std = split[1], split[2]
+
+        def pre(x):
+            for step in steps:
+                x = step(x)
+                if isinstance(step, T.Resize):
+                    x = x.clamp(0, 1)
+            return channel_normalise(x, mean, std)
+
+        return pre
+
+    def tensor_image_features(self, pixel_values: torch.Tensor) -> torch.Tensor:
+        """``(n, 3, H, W)`` normalised pixels (:meth:`tensor_preprocessor`) -> ``(n, d)`` image embeddings in the
+        model's dtype, keeping the autograd graph (no ``inference_mode``)."""
+        return self.model.encode_image(pixel_values)
+
     def decode_images(self, items: Sequence[torch.Tensor]) -> torch.Tensor:
         """``decode="device"``: a list of 1-D uint8 JPEG byte tensors and/or ``(3, H, W)`` uint8 crops (what
         ``image_loader`` returns) -> ``(n, 3, S, S)`` uint8 crops on ``device``, in order."""

@@ -9,6 +9,9 @@
 * :class:`HPSv2Transform` -- HPSv2's ``preprocess_val`` (its open_clip fork, ``light_augmentation=True``): ``ToTensor``
   first, then a bicubic resize *of the float tensor* so the longer side is ``S`` (torchvision's tensor resize,
   antialiased), zero padding to ``S x S`` centred, then the mean/std normalisation. Returns float ``(3, S, S)``.
+* :func:`resize_short_crop` (with :func:`pil_bicubic_resize`) and :func:`hpsv2_resize_pad` -- their twins on float
+  ``[B, 3, H, W]`` tensors in ``[0, 1]``, on any device and differentiable (the models' tensor paths, used by the
+  reward API :mod:`scorers.rewards`).
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ import torch
 
 from scorers.models.images import to_rgb
 
-__all__ = ["CLIP_MEAN", "CLIP_STD", "HPSv2Transform", "ResizeCropUint8", "channel_normalise", "normalise"]
+__all__ = ["CLIP_MEAN", "CLIP_STD", "HPSv2Transform", "ResizeCropUint8", "channel_normalise", "hpsv2_resize_pad",
+           "normalise", "pil_bicubic_resize", "resize_short_crop"]
 
 #: OpenAI CLIP's normalisation constants (PickScore's, HPSv2's and ImageReward's preprocessing all use them)
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -108,7 +112,7 @@ class HPSv2Transform:
 
 def channel_normalise(pixels: torch.Tensor, mean: Sequence[float], std: Sequence[float]) -> torch.Tensor:
     """Float pixels in ``[0, 1]`` (``(..., 3, H, W)``) -> ``(x - mean) / std`` per channel, in their dtype and on their
-    device; out of place, so gradients flow through it (the reward API's tensor path, :mod:`scorers.rewards.api`)."""
+    device; out of place, so gradients flow through it (the models' tensor paths, used by :mod:`scorers.rewards`)."""
     m = torch.as_tensor(mean, dtype=pixels.dtype, device=pixels.device).view(-1, 1, 1)
     s = torch.as_tensor(std, dtype=pixels.dtype, device=pixels.device).view(-1, 1, 1)
     return (pixels - m) / s
@@ -120,3 +124,60 @@ def normalise(pixels: torch.Tensor, mean: Sequence[float], std: Sequence[float],
     if pixels.dtype != torch.uint8:
         return pixels.to(device, dtype, non_blocking=True)
     return channel_normalise(pixels.to(device, non_blocking=True).float().div_(255), mean, std).to(dtype)
+
+
+# ----------------------------------------------------------------------------- on-device twins (torch ops)
+
+def resize_short_crop(pixels, size: int, crop: str = "round", crop_size: int | None = None):
+    """``[B, 3, H, W]`` floats in [0, 1] -> ``[B, 3, size, size]``: bicubic antialiased resize of the short side to
+    ``size`` (long side ``int(size * long / short)``), clamped to [0, 1] as PIL's uint8 output is, then the centre
+    crop (``"floor"``: transformers 4.x ``CLIPImageProcessor``; ``"round"``: torchvision ``CenterCrop``) -- the
+    tensor twin of :class:`ResizeCropUint8`. ``crop_size`` (default ``size``): the crop's side when
+    it differs from the resized short side (a CLIP processor with ``shortest_edge`` 256 and ``crop_size`` 224)."""
+    height, width = pixels.shape[-2:]
+    short, long = (width, height) if width <= height else (height, width)
+    if short != size:
+        new_short, new_long = size, int(size * long / short)
+        new_w, new_h = (new_short, new_long) if width <= height else (new_long, new_short)
+        pixels = pil_bicubic_resize(pixels, new_h, new_w)
+    height, width = pixels.shape[-2:]
+    size = int(crop_size or size)
+    if crop == "floor":
+        top, left = (height - size) // 2, (width - size) // 2
+    else:
+        top, left = int(round((height - size) / 2.0)), int(round((width - size) / 2.0))
+    return pixels[..., top:top + size, left:left + size]
+
+
+def pil_bicubic_resize(pixels, height: int, width: int):
+    """PIL's ``Image.resize(..., BICUBIC)`` on float tensors: two separable antialiased passes, horizontal first,
+    each clamped to [0, 1] as PIL clips each pass to uint8 (one pass without the intermediate clamp differs from PIL
+    by up to 19/255 on noisy images: the bicubic overshoot PIL clips between its passes). PIL's uint8 rounding is
+    not copied (it would stop gradients): the result differs from PIL's by at most 0.5/255 (final rounding) + 0.5/255
+    x 1.25 (the intermediate rounding through the vertical kernel, whose absolute weights sum to at most 1.25 for
+    a = -0.5) = 1.125/255 per pixel."""
+    import torch.nn.functional as F
+
+    if pixels.shape[-1] != width:
+        pixels = F.interpolate(pixels, size=(pixels.shape[-2], width), mode="bicubic", antialias=True,
+                               align_corners=False).clamp(0, 1)
+    if pixels.shape[-2] != height:
+        pixels = F.interpolate(pixels, size=(height, width), mode="bicubic", antialias=True,
+                               align_corners=False).clamp(0, 1)
+    return pixels
+
+
+def hpsv2_resize_pad(pixels, size: int):
+    """HPSv2's ``preprocess_val`` on a batch (:class:`HPSv2Transform` without the normalisation):
+    bicubic antialiased resize of the longer side to ``size``, zero padding to a centred square."""
+    import torch.nn.functional as F
+
+    height, width = pixels.shape[-2:]
+    scale = size / float(max(height, width))
+    if scale == 1.0 and height == width:
+        return pixels
+    new_h, new_w = round(height * scale), round(width * scale)
+    if scale != 1.0:
+        pixels = F.interpolate(pixels, size=(new_h, new_w), mode="bicubic", antialias=True, align_corners=False)
+    pad_h, pad_w = size - new_h, size - new_w
+    return F.pad(pixels, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2], value=0.0)

@@ -13,9 +13,11 @@ Models are built through ``scorers.scoring.registry.build_scorer`` (the same che
   ``clip_score`` (transformers or open_clip CLIP), ``hpsv2`` and ``imagereward`` it is preprocessed on that device
   with torch ops that mirror each model's official PIL pipeline (bicubic resize with ``antialias=True`` -- torch's
   antialiased bicubic uses PIL's kernel, a = -0.5 -- then the official centre crop or HPSv2's pad, then each model's
-  mean/std); no CPU round-trip. The only difference from the PIL path is that PIL rounds the resized image to uint8
-  (at most 1/255 per pixel, plus PIL's fixed-point rounding). Other rewards (VLM judges, HPSv3, ALIGN, SigLIP...)
-  get tensors converted to uint8 PIL images on the CPU, as their processors need.
+  mean/std); no CPU round-trip. Each scorer owns that path: its ``tensor_model.tensor_preprocessor`` (the models'
+  files, kernels in ``scorers.models.pixels``) and its ``tensor_forward`` (the scoring rule, on tensors). The only
+  difference from the PIL path is that PIL rounds the resized image to uint8 (at most 1/255 per pixel, plus PIL's
+  fixed-point rounding). Other rewards (VLM judges, HPSv3, ALIGN, SigLIP...) get tensors converted to uint8 PIL
+  images on the CPU, as their processors need.
 * **Tensor range.** Float tensors are read as ``[0, 1]``; values outside it by more than :data:`RANGE_TOLERANCE`
   (``2**-7``: one bfloat16 step above 1.0, about two 8-bit steps; far below the ``-1`` or ``255`` of the other usual
   encodings) are refused with one line, unless ``input_range=(-1, 1)`` (a VAE decoder's output) or ``(0, 255)`` says
@@ -35,17 +37,15 @@ One reward per (image, prompt) pair, in order, whatever the repetitions of promp
 """
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from scorers.models.redaction import redact_cut, redact_url
 from scorers.rewards.normalisation import RewardNormaliser, weighted_sum
 
-__all__ = ["DIFFERENTIABLE", "RANGE_TOLERANCE", "RemoteReward", "Reward", "RewardOutput", "check_input_range",
-           "check_normalize", "load"]
+__all__ = ["DIFFERENTIABLE", "RANGE_TOLERANCE", "Reward", "RewardOutput", "check_images", "check_input_range",
+           "check_normalize", "check_prompts", "load", "to_pil", "to_unit"]
 
 #: how far a float image tensor may stray outside its input range (after mapping it to [0, 1]) before it is refused:
 #: 2**-7 is one bfloat16 step above 1.0 (a bf16 VAE decode rounds 1.0 up by that much) and about two 8-bit steps;
@@ -86,182 +86,24 @@ def _mean(tensor) -> float:
     return float(finite.mean()) if finite.numel() else math.nan
 
 
-# ----------------------------------------------------------------------------- on-device preprocessing (torch ops)
-
-def resize_short_crop(pixels, size: int, crop: str = "round", crop_size: int | None = None):
-    """``[B, 3, H, W]`` floats in [0, 1] -> ``[B, 3, size, size]``: bicubic antialiased resize of the short side to
-    ``size`` (long side ``int(size * long / short)``), clamped to [0, 1] as PIL's uint8 output is, then the centre
-    crop (``"floor"``: transformers 4.x ``CLIPImageProcessor``; ``"round"``: torchvision ``CenterCrop``) -- the
-    tensor twin of ``scorers.models.pixels.ResizeCropUint8``. ``crop_size`` (default ``size``): the crop's side when
-    it differs from the resized short side (a CLIP processor with ``shortest_edge`` 256 and ``crop_size`` 224)."""
-    height, width = pixels.shape[-2:]
-    short, long = (width, height) if width <= height else (height, width)
-    if short != size:
-        new_short, new_long = size, int(size * long / short)
-        new_w, new_h = (new_short, new_long) if width <= height else (new_long, new_short)
-        pixels = pil_bicubic_resize(pixels, new_h, new_w)
-    height, width = pixels.shape[-2:]
-    size = int(crop_size or size)
-    if crop == "floor":
-        top, left = (height - size) // 2, (width - size) // 2
-    else:
-        top, left = int(round((height - size) / 2.0)), int(round((width - size) / 2.0))
-    return pixels[..., top:top + size, left:left + size]
-
-
-def pil_bicubic_resize(pixels, height: int, width: int):
-    """PIL's ``Image.resize(..., BICUBIC)`` on float tensors: two separable antialiased passes, horizontal first,
-    each clamped to [0, 1] as PIL clips each pass to uint8 (one pass without the intermediate clamp differs from PIL
-    by up to 19/255 on noisy images: the bicubic overshoot PIL clips between its passes). PIL's uint8 rounding is
-    not copied (it would stop gradients): the result differs from PIL's by at most 0.5/255 (final rounding) + 0.5/255
-    x 1.25 (the intermediate rounding through the vertical kernel, whose absolute weights sum to at most 1.25 for
-    a = -0.5) = 1.125/255 per pixel."""
-    import torch.nn.functional as F
-
-    if pixels.shape[-1] != width:
-        pixels = F.interpolate(pixels, size=(pixels.shape[-2], width), mode="bicubic", antialias=True,
-                               align_corners=False).clamp(0, 1)
-    if pixels.shape[-2] != height:
-        pixels = F.interpolate(pixels, size=(height, width), mode="bicubic", antialias=True,
-                               align_corners=False).clamp(0, 1)
-    return pixels
-
-
-def hpsv2_resize_pad(pixels, size: int):
-    """HPSv2's ``preprocess_val`` on a batch (``scorers.models.pixels.HPSv2Transform`` without the normalisation):
-    bicubic antialiased resize of the longer side to ``size``, zero padding to a centred square."""
-    import torch.nn.functional as F
-
-    height, width = pixels.shape[-2:]
-    scale = size / float(max(height, width))
-    if scale == 1.0 and height == width:
-        return pixels
-    new_h, new_w = round(height * scale), round(width * scale)
-    if scale != 1.0:
-        pixels = F.interpolate(pixels, size=(new_h, new_w), mode="bicubic", antialias=True, align_corners=False)
-    pad_h, pad_w = size - new_h, size - new_w
-    return F.pad(pixels, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2], value=0.0)
-
-
-def _field(value, key):
-    """``value[key]`` of a processor's size dict (or attribute of a size object), ``None`` when absent."""
-    found = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
-    return None if found is None else int(found)
-
-
-def _features(output):
-    """transformers 5 returns an output object from ``get_*_features``; 4.x a tensor."""
-    return output if hasattr(output, "dim") else output.pooler_output
-
-
-def _cosine(a, b):
-    import torch.nn.functional as F
-
-    return (F.normalize(a.float(), dim=-1) * F.normalize(b.float(), dim=-1)).sum(-1)
-
+# ----------------------------------------------------------------------------- the tensor path
 
 class _TensorPath:
-    """A scorer's on-device path: ``preprocess(pixels in [0,1]) -> model input``, ``forward(input, prompts) -> [B]``."""
+    """A scorer's on-device path, asked of the scorer itself: ``preprocess(pixels in [0,1]) -> model input`` (its
+    ``tensor_model.tensor_preprocessor``), ``forward(input, prompts) -> [B]`` (its ``tensor_forward``).
+    ``ValueError`` when the scorer's preprocessing has no tensor twin."""
 
     def __init__(self, scorer):
-        from scorers.models.pixels import channel_normalise
-
         self.scorer = scorer
-        name = scorer.name
-        if name == "imagereward":
-            from scorers.models.pixels import CLIP_MEAN, CLIP_STD
-
-            backend = scorer.backend
-            self.module, self.device, self.dtype = backend.model, backend.device, backend.dtype
-            self._pre = lambda x: channel_normalise(resize_short_crop(x, backend.image_size, "round"), CLIP_MEAN,
-                                                    CLIP_STD)
-            return
-        embedder = scorer.embedder
-        self.module, self.device, self.dtype = embedder.model, embedder.device, embedder.dtype
-        if name == "hpsv2":
-            transform = embedder.image_transform  # pixels.HPSv2Transform
-            self._pre = lambda x: channel_normalise(hpsv2_resize_pad(x, transform.size), transform.mean,
-                                                    transform.std)
-        elif embedder.family == "open_clip":
-            self._pre = self._open_clip_pre(embedder)
-        else:  # transformers CLIP (pickscore, clip_score): short-side resize + centre crop, the processor's mean/std
-            from scorers.models.pixels import ResizeCropUint8
-
-            transform = embedder.image_transform
-            if isinstance(transform, ResizeCropUint8):  # PickScore
-                size, crop, crop_size = transform.size, transform.crop, None
-            else:  # a CLIPImageProcessor: resize the shortest edge, centre crop (other processors: no tensor path)
-                processor = transform.image_processor
-                short = _field(getattr(processor, "size", None), "shortest_edge")
-                crop_size = _field(getattr(processor, "crop_size", None), "height")
-                if (embedder.family != "clip" or short is None or crop_size is None
-                        or not getattr(processor, "do_center_crop", True)):
-                    raise ValueError(f"{name}: {type(processor).__name__} is not a short-side resize + centre crop")
-                size, crop = int(short), "floor"
-            mean, std = embedder.image_mean, embedder.image_std
-            self._pre = lambda x: channel_normalise(resize_short_crop(x, size, crop, crop_size), mean, std)
-
-    @staticmethod
-    def _open_clip_pre(embedder):
-        from torchvision import transforms as T
-
-        from scorers.models.open_clip_embed import OpenClipEmbedder, split_transform
-        from scorers.models.pixels import channel_normalise
-
-        split = split_transform(embedder.reference_transform)
-        if split is None:
-            raise ValueError("clip_score: this open_clip model's preprocessing has no tensor twin")
-        steps = [s for s in split[0] if isinstance(s, (T.Resize, T.CenterCrop))]
-        # Resize(S) / Resize([S]) resizes the short side (a 2-tuple would be an exact size); CenterCrop(S or (S, S))
-        sizes = [s.size if isinstance(s.size, int) else s.size[0] if len(s.size) == 1 or
-                 (isinstance(s, T.CenterCrop) and len(set(s.size)) == 1) else None for s in steps]
-        if (len(steps) == 2 and isinstance(steps[0], T.Resize) and isinstance(steps[1], T.CenterCrop)
-                and steps[0].interpolation == T.InterpolationMode.BICUBIC and sizes[0] == sizes[1]
-                and getattr(steps[0], "max_size", None) is None and sizes[0] is not None):
-            # open_clip's usual eval transform (Resize(S) + CenterCrop(S) on PIL): PIL's two-pass resize
-            size, (mean, std) = sizes[0], split[1:]
-            return lambda x: channel_normalise(resize_short_crop(x, size, "round"), mean, std)
-        # other shapes: torchvision's own tensor Resize (antialiased) / CenterCrop objects, as decode="device" runs
-        # them -- one resize pass, so not PIL's numbers to 1/255 on noisy images (ValueError: no tensor path at all)
-        steps = OpenClipEmbedder._tensor_steps(split)
-        mean, std = split[1], split[2]
-
-        def pre(x):
-            for step in steps:
-                x = step(x)
-                if isinstance(step, T.Resize):
-                    x = x.clamp(0, 1)
-            return channel_normalise(x, mean, std)
-
-        return pre
+        model = scorer.tensor_model
+        self.module, self.device, self.dtype = model.model, model.device, model.dtype
+        self._pre = model.tensor_preprocessor(scorer.name)
 
     def preprocess(self, pixels):
         return self._pre(pixels.to(self.device, non_blocking=True).float()).to(self.dtype)
 
     def forward(self, pixels, prompts: list[str]):
-        scorer, name = self.scorer, self.scorer.name
-        if name == "imagereward":
-            backend = scorer.backend
-            tokens = backend.tokenizer(prompts, padding="max_length", truncation=True, max_length=backend.max_length,
-                                       return_tensors="pt")
-            raw = self.module(pixels, tokens["input_ids"].to(self.device), tokens["attention_mask"].to(self.device))
-            return (raw.float() - backend.mean) / backend.std  # preference.standardise, on tensors
-        embedder = scorer.embedder
-        if embedder.family == "open_clip":
-            image = self.module.encode_image(pixels)
-        else:
-            image = _features(self.module.get_image_features(pixel_values=pixels))
-        text = scorer.text_embeddings(prompts).clone()  # cached under inference mode: clone to use in a graph
-        cosine = _cosine(image, text.to(image.device))
-        if name == "pickscore":
-            return embedder.logit_scale * cosine  # preference.scaled_cosine
-        if name == "hpsv2":
-            return cosine
-        form, w = scorer.form, scorer.w  # embedding.apply_form, on tensors
-        if form == "cosine":
-            return cosine
-        clipped = cosine.clamp(min=0.0)
-        return {"paper": clipped, "hessel": w * clipped, "x100": 100.0 * clipped}[form]
+        return self.scorer.tensor_forward(pixels, prompts)
 
 
 # ----------------------------------------------------------------------------- the callable
@@ -279,7 +121,7 @@ class Reward:
         self._paths: dict[str, _TensorPath] = {}
         for name, scorer in self.scorers.items():
             kind = getattr(scorer, "name", None)
-            if kind in DIFFERENTIABLE and hasattr(scorer, "backend" if kind == "imagereward" else "embedder"):
+            if kind in DIFFERENTIABLE and hasattr(scorer, "tensor_forward"):
                 try:
                     self._paths[name] = _TensorPath(scorer)
                 except ValueError as error:  # an unusual preprocessing: tensors go through PIL instead
@@ -333,13 +175,13 @@ class Reward:
         reading of float tensors (default: the one given to :func:`load`)."""
         import torch
 
-        prompts = _prompts(prompts)
-        images = _images(images)
+        prompts = check_prompts(prompts)
+        images = check_images(images)
         if len(images) != len(prompts):
             raise ValueError(f"reward: got {len(images)} images but {len(prompts)} prompts")
         is_tensor = isinstance(images, torch.Tensor)
         if is_tensor:
-            images = _to_unit(images, self.input_range if input_range is None else check_input_range(input_range))
+            images = to_unit(images, self.input_range if input_range is None else check_input_range(input_range))
         if self.differentiable and not is_tensor:
             raise ValueError("reward: differentiable=True needs images as a float tensor [B, 3, H, W] in [0, 1] "
                              "(PIL images and paths carry no gradient)")
@@ -373,7 +215,7 @@ class Reward:
                 out = path.forward(path.preprocess(images), prompts)
             return out.clone()  # a normal tensor: callers may modify it in place outside inference mode
         if is_tensor:
-            images = _to_pil(images)
+            images = to_pil(images)
         with torch.inference_mode():
             scores = scorer.score(list(images), prompts)
         return torch.as_tensor(scores, dtype=torch.float32)
@@ -383,7 +225,7 @@ class Reward:
         return self._normaliser(name, value)
 
 
-def _prompts(prompts) -> list[str]:
+def check_prompts(prompts) -> list[str]:
     if isinstance(prompts, str):
         raise TypeError("reward: prompts must be a list of strings, one per image, not one string")
     prompts = list(prompts)
@@ -410,7 +252,7 @@ def check_input_range(input_range) -> tuple[float, float]:
     return low, high
 
 
-def _to_unit(pixels, input_range: tuple[float, float]):
+def to_unit(pixels, input_range: tuple[float, float]):
     """Float pixels read in ``input_range`` -> ``[0, 1]`` (``(x - low) / (high - low)``, differentiable), refusing
     values outside the range by more than :data:`RANGE_TOLERANCE` (and NaN/inf) with one line."""
     import torch
@@ -433,7 +275,7 @@ def _to_unit(pixels, input_range: tuple[float, float]):
     return pixels
 
 
-def _images(images):
+def check_images(images):
     """A 4-D float tensor, or a list of PIL images / paths (a list of equal-size ``[3, H, W]`` tensors is stacked)."""
     import torch
 
@@ -459,12 +301,12 @@ def _images(images):
         shapes = {tuple(im.shape) for im in images}
         if len(shapes) != 1:
             raise ValueError(f"reward: a list of image tensors must share one shape, got {sorted(shapes)}")
-        return _images(torch.stack(images))
+        return check_images(torch.stack(images))
     return images
 
 
-def _to_pil(pixels) -> list:
-    """``[B, 3, H, W]`` floats in [0, 1] (already checked and mapped by :func:`_to_unit`) -> uint8 RGB PIL images (for
+def to_pil(pixels) -> list:
+    """``[B, 3, H, W]`` floats in [0, 1] (already checked and mapped by :func:`to_unit`) -> uint8 RGB PIL images (for
     rewards without a tensor path)."""
     from PIL import Image
 
@@ -568,161 +410,3 @@ def check_normalize(normalize, weights: Mapping[str, float]):
     else:
         raise ValueError(f"reward: normalize must be 'none', 'running' or {{name: (shift, scale)}}, got {normalize!r}")
     return normalize
-
-
-class RemoteReward:
-    """A reward served by ``ts2 serve``, with :func:`load`'s callable interface: ``reward(images, prompts) ->
-    torch.Tensor[B]`` (float32, CPU), ``detailed(...)`` / ``last_info`` (a :class:`RewardOutput` with the components;
-    ``stats`` holds the service's timing). Images: PIL images, paths, or a float tensor ``[B, 3, H, W]`` read in
-    ``input_range`` (default ``[0, 1]``, checked as :func:`load` checks it), sent as lossless 8-bit PNG (high-bit
-    images scaled by :func:`scorers.models.images.to_rgb`). Plain HTTP with the standard library; ``token`` (or
-    ``$TS2_SERVE_TOKEN``) is sent as a bearer token and never shown in ``repr`` or a message (nor are credentials
-    written into ``url``).
-
-    Every reply is checked before it is returned: a JSON object whose ``rewards`` (and each of its ``components``)
-    is a flat list of one finite number per image; anything else raises one ``ValueError`` saying what is wrong. A
-    refused connection or a timeout raises one ``ValueError`` naming the service. A busy service (HTTP 503 or 429)
-    is asked again up to ``max_retries`` times, after its ``Retry-After`` (capped at ``max_retry_after`` seconds) or
-    else an exponential backoff from ``backoff`` seconds."""
-
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 120.0, max_retries: int = 3,
-                 backoff: float = 0.5, max_retry_after: float = 60.0, input_range: Sequence[float] = (0, 1)):
-        import os
-        import time
-
-        self.url = url.rstrip("/")
-        if not self.url.endswith("/score"):
-            self.url += "/score"
-        self._token = token if token is not None else os.environ.get("TS2_SERVE_TOKEN")
-        self.timeout, self.last_info = timeout, None
-        for option, value in (("max_retries", max_retries), ("backoff", backoff),
-                              ("max_retry_after", max_retry_after)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < math.inf:
-                raise ValueError(f"RemoteReward: {option} must be a finite number >= 0, got {value!r}")
-        self.max_retries, self.backoff, self.max_retry_after = int(max_retries), float(backoff), float(max_retry_after)
-        self.input_range = check_input_range(input_range)
-        self._sleep = time.sleep  # the wait between attempts (tests record it)
-
-    @property
-    def _secrets(self) -> tuple:
-        from scorers.models.redaction import url_secrets
-
-        return ((self._token,) if self._token else ()) + url_secrets(self.url)
-
-    @property
-    def where(self) -> str:
-        """The service's URL, fit to print (credentials hidden)."""
-        return redact_url(self.url)
-
-    def __repr__(self) -> str:
-        return f"RemoteReward({self.where!r})"
-
-    def __call__(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None):
-        return self.detailed(images, prompts, input_range=input_range).rewards
-
-    def detailed(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None) -> RewardOutput:
-        import base64
-        import io
-
-        import torch
-
-        from scorers.models.images import open_rgb
-
-        prompts = _prompts(prompts)
-        images = _images(images)
-        if len(images) != len(prompts):
-            raise ValueError(f"reward: got {len(images)} images but {len(prompts)} prompts")
-        if isinstance(images, torch.Tensor):
-            images = _to_pil(_to_unit(images, self.input_range if input_range is None
-                                      else check_input_range(input_range)))
-        encoded = []
-        for image in images:
-            image = open_rgb(image)  # PIL image, path or file: 8-bit RGB (high-bit modes scaled)
-            buffer = io.BytesIO()
-            image.save(buffer, format="PNG")
-            encoded.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
-        body = json.dumps({"prompts": list(prompts), "images": encoded}).encode()
-        reply = self._post(body)
-        n = len(prompts)
-        rewards = self._column(reply, "rewards", n)
-        components = reply.get("components", {})
-        if not isinstance(components, dict):
-            raise ValueError(f"reward service {self.where}: invalid reply: 'components' is a "
-                             f"{type(components).__name__}, expected an object {{name: [one number per image]}}")
-        info = RewardOutput(rewards=rewards,
-                            components={str(name): self._column(components, name, n, f"components[{name!r}]")
-                                        for name in components},
-                            stats={"timing": reply.get("timing", {})})
-        self.last_info = info
-        return info
-
-    def _column(self, reply: dict, key: str, n: int, shown: str | None = None):
-        """``reply[key]`` as a float32 tensor ``[n]``: a flat list of ``n`` finite numbers, else one ``ValueError``."""
-        import torch
-
-        shown = shown or repr(key)
-        where = f"reward service {self.where}: invalid reply"
-        if key not in reply:
-            raise ValueError(f"{where}: no {shown} in it (keys: {sorted(map(str, reply))[:10]}); is this URL a "
-                             "ts2 serve service?")
-        values = reply[key]
-        if not isinstance(values, list):
-            raise ValueError(f"{where}: {shown} is a {type(values).__name__}, expected a list of {n} numbers")
-        if len(values) != n:
-            raise ValueError(f"{where}: {shown} has {len(values)} values for {n} images")
-        for i, value in enumerate(values):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{where}: {shown}[{i}] is {redact_cut(json.dumps(value), 80, self._secrets)}, "
-                                 "expected one number per image (a flat list)")
-            if not math.isfinite(value):
-                raise ValueError(f"{where}: {shown}[{i}] is {value!r}, not a finite number")
-        return torch.tensor(values, dtype=torch.float32)
-
-    def _post(self, body: bytes) -> dict:
-        """POST ``body``; the parsed JSON object of the reply. Busy answers (503, 429) are retried (class docstring);
-        every failure is one ``ValueError`` naming the service, with secrets hidden."""
-        import json
-        import socket
-        import urllib.error
-        import urllib.request
-
-        from scorers.models.openai_compat import retry_after_seconds
-
-        headers = {"Content-Type": "application/json"}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        attempt = 0
-        while True:
-            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-                break
-            except urllib.error.HTTPError as error:
-                detail = error.read().decode("utf-8", "replace")
-                if error.code in (429, 503) and attempt < self.max_retries:
-                    wait = retry_after_seconds(error.headers.get("Retry-After"))
-                    delay = min(self.max_retry_after, wait if wait is not None else self.backoff * 2 ** attempt)
-                    attempt += 1
-                    self._sleep(delay)
-                    continue
-                busy = (f" (still busy after {attempt} retries)" if error.code in (429, 503) and attempt else "")
-                raise ValueError(f"reward service {self.where}: HTTP {error.code}{busy}: "
-                                 f"{redact_cut(detail, 500, self._secrets)}") from None
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as error:
-                reason = getattr(error, "reason", None) or error
-                if isinstance(reason, (socket.timeout, TimeoutError)):
-                    raise ValueError(f"reward service {self.where}: no reply within timeout={self.timeout:g} s; is "
-                                     "the service overloaded, or is this the right address?") from None
-                raise ValueError(f"reward service {self.where}: cannot connect ("
-                                 f"{redact_cut(f'{type(reason).__name__}: {reason}', 200, self._secrets)}); is "
-                                 "ts2 serve running at that address?") from None
-        try:
-            reply = json.loads(raw)
-        except ValueError:
-            raise ValueError(f"reward service {self.where}: invalid reply: not JSON: "
-                             f"{redact_cut(raw.decode('utf-8', 'replace'), 200, self._secrets)!r}") from None
-        if not isinstance(reply, dict):
-            raise ValueError(f"reward service {self.where}: invalid reply: a JSON {type(reply).__name__}, expected "
-                             "an object with 'rewards'")
-        return reply

@@ -1,0 +1,172 @@
+"""The client of a ``ts2 serve`` reward service: :class:`RemoteReward`, with :func:`scorers.rewards.load`'s callable
+interface over plain HTTP (the standard library's ``urllib.request``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from typing import Sequence
+
+from scorers.models.redaction import redact_cut, redact_url
+from scorers.rewards.api import RewardOutput, check_images, check_input_range, check_prompts, to_pil, to_unit
+
+__all__ = ["RemoteReward"]
+
+
+class RemoteReward:
+    """A reward served by ``ts2 serve``, with :func:`load`'s callable interface: ``reward(images, prompts) ->
+    torch.Tensor[B]`` (float32, CPU), ``detailed(...)`` / ``last_info`` (a :class:`RewardOutput` with the components;
+    ``stats`` holds the service's timing). Images: PIL images, paths, or a float tensor ``[B, 3, H, W]`` read in
+    ``input_range`` (default ``[0, 1]``, checked as :func:`load` checks it), sent as lossless 8-bit PNG (high-bit
+    images scaled by :func:`scorers.models.images.to_rgb`). Plain HTTP with the standard library; ``token`` (or
+    ``$TS2_SERVE_TOKEN``) is sent as a bearer token and never shown in ``repr`` or a message (nor are credentials
+    written into ``url``).
+
+    Every reply is checked before it is returned: a JSON object whose ``rewards`` (and each of its ``components``)
+    is a flat list of one finite number per image; anything else raises one ``ValueError`` saying what is wrong. A
+    refused connection or a timeout raises one ``ValueError`` naming the service. A busy service (HTTP 503 or 429)
+    is asked again up to ``max_retries`` times, after its ``Retry-After`` (capped at ``max_retry_after`` seconds) or
+    else an exponential backoff from ``backoff`` seconds."""
+
+    def __init__(self, url: str, *, token: str | None = None, timeout: float = 120.0, max_retries: int = 3,
+                 backoff: float = 0.5, max_retry_after: float = 60.0, input_range: Sequence[float] = (0, 1)):
+        import os
+        import time
+
+        self.url = url.rstrip("/")
+        if not self.url.endswith("/score"):
+            self.url += "/score"
+        self._token = token if token is not None else os.environ.get("TS2_SERVE_TOKEN")
+        self.timeout, self.last_info = timeout, None
+        for option, value in (("max_retries", max_retries), ("backoff", backoff),
+                              ("max_retry_after", max_retry_after)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < math.inf:
+                raise ValueError(f"RemoteReward: {option} must be a finite number >= 0, got {value!r}")
+        self.max_retries, self.backoff, self.max_retry_after = int(max_retries), float(backoff), float(max_retry_after)
+        self.input_range = check_input_range(input_range)
+        self._sleep = time.sleep  # the wait between attempts (tests record it)
+
+    @property
+    def _secrets(self) -> tuple:
+        from scorers.models.redaction import url_secrets
+
+        return ((self._token,) if self._token else ()) + url_secrets(self.url)
+
+    @property
+    def where(self) -> str:
+        """The service's URL, fit to print (credentials hidden)."""
+        return redact_url(self.url)
+
+    def __repr__(self) -> str:
+        return f"RemoteReward({self.where!r})"
+
+    def __call__(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None):
+        return self.detailed(images, prompts, input_range=input_range).rewards
+
+    def detailed(self, images, prompts: Sequence[str], *, input_range: Sequence[float] | None = None) -> RewardOutput:
+        import base64
+        import io
+
+        import torch
+
+        from scorers.models.images import open_rgb
+
+        prompts = check_prompts(prompts)
+        images = check_images(images)
+        if len(images) != len(prompts):
+            raise ValueError(f"reward: got {len(images)} images but {len(prompts)} prompts")
+        if isinstance(images, torch.Tensor):
+            images = to_pil(to_unit(images, self.input_range if input_range is None
+                                    else check_input_range(input_range)))
+        encoded = []
+        for image in images:
+            image = open_rgb(image)  # PIL image, path or file: 8-bit RGB (high-bit modes scaled)
+            buffer = io.BytesIO()
+            image.save(buffer, format="PNG")
+            encoded.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
+        body = json.dumps({"prompts": list(prompts), "images": encoded}).encode()
+        reply = self._post(body)
+        n = len(prompts)
+        rewards = self._column(reply, "rewards", n)
+        components = reply.get("components", {})
+        if not isinstance(components, dict):
+            raise ValueError(f"reward service {self.where}: invalid reply: 'components' is a "
+                             f"{type(components).__name__}, expected an object {{name: [one number per image]}}")
+        info = RewardOutput(rewards=rewards,
+                            components={str(name): self._column(components, name, n, f"components[{name!r}]")
+                                        for name in components},
+                            stats={"timing": reply.get("timing", {})})
+        self.last_info = info
+        return info
+
+    def _column(self, reply: dict, key: str, n: int, shown: str | None = None):
+        """``reply[key]`` as a float32 tensor ``[n]``: a flat list of ``n`` finite numbers, else one ``ValueError``."""
+        import torch
+
+        shown = shown or repr(key)
+        where = f"reward service {self.where}: invalid reply"
+        if key not in reply:
+            raise ValueError(f"{where}: no {shown} in it (keys: {sorted(map(str, reply))[:10]}); is this URL a "
+                             "ts2 serve service?")
+        values = reply[key]
+        if not isinstance(values, list):
+            raise ValueError(f"{where}: {shown} is a {type(values).__name__}, expected a list of {n} numbers")
+        if len(values) != n:
+            raise ValueError(f"{where}: {shown} has {len(values)} values for {n} images")
+        for i, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{where}: {shown}[{i}] is {redact_cut(json.dumps(value), 80, self._secrets)}, "
+                                 "expected one number per image (a flat list)")
+            if not math.isfinite(value):
+                raise ValueError(f"{where}: {shown}[{i}] is {value!r}, not a finite number")
+        return torch.tensor(values, dtype=torch.float32)
+
+    def _post(self, body: bytes) -> dict:
+        """POST ``body``; the parsed JSON object of the reply. Busy answers (503, 429) are retried (class docstring);
+        every failure is one ``ValueError`` naming the service, with secrets hidden."""
+        import json
+        import socket
+        import urllib.error
+        import urllib.request
+
+        from scorers.models.openai_compat import retry_after_seconds
+
+        headers = {"Content-Type": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        attempt = 0
+        while True:
+            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+                break
+            except urllib.error.HTTPError as error:
+                detail = error.read().decode("utf-8", "replace")
+                if error.code in (429, 503) and attempt < self.max_retries:
+                    wait = retry_after_seconds(error.headers.get("Retry-After"))
+                    delay = min(self.max_retry_after, wait if wait is not None else self.backoff * 2 ** attempt)
+                    attempt += 1
+                    self._sleep(delay)
+                    continue
+                busy = (f" (still busy after {attempt} retries)" if error.code in (429, 503) and attempt else "")
+                raise ValueError(f"reward service {self.where}: HTTP {error.code}{busy}: "
+                                 f"{redact_cut(detail, 500, self._secrets)}") from None
+            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as error:
+                reason = getattr(error, "reason", None) or error
+                if isinstance(reason, (socket.timeout, TimeoutError)):
+                    raise ValueError(f"reward service {self.where}: no reply within timeout={self.timeout:g} s; is "
+                                     "the service overloaded, or is this the right address?") from None
+                raise ValueError(f"reward service {self.where}: cannot connect ("
+                                 f"{redact_cut(f'{type(reason).__name__}: {reason}', 200, self._secrets)}); is "
+                                 "ts2 serve running at that address?") from None
+        try:
+            reply = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"reward service {self.where}: invalid reply: not JSON: "
+                             f"{redact_cut(raw.decode('utf-8', 'replace'), 200, self._secrets)!r}") from None
+        if not isinstance(reply, dict):
+            raise ValueError(f"reward service {self.where}: invalid reply: a JSON {type(reply).__name__}, expected "
+                             "an object with 'rewards'")
+        return reply
