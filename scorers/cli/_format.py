@@ -6,11 +6,9 @@ from typing import Mapping
 
 from scorers.formatting import format_number
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
-from scorers.ts2.result_text import (format_error_type_table, format_meta_table, pct, segs_line as _segs_line,  # the
-                                     text_grid)  # result file's tables
+from scorers.ts2.result_text import pct, segs_line, text_grid
 
-__all__ = ["format_beside_leaderboard", "format_error_type_table", "format_meta_table", "format_reproduction", "pct",
-           "text_grid"]
+__all__ = ["format_beside_leaderboard", "format_reproduction", "format_reproduction_markdown"]
 
 
 def _num(value: float | None, digits: int = 1, signed: bool = False) -> str:
@@ -37,7 +35,7 @@ def format_beside_leaderboard(yours: Mapping[str, TS2Result], published: Mapping
              + [pct(result.rank.statistic.get(p)) for p in ("synth", "nat", "real")]
              for k, (name, result) in enumerate(rows, start=1)]
     grid = text_grid([header] + lines)
-    return _segs_line({**{f"yours:{k}": v for k, v in yours.items()}, **published}) + "\n" + grid
+    return segs_line({**{f"yours:{k}": v for k, v in yours.items()}, **published}) + "\n" + grid
 
 
 def format_reproduction(rows: list[dict], notes: list[str] = (), *, segs: str | None = None) -> str:

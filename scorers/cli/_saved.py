@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 from scorers.formatting import escape_controls
-from scorers.ts2.result_file import FORMAT, check_payload, check_table, save_result
+from scorers.ts2.result_file import FORMAT, check_payload, check_table
 
-__all__ = ["FORMAT", "check_payload", "check_table", "load_result", "reprint", "save_result"]
+__all__ = ["command_line", "load_result", "reprint"]
 
 
 def command_line(argv: list[str] | None = None) -> str:

@@ -9,7 +9,7 @@ import sys
 
 from scorers.stats.agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
 from scorers.formatting import MISSING, format_number
-from scorers.cli._format import text_grid
+from scorers.ts2.result_text import text_grid
 from scorers.cli._validate import bootstrap_count, confidence, count
 from scorers.cli._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
 
@@ -79,7 +79,8 @@ def run_correlate(args: argparse.Namespace) -> int:
     else:
         print(text)
     if args.out:
-        from scorers.cli._saved import command_line, save_result
+        from scorers.cli._saved import command_line
+        from scorers.ts2.result_file import save_result
 
         inputs = {"ratings": args.ratings} if os.path.isfile(args.ratings) else {}
         saved = save_result(args.out, command=command_line(getattr(args, "argv", None)), results=table.to_dict(),

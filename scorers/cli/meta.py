@@ -111,7 +111,8 @@ def run_meta(args: argparse.Namespace) -> int:
     else:
         print(text)
     if args.out:
-        from scorers.cli._saved import command_line, save_result
+        from scorers.cli._saved import command_line
+        from scorers.ts2.result_file import save_result
 
         saved = save_result(args.out, command=command_line(args.argv), results=evaluated.to_dict(),  # = --json
                             table=text,

@@ -132,7 +132,8 @@ def run_report(args: argparse.Namespace) -> int:
         )
         report.paths.update(paths)
         report.notes.extend(notes)
-    from scorers.cli._saved import command_line, save_result
+    from scorers.cli._saved import command_line
+    from scorers.ts2.result_file import save_result
 
     board = report.board
     report.paths["result"] = save_result(  # the numbers + how they were made (ts2 meta --from re-prints it)

@@ -196,7 +196,7 @@ def print_meta(frame, result, data_dir=None) -> None:
     (``higher_is_better``) through :func:`scorers.stats.orientation.resolve_orientation`."""
     from scorers.ts2.meta_from_tables import meta_from_tables
     from scorers.ts2.options import MetaOptions
-    from scorers.cli._format import format_meta_table
+    from scorers.ts2.result_text import format_meta_table
 
     columns = list(result.extra["score_columns"])
     metadata = frame[["seg_id", "file_name", "node"]]

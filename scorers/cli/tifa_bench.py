@@ -217,7 +217,8 @@ def _report(args: argparse.Namespace) -> int:
 
     board = build_leaderboard([read_results(p) for p in args.results], n_bootstrap=args.n_bootstrap, seed=args.seed)
     paths = write_leaderboard(board, args.out, digits=args.digits)
-    from scorers.cli._saved import command_line, save_result
+    from scorers.cli._saved import command_line
+    from scorers.ts2.result_file import save_result
 
     table = Path(paths["markdown"]).read_text(encoding="utf-8")
     inputs = {}
