@@ -16,7 +16,7 @@ import pandas as pd
 from scorers.stats.meta import META_METRICS
 from scorers.ts2.options import MetaOptions
 from scorers.ts2.reproduce import Reproduction, reproduce_table
-from scorers.tables.join import join_scores, table_keys
+from scorers.tables.join import Joined, join_scores, table_keys
 from scorers.tables.readers import CSVReadError, column_scores, read_score_table, score_columns
 
 from scorers.demo.config import AppConfig, check_upload_size
@@ -144,10 +144,11 @@ def is_uploaded(frame: pd.DataFrame) -> pd.Series:
 
 
 
-def read_upload(
-    path: str | Path, metadata: pd.DataFrame, max_bytes: int
-) -> tuple[pd.DataFrame, list[str] | None, list[str]]:
-    """Validate an uploaded scores CSV; returns ``(frame, join keys or None, score columns)`` or raises ValueError."""
+def read_upload(path: str | Path, metadata: pd.DataFrame, max_bytes: int) -> tuple[Joined, list[str]]:
+    """Validate an uploaded scores CSV; returns ``(joined, score columns)`` or raises ValueError. ``joined``: the table
+    in metadata row order (:func:`scorers.tables.join.join_scores`, the one join), its score columns read to numbers
+    (:func:`scorers.tables.readers.column_scores`, the one reading of the cells), which :func:`evaluate_upload`
+    evaluates as it is."""
     path = Path(path)
     check_upload_size(path, max_bytes)
     try:
@@ -167,14 +168,14 @@ def read_upload(
     if len(columns) > MAX_UPLOAD_COLUMNS:
         raise ValueError(f"{len(columns)} score columns {columns}; at most {MAX_UPLOAD_COLUMNS} per upload")
     for column in columns:
-        column_scores(frame, column)  # non-numeric cells -> ValueError naming the CSV line
+        frame[column] = column_scores(frame, column)  # non-numeric cells -> ValueError naming the CSV line
     if table_keys(frame)[0] is None and len(frame) != len(metadata):
         raise ValueError(
             f"the CSV has {len(frame)} rows but the release has {len(metadata)} images; add seg_id,file_name columns "
             "to join, or give one row per image in metadata order"
         )
     joined = join_scores(frame, metadata)  # the one join: keys, duplicates, unknown SEGs/files, row order
-    return frame, None if joined.keys is None else list(joined.keys), columns
+    return joined, columns
 
 
 def evaluate_upload(
@@ -188,14 +189,14 @@ def evaluate_upload(
     """Validate an uploaded CSV and evaluate each of its score columns; raises ValueError with a readable message."""
     if tables.metadata is None:
         raise ValueError("the release metadata is not loaded, so uploads cannot be evaluated")
-    frame, on, columns = read_upload(path, tables.metadata, config.max_upload_bytes)
+    joined, columns = read_upload(path, tables.metadata, config.max_upload_bytes)
     reproduction = reproduce_table(
-        frame,
+        joined,  # read and joined once, by read_upload: evaluated as it is
         tables.metadata,
         None,
         columns=columns,
         options=MetaOptions(lower_is_better=columns if lower_is_better else (),
-                            seg_subset=_seg_subset(config, tables.metadata), on=on, n_bootstrap=N_BOOTSTRAP),
+                            seg_subset=_seg_subset(config, tables.metadata), n_bootstrap=N_BOOTSTRAP),
     )
     metrics = []
     for column in columns:
