@@ -241,6 +241,45 @@ def test_lower_is_better_and_name_clash(tmp_path, tables, config):
     assert rank == pytest.approx(100 * expected.rank.statistic["avg"], abs=1e-3)
 
 
+@pytest.mark.parametrize("keyed", [True, False])
+def test_an_upload_is_read_and_joined_once(tmp_path, tables, config, monkeypatch, keyed):
+    """read_upload's check is the work: its cells' reading (text_scores) and its join are what reproduce_table
+    evaluates, not done again; the numbers are those of the same scores given as a frame."""
+    import scorers.demo.leaderboard_tab as leaderboard_tab
+    import scorers.tables.readers as readers
+    import scorers.ts2.meta_from_tables as meta_from_tables
+    from scorers.ts2.options import MetaOptions
+    from scorers.ts2.reproduce import reproduce_table
+
+    metadata = tables.metadata
+    mine, other = _my_scores(metadata), _my_scores(metadata, seed=4)
+    columns = {"seg_id": metadata["seg_id"], **({"file_name": metadata["file_name"]} if keyed else {}),
+               "mine": mine, "other": other}
+    path = tmp_path / "upload.csv"
+    frame = pd.DataFrame(columns)
+    (frame.sample(frac=1.0, random_state=2) if keyed else frame).to_csv(path, index=False)
+    calls = {"join_scores": 0, "text_scores": 0}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    for module, name in ((leaderboard_tab, "join_scores"), (meta_from_tables, "join_scores"),
+                         (readers, "text_scores")):
+        counted(module, name)
+    uploaded = evaluate_upload(path, tables, config)
+    assert calls == {"join_scores": 1, "text_scores": 2}  # one join per upload, one reading per score column
+    monkeypatch.undo()
+    expected = reproduce_table(pd.DataFrame({"mine": mine, "other": other}), metadata, None,
+                               options=MetaOptions(seg_subset=range(0, 164), n_bootstrap=1000))
+    assert [m.rows for m in uploaded] == [[r for r in expected.rows if r["column"] == c] for c in ("mine", "other")]
+
+
 @pytest.mark.parametrize(
     "content, message",
     [

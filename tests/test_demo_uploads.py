@@ -65,7 +65,7 @@ def test_image_input_passes_the_path_without_opening_it(tmp_path):
     pytest.importorskip("gradio")
     from gradio.data_classes import ImageData
 
-    from scorers.demo.ui import UploadedImage
+    from scorers.demo.score_tab import UploadedImage
 
     garbage = tmp_path / "upload.png"
     garbage.write_bytes(b"not an image at all")

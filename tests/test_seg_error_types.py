@@ -170,6 +170,28 @@ def test_by_error_type_hand_computed(tmp_path, capsys):
     assert line.split()[:3] == ["m", "missing", "100.0"]
 
 
+def test_by_error_type_reads_the_metadata_once(tmp_path, capsys, monkeypatch):
+    """``ts2 meta --by-error-type``: the one reading of metadata.csv gives the error sets and is what the scores are
+    joined with (no second reading, pandas' or the light path's)."""
+    import scorers.tables.light_tables as light_tables
+    import scorers.tables.readers as readers
+
+    out = _by_type_dir(tmp_path, capsys)
+    reads = []
+
+    def counted(module, name):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda path: reads.append((name, Path(path).name)) or real(path))
+
+    counted(readers, "read_metadata")
+    counted(light_tables, "light_metadata")
+    code, stdout, err = run_cli(capsys, "meta", tmp_path / "scores.csv", "--metadata", out / "metadata.csv",
+                                "--by-error-type", "--json", "--n-bootstrap", 0)
+    assert code == 0, err
+    assert reads == [("read_metadata", "metadata.csv")]
+    assert json.loads(stdout)["m"]["by_error_type"]["missing"]["summary"]["rank"]["avg"] == pytest.approx(1.0)
+
+
 def test_by_error_type_on_the_release_says_it_needs_error_types(capsys, shared_ts2):
     code, stdout, err = run_cli(capsys, "meta", shared_ts2 / "released_scores.csv", "--column", "clipscore",
                                 "--metadata", shared_ts2 / "metadata.csv", "--by-error-type")

@@ -145,7 +145,7 @@ def _main(argv: list[str] | None) -> int:
         try:
             return int(args.handler(args) or 0)
         except ModuleNotFoundError as missing:  # an optional dependency: name the extra that installs it
-            from scorers.cli._extras import missing_extra_error
+            from scorers.errors import missing_extra_error
 
             raise (missing_extra_error(missing) or missing) from None
     except (ValueError, FileNotFoundError, KeyError) as error:

@@ -52,7 +52,7 @@ def _load_demo():
         from scorers import demo
         from scorers.demo import ui  # noqa: F401  (imports gradio)
     except ImportError as error:
-        from scorers.cli._extras import install_hint
+        from scorers.errors import install_hint
 
         raise FileNotFoundError(f"{error}; " + install_hint("demo")) from None
     return demo

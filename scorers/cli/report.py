@@ -73,7 +73,7 @@ def run_report(args: argparse.Namespace) -> int:
         from scorers.report import write_report
         from scorers.report.costs import parse_flops_overrides
     except ImportError as error:  # matplotlib is the [report] extra
-        from scorers.cli._extras import install_hint
+        from scorers.errors import install_hint
 
         raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):

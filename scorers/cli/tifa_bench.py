@@ -210,7 +210,7 @@ def _report(args: argparse.Namespace) -> int:
 
         from scorers.tifa_bench.model_leaderboard import build_leaderboard, write_leaderboard
     except ImportError as error:
-        from scorers.cli._extras import install_hint
+        from scorers.errors import install_hint
 
         raise ValueError(f"{error}; " + install_hint("report")) from None
     from scorers.tifa_bench.results import read_results

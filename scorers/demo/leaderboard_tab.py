@@ -3,23 +3,25 @@ the community leaderboard of verified submissions (:mod:`scorers.report.communit
 
 Every number comes from :func:`scorers.ts2.reproduce.reproduce_table`; this module validates uploads (with the library's
 readers, whose errors are readable), arranges the rows and marks the user's own metric. A community row is listed only
-once :func:`scorers.ts2.submission.folder.verify_submission` has recomputed it; the rejected ones are listed apart
-with why.
+once :func:`scorers.ts2.submission.folder.verify_submission` has recomputed it; the rejected ones are listed apart with why.
+Gradio is imported only inside :func:`build_leaderboard_tab` (the tab's widgets), which ``ui.build_app`` calls.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
 from scorers.stats.meta import META_METRICS
 from scorers.ts2.options import MetaOptions
-from scorers.ts2.reproduce import Reproduction, reproduce_table
-from scorers.tables.join import join_scores, table_keys
+from scorers.ts2.reproduce import DELTA_SWAP_NOTE, Reproduction, reproduce_table
+from scorers.tables.join import ROW_POSITION_NOTE, Joined, join_scores, table_keys
 from scorers.tables.readers import CSVReadError, column_scores, read_score_table, score_columns
 
+from scorers.formatting import MISSING, format_number
 from scorers.demo.config import AppConfig, check_upload_size
 from scorers.demo.sources import Tables
 
@@ -34,6 +36,7 @@ __all__ = [
     "MAX_UPLOAD_COLUMNS",
     "UPLOAD_FORMAT",
     "UploadedMetric",
+    "build_leaderboard_tab",
     "evaluate_upload",
     "is_uploaded",
     "read_upload",
@@ -145,10 +148,11 @@ def is_uploaded(frame: pd.DataFrame) -> pd.Series:
 
 
 
-def read_upload(
-    path: str | Path, metadata: pd.DataFrame, max_bytes: int
-) -> tuple[pd.DataFrame, list[str] | None, list[str]]:
-    """Validate an uploaded scores CSV; returns ``(frame, join keys or None, score columns)`` or raises ValueError."""
+def read_upload(path: str | Path, metadata: pd.DataFrame, max_bytes: int) -> tuple[Joined, list[str]]:
+    """Validate an uploaded scores CSV; returns ``(joined, score columns)`` or raises ValueError. ``joined``: the table
+    in metadata row order (:func:`scorers.tables.join.join_scores`, the one join), its score columns read to numbers
+    (:func:`scorers.tables.readers.column_scores`, the one reading of the cells), which :func:`evaluate_upload`
+    evaluates as it is."""
     path = Path(path)
     check_upload_size(path, max_bytes)
     try:
@@ -168,14 +172,14 @@ def read_upload(
     if len(columns) > MAX_UPLOAD_COLUMNS:
         raise ValueError(f"{len(columns)} score columns {columns}; at most {MAX_UPLOAD_COLUMNS} per upload")
     for column in columns:
-        column_scores(frame, column)  # non-numeric cells -> ValueError naming the CSV line
+        frame[column] = column_scores(frame, column)  # non-numeric cells -> ValueError naming the CSV line
     if table_keys(frame)[0] is None and len(frame) != len(metadata):
         raise ValueError(
             f"the CSV has {len(frame)} rows but the release has {len(metadata)} images; add seg_id,file_name columns "
             "to join, or give one row per image in metadata order"
         )
     joined = join_scores(frame, metadata)  # the one join: keys, duplicates, unknown SEGs/files, row order
-    return frame, None if joined.keys is None else list(joined.keys), columns
+    return joined, columns
 
 
 def evaluate_upload(
@@ -189,14 +193,14 @@ def evaluate_upload(
     """Validate an uploaded CSV and evaluate each of its score columns; raises ValueError with a readable message."""
     if tables.metadata is None:
         raise ValueError("the release metadata is not loaded, so uploads cannot be evaluated")
-    frame, on, columns = read_upload(path, tables.metadata, config.max_upload_bytes)
+    joined, columns = read_upload(path, tables.metadata, config.max_upload_bytes)
     reproduction = reproduce_table(
-        frame,
+        joined,  # read and joined once, by read_upload: evaluated as it is
         tables.metadata,
         None,
         columns=columns,
         options=MetaOptions(lower_is_better=columns if lower_is_better else (),
-                            seg_subset=_seg_subset(config, tables.metadata), on=on, n_bootstrap=N_BOOTSTRAP),
+                            seg_subset=_seg_subset(config, tables.metadata), n_bootstrap=N_BOOTSTRAP),
     )
     metrics = []
     for column in columns:
@@ -260,3 +264,141 @@ def community_view(board) -> pd.DataFrame:
 def rejected_view(board) -> pd.DataFrame:
     """The rejected submissions: folder, claimed name, one-line reason."""
     return pd.DataFrame([[r.folder, r.name, r.reason] for r in board.rejected], columns=REJECTED_COLUMNS)
+
+
+# ----------------------------------------------------------------------------------------------------- the tab
+
+HIGHLIGHT = "background-color: #fff1b8; font-weight: 600"
+
+COMMUNITY_INTRO = """\
+### Community leaderboard
+
+Every community row is recomputed by ts2-evaluate from the submission's per-image scores before it is listed
+(`ts2 submit`, then a pull request to the submissions dataset); *verified by* names the version that checked it.
+Rows on another delta variant or SEG set are in their own group and never ranked with the default one.
+"""
+
+
+def _styled(frame: pd.DataFrame):
+    """Highlight the user's own rows (a pandas Styler, which gr.Dataframe renders with its styles)."""
+    marks = is_uploaded(frame).tolist()
+    return frame.style.apply(lambda row: [HIGHLIGHT if marks[row.name] else ""] * len(row), axis=1).format(
+        precision=1, na_rep="-", subset=list(META_METRICS)
+    )
+
+
+def _value(metric: UploadedMetric, meta: str, partition: str) -> str:
+    for row in metric.rows:
+        if row["meta_metric"] == meta and row["partition"] == partition:
+            return format_number(row["ours"], 1)
+    return MISSING
+
+
+def build_leaderboard_tab(config: AppConfig, *, tables: Tables, published: Reproduction | None,
+                          error: Callable[[str], str], unexpected: Callable[[Exception], str]) -> None:
+    """The Leaderboard tab's widgets (inside ``gr.Tab``): the published rows, partitions, sorting, the user's uploaded
+    metrics, then the community rows (:func:`community_board` beside ``published``, None when the release tables
+    could not be evaluated). Handlers never raise into gradio."""
+    import gradio as gr
+
+    published_names = set(published.columns) if published is not None else set()
+
+    def table_for(uploaded: list[UploadedMetric], partition: str, sort_by: str):
+        return _styled(leaderboard_view(published, tables.paper, uploaded, partition=partition, sort_by=sort_by))
+
+    if published is None:
+        gr.Markdown("The leaderboard needs the release tables (metadata.csv, released_scores.csv).")
+    else:
+        uploaded_state = gr.State([])
+        with gr.Row():
+            partition = gr.Radio(list(PARTITION_CHOICES), value="avg", label="SEG partition")
+            sort_by = gr.Radio(list(META_METRICS), value="rank", label="Sort by")
+        board = gr.Dataframe(
+            value=table_for([], "avg", "rank"), interactive=False, elem_id="leaderboard",
+            label=f"{len(published.columns)} published metrics, SEGs "
+                  f"{config.seg_subset[0]}-{config.seg_subset[1] - 1}", max_height=1100,
+        )
+        # the delta-swap note is about residuals against the paper, which this table does not show; how the release's
+        # tables are paired (by row position) is the library's business, not the reader's
+        notes = [n for n in published.notes if n != DELTA_SWAP_NOTE and ROW_POSITION_NOTE not in n]
+        if notes:
+            gr.Markdown("\n\n".join(f"*{n}*" for n in notes), elem_id="leaderboard-notes")
+        gr.Markdown("### Add your metric")
+        with gr.Row():
+            with gr.Column(scale=2):
+                gr.Markdown(UPLOAD_FORMAT.format(max_mb=config.max_upload_mb,
+                                                 n_rows=len(tables.metadata),
+                                                 max_cols=MAX_UPLOAD_COLUMNS))
+            with gr.Column(scale=1):
+                lower = gr.Checkbox(label="lower is better (error counts)", value=False)
+                upload = gr.File(label="Your scores CSV", file_types=[".csv"], type="filepath",
+                                 elem_id="upload-csv")
+                clear = gr.Button("Remove my rows", size="sm")
+        upload_status = gr.Markdown("", elem_id="upload-status")
+
+        def on_upload(path, lower_is_better, uploaded, part, sort):
+            if not path:
+                return gr.update(), "", uploaded
+            try:
+                # a published name gets " (yours)"; the user's own earlier upload of a name is replaced
+                new = evaluate_upload(path, tables, config, lower_is_better=bool(lower_is_better),
+                                      taken=published_names)
+            except ValueError as problem:
+                return gr.update(), error(str(problem)), uploaded
+            except Exception as problem:  # keep serving whatever the file holds
+                return gr.update(), unexpected(problem), uploaded
+            labels = {m.label for m in new}
+            replaced = [m.label for m in uploaded if m.label in labels]
+            uploaded = [m for m in uploaded if m.label not in labels] + new
+            added = ", ".join(f"`{m.label}`" for m in new)
+            verb = "Replaced" if replaced else "Added"
+            message = f"**{verb}** {added} (highlighted): " + "; ".join(
+                f"rank {_value(m, 'rank', part)} · sep {_value(m, 'sep', part)} · "
+                f"delta {_value(m, 'delta', part)}" for m in new
+            )
+            return table_for(uploaded, part, sort), message, uploaded
+
+        def on_view(uploaded, part, sort):
+            return table_for(uploaded, part, sort)
+
+        def on_clear(part, sort):
+            return table_for([], part, sort), "", []
+
+        upload.upload(on_upload, [upload, lower, uploaded_state, partition, sort_by],
+                      [board, upload_status, uploaded_state])
+        partition.change(on_view, [uploaded_state, partition, sort_by], board)
+        sort_by.change(on_view, [uploaded_state, partition, sort_by], board)
+        clear.click(on_clear, [partition, sort_by], [board, upload_status, uploaded_state])
+    _community_section(community_board(config, published), error)
+
+
+def _community_section(community: Community, error: Callable[[str], str]) -> None:
+    """The verified community rows beside the published ones, and the rejected submissions with their reasons."""
+    import gradio as gr
+
+    gr.Markdown(COMMUNITY_INTRO)
+    if not community.configured:
+        gr.Markdown("No submissions source is configured: set `TS2_SUBMISSIONS` (a folder, or a Hub dataset "
+                    "`OWNER/NAME@REVISION`) on a Space, or pass `ts2 demo --submissions ...`.",
+                    elem_id="community-status")
+        return
+    if community.board is None:
+        gr.Markdown(error(community.problem), elem_id="community-status")
+        return
+    board = community.board
+    verified = sum(1 for row in board.rows if row["source"] == "community")
+    gr.Markdown(f"Submissions: {board.source}: **{verified} verified**, **{len(board.rejected)} rejected**.",
+                elem_id="community-status")
+    frame = community_view(board)
+    marks = (frame["source"] == "community").tolist()
+    styled = frame.style.apply(lambda row: [HIGHLIGHT if marks[row.name] else ""] * len(row), axis=1).format(
+        precision=1, na_rep="-", subset=list(META_METRICS))
+    gr.Dataframe(value=styled, interactive=False, elem_id="community-board", max_height=1100,
+                 label="published and verified community metrics, grouped by variant and SEG set (values in %)")
+    if board.notes:
+        gr.Markdown("\n\n".join(f"*{n}*" for n in board.notes), elem_id="community-notes")
+    if board.rejected:
+        gr.Dataframe(value=rejected_view(board), interactive=False, elem_id="community-rejected", wrap=True,
+                     label=f"rejected submissions ({len(board.rejected)}), each with the first problem found")
+    else:
+        gr.Markdown("No submission was rejected.", elem_id="community-rejected")

@@ -309,7 +309,7 @@ def cards_choice(cards: dict[str, Card], preferred: str | None = None) -> str:
     return next(iter(cards))
 
 
-def build_report_card_tab(config: AppConfig, tables: Tables, *, error: Callable[[str], str],
+def build_report_card_tab(config: AppConfig, *, tables: Tables, error: Callable[[str], str],
                           unexpected: Callable[[Exception], str], published: PublishedCards | None = None) -> None:
     """The Report card tab's widgets (inside ``gr.Tab``); handlers never raise into gradio."""
     import gradio as gr

@@ -142,9 +142,9 @@ def _qga_builder(name: str, kind: str, config: AppConfig) -> Callable[[], Any]:
             return build_scorer(name, model=config.vlm, questions=str(table))
         from scorers.models.text_lm import TextLM
         from scorers.metrics.qga.generation import OnDemandQuestions, QuestionGenerator
-        from scorers.metrics.qga.questions import read_questions
+        from scorers.metrics.qga.questions import read_question_set
 
-        known = read_questions(table, kind) if table is not None else None
+        known = read_question_set(table, kind) if table is not None else None
         questions = OnDemandQuestions(QuestionGenerator(TextLM(config.qg_model)), kind=kind, known=known)
         return build_scorer(name, model=config.vlm, questions=questions)
 

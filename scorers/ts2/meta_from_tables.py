@@ -17,7 +17,7 @@ import numpy as np
 
 from scorers.errors import value_error
 from scorers.stats.graph import resolve_seg_subset
-from scorers.tables.join import join_scores
+from scorers.tables.join import Joined, join_scores
 from scorers.stats.meta import TS2Evaluator, TS2Result
 from scorers.stats.orientation import resolve_orientation
 from scorers.ts2.options import MetaOptions
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MetaOptions", "TableMeta", "meta_from_tables", "metadata_partitions"]
 
-Table = Union[str, Path, "pd.DataFrame"]
+Table = Union[str, Path, "pd.DataFrame", Joined]
 
 #: The unit of every meta-metric value this library returns and every JSON output writes (tables print %, labelled).
 UNIT = "fraction"
@@ -66,6 +66,40 @@ class TableMeta:
         return out
 
 
+@dataclass
+class ReadTables:
+    """What the reading of :func:`meta_from_tables` hands back, from either reader (:func:`_light`, without pandas, or
+    :func:`_pandas_path`): the metadata's ``seg_ids`` and ``nodes`` (file order) and ``partitions`` (``{seg_id:
+    partition}`` from its file, or None: TS2's id ranges), the resolved SEG ``subset``, ``origin`` (column -> source),
+    ``pairing`` per source, ``notes`` and ``source_notes``; the score columns either as ``values`` (the light path:
+    ``{column: scores}``, already read) or as the joined ``frame`` (the pandas path: read per wanted column by
+    :func:`scorers.tables.readers.column_scores`)."""
+
+    seg_ids: np.ndarray
+    nodes: np.ndarray
+    partitions: dict[int, str] | None
+    subset: list[int] | None
+    origin: dict[str, str]
+    pairing: dict[str, str]
+    notes: list[str]
+    source_notes: dict[str, list[str]]
+    values: dict[str, np.ndarray] | None = None
+    frame: pd.DataFrame | None = None
+
+    @property
+    def available(self) -> list[str]:
+        """The score columns read, in order."""
+        return list(self.values) if self.values is not None else list(self.frame.columns)
+
+    def scores(self, column: str, *, clean_quotes: bool = False) -> np.ndarray:
+        """The per-image scores of ``column`` in metadata order."""
+        if self.values is not None:
+            return self.values[column]
+        from scorers.tables.readers import column_scores
+
+        return column_scores(self.frame, column, clean_quotes=clean_quotes)
+
+
 def _is_path(item) -> bool:
     return isinstance(item, (str, Path))
 
@@ -76,9 +110,9 @@ def _sources(scores) -> list[tuple[str | None, object]]:
     return [item if isinstance(item, tuple) else (None, item) for item in scores]
 
 
-def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
-    """The pandas-free reading of :mod:`scorers.tables.light_tables` when every input is a path it takes: ``(seg ids, nodes,
-    subset, {column: values}, {column: source}, pairing, notes, source notes)``, or None (the pandas path decides)."""
+def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns) -> ReadTables | None:
+    """The pandas-free reading of :mod:`scorers.tables.light_tables` when every input is a path it takes (its
+    :class:`ReadTables` holds ``values``), or None (the pandas path decides)."""
     from scorers.tables.light_tables import light_metadata, light_scores
 
     sources = _sources(scores)
@@ -108,20 +142,21 @@ def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
             source_notes[source] = [notes[-1]]
         values.update(read[0])
         origin.update(dict.fromkeys(read[0], source))
-    return light.seg_id, light.node, light.partitions, subset, values, origin, pairing, notes, source_notes
+    return ReadTables(seg_ids=light.seg_id, nodes=light.node, partitions=light.partitions, subset=subset,
+                      origin=origin, pairing=pairing, notes=notes, source_notes=source_notes, values=values)
 
 
-def _tables(scores, columns) -> list[tuple[str, pd.DataFrame]]:
+def _tables(scores, columns) -> list[tuple[str, pd.DataFrame | Joined]]:
     import pandas as pd
 
     from scorers.tables.readers import read_score_table
 
-    if isinstance(scores, (str, Path, pd.DataFrame)):
+    if isinstance(scores, (str, Path, pd.DataFrame, Joined)):
         scores = [scores]
     out = []
     for item in scores:
         source, table = item if isinstance(item, tuple) else (None, item)
-        if isinstance(table, pd.DataFrame):
+        if isinstance(table, (pd.DataFrame, Joined)):
             out.append((source or "scores", table))
         else:
             wanted = [c for c in columns or () if c]
@@ -142,7 +177,9 @@ def meta_from_tables(
 
     Each table is joined with ``metadata`` by :func:`scorers.tables.join.join_scores` (on ``seg_id`` + ``file_name`` /
     ``image_id`` when it has them, else by row position with a note); a column found in two tables is an error naming
-    both. ``columns`` picks the score columns (default: the paper's columns in Table 2 order, then the rest as given).
+    both; a :class:`~scorers.tables.join.Joined` (a table the caller already joined with this ``metadata``, covering the
+    SEGs evaluated: the demo's checked upload) is taken as joined. ``columns`` picks the score columns (default: the
+    paper's columns in Table 2 order, then the rest as given).
     ``options`` (:class:`~scorers.ts2.options.MetaOptions`): the SEGs (``"default"``: 0-163; a keyed table may leave
     out SEGs outside them), the variant, the bootstrap, the orientation
     (:func:`scorers.stats.orientation.resolve_orientation`: ``lower_is_better``, ``higher_is_better``, the paper, the
@@ -156,7 +193,8 @@ def meta_from_tables(
         raise ParameterError("{by_error_type=True} computes the paper variant; {variant=!r} is not supported with it",
                              variant=options.variant)
     if options.by_error_type:  # before any score is read: on the release this is the whole answer
-        error_keys, label_types = _error_types(metadata)
+        # the metadata is read once, here: the scores are joined with this frame (the pandas path)
+        metadata, error_keys, label_types = _error_types(metadata)
     lacking_keys_by_position = options.lacking_keys_by_position
     chosen = list(columns) if columns else None
     light = None
@@ -164,13 +202,9 @@ def meta_from_tables(
         from scorers.tables.columns import MAX_METRIC_COLUMNS
 
         light = _light(scores, metadata, chosen, seg_subset, clean_quotes, MAX_METRIC_COLUMNS)
-    if light is not None:
-        seg_ids, nodes, partitions, subset, read, origin, pairing, notes, source_notes = light
-        available = list(read)
-    else:
-        seg_ids, nodes, partitions, subset, read, origin, pairing, notes, source_notes, frame = _pandas_path(
-            scores, metadata, chosen, seg_subset, on, lacking_keys_by_position)
-        available = list(frame.columns)
+    read = light if light is not None else _pandas_path(scores, metadata, chosen, seg_subset, on,
+                                                         lacking_keys_by_position)
+    available = read.available
     if chosen:
         unknown = [c for c in chosen if c not in available]
         if unknown:
@@ -181,29 +215,24 @@ def meta_from_tables(
     else:
         order = [c for c in dict.fromkeys(paper["column"]) if c in available] if paper is not None else []
         wanted = order + [c for c in available if c not in order]
-    if light is not None:
-        values = {c: read[c] for c in wanted}
-    else:
-        from scorers.tables.readers import column_scores
-
-        values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
+    values = {c: read.scores(c, clean_quotes=clean_quotes) for c in wanted}
     orientation = resolve_orientation(wanted, lower_is_better=options.lower_is_better,
                                       higher_is_better=options.higher_is_better, paper=paper)
-    evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=subset)
+    evaluator = TS2Evaluator(read.seg_ids, read.nodes, partitions=read.partitions, seg_subset=read.subset)
     results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=options.variant,
                                       n_bootstrap=options.n_bootstrap, confidence=options.confidence,
                                       seed=options.seed, progress=progress)
     segs = results[wanted[0]].segs
     out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
-                    pairing=pairing, notes=notes, sources=origin,
-                    source_notes=source_notes)
+                    pairing=read.pairing, notes=read.notes, sources=read.origin,
+                    source_notes=read.source_notes)
     if options.by_error_type:
         from scorers.stats.error_type_walks import error_type_meta
         from scorers.stats.error_sets import KEY_SEPARATOR
 
         first = results[wanted[0]].rank
         out.by_error_type = error_type_meta(
-            seg_ids, error_keys, label_types,
+            read.seg_ids, error_keys, label_types,
             {c: values[c] if orientation[c] else -values[c] for c in wanted},
             score_std={c: results[c].score_std for c in wanted},
             partitions=dict(zip(first.seg_ids.tolist(), first.partitions.tolist())),
@@ -212,19 +241,21 @@ def meta_from_tables(
 
 
 def _error_types(metadata):
-    """Per-image error sets and ``{(seg_id, label): type}`` of a built metadata (path or frame)."""
+    """``(frame, per-image error sets, {(seg_id, label): type})`` of a built metadata (path or frame): ``frame`` is the
+    one reading of the file, which the scores are joined with."""
     import pandas as pd
 
     from scorers.tables.readers import read_metadata
     from scorers.tables.error_columns import metadata_error_types
 
     frame = metadata if isinstance(metadata, pd.DataFrame) else read_metadata(metadata)
-    return metadata_error_types(frame, "metadata" if isinstance(metadata, pd.DataFrame) else str(metadata))
+    source = "metadata" if isinstance(metadata, pd.DataFrame) else str(metadata)
+    return (frame, *metadata_error_types(frame, source))
 
 
-def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position):
+def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position) -> ReadTables:
     """Read and join with pandas (:mod:`scorers.tables.readers`, :func:`scorers.tables.join.join_scores`): every rule and
-    error message lives on this path."""
+    error message lives on this path. Its :class:`ReadTables` holds the joined ``frame``."""
     import pandas as pd
 
     from scorers.tables.readers import read_metadata, score_columns
@@ -242,12 +273,15 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
     notes: list[str] = []
     source_notes: dict[str, list[str]] = {}
     for source, table in tables:
-        try:
-            joined = join_scores(table, metadata, on=on, required_segs=subset,
-                                 lacking_keys_by_position=lacking_keys_by_position)
-        except ValueError as error:
-            raise value_error("{prefix}{error}", prefix=f"{source}: " if source != "scores" else "",
-                              error=error) from None
+        if isinstance(table, Joined):  # joined by the caller, with this metadata
+            joined, table = table, table.frame
+        else:
+            try:
+                joined = join_scores(table, metadata, on=on, required_segs=subset,
+                                     lacking_keys_by_position=lacking_keys_by_position)
+            except ValueError as error:
+                raise value_error("{prefix}{error}", prefix=f"{source}: " if source != "scores" else "",
+                                  error=error) from None
         pairing[source] = joined.pairing
         if joined.note:
             notes.append(f"{Path(source).name}: {joined.note}" if source != "scores" else joined.note)
@@ -260,8 +294,9 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
                 raise ValueError(f"score column {name!r} appears in both {origin[name]} and {source}; rename one")
             combined[name] = joined.frame[name].reset_index(drop=True)
             origin[name] = source
-    return (metadata["seg_id"].to_numpy(), metadata["node"].to_numpy(), partitions, subset, None, origin, pairing,
-            notes, source_notes, pd.DataFrame(combined))
+    return ReadTables(seg_ids=metadata["seg_id"].to_numpy(), nodes=metadata["node"].to_numpy(), partitions=partitions,
+                      subset=subset, origin=origin, pairing=pairing, notes=notes, source_notes=source_notes,
+                      frame=pd.DataFrame(combined))
 
 
 def metadata_partitions(metadata: pd.DataFrame) -> tuple[dict[int, str] | None, bool]:

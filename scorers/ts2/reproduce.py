@@ -17,6 +17,7 @@ import numpy as np
 from scorers.stats.graph import summary_keys
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
 from scorers.stats.orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
+from scorers.tables.join import Joined
 from scorers.ts2.meta_from_tables import meta_from_tables
 from scorers.ts2.options import MetaOptions
 
@@ -89,7 +90,7 @@ def higher_is_better_from_paper(paper: pd.DataFrame, column: str) -> bool:
 
 
 def reproduce_table(
-    scores: pd.DataFrame | str | Path | Sequence[tuple[str, pd.DataFrame]],
+    scores: pd.DataFrame | str | Path | Joined | Sequence[tuple[str, pd.DataFrame]],
     metadata: pd.DataFrame | str | Path,
     paper: pd.DataFrame | None = None,
     *,
@@ -110,9 +111,10 @@ def reproduce_table(
         from scorers.tables.columns import KEY_COLUMNS
         from scorers.tables.light_tables import csv_header
 
-        frames = [scores] if _is_frame(scores) or isinstance(scores, (str, Path)) else [t for _, t in scores]
+        frames = [scores] if _is_frame(scores) or isinstance(scores, (str, Path, Joined)) else [t for _, t in scores]
         present = set()
         for frame in frames:
+            frame = frame.frame if isinstance(frame, Joined) else frame
             header = list(frame.columns) if _is_frame(frame) else csv_header(frame)
             present.update(c for c in header if c not in KEY_COLUMNS)
         columns = [c for c in dict.fromkeys(paper["column"]) if c in present]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["QUESTION_COLUMNS", "Question", "QuestionSet", "QuestionTableError", "check_dsg_graph", "check_question",
            "is_yes_no", "normalize_prompt", "parse_parents", "questions_from_records", "read_question_csv",
-           "read_question_set", "read_questions", "validate_question_rows"]
+           "read_question_set", "validate_question_rows"]
 
 logger = logging.getLogger(__name__)
 
@@ -379,6 +379,3 @@ def read_question_set(path: str | Path, kind: str | None = None) -> QuestionSet:
     kind, lines, records = read_question_csv(str(path), kind)
     return questions_from_records(records, kind=kind, source=str(path), line_of=lines)
 
-
-#: The former name of :func:`read_question_set`, kept so existing callers keep working.
-read_questions = read_question_set

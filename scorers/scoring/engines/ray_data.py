@@ -35,7 +35,7 @@ __all__ = ["QUIETED", "RayScorer", "ensure_ray", "quiet_ray_logging", "run_ray"]
 
 def _import_ray():
     """``ray`` (with Ray Data); a missing one is a ``ModuleNotFoundError`` naming ``ray``, which the CLI turns into
-    one line naming the ``ray`` extra (``scorers.cli._extras``)."""
+    one line naming the ``ray`` extra (:func:`scorers.errors.missing_extra_error`)."""
     import ray
     import ray.data  # noqa: F401
 
