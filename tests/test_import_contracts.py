@@ -323,6 +323,31 @@ def test_no_private_name_crosses_a_module():
     assert private_violations(GRAPH) == []
 
 
+#: the longest a module of scorers/ may be: past it, a module holds more than one job (the house plan's "split at the
+#: seams"; issue 41 set it at 700 lines)
+MAX_MODULE_LINES = 700
+
+
+def test_no_module_above_the_line_limit():
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"modules above {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_cli_commands_are_imported_plainly():
+    """``ts2``'s commands are plain imports (no ``importlib`` in ``cli/``, no ``cli/_seg_*.py`` loaded by name), and
+    ``command_modules`` lists every public module of ``cli/``, so a new command file cannot be forgotten silently."""
+    cli = PACKAGE / "cli"
+    assert sorted(str(p.relative_to(ROOT)) for p in cli.rglob("*.py") if "importlib" in p.read_text()) == []
+    assert list(cli.glob("_seg_*.py")) == []
+    from scorers.cli import command_modules
+
+    listed = {m.__name__.rsplit(".", 1)[1] for m in command_modules()}
+    files = {p.stem for p in cli.glob("*.py") if not p.stem.startswith("_")} | {
+        p.parent.name for p in cli.glob("*/__init__.py")}
+    assert listed == files
+
+
 # --- the checker catches what it should (a fabricated tree per rule) -------------------------------------------------
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in {"scorers/__init__.py": "", **files}.items():

@@ -1,34 +1,18 @@
 """The ``ts2`` command line: parse and check the arguments, call the library, print its results (tables, JSON, saved
 result files) and its errors as one line naming the flag; every number comes from the library.
 
-Each sub-command group lives in its own module of this package and exposes ``register(subparsers)``; modules are
-discovered here, so adding a command is adding a file.
+Each sub-command group lives in its own module of this package and exposes ``register(subparsers)``; a new command
+is a new module plus one name in :func:`command_modules` (imported plainly: each module imports the library only
+inside its handlers, so ``ts2 --help`` stays light).
 """
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import sys
 
-__all__ = ["DefaultsHelpFormatter", "Parser", "build_parser", "main"]
+from scorers.cli._help import DefaultsHelpFormatter
 
-
-class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Every option's help ends with its default (0 included), except where there is nothing to show: flags
-    (``store_true``/``store_false``), options without a default (their help says what happens instead), empty
-    repeatable lists, and help that already states its default in its own words."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if action.default is None or action.default is False or action.default == [] \
-                or action.default == argparse.SUPPRESS or "default" in text.lower():
-            return text  # nothing to show, or the help states its default in its own words: once is enough
-        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._StoreConstAction)):
-            return text  # a flag: its help says what it does
-        if not action.option_strings and action.nargs not in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
-            return text
-        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+__all__ = ["Parser", "build_parser", "command_modules", "main"]
 
 
 class UsageError(SystemExit):
@@ -63,6 +47,15 @@ class _TopFormatter(argparse.RawDescriptionHelpFormatter, DefaultsHelpFormatter)
     """The top-level help keeps the workflow's line breaks."""
 
 
+def command_modules() -> tuple:
+    """The modules of the sub-command groups, in the order ``ts2 --help`` lists them (alphabetical)."""
+    from scorers.cli import (answers, card, correlate, dataset, demo, leaderboard, meta, release, report, reproduce,
+                             score, seg, serve, submit, tifa_bench)
+
+    return (answers, card, correlate, dataset, demo, leaderboard, meta, release, report, reproduce, score, seg, serve,
+            submit, tifa_bench)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from scorers import __version__
 
@@ -74,10 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ts2-evaluate {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    for module in command_modules():
         module.register(subparsers)
     return parser
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scorers.cli import DefaultsHelpFormatter
+from scorers.cli._help import DefaultsHelpFormatter
 from scorers.cli._options import add_command
 from scorers.cli._validate import count, models_by_name, number, reward_weights, seconds
 
