@@ -42,8 +42,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scorers.checks import as_scores
 from scorers.errors import Wording
-from scorers.stats.meta import as_scores
 from scorers.tables.readers import check_unique_header, read_csv
 from scorers.tables.release import PinnedFile, fetch
 from scorers.sets._common import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,

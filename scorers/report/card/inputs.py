@@ -338,7 +338,7 @@ def _add_reward_column(reward: RewardSpec, frame, column_of, where: str, info: d
     if len(found) < len(reward.weights):
         info["stats"][where] = {"missing parts": [p for p in reward.weights if p not in found]}
         return
-    from scorers.stats.meta import as_scores
+    from scorers.checks import as_scores
 
     values = {part: as_scores(frame[c].tolist(), name=f"{where} column {c!r}") for part, c in found.items()}
     frame[reward.name], info["stats"][where] = weighted_reward(values, reward.weights, reward.normalize)

@@ -118,7 +118,7 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
     names)."""
     from scorers.stats.agreement import COEFFICIENTS, compare_agreement
     from scorers.stats.correlation import correlate_frame
-    from scorers.stats.meta import as_scores
+    from scorers.checks import as_scores
     from scorers.stats.orientation import resolve_orientation
 
     lower_is_better = options.lower_is_better
