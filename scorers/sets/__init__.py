@@ -13,7 +13,7 @@ from __future__ import annotations
 
 #: the public names of the loaders' modules, imported on first use
 _EXPORTS = {
-    "_common": ("PAIR_COLUMNS", "RATING_COLUMNS", "HubFile", "SetFormatError", "SetImagesUnavailable", "check_pairs",
+    "set_files": ("PAIR_COLUMNS", "RATING_COLUMNS", "HubFile", "SetFormatError", "SetImagesUnavailable", "check_pairs",
                 "pair_repeats", "preference_labels"),
     "preferences": ("load_hpdv2", "load_imagerewarddb", "load_mjbench_alignment", "load_pickapic_v2", "read_hpdv2",
                     "read_imagerewarddb", "read_mjbench", "read_pickapic"),
@@ -24,8 +24,8 @@ __all__ = sorted(name for names in _EXPORTS.values() for name in names)
 
 
 def __getattr__(name: str):
-    if name in _EXPORTS["_common"]:
-        from scorers.sets import _common as module
+    if name in _EXPORTS["set_files"]:
+        from scorers.sets import set_files as module
     elif name in _EXPORTS["preferences"]:
         from scorers.sets import preferences as module
     elif name in _EXPORTS["ratings"]:

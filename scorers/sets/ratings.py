@@ -46,7 +46,7 @@ from scorers.checks import as_scores
 from scorers.errors import Wording
 from scorers.tables.readers import check_unique_header, read_csv
 from scorers.tables.release import PinnedFile, fetch
-from scorers.sets._common import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
+from scorers.sets.set_files import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
                                   provenance, read_json_entries)
 
 __all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "tifa160_unavailable", "load_evalmuse", "load_gecko2k",

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from scorers.errors import ParameterError, Wording, wording_of
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
-from scorers.sets._common import SetImagesUnavailable
+from scorers.sets.set_files import SetImagesUnavailable
 from scorers.sets.own_paths import prepare_run
 from scorers.sets.registry import REGISTRY, SEGS, ImageSource, check_set_name, find_set, get_set
 
