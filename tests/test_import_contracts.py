@@ -8,11 +8,14 @@ is still an arrow), relative imports resolved. The rules:
 2. The library (``scorers/`` except ``cli/``, ``report/`` and ``demo/``) never imports ``scorers.cli``,
    ``scorers.report``, ``scorers.demo`` or ``evaluate_modules``: arrows point down. One exception, from the plan's
    parts table: ``scorers/tifa_bench/`` (TIFA v1.0 with its own leaderboard) may import ``scorers.report``.
-3. Only ``scorers/tables/release.py`` downloads release tables. Checkable form: the modules and names that fetch files by
-   URL -- ``urllib.request``, ``http.client``, ``requests``, ``httpx``, ``urllib3``, ``aiohttp``, ``fsspec``, and
-   ``huggingface_hub``'s ``hf_hub_download``, ``snapshot_download``, ``hf_hub_url``, ``HfFileSystem``,
-   ``get_session`` (and the writers ``HfApi``, ``create_commit``, ``upload_folder``, ``upload_file``) -- are imported by ``scorers/tables/release.py`` only, plus the uses listed in :data:`NETWORK_ALLOWED`,
-   each with its reason (none fetches a release table). A new network path is a new line there.
+3. Only ``scorers/tables/release_download.py`` downloads release tables (the pinned files it fetches, their sha256 and
+   ``TS2_DATA`` are ``scorers/tables/release.py``'s, which imports no network module). Checkable form: the modules and
+   names that fetch files by URL -- ``urllib.request``, ``http.client``, ``requests``, ``httpx``, ``urllib3``,
+   ``aiohttp``, ``fsspec``, and ``huggingface_hub``'s ``hf_hub_download``, ``snapshot_download``, ``hf_hub_url``,
+   ``HfFileSystem``, ``get_session`` (and the writers ``HfApi``, ``create_commit``, ``upload_folder``,
+   ``upload_file``) -- are imported by ``scorers/tables/release_download.py`` only, plus the uses listed in
+   :data:`NETWORK_ALLOWED`, each with its reason (none fetches a release table). A new network path is a new line
+   there.
 4. ``ray`` is imported only by the engines and the service (``scorers/scoring/engines/``, ``scorers/rewards/serve.py``).
 """
 from __future__ import annotations
@@ -55,8 +58,8 @@ NETWORK_NAMES = {"huggingface_hub": ("hf_hub_download", "snapshot_download", "hf
                                      "get_session", "HfApi", "create_commit", "upload_folder", "upload_file")}
 #: file -> network modules/names it may import, and why (none of them fetches a release table)
 NETWORK_ALLOWED = {
-    "scorers/tables/release.py": ({"urllib.request", "huggingface_hub.hf_hub_download"}, "the release tables and every "
-                           "pinned file (release.fetch)"),
+    "scorers/tables/release_download.py": ({"urllib.request", "huggingface_hub.hf_hub_download"}, "the release tables "
+                                           "and every pinned file (release_download.fetch)"),
     "scorers/models/openai_compat.py": ({"httpx"}, "chat requests to served models (vLLM, SGLang, TGI, OpenAI)"),
     "scorers/demo/sources.py": ({"huggingface_hub.hf_hub_download"}, "one image of the Hub dataset for the demo"),
     "scorers/models/_deadline.py": ({"httpx"}, "the served backend's HTTP transport with a total deadline per attempt"),
@@ -159,8 +162,8 @@ def network_violations(graph) -> list[str]:
     for path, used in sorted(network_imports(graph).items()):
         allowed = NETWORK_ALLOWED.get(path, (set(), ""))[0]
         for name in sorted(used - allowed):
-            problems.append(f"{path} imports {name}: only scorers/tables/release.py downloads release tables (other network "
-                            "uses are listed, with their reason, in NETWORK_ALLOWED)")
+            problems.append(f"{path} imports {name}: only scorers/tables/release_download.py downloads release tables "
+                            "(other network uses are listed, with their reason, in NETWORK_ALLOWED)")
     return problems
 
 
@@ -280,7 +283,8 @@ GRAPH = graph_of(ROOT)
 
 
 def test_the_walk_sees_the_package():
-    assert {"scorers.stats.graph", "scorers.stats.meta", "scorers.stats.agreement", "scorers.tables.release", "scorers.cli"} <= set(GRAPH)
+    assert {"scorers.stats.graph", "scorers.stats.meta", "scorers.stats.agreement", "scorers.tables.release",
+            "scorers.tables.release_download", "scorers.cli"} <= set(GRAPH)
     assert "scorers.stats.graph" in {t for t, _ in GRAPH["scorers.stats.meta"][1]}  # ``from .graph import ...`` resolved
 
 
@@ -295,7 +299,8 @@ def test_library_never_imports_cli_report_demo_or_evaluate_modules():
 def test_only_release_downloads_release_tables():
     assert network_violations(GRAPH) == []
     used = network_imports(GRAPH)
-    assert "urllib.request" in used["scorers/tables/release.py"]  # the rule's vocabulary still matches release.py
+    assert "urllib.request" in used["scorers/tables/release_download.py"]  # the vocabulary still matches the download
+    assert "scorers/tables/release.py" not in used  # the pinned files and their sha256: no network module
     stale = sorted(p for p in NETWORK_ALLOWED if p not in used)
     assert stale == [], f"NETWORK_ALLOWED names files that no longer use the network: {stale}"
 

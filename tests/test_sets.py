@@ -247,10 +247,10 @@ def test_hub_download_pinned_revision_then_offline_cache(tmp_path, hub_env, monk
 
 
 def test_hub_offline_without_cache_is_a_clear_error(hub_env):
-    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # unpinned: release.fetch_hub_unpinned
+    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # unpinned: release_download.fetch_hub_unpinned
         load_hpdv2(offline=True)
     assert "ymhao/HPDv2/test.json@74f2e7b" in _one_line(err)
-    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # pinned: release.fetch's own message
+    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # pinned: release_download.fetch's own message
         load_evalmuse(offline=True)
     assert set_ratings.EVALMUSE_TRAIN.url in str(err.value)
 

@@ -218,7 +218,8 @@ def print_meta(frame, result, data_dir=None) -> None:
 def print_beside_leaderboard(frame, results) -> None:
     """The new metric(s) among the release's published metrics (rank Avg order); a note instead when the release
     tables are not available (offline with nothing cached), never a failure of the finished run."""
-    from scorers.tables.release import ReleaseFileUnavailable, path
+    from scorers.tables.release import ReleaseFileUnavailable
+    from scorers.tables.release_download import path
     from scorers.ts2.reproduce import released_reproduction
     from scorers.tables.readers import read_metadata
     from scorers.cli._format import format_beside_leaderboard

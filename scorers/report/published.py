@@ -65,7 +65,8 @@ def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, dat
     added again; when every one is there, nothing is added and there is no note.
     """
     from scorers.tables.readers import column_scores, read_metadata, read_score_table, score_columns
-    from scorers.tables.release import ReleaseFileUnavailable, path
+    from scorers.tables.release import ReleaseFileUnavailable
+    from scorers.tables.release_download import path
 
     mine = set(user_columns)
     if mine.issuperset(RELEASED_COLUMNS):

@@ -3,8 +3,8 @@ pair rows ``item, prompt, image_a, image_b, preference`` (a / b / tie).
 
 Every loader returns ``(frame, provenance)``; provenance is ``{source, revision, sha256, sha256_pinned, licence,
 file, note}``. Loaders take ``path=`` for a local copy, else download once at a pinned revision through
-:mod:`scorers.tables.release`, the one download path (:func:`~scorers.tables.release.fetch` for files with a pinned sha256 and the
-GitHub file, :func:`~scorers.tables.release.fetch_hub_unpinned` for Hub files whose digest could not be read);
+:mod:`scorers.tables.release_download`, the one download path (:func:`~scorers.tables.release_download.fetch` for files with a pinned sha256 and the
+GitHub file, :func:`~scorers.tables.release_download.fetch_hub_unpinned` for Hub files whose digest could not be read);
 ``offline=True`` / ``HF_HUB_OFFLINE=1`` reads the cache only.  Nothing here is imported by
 ``scorers`` at start-up, and this package imports its loaders on first use (pandas / pyarrow with them), so that
 :mod:`scorers.sets.registry`, where every set is one record with its loader, stays light.

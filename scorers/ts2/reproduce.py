@@ -176,7 +176,7 @@ def released_reproduction(
     oriented by :data:`scorers.stats.orientation.RELEASED_LOWER_IS_BETTER` and a note says that only our values are shown. The
     release's known stray quotes are cleaned.
     """
-    from scorers.tables.release import path
+    from scorers.tables.release_download import path
     from scorers.tables.readers import read_metadata, read_score_table
 
     paper, orientation, notes = release_paper_table(data_dir, progress=progress)
@@ -201,7 +201,8 @@ def find_release_table2(data_dir: str | None = None, *, progress: bool = True,
     :class:`scorers.tables.release.ReleaseFileUnavailable` naming why each source could not be had. The table is a
     DataFrame; ``light=True`` (``ts2 reproduce``'s start-up) may give :class:`scorers.tables.light_tables.LightPaperTable`
     instead, which has only the members the reproduction reads."""
-    from scorers.tables.release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
+    from scorers.tables.release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir
+    from scorers.tables.release_download import path
 
     if light:
         from scorers.tables.light_tables import paper_table

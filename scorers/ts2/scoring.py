@@ -116,6 +116,6 @@ def _hub_questions(state, scorer_name: str, options: dict) -> None:
 
     default_questions = getattr(get_factory(scorer_name), "default_questions", None)
     if default_questions and options.get("questions") is None:
-        from scorers.tables.release import path as release_path
+        from scorers.tables.release_download import path as release_path
 
         options["questions"] = str(main_first(state, lambda: release_path(default_questions)))

@@ -473,7 +473,7 @@ def _baseline_source(read: CardInputs, baseline: str, data_dir, clean_quotes: bo
     if baseline in read.scores:
         read.baseline_source = (read.scores[baseline], read.columns[baseline], clean_quotes)
         return
-    from scorers.tables.release import path
+    from scorers.tables.release_download import path
 
     try:
         src = path("released_scores.csv", data_dir, progress=False)
