@@ -109,7 +109,7 @@ def test_offline_with_nothing_cached_is_one_clear_error(fresh_cache, monkeypatch
 
 def test_table2_full_precision_reader_by_hand(tmp_path):
     """The official file's layout (fractions; spearman = rank, ks = sep, delta) read as the paper table (in %)."""
-    from scorers.tables.readers import read_table2_full_precision
+    from scorers.tables.pandas_tables import read_table2_full_precision
     from tests.ts2_fixture_data import OFFICIAL_TABLE2_HEADER
 
     path = tmp_path / "t2.csv"

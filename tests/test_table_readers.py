@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from scorers.checks import as_scores
-from scorers.tables.readers import column_scores, read_table2_full_precision
+from scorers.tables.pandas_tables import column_scores, read_table2_full_precision
 
 PREFIXES, PARTS = ("spearman", "ks", "delta"), ("all", "synth", "nat", "real")
 

@@ -204,7 +204,7 @@ def check_tables(config: AppConfig) -> None:
     the app starts: a table that is not a CSV, lacks its columns or has a non-numeric score; a scores table that does
     not pair with the metadata (row count, keys). Tables left to the release (``None``) are checked when loaded."""
     from scorers.tables.join import join_scores
-    from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table, score_columns
+    from scorers.tables.pandas_tables import column_scores, read_metadata, read_paper_table, read_score_table, score_columns
 
     def setting(key: str, path: Path):
         explicit = config.data_dir is None or path.parent != config.data_dir

@@ -17,7 +17,7 @@ from scorers.stats.meta import META_METRICS
 from scorers.ts2.options import MetaOptions
 from scorers.ts2.reproduce import Reproduction, reproduce_table
 from scorers.tables.join import join_scores, table_keys
-from scorers.tables.readers import CSVReadError, column_scores, read_score_table, score_columns
+from scorers.tables.pandas_tables import CSVReadError, column_scores, read_score_table, score_columns
 
 from scorers.demo.config import AppConfig, check_upload_size
 from scorers.demo.sources import Tables

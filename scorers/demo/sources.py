@@ -1,7 +1,7 @@
 """Reading the demo's inputs: release tables (local files or ``scorers.tables.release``) and images (data_dir, the release's
 Hub dataset, or a placeholder).
 
-Table parsing and validation are the library's (``scorers.tables.readers``), and so is finding the release
+Table parsing and validation are the library's (``scorers.tables.pandas_tables``), and so is finding the release
 (``scorers.tables.release``: ``$TS2_DATA``, the Hugging Face cache, one pinned and verified download); this module only
 decides which file each table comes from and turns failures into messages the UI can show.
 """
@@ -19,7 +19,7 @@ from PIL import Image, ImageDraw
 from scorers.models.images import open_rgb
 from scorers.tables import release, release_download
 from scorers.ts2.reproduce import find_release_table2
-from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
+from scorers.tables.pandas_tables import read_metadata, read_paper_table, read_score_table
 
 from scorers.demo.config import TABLE_FILES, AppConfig
 

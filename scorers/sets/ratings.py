@@ -44,7 +44,7 @@ import pandas as pd
 
 from scorers.checks import as_scores
 from scorers.errors import Wording
-from scorers.tables.readers import check_unique_header, read_csv
+from scorers.tables.pandas_tables import check_unique_header, read_csv
 from scorers.tables.release import PinnedFile
 from scorers.tables.release_download import fetch
 from scorers.sets.set_files import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,

@@ -164,7 +164,7 @@ def check_ratings(frame, where: str):
 
 def read_json_entries(path: str | Path, expected: str) -> list[dict]:
     """A JSON list of objects (EvalMuse's ``train_list.json``, HPDv2's ``test.json``) through
-    :func:`scorers.tables.readers.read_json_list`, a malformed file raised as :class:`SetFormatError`."""
-    from scorers.tables.readers import read_json_list
+    :func:`scorers.tables.pandas_tables.read_json_list`, a malformed file raised as :class:`SetFormatError`."""
+    from scorers.tables.pandas_tables import read_json_list
 
     return read_json_list(path, expected, error=SetFormatError)

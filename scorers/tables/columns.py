@@ -1,7 +1,7 @@
 """What both table readers share, without pandas: the release's column names and this project's canonical ones, the
 width limit of a score table, the preview of names in messages, and the reading of a score column's text cells.
 
-:mod:`scorers.tables.readers` (pandas) and :mod:`scorers.tables.light_tables` (the pandas-free fast path) both use them.
+:mod:`scorers.tables.pandas_tables` (pandas) and :mod:`scorers.tables.csv_tables` (the pandas-free fast path) both use them.
 """
 from __future__ import annotations
 

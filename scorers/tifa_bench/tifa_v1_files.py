@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from scorers.errors import ParameterError
-from scorers.tables.readers import read_json_list
+from scorers.tables.pandas_tables import read_json_list
 
 __all__ = ["CATEGORIES", "FILES", "REVISION", "SOURCES", "TIFABench", "load_tifa_v1", "pinned_path",
            "read_question_answers", "read_text_inputs", "source_of"]

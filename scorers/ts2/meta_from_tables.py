@@ -2,8 +2,8 @@
 
 ``ts2 meta``, ``ts2 reproduce`` (:func:`scorers.ts2.reproduce.reproduce_table`), ``ts2 report`` and ``ts2 score --meta``
 all call :func:`meta_from_tables`; the flow is: paths (the CLI, through :mod:`scorers.tables.release` for defaults) ->
-read (:mod:`scorers.tables.light_tables` without pandas when every input is a plain CSV path, as ``ts2 meta`` and
-``ts2 reproduce`` give them; else :mod:`scorers.tables.readers`) -> the one join (:mod:`scorers.tables.join`) and the
+read (:mod:`scorers.tables.csv_tables` without pandas when every input is a plain CSV path, as ``ts2 meta`` and
+``ts2 reproduce`` give them; else :mod:`scorers.tables.pandas_tables`) -> the one join (:mod:`scorers.tables.join`) and the
 one reading of score cells (:func:`scorers.tables.columns.text_scores`) -> :func:`scorers.stats.orientation.resolve_orientation`
 -> :class:`scorers.stats.meta.TS2Evaluator` -> results the CLI formats.
 """
@@ -77,9 +77,9 @@ def _sources(scores) -> list[tuple[str | None, object]]:
 
 
 def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
-    """The pandas-free reading of :mod:`scorers.tables.light_tables` when every input is a path it takes: ``(seg ids, nodes,
+    """The pandas-free reading of :mod:`scorers.tables.csv_tables` when every input is a path it takes: ``(seg ids, nodes,
     subset, {column: values}, {column: source}, pairing, notes, source notes)``, or None (the pandas path decides)."""
-    from scorers.tables.light_tables import light_metadata, light_scores
+    from scorers.tables.csv_tables import light_metadata, light_scores
 
     sources = _sources(scores)
     if not _is_path(metadata) or not sources or not all(_is_path(table) for _, table in sources):
@@ -114,7 +114,7 @@ def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns):
 def _tables(scores, columns) -> list[tuple[str, pd.DataFrame]]:
     import pandas as pd
 
-    from scorers.tables.readers import read_score_table
+    from scorers.tables.pandas_tables import read_score_table
 
     if isinstance(scores, (str, Path, pd.DataFrame)):
         scores = [scores]
@@ -184,7 +184,7 @@ def meta_from_tables(
     if light is not None:
         values = {c: read[c] for c in wanted}
     else:
-        from scorers.tables.readers import column_scores
+        from scorers.tables.pandas_tables import column_scores
 
         values = {c: column_scores(frame, c, clean_quotes=clean_quotes) for c in wanted}
     orientation = resolve_orientation(wanted, lower_is_better=options.lower_is_better,
@@ -215,7 +215,7 @@ def _error_types(metadata):
     """Per-image error sets and ``{(seg_id, label): type}`` of a built metadata (path or frame)."""
     import pandas as pd
 
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
     from scorers.ts2.seg_build import metadata_error_types
 
     frame = metadata if isinstance(metadata, pd.DataFrame) else read_metadata(metadata)
@@ -223,11 +223,11 @@ def _error_types(metadata):
 
 
 def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position):
-    """Read and join with pandas (:mod:`scorers.tables.readers`, :func:`scorers.tables.join.join_scores`): every rule and
+    """Read and join with pandas (:mod:`scorers.tables.pandas_tables`, :func:`scorers.tables.join.join_scores`): every rule and
     error message lives on this path."""
     import pandas as pd
 
-    from scorers.tables.readers import read_metadata, score_columns
+    from scorers.tables.pandas_tables import read_metadata, score_columns
 
     if not isinstance(metadata, pd.DataFrame):
         metadata = read_metadata(metadata)
@@ -265,11 +265,11 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
 
 
 def metadata_partitions(metadata: pd.DataFrame) -> tuple[dict[int, str] | None, bool]:
-    """``({seg_id: partition}, from_file)`` of a :func:`scorers.tables.readers.read_metadata` frame: its
+    """``({seg_id: partition}, from_file)`` of a :func:`scorers.tables.pandas_tables.read_metadata` frame: its
     ``partition`` column when it has one (``from_file`` when that column came from the file: a built data dir), else
     ``(None, False)``: TS2's id ranges."""
     from scorers.stats.graph import file_partitions
-    from scorers.tables.readers import PARTITIONS_FROM_FILE
+    from scorers.tables.pandas_tables import PARTITIONS_FROM_FILE
 
     if "partition" not in metadata.columns:
         return None, False

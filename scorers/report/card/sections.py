@@ -33,7 +33,7 @@ class SharedResults:
 
 def ts2_result(source, column, metadata, options: MetaOptions, *, clean_quotes: bool, lower_is_better: bool = False):
     """``ts2 meta`` on one column of one score file (``lower_is_better``: that column's)."""
-    from scorers.tables.readers import read_score_table
+    from scorers.tables.pandas_tables import read_score_table
     from scorers.ts2.meta_from_tables import meta_from_tables
 
     table = read_score_table(source, [column])
