@@ -39,7 +39,7 @@ def main() -> None:
     import ray
 
     from scorers.scoring.engines.ray_data import RayScorer, run_ray
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
     from scorers.ts2.scoring import score_table
     from scorers.scoring.registry import build_scorer
     from tests.tiny_embed_models import tiny_models

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from scorers.ts2.reproduce import higher_is_better_from_paper  # noqa: E402
 from scorers.stats.meta import TS2Evaluator  # noqa: E402
-from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table  # noqa: E402
+from scorers.tables.pandas_tables import column_scores, read_metadata, read_paper_table, read_score_table  # noqa: E402
 from tests.reference_meta import reference_meta  # noqa: E402
 from benchmarks.release_tables import add_data_dir, release_file  # noqa: E402
 

@@ -41,7 +41,8 @@ def local_folder(data_dir: str | os.PathLike | None) -> tuple[Path | None, list[
 
 def release_file(name: str, data_dir: str | os.PathLike | None = None) -> Path:
     """Local path of release file ``name``: the local folder, else the cache, else the pinned download."""
-    from scorers.tables.release import RELEASE_FILES, ChecksumMismatch, ReleaseFileUnavailable, fetch
+    from scorers.tables.release import RELEASE_FILES, ChecksumMismatch, ReleaseFileUnavailable
+    from scorers.tables.release_download import fetch
 
     _, folders = local_folder(data_dir)
     for folder in folders:

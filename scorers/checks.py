@@ -1,16 +1,19 @@
 """The input checks every layer shares: one text (prompt or question) per image, none blank; an option whose value must
 be one of a few names; aligned arrays of one length; the one reading of numbers and integers written as text (score
-cells, ids, option values). Errors that name a parameter are :mod:`scorers.errors`'."""
+cells, ids, option values); per-image scores as floats (:func:`as_scores`). Errors that name a parameter are
+:mod:`scorers.errors`'."""
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Collection, Mapping, Sequence, Sized
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence, Sized
 
 import numpy as np
 
-__all__ = ["INTEGER", "check_choice", "check_pairs", "did_you_mean", "check_same_length", "integer_column", "parse_float", "parse_int",
-           "parse_number", "parse_numbers"]
+from scorers.errors import Wording, value_error
+
+__all__ = ["INTEGER", "QUOTE_HINT", "as_scores", "check_choice", "check_pairs", "did_you_mean", "check_same_length",
+           "integer_column", "parse_float", "parse_int", "parse_number", "parse_numbers"]
 
 
 def check_pairs(images: Sequence, texts: Sequence, *, what: str = "prompts", keys: Sequence | None = None,
@@ -133,3 +136,73 @@ def parse_numbers(cells: np.ndarray, *, clean_quotes: bool = False) -> np.ndarra
         return np.where(text == "", "nan", text).astype(np.float64)
     except ValueError:
         return None
+
+
+# --- per-image scores: the one input check of every meta-metric, agreement and table column ---------------------
+
+QUOTE_HINT = Wording("stray quote characters: pass {clean_quotes=True} to strip them")
+
+
+def as_scores(
+    values: Iterable[object], *, name: str = "scores", clean_quotes: bool = False, quote_hint: str | None = QUOTE_HINT
+) -> np.ndarray:
+    """Convert per-image scores to a float array, refusing what would silently corrupt the meta-metrics.
+
+    NaN and empty cells become NaN (they are skipped later), but a metric with no valid score at all is refused
+    (``ValueError``): it has nothing to evaluate, and a table of zeros would look like a result. Non-numeric cells (the released ``llmscore_over`` column
+    has cells like ``"3``) and infinities raise ``ValueError`` naming the position and value; ``clean_quotes=True``
+    strips stray quote characters first, explicitly. ``quote_hint`` is added to the error only when a bad cell holds a
+    quote character (an app can word it for its own controls; None: no hint).
+
+    Raises:
+        ValueError: a non-numeric cell (positions and values named, the first five), an infinite value, or no valid
+            score at all; ``name`` starts the message.
+
+    Examples:
+        >>> as_scores(["0.5", "", "nan", 2])
+        array([0.5, nan, nan, 2. ])
+        >>> as_scores(['"3', " 1 "], clean_quotes=True)
+        array([3., 1.])
+        >>> as_scores(["0.5", "high"], name="clip")
+        Traceback (most recent call last):
+        ...
+        ValueError: clip has 1 non-numeric value(s): position 1: 'high'
+        >>> as_scores(["", "nan"], name="clip")
+        Traceback (most recent call last):
+        ...
+        ValueError: clip has no valid score (all 2 values are NaN or empty)
+    """
+    raw = values if isinstance(values, np.ndarray) else list(values)
+    arr = np.asarray(raw)
+    if arr.dtype.kind in "fiub":
+        out = arr.astype(np.float64, copy=True).reshape(-1)
+    else:
+        out = np.empty(len(raw), dtype=np.float64)
+        bad = []
+        for position, cell in enumerate(np.asarray(raw, dtype=object).reshape(-1)):
+            if cell is None:
+                out[position] = np.nan
+                continue
+            if isinstance(cell, (int, float, np.integer, np.floating)) and not isinstance(cell, bool):
+                out[position] = float(cell)
+                continue
+            value = parse_number(str(cell), clean_quotes=clean_quotes)
+            if value is None:
+                bad.append((position, cell))
+            else:
+                out[position] = value
+        if bad:
+            shown = ", ".join(f"position {p}: {v!r}" for p, v in bad[:5])
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            quoted = any(mark in str(v) for _, v in bad for mark in "\"'")
+            hint = Wording(" ({hint})", hint=quote_hint) if quoted and not clean_quotes and quote_hint else ""
+            raise value_error("{name} has {n} non-numeric value(s): {shown}{more}{hint}", name=name, n=len(bad),
+                           shown=shown, more=more, hint=hint)
+    infinite = np.flatnonzero(np.isinf(out))
+    if infinite.size:
+        p = int(infinite[0])
+        raise value_error("{name} has {n} infinite value(s), first at position {p}: {value}", name=name,
+                          n=infinite.size, p=p, value=out[p])
+    if not (out == out).any():
+        raise value_error("{name} has no valid score (all {n} values are NaN or empty)", name=name, n=out.size)
+    return out

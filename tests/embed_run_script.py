@@ -63,7 +63,7 @@ def main() -> None:
     from scorers.scoring.runner import finish, process_state
     from scorers.scoring.rows import write_outputs
     from scorers.ts2.scoring import score_table
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     state = process_state()
     assert state.num_processes == args.expect_processes, (state.num_processes, args.expect_processes)

@@ -38,7 +38,7 @@ def pin_tifa_v1(monkeypatch, name: str, digest: str | None) -> None:
 
 
 def tifa160_cache_path(digest: str) -> Path:
-    """Where ``release.fetch`` keeps a TIFA160 copy pinned to ``digest`` under the current ``HF_HOME``."""
+    """Where ``release_download.fetch`` keeps a TIFA160 copy pinned to ``digest`` under the current ``HF_HOME``."""
     from huggingface_hub import constants
 
     from scorers.sets import ratings as ratings

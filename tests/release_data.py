@@ -113,7 +113,7 @@ def _hub_online(env: Mapping[str, str | None]):
 
 @functools.lru_cache(maxsize=None)
 def _probe(origin: str) -> str | None:  # one probe per host and run
-    from scorers.tables.release import probe
+    from scorers.tables.release_download import probe
 
     return probe(origin)
 
@@ -122,7 +122,8 @@ def locate(name: str, src: Sources | None = None, env: Mapping[str, str | None] 
            ) -> tuple[Path | None, str]:
     """``(path, where)`` of release file ``name``: where is ``"TS2_DATA"``, ``"cache"`` or ``"download"``, or
     ``(None, why)`` when no source has it. ``src`` defaults to :func:`sources` of ``env``."""
-    from scorers.tables.release import ChecksumMismatch, ReleaseFileUnavailable, fetch, resolved_url
+    from scorers.tables.release import ChecksumMismatch, ReleaseFileUnavailable, resolved_url
+    from scorers.tables.release_download import fetch
 
     env = USER_ENV if env is None else env
     src = sources(env) if src is None else src

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from scorers.stats import agreement as A
+from scorers.stats.preference_accuracy import POOLED_PAIRS_MAX_ITEMS
 from scorers.stats.resampling import resample_indices
 
 # float tolerance for two exact formulas of the same number computed in different orders (double precision)
@@ -363,7 +364,7 @@ def test_bad_input_is_a_clear_value_error(kwargs, message):
 
 
 def test_too_many_pooled_pairs_is_refused_fast():
-    n = A.POOLED_PAIRS_MAX_ITEMS + 1
+    n = POOLED_PAIRS_MAX_ITEMS + 1
     with pytest.raises(ValueError, match="grouping='item'"):
         A.agreement(np.arange(n) % 5, np.arange(n, dtype=float), coefficient="pairwise_acc")
 

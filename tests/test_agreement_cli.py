@@ -156,7 +156,7 @@ def test_pinned_download_once_checks_sha_and_then_serves_the_cache(served, tmp_p
     assert server.requests == 1  # downloaded once
     server.stop()
     assert R.fetch_tifa160(offline=True, cache_dir=cache, source=source) == path  # offline: cache only
-    assert path == cache / digest / R.TIFA160.filename  # release.fetch's layout for pinned files
+    assert path == cache / digest / R.TIFA160.filename  # release_download.fetch's layout for pinned files
 
 
 def test_unpinned_download_records_digest_and_never_serves_a_changed_file(served, tmp_path, caplog):
@@ -164,7 +164,7 @@ def test_unpinned_download_records_digest_and_never_serves_a_changed_file(served
     digest = hashlib.sha256(original.read_bytes()).hexdigest()
     cache = tmp_path / "hf-cache"
     source = _source(server, original, None)
-    with caplog.at_level("WARNING", logger="scorers.tables.release"):
+    with caplog.at_level("WARNING", logger="scorers.tables.release_download"):
         path = R.fetch_tifa160(offline=False, cache_dir=cache, source=source)
     assert path == cache / "unpinned" / R.TIFA160.revision / R.TIFA160.filename
     assert path.with_name(path.name + ".sha256").read_text().strip() == digest  # trust on first use

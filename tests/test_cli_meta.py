@@ -24,7 +24,7 @@ def run_cli(capsys, *argv):
 def reproduction(shared_ts2):
     from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import reproduce_table
-    from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
+    from scorers.tables.pandas_tables import read_metadata, read_paper_table, read_score_table
 
     return reproduce_table(
         read_score_table(shared_ts2 / "released_scores.csv"),
@@ -224,7 +224,7 @@ def _wide(tmp_path, n_columns, n_rows=2):
 
 
 def test_too_many_metric_columns_are_refused_with_a_short_message(tmp_path, capsys):
-    from scorers.tables.readers import MAX_METRIC_COLUMNS
+    from scorers.tables.pandas_tables import MAX_METRIC_COLUMNS
 
     scores, md = _wide(tmp_path, MAX_METRIC_COLUMNS + 1)
     code, out, err = run_cli(capsys, "meta", str(scores), "--metadata", str(md))
@@ -244,7 +244,7 @@ def test_error_about_ten_thousand_columns_names_the_first_few(tmp_path, capsys):
 
 
 def test_read_score_table_reads_only_the_needed_columns(tmp_path):
-    from scorers.tables.readers import read_score_table
+    from scorers.tables.pandas_tables import read_score_table
 
     (tmp_path / "s.csv").write_text("seg_id,file_name,a,b,c\n0,x.jpg,1,2,3\n")
     assert list(read_score_table(tmp_path / "s.csv", columns=["b"]).columns) == ["seg_id", "file_name", "b"]
@@ -289,7 +289,7 @@ def test_wrong_header_says_which_columns_were_expected(tmp_path, capsys):
 def test_paper_partition_delta_figures(shared_ts2):
     """The figures on the paper's partition deltas (docs/reproduce.md, "Ours vs the paper")."""
     from scorers.ts2.reproduce import higher_is_better_from_paper
-    from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table
+    from scorers.tables.pandas_tables import column_scores, read_metadata, read_paper_table, read_score_table
 
     paper = read_paper_table(shared_ts2 / "paper_table2.csv")
     delta = paper[paper["meta_metric"] == "delta"].set_index("column")

@@ -236,7 +236,7 @@ BAD_HEADERS = {
 
 @pytest.mark.parametrize("case", sorted(BAD_METADATA) + sorted(BAD_HEADERS))
 def test_library_and_builder_reject_the_same_metadata(tmp_path, case):
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     text = BAD_HEADERS.get(case) or _HEADER + BAD_METADATA[case]
     path = tmp_path / "metadata.csv"
@@ -249,7 +249,7 @@ def test_library_and_builder_reject_the_same_metadata(tmp_path, case):
 
 
 def test_library_and_builder_read_good_metadata_alike(tmp_path, shared_ts2):
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     for path in (tmp_path / "metadata.csv", shared_ts2 / "metadata.csv"):
         if path.parent == tmp_path:

@@ -8,7 +8,7 @@ import pytest
 
 from scorers.cli import main
 from scorers.stats.meta import TS2Evaluator, ts2_meta
-from scorers.tables.readers import column_scores, read_metadata, read_score_table
+from scorers.tables.pandas_tables import column_scores, read_metadata, read_score_table
 from tests.reference_meta import released_reference
 
 MODULE = str(Path(__file__).resolve().parents[1] / "evaluate_modules" / "ts2_meta")

@@ -246,7 +246,7 @@ def test_an_upload_is_read_and_joined_once(tmp_path, tables, config, monkeypatch
     """read_upload's check is the work: its cells' reading (text_scores) and its join are what reproduce_table
     evaluates, not done again; the numbers are those of the same scores given as a frame."""
     import scorers.demo.leaderboard_tab as leaderboard_tab
-    import scorers.tables.readers as readers
+    import scorers.tables.pandas_tables as pandas_tables
     import scorers.ts2.meta_from_tables as meta_from_tables
     from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import reproduce_table
@@ -270,7 +270,7 @@ def test_an_upload_is_read_and_joined_once(tmp_path, tables, config, monkeypatch
         monkeypatch.setattr(module, name, wrapper)
 
     for module, name in ((leaderboard_tab, "join_scores"), (meta_from_tables, "join_scores"),
-                         (readers, "text_scores")):
+                         (pandas_tables, "text_scores")):
         counted(module, name)
     uploaded = evaluate_upload(path, tables, config)
     assert calls == {"join_scores": 1, "text_scores": 2}  # one join per upload, one reading per score column

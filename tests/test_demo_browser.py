@@ -18,7 +18,7 @@ if not CHROMIUM.exists():
     pytest.skip("Debian chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
 
 from scorers.stats.meta import ts2_meta  # noqa: E402
-from scorers.tables.readers import read_metadata  # noqa: E402
+from scorers.tables.pandas_tables import read_metadata  # noqa: E402
 from scorers.demo import AppConfig  # noqa: E402
 from scorers.demo.leaderboard_tab import published_reproduction  # noqa: E402
 from scorers.demo.sources import load_tables  # noqa: E402

@@ -20,7 +20,7 @@ from scorers.demo.upload_scoring import LazyScorer, scorer_specs  # noqa: E402
 from scorers.demo.sources import ImageSource, load_tables  # noqa: E402
 from scorers.stats.meta import ts2_meta  # noqa: E402
 from scorers.ts2.reproduce import DELTA_SWAP_NOTE  # noqa: E402
-from scorers.tables.readers import column_scores  # noqa: E402
+from scorers.tables.pandas_tables import column_scores  # noqa: E402
 
 from .test_release import fresh_cache  # noqa: E402,F401  (fixture: empty HF_HOME; HF_HUB_OFFLINE=1 from conftest)
 from .ts2_fixture_data import make_data_dir  # noqa: E402

@@ -31,7 +31,7 @@ from scorers.demo.report_card_tab import (
 from scorers.demo.sources import load_tables
 from scorers.report.card import Card
 from scorers.stats.meta import ts2_meta
-from scorers.tables.readers import read_metadata
+from scorers.tables.pandas_tables import read_metadata
 
 from .pin_override import pin_tifa160
 from .test_agreement_cli import tifa160_cache_copy, write_tifa_json

@@ -12,7 +12,7 @@ from scorers.metrics.qga.dsg import dsg_passed, dsg_score
 from scorers.metrics.qga.matching import AnswerMatcher
 from scorers.metrics.qga.questions import Question
 from scorers.metrics.qga.records import build_records, image_scores
-from scorers.tables.readers import column_scores, read_metadata, read_score_table
+from scorers.tables.pandas_tables import column_scores, read_metadata, read_score_table
 
 # Three levels: 0 is a root; 1 depends on 0; 2 depends on 1 (so 0 is its grandparent); 3 is a second root;
 # 4 depends on 0 and 3 (two parents).

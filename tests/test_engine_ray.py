@@ -14,7 +14,7 @@ from tests.conftest import skip_module_without
 skip_module_without("ray")
 
 from scorers.scoring.registry import build_scorer  # noqa: E402
-from scorers.tables.readers import read_metadata  # noqa: E402
+from scorers.tables.pandas_tables import read_metadata  # noqa: E402
 from scorers.ts2.scoring import score_data_dir, score_table  # noqa: E402
 from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: E402,F401
 from tests import ray_session  # noqa: E402

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from scorers.tables import release
+from scorers.tables import release, release_download
 from scorers.cli import main
 from tests.conftest import refused_port
 from tests.test_release import fresh_cache  # noqa: F401  (fixture: empty HF_HOME)
@@ -69,7 +69,7 @@ def test_meta_names_a_missing_scores_file_before_any_network(no_network, tmp_pat
     def no_probe(url):  # any network attempt would be a failure of this test
         raise AssertionError(f"network probe of {url} before the local arguments were checked")
 
-    monkeypatch.setattr(release, "probe", no_probe)
+    monkeypatch.setattr(release_download, "probe", no_probe)
     code, err, _ = _timed(["meta", str(tmp_path / "nonexist.csv")], capsys)
     assert code == 2
     assert err.strip() == f"ts2 meta: error: argument SCORES: {tmp_path / 'nonexist.csv'}: no such file"
@@ -88,15 +88,15 @@ def test_demo_tables_fail_fast_with_the_same_line(no_network):
 
 def test_one_probe_per_host(no_network, monkeypatch):
     probed = []
-    real = release.probe
+    real = release_download.probe
 
     def counting(url):
         probed.append(url)
         return real(url)
 
-    monkeypatch.setattr(release, "probe", counting)
+    monkeypatch.setattr(release_download, "probe", counting)
     with pytest.raises(release.ReleaseFileUnavailable):
-        release.paths(progress=False)
+        release_download.paths(progress=False)
     assert probed == [no_network]  # both hosts point at the same closed port here: one origin, one probe
 
 
@@ -111,7 +111,7 @@ def test_dns_failure_names_the_host_and_the_fix(fresh_cache, monkeypatch):  # no
     monkeypatch.delenv(release.GITHUB_ENV, raising=False)
     monkeypatch.setattr(socket, "create_connection", no_dns)
     with pytest.raises(release.ReleaseFileUnavailable) as caught:
-        release.fetch(release.RELEASE_FILES["released_scores.csv"], progress=False)
+        release_download.fetch(release.RELEASE_FILES["released_scores.csv"], progress=False)
     message = str(caught.value)
     assert message.startswith("released_scores.csv: not cached, and the download from "
                               "https://raw.githubusercontent.com failed (cannot resolve raw.githubusercontent.com")

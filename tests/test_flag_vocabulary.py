@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from scorers.cli import build_parser, main
-from scorers.tables.readers import read_metadata
+from scorers.tables.pandas_tables import read_metadata
 from tests.reference_meta import reference_meta, reference_summary
 
 

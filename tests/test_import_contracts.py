@@ -8,11 +8,14 @@ is still an arrow), relative imports resolved. The rules:
 2. The library (``scorers/`` except ``cli/``, ``report/`` and ``demo/``) never imports ``scorers.cli``,
    ``scorers.report``, ``scorers.demo`` or ``evaluate_modules``: arrows point down. One exception, from the plan's
    parts table: ``scorers/tifa_bench/`` (TIFA v1.0 with its own leaderboard) may import ``scorers.report``.
-3. Only ``scorers/tables/release.py`` downloads release tables. Checkable form: the modules and names that fetch files by
-   URL -- ``urllib.request``, ``http.client``, ``requests``, ``httpx``, ``urllib3``, ``aiohttp``, ``fsspec``, and
-   ``huggingface_hub``'s ``hf_hub_download``, ``snapshot_download``, ``hf_hub_url``, ``HfFileSystem``,
-   ``get_session`` (and the writers ``HfApi``, ``create_commit``, ``upload_folder``, ``upload_file``) -- are imported by ``scorers/tables/release.py`` only, plus the uses listed in :data:`NETWORK_ALLOWED`,
-   each with its reason (none fetches a release table). A new network path is a new line there.
+3. Only ``scorers/tables/release_download.py`` downloads release tables (the pinned files it fetches, their sha256 and
+   ``TS2_DATA`` are ``scorers/tables/release.py``'s, which imports no network module). Checkable form: the modules and
+   names that fetch files by URL -- ``urllib.request``, ``http.client``, ``requests``, ``httpx``, ``urllib3``,
+   ``aiohttp``, ``fsspec``, and ``huggingface_hub``'s ``hf_hub_download``, ``snapshot_download``, ``hf_hub_url``,
+   ``HfFileSystem``, ``get_session`` (and the writers ``HfApi``, ``create_commit``, ``upload_folder``,
+   ``upload_file``) -- are imported by ``scorers/tables/release_download.py`` only, plus the uses listed in
+   :data:`NETWORK_ALLOWED`, each with its reason (none fetches a release table). A new network path is a new line
+   there.
 4. ``ray`` is imported only by the engines and the service (``scorers/scoring/engines/``, ``scorers/rewards/serve.py``).
 """
 from __future__ import annotations
@@ -55,8 +58,8 @@ NETWORK_NAMES = {"huggingface_hub": ("hf_hub_download", "snapshot_download", "hf
                                      "get_session", "HfApi", "create_commit", "upload_folder", "upload_file")}
 #: file -> network modules/names it may import, and why (none of them fetches a release table)
 NETWORK_ALLOWED = {
-    "scorers/tables/release.py": ({"urllib.request", "huggingface_hub.hf_hub_download"}, "the release tables and every "
-                           "pinned file (release.fetch)"),
+    "scorers/tables/release_download.py": ({"urllib.request", "huggingface_hub.hf_hub_download"}, "the release tables "
+                                           "and every pinned file (release_download.fetch)"),
     "scorers/models/openai_compat.py": ({"httpx"}, "chat requests to served models (vLLM, SGLang, TGI, OpenAI)"),
     "scorers/demo/sources.py": ({"huggingface_hub.hf_hub_download"}, "one image of the Hub dataset for the demo"),
     "scorers/models/_deadline.py": ({"httpx"}, "the served backend's HTTP transport with a total deadline per attempt"),
@@ -159,8 +162,8 @@ def network_violations(graph) -> list[str]:
     for path, used in sorted(network_imports(graph).items()):
         allowed = NETWORK_ALLOWED.get(path, (set(), ""))[0]
         for name in sorted(used - allowed):
-            problems.append(f"{path} imports {name}: only scorers/tables/release.py downloads release tables (other network "
-                            "uses are listed, with their reason, in NETWORK_ALLOWED)")
+            problems.append(f"{path} imports {name}: only scorers/tables/release_download.py downloads release tables "
+                            "(other network uses are listed, with their reason, in NETWORK_ALLOWED)")
     return problems
 
 
@@ -280,7 +283,8 @@ GRAPH = graph_of(ROOT)
 
 
 def test_the_walk_sees_the_package():
-    assert {"scorers.stats.graph", "scorers.stats.meta", "scorers.stats.agreement", "scorers.tables.release", "scorers.cli"} <= set(GRAPH)
+    assert {"scorers.stats.graph", "scorers.stats.meta", "scorers.stats.agreement", "scorers.tables.release",
+            "scorers.tables.release_download", "scorers.cli"} <= set(GRAPH)
     assert "scorers.stats.graph" in {t for t, _ in GRAPH["scorers.stats.meta"][1]}  # ``from .graph import ...`` resolved
 
 
@@ -295,7 +299,8 @@ def test_library_never_imports_cli_report_demo_or_evaluate_modules():
 def test_only_release_downloads_release_tables():
     assert network_violations(GRAPH) == []
     used = network_imports(GRAPH)
-    assert "urllib.request" in used["scorers/tables/release.py"]  # the rule's vocabulary still matches release.py
+    assert "urllib.request" in used["scorers/tables/release_download.py"]  # the vocabulary still matches the download
+    assert "scorers/tables/release.py" not in used  # the pinned files and their sha256: no network module
     stale = sorted(p for p in NETWORK_ALLOWED if p not in used)
     assert stale == [], f"NETWORK_ALLOWED names files that no longer use the network: {stale}"
 
@@ -363,8 +368,8 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
      light_violations, "scorers/util.py:1 imports pandas"),
     ({"scorers/stats/meta.py": "", "scorers/sub/__init__.py": "import datasets\n", "scorers/stats/graph.py": "from ..sub import m\n"},
      light_violations, "scorers/sub/__init__.py:1 imports datasets"),
-    ({"scorers/tables/readers.py": "def f():\n    from ..report.tables import t\n", "scorers/report/__init__.py": ""},
-     upper_violations, "scorers/tables/readers.py:2 imports scorers.report"),
+    ({"scorers/tables/pandas_tables.py": "def f():\n    from ..report.tables import t\n", "scorers/report/__init__.py": ""},
+     upper_violations, "scorers/tables/pandas_tables.py:2 imports scorers.report"),
     ({"scorers/scoring/runner.py": "from scorers.cli import main\n"}, upper_violations, "scorers/scoring/runner.py:1 imports scorers.cli"),
     ({"scorers/sets/ratings.py": "import urllib.request\n"}, network_violations, "scorers/sets/ratings.py imports urllib.request"),
     ({"scorers/sets/tifa.py": "from huggingface_hub import hf_hub_download\n"}, network_violations,
@@ -377,8 +382,9 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     ({"scorers/demo/upload.py": "from scorers.cli._validate import OptionNames\n", "scorers/cli/__init__.py": "",
       "scorers/cli/_validate.py": ""}, layer_violations, "scorers/demo/upload.py:1 imports scorers.cli._validate"),
     ({"scorers/stray.py": "import numpy\n"}, layer_violations, "scorers/stray.py: scorers.stray is in no layer"),
-    ({"scorers/tables/join.py": "from .readers import x\n", "scorers/tables/readers.py": "def f():\n    from .join import y\n"},
-     import_circles, "scorers.tables.join <-> scorers.tables.readers"),
+    ({"scorers/tables/join.py": "from .pandas_tables import x\n",
+      "scorers/tables/pandas_tables.py": "def f():\n    from .join import y\n"},
+     import_circles, "scorers.tables.join <-> scorers.tables.pandas_tables"),
     # rule 7
     ({"scorers/sets/scoring.py": "from scorers.ts2.scoring import _main_first\n", "scorers/ts2/scoring.py": ""},
      private_violations, "scorers/sets/scoring.py:1 imports the private name scorers.ts2.scoring._main_first"),

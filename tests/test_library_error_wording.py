@@ -23,8 +23,9 @@ from scorers.stats.orientation import resolve_orientation
 PACKAGE = Path(__file__).resolve().parents[1] / "scorers"
 #: modules whose raise statements were reworded; the CLI, the report, the demo and the model loaders still name flags
 LIBRARY = ["stats/meta.py", "stats/agreement.py", "stats/preference_accuracy.py", "stats/resampling.py",
-           "tables/readers.py", "stats/orientation.py",
+           "tables/pandas_tables.py", "stats/orientation.py",
            "stats/graph.py", "scoring/runner.py", "ts2/export.py", "scoring/cache.py", "tables/release.py",
+           "tables/release_download.py",
            "rewards/serve.py", "scoring/engines/ray_data.py", "metrics/qga/answers.py", "tifa_bench/tifa_v1_files.py",
            "stats/correlation.py", "sets/ratings.py",
            "tifa_bench/generate.py", "tifa_bench/model_leaderboard.py", "ts2/dataset.py",

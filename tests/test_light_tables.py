@@ -1,7 +1,7 @@
-"""The pandas-free fast path (scorers.tables.light_tables) reads what the pandas path reads, bit for bit, and leaves every
+"""The pandas-free fast path (scorers.tables.csv_tables) reads what the pandas path reads, bit for bit, and leaves every
 other file to it.
 
-Expected values come from the pandas path (scorers.tables.readers + scorers.tables.join), the library's reference reading of
+Expected values come from the pandas path (scorers.tables.pandas_tables + scorers.tables.join), the library's reference reading of
 the same files; each malformed file below is one the light readers must decline (None), so that the pandas path's
 checks and messages apply.
 """
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from scorers.tables.join import join_scores
-from scorers.tables.light_tables import (light_metadata, light_paper_table, light_scores, light_table2_full_precision,
+from scorers.tables.csv_tables import (light_metadata, light_paper_table, light_scores, light_table2_full_precision,
                                   paper_table)
 from scorers.ts2.meta_from_tables import MetaOptions, meta_from_tables
-from scorers.tables.readers import (column_scores, read_metadata, read_paper_table, read_score_table,
+from scorers.tables.pandas_tables import (column_scores, read_metadata, read_paper_table, read_score_table,
                                    read_table2_full_precision, score_columns)
 
 WIDTH = 1000

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers.stats.meta import TS2Evaluator, as_scores, compare, ts2_meta
+from scorers.checks import as_scores
+from scorers.stats.meta import TS2Evaluator, compare, ts2_meta
 from tests.reference_meta import reference_meta
 
 

@@ -142,7 +142,7 @@ def published_reproduction(shared_ts2):
     published = require("table2_full_precision.csv")
     from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import reproduce_table
-    from scorers.tables.readers import read_metadata, read_score_table, read_table2_full_precision
+    from scorers.tables.pandas_tables import read_metadata, read_score_table, read_table2_full_precision
 
     paper = read_table2_full_precision(published)
     reproduction = reproduce_table(read_score_table(shared_ts2 / "released_scores.csv"),

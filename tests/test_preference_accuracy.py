@@ -7,9 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from scorers.stats.agreement import (compare_preference_accuracy, pairs_from_rankings,
-                               pairwise_preference_accuracy)
-from scorers.stats.preference_accuracy import human_preferences
+from scorers.stats.preference_accuracy import (compare_preference_accuracy, human_preferences, pairs_from_rankings,
+                                               pairwise_preference_accuracy)
 from scorers.stats.resampling import resample_indices
 
 

@@ -98,7 +98,7 @@ def minilm():
 @pytest.mark.parametrize("scorer", ["tifa", "dsg", "vqa_score"])
 def test_end_to_end_through_runner(checkpoints, data_dir, minilm, tmp_path, kind, scorer):
     from scorers.ts2.scoring import score_data_dir
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     options = {"vqa_backend": kind, "batch_size": 16}
     if scorer != "vqa_score":
@@ -235,7 +235,7 @@ from scorers.scoring.registry import build_scorer
 from scorers.scoring.runner import finish, process_state
 from scorers.scoring.rows import write_outputs
 from scorers.ts2.scoring import score_table
-from scorers.tables.readers import read_metadata
+from scorers.tables.pandas_tables import read_metadata
 data_dir, model, questions, sbert, out, cache = sys.argv[1:7]
 state = process_state()
 assert state.num_processes == 2, state.num_processes

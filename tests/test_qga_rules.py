@@ -307,7 +307,7 @@ def _write(tmp_path, name, text):
 
 @pytest.fixture
 def small_tables(tmp_path):
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     return (read_question_set(_write(tmp_path, "q.csv", QUESTIONS_CSV)),
             read_metadata(_write(tmp_path, "metadata.csv", METADATA_CSV)))

@@ -10,7 +10,7 @@ import pytest
 
 from scorers.stats.meta import ts2_meta
 from scorers.metrics.qga.records import image_scores
-from scorers.tables.readers import column_scores, read_metadata, read_score_table
+from scorers.tables.pandas_tables import column_scores, read_metadata, read_score_table
 
 VLMS = ("llava", "mplug", "blip1")
 

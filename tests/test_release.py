@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from scorers.tables import release
+from scorers.tables import release, release_download
 from scorers.cli import main
 from scorers.tables.release import RELEASE_FILES, ChecksumMismatch, PinnedFile, ReleaseFileUnavailable
 from tests.conftest import use_hf_home
@@ -146,7 +146,7 @@ def test_pinned_file_rejects_bad_fields(kwargs, message):
 def test_first_run_downloads_and_verifies_second_run_makes_no_request(sources, fresh_cache, shared_ts2):
     from huggingface_hub import constants
 
-    found = release.paths(DOWNLOADABLE, progress=False)
+    found = release_download.paths(DOWNLOADABLE, progress=False)
     assert list(found) == DOWNLOADABLE
     for name, local in found.items():
         assert local.read_bytes() == release_bytes(name), name
@@ -156,12 +156,12 @@ def test_first_run_downloads_and_verifies_second_run_makes_no_request(sources, f
     assert sources.count() == len(DOWNLOADABLE) + len(HUB_NAMES)
 
     before = sources.count()
-    again = release.paths(DOWNLOADABLE, progress=False)
+    again = release_download.paths(DOWNLOADABLE, progress=False)
     assert again == found
     assert sources.count() == before  # second run: 0 requests
 
     constants.HF_HUB_OFFLINE = True  # (restored by the fixture's monkeypatch) cached files also serve offline
-    assert release.paths(DOWNLOADABLE, progress=False) == found
+    assert release_download.paths(DOWNLOADABLE, progress=False) == found
     assert sources.count() == before
 
 
@@ -169,7 +169,7 @@ def test_corrupted_download_is_refused_and_not_kept(sources, fresh_cache, shared
     for name in ("released_scores.csv", "metadata.csv"):  # a GitHub file and the Hub file
         sources.corrupt(name)
         with pytest.raises(ChecksumMismatch, match=re.escape(name) + r".*refused"):
-            release.path(name, progress=False)
+            release_download.path(name, progress=False)
         assert release.cached_path(RELEASE_FILES[name]) is None, name
     leftovers = list((fresh_cache / "ts2-evaluate").rglob("*"))
     assert leftovers == []  # no partial or refused file (nor its folder) under our cache folder
@@ -177,21 +177,21 @@ def test_corrupted_download_is_refused_and_not_kept(sources, fresh_cache, shared
     for name in ("released_scores.csv", "metadata.csv"):  # the source fixed: the next call downloads it cleanly
         url_path = urlsplit(RELEASE_FILES[name].url).path
         sources.routes[url_path] = (shared_ts2 / name).read_bytes()
-        assert release.path(name, progress=False).read_bytes() == (shared_ts2 / name).read_bytes()
+        assert release_download.path(name, progress=False).read_bytes() == (shared_ts2 / name).read_bytes()
 
 
 def test_damaged_cache_entry_is_fetched_again(sources, fresh_cache, shared_ts2):
     name = "dsg_questions.csv"
-    local = release.path(name, progress=False)
+    local = release_download.path(name, progress=False)
     local.write_bytes(b"id,prompt\n0,edited\n")
-    assert release.path(name, progress=False).read_bytes() == (shared_ts2 / name).read_bytes()
+    assert release_download.path(name, progress=False).read_bytes() == (shared_ts2 / name).read_bytes()
     assert sources.count(name) == 2
 
 
 def test_damaged_hub_cache_entry_is_fetched_again(sources, fresh_cache, shared_ts2):
-    local = release.path("metadata.csv", progress=False)
+    local = release_download.path("metadata.csv", progress=False)
     local.write_bytes(b"id,target_prompt\n")  # writes through the snapshot link into the cached blob
-    assert release.path("metadata.csv", progress=False).read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
+    assert release_download.path("metadata.csv", progress=False).read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
     assert sources.count("metadata.csv") == 4  # HEAD + GET, twice
 
 
@@ -201,16 +201,16 @@ def test_generic_pinned_file_from_any_url(sources, fresh_cache, shared_ts2):
     sources.routes["/other/abc123/table.csv"] = data
     file = PinnedFile(f"{sources.base}/other/abc123/table.csv", hashlib.sha256(data).hexdigest(), "extra/table.csv",
                       "abc123")
-    first = release.fetch(file, progress=False)
+    first = release_download.fetch(file, progress=False)
     assert first.read_bytes() == data and first.name == "table.csv"
-    assert release.fetch(file, progress=False) == first
+    assert release_download.fetch(file, progress=False) == first
     assert sum(1 for _, p in sources.requests if p == "/other/abc123/table.csv") == 1
 
 
 def test_http_error_is_one_clear_error(sources, fresh_cache):
     file = PinnedFile(f"{sources.base}/gone/abc/t.csv", "0" * 64, "t.csv", "abc")
     with pytest.raises(ReleaseFileUnavailable, match=r"t\.csv: could not download .*HTTP 404"):
-        release.fetch(file, progress=False)
+        release_download.fetch(file, progress=False)
 
 
 # --- unpinned files (sha256=None): trust on first use --------------------------------------------------------------
@@ -232,53 +232,53 @@ def _gets(sources, url_path="/other/abc123/table.csv") -> int:
 def test_unpinned_first_download_records_its_digest_then_zero_requests(unpinned, sources, fresh_cache, caplog):
     file, data = unpinned
     digest = hashlib.sha256(data).hexdigest()
-    with caplog.at_level("WARNING", logger="scorers.tables.release"):
-        local = release.fetch(file, progress=False)
+    with caplog.at_level("WARNING", logger="scorers.tables.release_download"):
+        local = release_download.fetch(file, progress=False)
     assert local == fresh_cache / "ts2-evaluate" / "unpinned" / "abc123" / "table.csv"
     assert local.read_bytes() == data
     assert (local.parent / "table.csv.sha256").read_text() == digest + "\n"
     assert digest in caplog.text and "pin it" in caplog.text  # says what to pin
-    assert release.fetch(file, progress=False) == local
-    assert release.fetch(file, progress=False, offline=True) == local  # offline: the verified cached copy
+    assert release_download.fetch(file, progress=False) == local
+    assert release_download.fetch(file, progress=False, offline=True) == local  # offline: the verified cached copy
     assert _gets(sources) == 1  # second and third read: 0 requests
 
 
 def test_unpinned_without_revision_is_keyed_by_its_url(sources, fresh_cache):
     sources.routes["/loose/t.csv"] = b"a,b\n1,2\n"
     url = f"{sources.base}/loose/t.csv"
-    local = release.fetch(PinnedFile(url, None, "t.csv"), progress=False)
+    local = release_download.fetch(PinnedFile(url, None, "t.csv"), progress=False)
     assert local.parent == fresh_cache / "ts2-evaluate" / "unpinned" / hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
 def test_unpinned_changed_cached_copy_is_fetched_again_and_checked_against_the_record(unpinned, sources):
     """As for a pinned file: a damaged copy is refetched; the recorded digest then acts as the pin."""
     file, data = unpinned
-    local = release.fetch(file, progress=False)
+    local = release_download.fetch(file, progress=False)
     local.write_bytes(b"x,y\n")
-    assert release.fetch(file, progress=False).read_bytes() == data
+    assert release_download.fetch(file, progress=False).read_bytes() == data
     assert _gets(sources) == 2
     sources.routes["/other/abc123/table.csv"] = data + b"9,9\n"  # the source changed after the first download
     local.write_bytes(b"x,y\n")
     with pytest.raises(ChecksumMismatch, match=r"table\.csv: sha256 .* recorded " + hashlib.sha256(data).hexdigest()):
-        release.fetch(file, progress=False)
+        release_download.fetch(file, progress=False)
     assert not local.exists() and (local.parent / "table.csv.sha256").is_file()  # refused copy gone, record kept
     with pytest.raises(ReleaseFileUnavailable, match="offline mode"):  # and nothing unverified is served offline
-        release.fetch(file, progress=False, offline=True)
+        release_download.fetch(file, progress=False, offline=True)
 
 
 def test_unpinned_copy_without_a_record_is_not_trusted(unpinned, sources):
     file, data = unpinned
-    local = release.fetch(file, progress=False)
+    local = release_download.fetch(file, progress=False)
     (local.parent / "table.csv.sha256").unlink()
     local.write_bytes(b"x,y\n")  # a copy fetch did not write (it writes the record first)
-    assert release.fetch(file, progress=False).read_bytes() == data
+    assert release_download.fetch(file, progress=False).read_bytes() == data
     assert _gets(sources) == 2
 
 
 def test_offline_true_with_empty_cache_names_the_file_and_makes_no_request(unpinned, sources, fresh_cache):
     file, _ = unpinned
     with pytest.raises(ReleaseFileUnavailable) as caught:
-        release.fetch(file, progress=False, offline=True)  # HF_HUB_OFFLINE is off here: offline=True wins
+        release_download.fetch(file, progress=False, offline=True)  # HF_HUB_OFFLINE is off here: offline=True wins
     message = str(caught.value)
     assert message.startswith("1 file(s) are not cached and offline mode (offline=True or HF_HUB_OFFLINE=1)")
     assert f"extra/table.csv  <-  {file.url}" in message and str(fresh_cache / "ts2-evaluate") in message
@@ -291,18 +291,18 @@ def test_offline_false_downloads_even_under_hf_hub_offline(unpinned, sources):
     constants.HF_HUB_OFFLINE = True  # restored by the fixture's monkeypatch; offline=None would refuse
     file, data = unpinned
     with pytest.raises(ReleaseFileUnavailable, match="offline mode"):
-        release.fetch(file, progress=False)
-    assert release.fetch(file, progress=False, offline=False).read_bytes() == data
+        release_download.fetch(file, progress=False)
+    assert release_download.fetch(file, progress=False, offline=False).read_bytes() == data
 
 
 def test_offline_true_for_a_hub_file_uses_the_cache_only(sources, fresh_cache, shared_ts2):
     file = RELEASE_FILES["metadata.csv"]
     with pytest.raises(ReleaseFileUnavailable, match="metadata.csv"):
-        release.fetch(file, progress=False, offline=True)
+        release_download.fetch(file, progress=False, offline=True)
     assert sources.requests == []
-    local = release.fetch(file, progress=False)
+    local = release_download.fetch(file, progress=False)
     before = sources.count()
-    assert release.fetch(file, progress=False, offline=True) == local
+    assert release_download.fetch(file, progress=False, offline=True) == local
     assert sources.count() == before
 
 
@@ -315,7 +315,7 @@ def test_offline_with_empty_cache_says_what_where_and_how(sources, fresh_cache):
     constants.HF_HUB_OFFLINE = True  # restored by the fixture's monkeypatch
     names = ["metadata.csv", "raw_answers/mplug_tifa.csv", "paper_table2.csv"]
     with pytest.raises(ReleaseFileUnavailable) as caught:
-        release.paths(names)
+        release_download.paths(names)
     message = str(caught.value)
     assert message.startswith("3 TS2 release file(s) are not cached and HF_HUB_OFFLINE=1")
     for name in names:
@@ -342,7 +342,7 @@ def test_offline_cli_message_has_no_traceback(tmp_path):
 def test_ts2_data_short_circuits_downloads(sources, fresh_cache, shared_ts2, monkeypatch):
     monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))
     names = [n for n in RELEASE_FILES if n != "table2_full_precision.csv"]  # every file ../shared/ts2 holds
-    found = release.paths(names)  # paper_table2.csv included
+    found = release_download.paths(names)  # paper_table2.csv included
     assert found == {name: shared_ts2.resolve() / name for name in names}
     assert sources.requests == []
     assert not (fresh_cache / "ts2-evaluate").exists()
@@ -351,26 +351,26 @@ def test_ts2_data_short_circuits_downloads(sources, fresh_cache, shared_ts2, mon
 def test_data_dir_argument_wins_over_ts2_data(tmp_path, shared_ts2, monkeypatch):
     (tmp_path / "metadata.csv").write_bytes((shared_ts2 / "metadata.csv").read_bytes())
     monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))
-    assert release.path("metadata.csv", data_dir=tmp_path) == (tmp_path / "metadata.csv").resolve()
+    assert release_download.path("metadata.csv", data_dir=tmp_path) == (tmp_path / "metadata.csv").resolve()
 
 
 def test_local_copy_that_differs_warns_or_fails_when_strict(tmp_path, shared_ts2, caplog):
     edited = (shared_ts2 / "released_scores.csv").read_bytes().replace(b'"3', b"3")
     (tmp_path / "released_scores.csv").write_bytes(edited)
     with caplog.at_level("WARNING", logger="scorers.tables.release"):
-        assert release.path("released_scores.csv", data_dir=tmp_path) == (tmp_path / "released_scores.csv")
+        assert release_download.path("released_scores.csv", data_dir=tmp_path) == (tmp_path / "released_scores.csv")
     assert "released_scores.csv differs from the official release file" in caplog.text
     with pytest.raises(ChecksumMismatch, match="released_scores.csv: sha256"):
-        release.path("released_scores.csv", data_dir=tmp_path, strict=True)
+        release_download.path("released_scores.csv", data_dir=tmp_path, strict=True)
 
 
 def test_local_copy_missing_files_are_named_together(tmp_path):
     with pytest.raises(ReleaseFileUnavailable, match=r"has no metadata\.csv, raw_answers/llava_dsg\.csv"):
-        release.paths(["metadata.csv", "raw_answers/llava_dsg.csv"], data_dir=tmp_path)
+        release_download.paths(["metadata.csv", "raw_answers/llava_dsg.csv"], data_dir=tmp_path)
     with pytest.raises(ReleaseFileUnavailable, match="is not a folder"):
-        release.path("metadata.csv", data_dir=tmp_path / "nope")
+        release_download.path("metadata.csv", data_dir=tmp_path / "nope")
     with pytest.raises(KeyError, match="unknown TS2 release file 'metadata.tsv'"):
-        release.path("metadata.tsv", data_dir=tmp_path)
+        release_download.path("metadata.tsv", data_dir=tmp_path)
 
 
 # --- the `ts2 release` command -------------------------------------------------------------------------------------
@@ -440,7 +440,7 @@ def test_cli_fetch_out_makes_a_release_folder(sources, fresh_cache, tmp_path, ca
     for name in names:
         assert (out / name).read_bytes() == release_bytes(name)
     served = len(sources.requests)
-    assert release.paths(names, out, strict=True) == {name: out.resolve() / name for name in names}
+    assert release_download.paths(names, out, strict=True) == {name: out.resolve() / name for name in names}
     assert len(sources.requests) == served
 
 
@@ -472,5 +472,5 @@ def test_readme_release_python_block_runs(sources, fresh_cache, shared_ts2):
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict = {}
     exec(compile(code.replace("path/to/ts2", str(shared_ts2)), "docs/judge-a-metric.md", "exec"), namespace)
-    assert namespace["release"].path("metadata.csv").read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
+    assert namespace["release_download"].path("metadata.csv").read_bytes() == (shared_ts2 / "metadata.csv").read_bytes()
     assert sources.count("metadata.csv") == 2  # downloaded once by the block (HEAD + GET), then reused

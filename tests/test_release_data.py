@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from scorers.tables import release
+from scorers.tables import release, release_download
 from scorers.tables.release import PinnedFile, ReleaseFileUnavailable
 from tests import release_data
 from tests.conftest import refused_port
@@ -127,7 +127,7 @@ def test_an_unreachable_host_is_one_fast_probe(tmp_path):
         start = time.perf_counter()
         found, why = release_data.locate(NAME, env=env)
     assert found is None and why == f"not cached and the download failed (127.0.0.1:{port} refused the connection)"
-    assert time.perf_counter() - start < release.PROBE_TIMEOUT_S  # refused at once, no retries
+    assert time.perf_counter() - start < release_download.PROBE_TIMEOUT_S  # refused at once, no retries
 
 
 def test_a_file_without_public_download_comes_only_from_ts2_data(tmp_path, server):

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from scorers.tables import release
+from scorers.tables import release, release_download
 from scorers.cli import main
 from tests.reference_meta import released_reference
 from tests.release_data import require
@@ -75,7 +75,7 @@ def test_reproduce_offline_without_table2_shows_ours_and_says_why(sources, fresh
     and a note naming what is missing."""
     from huggingface_hub import constants
 
-    release.paths(["metadata.csv", "released_scores.csv"], progress=False)
+    release_download.paths(["metadata.csv", "released_scores.csv"], progress=False)
     constants.HF_HUB_OFFLINE = True  # restored by the fixture's monkeypatch
     assert main(["reproduce", "--json"]) == 0
     rows = _rows(capsys.readouterr().out)
@@ -109,7 +109,7 @@ def test_offline_with_nothing_cached_is_one_clear_error(fresh_cache, monkeypatch
 
 def test_table2_full_precision_reader_by_hand(tmp_path):
     """The official file's layout (fractions; spearman = rank, ks = sep, delta) read as the paper table (in %)."""
-    from scorers.tables.readers import read_table2_full_precision
+    from scorers.tables.pandas_tables import read_table2_full_precision
     from tests.ts2_fixture_data import OFFICIAL_TABLE2_HEADER
 
     path = tmp_path / "t2.csv"

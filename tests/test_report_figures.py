@@ -168,7 +168,7 @@ def test_graph_columns_include_yours():
 
 
 def test_cli_formats_highlight_family(shared_ts2, tmp_path, capsys):
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     metadata = read_metadata(shared_ts2 / "metadata.csv")
     keys = metadata[["seg_id", "file_name"]].assign(my_metric=-metadata["error_count"])

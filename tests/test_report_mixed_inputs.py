@@ -6,7 +6,7 @@ import pytest
 
 from scorers.cli import main
 from scorers.stats.meta import ts2_meta
-from scorers.tables.readers import read_metadata
+from scorers.tables.pandas_tables import read_metadata
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -9,7 +9,7 @@ from PIL import Image
 
 from scorers.report import write_report
 from scorers.report.figures import DPI
-from scorers.tables.readers import read_metadata
+from scorers.tables.pandas_tables import read_metadata
 from scorers.ts2.options import MetaOptions
 
 #: the largest side any report figure may have, in pixels: 16 inches + 2 for the colour bar at the report's DPI

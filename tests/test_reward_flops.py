@@ -73,7 +73,7 @@ def test_ts2_report_places_a_reward_column_on_the_flops_figure(shared_ts2, tmp_p
     import numpy as np
 
     from scorers.cli import main
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     metadata = read_metadata(shared_ts2 / "metadata.csv")
     rng = np.random.default_rng(0)

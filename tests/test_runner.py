@@ -22,7 +22,7 @@ from scorers.metrics.embedding import CLIPScore
 from scorers.scoring.runner import run
 from scorers.scoring.rows import write_outputs
 from scorers.ts2.scoring import score_table
-from scorers.tables.readers import read_metadata
+from scorers.tables.pandas_tables import read_metadata
 from tests.ts2_fixture_data import make_data_dir
 from tests.module_fixtures import three_seg_data_dir as data_dir, tiny_clip_path as clip_path  # noqa: F401
 from tests.conftest import console_script

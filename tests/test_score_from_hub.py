@@ -129,7 +129,7 @@ def test_encoded_images_are_the_files_bytes_and_pickle(hub_fixture, monkeypatch)
     from huggingface_hub import constants
 
     from scorers.ts2.dataset import hub_segs
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     root, data, _, hub = hub_fixture
     home = root / "hf-c"

@@ -263,7 +263,7 @@ def test_metadata_only_build(tmp_path, capsys):
 # --- partitions from the file ----------------------------------------------------------------------------------------
 
 def test_read_metadata_takes_partitions_from_the_file(tmp_path, shared_ts2):
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     path = tmp_path / "metadata.csv"
     path.write_text("id,target_prompt,file_name,image_source,rank,partition\n"
@@ -330,7 +330,7 @@ def test_out_is_read_by_load_ts2_export_score_meta_report_card_and_explorer(tmp_
     from scorers.demo.config import AppConfig
     from scorers.demo.explorer import SegExplorer
     from scorers.demo.sources import ImageSource, Tables
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     config = AppConfig(metadata=out / "metadata.csv", data_dir=out)
     explorer = SegExplorer(Tables(metadata=read_metadata(out / "metadata.csv")), None, ImageSource(config))

@@ -173,8 +173,8 @@ def test_by_error_type_hand_computed(tmp_path, capsys):
 def test_by_error_type_reads_the_metadata_once(tmp_path, capsys, monkeypatch):
     """``ts2 meta --by-error-type``: the one reading of metadata.csv gives the error sets and is what the scores are
     joined with (no second reading, pandas' or the light path's)."""
-    import scorers.tables.light_tables as light_tables
-    import scorers.tables.readers as readers
+    import scorers.tables.csv_tables as csv_tables
+    import scorers.tables.pandas_tables as pandas_tables
 
     out = _by_type_dir(tmp_path, capsys)
     reads = []
@@ -183,8 +183,8 @@ def test_by_error_type_reads_the_metadata_once(tmp_path, capsys, monkeypatch):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda path: reads.append((name, Path(path).name)) or real(path))
 
-    counted(readers, "read_metadata")
-    counted(light_tables, "light_metadata")
+    counted(pandas_tables, "read_metadata")
+    counted(csv_tables, "light_metadata")
     code, stdout, err = run_cli(capsys, "meta", tmp_path / "scores.csv", "--metadata", out / "metadata.csv",
                                 "--by-error-type", "--json", "--n-bootstrap", 0)
     assert code == 0, err

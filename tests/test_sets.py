@@ -13,7 +13,7 @@ import pytest
 from scorers.tables.release import ChecksumMismatch, ReleaseFileUnavailable
 from scorers.sets import (PAIR_COLUMNS, RATING_COLUMNS, SetFormatError, load_evalmuse, load_gecko2k,
                           load_hpdv2, load_imagerewarddb, load_mjbench_alignment, load_pickapic_v2)
-from scorers.sets import _common, preferences
+from scorers.sets import preferences, set_files
 from scorers.sets import ratings as set_ratings
 from tests.conftest import use_hf_home
 from tests.loopback_http import LoopbackServer
@@ -247,10 +247,10 @@ def test_hub_download_pinned_revision_then_offline_cache(tmp_path, hub_env, monk
 
 
 def test_hub_offline_without_cache_is_a_clear_error(hub_env):
-    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # unpinned: release.fetch_hub_unpinned
+    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # unpinned: release_download.fetch_hub_unpinned
         load_hpdv2(offline=True)
     assert "ymhao/HPDv2/test.json@74f2e7b" in _one_line(err)
-    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # pinned: release.fetch's own message
+    with pytest.raises(ReleaseFileUnavailable, match="offline") as err:  # pinned: release_download.fetch's own message
         load_evalmuse(offline=True)
     assert set_ratings.EVALMUSE_TRAIN.url in str(err.value)
 
@@ -263,11 +263,11 @@ def test_hub_pinned_sha256_refuses_other_content(tmp_path, hub_env, monkeypatch)
     with LoopbackHubDataset(repo, spec.repo_id, spec.revision) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.base)
         with pytest.raises(ChecksumMismatch, match="does not match the pinned") as err:
-            _common.fetch_hub(spec)
+            set_files.fetch_hub(spec)
         _one_line(err)
         assert not [p for p in (hub_env / "hub").rglob("test.json") if p.exists()]  # nothing kept
         good = replace(spec, sha256=hashlib.sha256((repo / "test.json").read_bytes()).hexdigest())
-        assert _common.fetch_hub(good).read_bytes() == (repo / "test.json").read_bytes()
+        assert set_files.fetch_hub(good).read_bytes() == (repo / "test.json").read_bytes()
 
 
 class _Files(LoopbackServer):
@@ -324,4 +324,4 @@ def test_shipped_pins_refuse_a_stand_in_download(tmp_path, hub_env, monkeypatch)
 
 def test_hub_file_needs_a_full_commit():
     with pytest.raises(ValueError, match="full commit hash"):
-        _common.HubFile("a/b", "main", "x.json", licence="-")
+        set_files.HubFile("a/b", "main", "x.json", licence="-")

@@ -52,7 +52,7 @@ def test_building_the_parser_imports_no_handler_library():
 
 def test_reproduce_loads_no_model_stack_nor_dataset_script(shared_ts2):
     """``ts2 reproduce`` reads three CSVs and computes meta-metrics: no pandas (the release tables are well-formed, so
-    :mod:`scorers.tables.light_tables` reads them), no models, no ``datasets``, no dataset builder script, no scipy.stats, no
+    :mod:`scorers.tables.csv_tables` reads them), no models, no ``datasets``, no dataset builder script, no scipy.stats, no
     plotting."""
     code = ("import contextlib, io\nfrom scorers.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['reproduce']) == 0\n")

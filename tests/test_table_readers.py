@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scorers.stats.meta import as_scores
-from scorers.tables.readers import column_scores, read_table2_full_precision
+from scorers.checks import as_scores
+from scorers.tables.pandas_tables import column_scores, read_table2_full_precision
 
 PREFIXES, PARTS = ("spearman", "ks", "delta"), ("all", "synth", "nat", "real")
 

@@ -69,7 +69,7 @@ def test_a_real_dotted_name_is_not_a_duplicate(capsys, tmp_path, shared_ts2):
 
 
 def test_metadata_with_a_duplicated_header_is_refused(tmp_path, shared_ts2):
-    from scorers.tables.readers import DuplicateHeaderError, read_metadata
+    from scorers.tables.pandas_tables import DuplicateHeaderError, read_metadata
 
     text = (shared_ts2 / "metadata.csv").read_text(encoding="utf-8").splitlines()
     lines = [text[0] + ",rank"] + [line + ",x" for line in text[1:]]
@@ -96,7 +96,7 @@ def test_parquet_and_tsv_tables_refuse_duplicate_names(tmp_path):
     import pyarrow.parquet as pq
 
     from scorers.report.card.inputs import read_table
-    from scorers.tables.readers import DuplicateHeaderError
+    from scorers.tables.pandas_tables import DuplicateHeaderError
 
     table = pa.Table.from_arrays([pa.array(["u1"]), pa.array([0.5]), pa.array([0.1])], names=["image", "m", "m"])
     pq.write_table(table, tmp_path / "s.parquet")
@@ -111,7 +111,7 @@ def test_duplicate_check_keeps_reading_fast(tmp_path, monkeypatch):
     """The check costs no second read of a table whose names pandas left alone, and one read of the header row (one
     row, not the table) when a name looks like pandas' rename of a repeat (``m.1``); the table itself is parsed by
     pandas' C reader once, never row by row in Python. Counted, not timed: the count does not depend on the load."""
-    from scorers.tables import readers
+    from scorers.tables import pandas_tables
 
     rng = np.random.default_rng(0)
     for names in (["m", "n"], ["m", "m.1"]):
@@ -124,11 +124,11 @@ def test_duplicate_check_keeps_reading_fast(tmp_path, monkeypatch):
         calls.append(kwargs.get("nrows"))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(readers.pd, "read_csv", counted)
-    readers.read_csv(tmp_path / "n.csv", dtype=str, keep_default_na=False)
+    monkeypatch.setattr(pandas_tables.pd, "read_csv", counted)
+    pandas_tables.read_csv(tmp_path / "n.csv", dtype=str, keep_default_na=False)
     assert calls == [None]  # the table, once
     calls.clear()
-    frame = readers.read_csv(tmp_path / "m.1.csv", dtype=str, keep_default_na=False)
+    frame = pandas_tables.read_csv(tmp_path / "m.1.csv", dtype=str, keep_default_na=False)
     assert calls == [None, 1] and list(frame.columns) == ["image", "m", "m.1"]  # + the header row alone
 
 
@@ -554,7 +554,7 @@ def one_set_card(tmp_path_factory, shared_ts2):
 
 def test_card_markdown_shows_percent_with_a_label_and_json_keeps_fractions(one_set_card, shared_ts2):
     from scorers.stats.meta import ts2_meta
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     root, card = one_set_card
     metadata = read_metadata(shared_ts2 / "metadata.csv")

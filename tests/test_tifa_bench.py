@@ -211,7 +211,7 @@ def test_report_files(bench, tmp_path):
 
 
 def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
-    """Without paths the loader fetches both files with the real ``scorers.tables.release.fetch`` from their pinned commit
+    """Without paths the loader fetches both files with the real ``scorers.tables.release_download.fetch`` from their pinned commit
     (here a loopback server standing in for raw GitHub via TS2_GITHUB_URL): offline and not cached is a clear error
     with no request; one download each; the text inputs are checked against their pin (for the stand-in, its own
     digest: tests/pin_override.py), the question file's digest is recorded (sha256=None: trust on first use); then
@@ -253,7 +253,7 @@ def test_pinned_files_go_through_release_fetch(files, tmp_path, monkeypatch):
         bench = load_tifa_v1(offline=False)
         assert len(bench.texts) == 5 and len(bench.questions) == 10
         assert server.requests == 3
-        pinned = home / "ts2-evaluate" / texts_digest / texts.name  # release.fetch's layout for pinned files
+        pinned = home / "ts2-evaluate" / texts_digest / texts.name  # release_download.fetch's layout for pinned files
         assert pinned.read_bytes() == texts.read_bytes()
         assert not pinned.with_name(texts.name + ".sha256").exists()  # pinned: nothing recorded
         unpinned = home / "ts2-evaluate" / "unpinned" / data.REVISION

@@ -151,6 +151,6 @@ def release_or_given(given: str | None, name: str, data_dir: str | None):
     """``given`` if the user passed a path, else the release file ``name`` (local copy, cache or one download)."""
     if given is not None:
         return given
-    from scorers.tables.release import path
+    from scorers.tables.release_download import path
 
     return path(name, data_dir)

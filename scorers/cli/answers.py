@@ -67,7 +67,7 @@ def run_answers(args: argparse.Namespace) -> int:
     from scorers.metrics.qga.answers import answers_to_scores
     from scorers.metrics.qga.matching import AnswerMatcher
     from scorers.metrics.qga.questions import read_question_set
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     if args.dsg_gating is not None and args.questions != "dsg":
         raise ValueError(f"--dsg-gating {args.dsg_gating}: only --questions dsg has parent questions")

@@ -115,7 +115,7 @@ def check_demo_arguments(args: argparse.Namespace):
 
 
 def go_offline_unless_the_hub_answers() -> None:
-    """One probe of the Hugging Face Hub (at most :data:`scorers.tables.release.PROBE_TIMEOUT_S` seconds in all),
+    """One probe of the Hugging Face Hub (at most :data:`scorers.tables.release_download.PROBE_TIMEOUT_S` seconds in all),
     unless ``HF_HUB_OFFLINE=1`` already says not to ask: when it does not answer, the demo runs from the local cache
     (release tables, images, models) and says so in one line, instead of retrying the Hub for each."""
     from scorers.demo.config import hub_probe, work_offline

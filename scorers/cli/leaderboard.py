@@ -37,7 +37,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
 
     metadata = args.metadata
     if metadata is None and args.data_dir is not None:
-        from scorers.tables.release import path
+        from scorers.tables.release_download import path
 
         metadata = path("metadata.csv", args.data_dir)
     board = community_leaderboard(args.submissions, data_dir=args.data_dir, metadata=metadata,

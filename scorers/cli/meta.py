@@ -70,7 +70,7 @@ def run_meta(args: argparse.Namespace) -> int:
     if args.scores is None:
         raise ValueError("SCORES: the per-image scores CSV is required (or --from RESULT_JSON)")
     from scorers.tables.columns import check_score_header
-    from scorers.tables.light_tables import csv_header
+    from scorers.tables.csv_tables import csv_header
     from scorers.ts2.meta_from_tables import meta_from_tables
     from scorers.ts2.options import MetaOptions
 
@@ -92,7 +92,7 @@ def run_meta(args: argparse.Namespace) -> int:
         bar.update(1)
 
     try:
-        evaluated = meta_from_tables(  # a path: read without pandas when the file is plain (light_tables)
+        evaluated = meta_from_tables(  # a path: read without pandas when the file is plain (csv_tables)
             args.scores, metadata, columns=args.columns,
             options=MetaOptions(lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
                                 higher_is_better=args.higher_is_better, seg_subset=args.seg_subset, variant=args.variant,

@@ -72,7 +72,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from scorers.tables.release import RELEASE_FILES, local_data_dir, paths
+    from scorers.tables.release import RELEASE_FILES, local_data_dir
+    from scorers.tables.release_download import paths
 
     if args.all == bool(args.names):
         raise ValueError("name the files to fetch (see `ts2 release list`) or pass --all, not both")

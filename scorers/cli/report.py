@@ -78,7 +78,7 @@ def run_report(args: argparse.Namespace) -> int:
         raise ValueError(f"{error}; " + install_hint("report")) from None
     if bool(args.ratings) != bool(args.human):
         raise ValueError("--ratings and --human go together: the ratings file and its human rating column(s)")
-    from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
+    from scorers.tables.pandas_tables import read_metadata, read_paper_table, read_score_table
     from scorers.ts2.options import MetaOptions
 
     missing = [p for p in args.scores if not Path(p).is_file()]
@@ -91,7 +91,7 @@ def run_report(args: argparse.Namespace) -> int:
     columns, highlight, published = args.columns, args.highlight, None
     if args.published:
         from scorers.report.published import published_inputs
-        from scorers.tables.readers import score_columns
+        from scorers.tables.pandas_tables import score_columns
 
         present = [c for _, frame in tables for c in score_columns(frame)]  # every column of the user's tables
         mine = list(args.columns or present)

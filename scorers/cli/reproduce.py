@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
-    from scorers.tables.light_tables import paper_table as read_paper_table  # pandas only for a file the light reader leaves
+    from scorers.tables.csv_tables import paper_table as read_paper_table  # pandas only for a file the light reader leaves
     from scorers.ts2.options import MetaOptions
     from scorers.ts2.reproduce import release_paper_table, reproduce_table
     from scorers.cli._format import format_reproduction, format_reproduction_markdown

@@ -203,7 +203,7 @@ def print_meta(frame, result, data_dir=None) -> None:
     if data_dir is not None:  # a built data dir's partition column (ts2 seg build) decides its partitions
         from pathlib import Path
 
-        from scorers.tables.readers import read_metadata
+        from scorers.tables.pandas_tables import read_metadata
 
         metadata = read_metadata(Path(data_dir) / "metadata.csv")
     evaluated = meta_from_tables(frame[["seg_id", "file_name", *columns]], metadata,
@@ -218,9 +218,10 @@ def print_meta(frame, result, data_dir=None) -> None:
 def print_beside_leaderboard(frame, results) -> None:
     """The new metric(s) among the release's published metrics (rank Avg order); a note instead when the release
     tables are not available (offline with nothing cached), never a failure of the finished run."""
-    from scorers.tables.release import ReleaseFileUnavailable, path
+    from scorers.tables.release import ReleaseFileUnavailable
+    from scorers.tables.release_download import path
     from scorers.ts2.reproduce import released_reproduction
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
     from scorers.cli._format import format_beside_leaderboard
 
     try:

@@ -93,7 +93,7 @@ def run_submit(args: argparse.Namespace) -> int:
 def _write(args: argparse.Namespace) -> int:
     import os
 
-    from scorers.tables.release import path as release_path
+    from scorers.tables.release_download import path as release_path
     from scorers.ts2.options import MetaOptions
     from scorers.ts2.submission.folder import write_submission
 
@@ -120,7 +120,7 @@ def _write(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace):
     """The :class:`~scorers.ts2.submission.folder.SubmissionCheck` of an accepted folder (its lines printed), or None (one
     line naming the problem printed)."""
-    from scorers.tables.release import path as release_path
+    from scorers.tables.release_download import path as release_path
     from scorers.formatting import escape_controls
     from scorers.ts2.submission.folder import verify_submission
 

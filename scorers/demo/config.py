@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from scorers.errors import ParameterError, mention
-from scorers.tables import release
+from scorers.tables import release, release_download
 
 __all__ = ["AppConfig", "TABLE_FILES", "check_tables", "hub_probe", "work_offline"]
 
@@ -204,7 +204,7 @@ def check_tables(config: AppConfig) -> None:
     the app starts: a table that is not a CSV, lacks its columns or has a non-numeric score; a scores table that does
     not pair with the metadata (row count, keys). Tables left to the release (``None``) are checked when loaded."""
     from scorers.tables.join import join_scores
-    from scorers.tables.readers import column_scores, read_metadata, read_paper_table, read_score_table, score_columns
+    from scorers.tables.pandas_tables import column_scores, read_metadata, read_paper_table, read_score_table, score_columns
 
     def setting(key: str, path: Path):
         explicit = config.data_dir is None or path.parent != config.data_dir
@@ -248,15 +248,15 @@ def check_tables(config: AppConfig) -> None:
             raise refuse("paper", config.paper_table, error) from None
 
 
-def hub_probe(timeout: float = release.PROBE_TIMEOUT_S) -> str | None:
+def hub_probe(timeout: float = release_download.PROBE_TIMEOUT_S) -> str | None:
     """Whether the Hugging Face Hub answers: None, else why not, in a few words; one probe of the endpoint
-    (``$HF_ENDPOINT``, else huggingface.co) by :func:`scorers.tables.release.probe`, given ``timeout`` seconds in all
+    (``$HF_ENDPOINT``, else huggingface.co) by :func:`scorers.tables.release_download.probe`, given ``timeout`` seconds in all
     (name resolution included: the probe runs in a thread that is not waited for longer)."""
     import threading
 
     endpoint = (os.environ.get("HF_ENDPOINT") or release.HUB_URL).rstrip("/")
     answer: list = []
-    thread = threading.Thread(target=lambda: answer.append(release.probe(endpoint, answer=True)), daemon=True,
+    thread = threading.Thread(target=lambda: answer.append(release_download.probe(endpoint, answer=True)), daemon=True,
                               name="ts2-hub-probe")
     thread.start()
     thread.join(timeout)

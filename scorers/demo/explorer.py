@@ -1,7 +1,7 @@
 """SEG explorer tab logic: a SEG's prompt, its error graph (matplotlib), its images by node with every metric's score.
 
 The SEG structure is ``scorers.stats.graph.build_segs``; per-image scores are the release's columns read with
-``scorers.tables.readers``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
+``scorers.tables.pandas_tables``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scorers.stats.graph import SEG, build_segs, file_partitions
 from scorers.stats.meta import META_METRICS
 from scorers.ts2.reproduce import Reproduction
 from scorers.tables.join import join_scores
-from scorers.tables.readers import column_scores
+from scorers.tables.pandas_tables import column_scores
 
 from scorers.formatting import format_number
 from scorers.demo.seg_figure import seg_graph_figure

@@ -19,7 +19,7 @@ from scorers.stats.meta import META_METRICS
 from scorers.ts2.options import MetaOptions
 from scorers.ts2.reproduce import DELTA_SWAP_NOTE, Reproduction, reproduce_table
 from scorers.tables.join import ROW_POSITION_NOTE, Joined, join_scores, table_keys
-from scorers.tables.readers import CSVReadError, column_scores, read_score_table, score_columns
+from scorers.tables.pandas_tables import CSVReadError, column_scores, read_score_table, score_columns
 
 from scorers.formatting import MISSING, format_number
 from scorers.demo.config import AppConfig, check_upload_size
@@ -151,7 +151,7 @@ def is_uploaded(frame: pd.DataFrame) -> pd.Series:
 def read_upload(path: str | Path, metadata: pd.DataFrame, max_bytes: int) -> tuple[Joined, list[str]]:
     """Validate an uploaded scores CSV; returns ``(joined, score columns)`` or raises ValueError. ``joined``: the table
     in metadata row order (:func:`scorers.tables.join.join_scores`, the one join), its score columns read to numbers
-    (:func:`scorers.tables.readers.column_scores`, the one reading of the cells), which :func:`evaluate_upload`
+    (:func:`scorers.tables.pandas_tables.column_scores`, the one reading of the cells), which :func:`evaluate_upload`
     evaluates as it is."""
     path = Path(path)
     check_upload_size(path, max_bytes)

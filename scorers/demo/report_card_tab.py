@@ -167,7 +167,7 @@ class PublishedCards:
         """The release's score columns (the leaderboard's published metrics)."""
         if not self.available:
             return []
-        from scorers.tables.readers import score_columns
+        from scorers.tables.pandas_tables import score_columns
 
         return list(score_columns(self.tables.scores))
 

@@ -1,7 +1,7 @@
 """Reading the demo's inputs: release tables (local files or ``scorers.tables.release``) and images (data_dir, the release's
 Hub dataset, or a placeholder).
 
-Table parsing and validation are the library's (``scorers.tables.readers``), and so is finding the release
+Table parsing and validation are the library's (``scorers.tables.pandas_tables``), and so is finding the release
 (``scorers.tables.release``: ``$TS2_DATA``, the Hugging Face cache, one pinned and verified download); this module only
 decides which file each table comes from and turns failures into messages the UI can show.
 """
@@ -17,9 +17,9 @@ import pandas as pd
 from PIL import Image, ImageDraw
 
 from scorers.models.images import open_rgb
-from scorers.tables import release
+from scorers.tables import release, release_download
 from scorers.ts2.reproduce import find_release_table2
-from scorers.tables.readers import read_metadata, read_paper_table, read_score_table
+from scorers.tables.pandas_tables import read_metadata, read_paper_table, read_score_table
 
 from scorers.demo.config import TABLE_FILES, AppConfig
 
@@ -46,13 +46,13 @@ class Tables:
 
 def _table_paths(config: AppConfig, problems: list[str]) -> dict[str, Path | None]:
     """Which file each table is read from: the config's local paths, else the release (metadata and scores in one
-    ``release.paths`` call, so one problem line says everything that is missing); ``None`` for a paper table not
+    ``release_download.paths`` call, so one problem line says everything that is missing); ``None`` for a paper table not
     given locally (:func:`load_tables` then asks ``reproduce.find_release_table2``)."""
     where = {"metadata": config.metadata, "scores": config.scores_csv, "paper": config.paper_table}
     wanted = [key for key in ("metadata", "scores") if where[key] is None]
     if wanted:
         try:
-            found = release.paths([TABLE_FILES[key] for key in wanted])
+            found = release_download.paths([TABLE_FILES[key] for key in wanted])
             where.update({key: found[TABLE_FILES[key]] for key in wanted})
         except (OSError, ValueError) as error:  # ReleaseFileUnavailable (offline, HTTP), ChecksumMismatch
             problems.append(str(error))

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 from scorers.errors import ParameterError, Wording, mention
-from scorers.tables.release import PROBE_TIMEOUT_S, probe  # the one reachability probe (its timeout re-exported)
+from scorers.tables.release_download import PROBE_TIMEOUT_S, probe  # the one reachability probe (its timeout re-exported)
 
 __all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "check_model_source", "hub_cache_dir", "hub_reachable",
            "model_source"]
@@ -40,7 +40,7 @@ def hub_cache_dir() -> str:
 
 
 def hub_reachable() -> bool:
-    """Whether the Hub endpoint answers: :func:`scorers.tables.release.probe` with ``answer=True`` (a connection and a
+    """Whether the Hub endpoint answers: :func:`scorers.tables.release_download.probe` with ``answer=True`` (a connection and a
     first answer, each within :data:`PROBE_TIMEOUT_S` seconds), asked once per endpoint and remembered for the
     process."""
     from huggingface_hub import constants

@@ -15,7 +15,7 @@ import pandas as pd
 from scorers.stats.graph import SEG, build_segs, resolve_seg_subset
 from scorers.ts2.options import MetaOptions
 from scorers.ts2.reproduce import Reproduction, reproduce_table
-from scorers.tables.readers import score_columns
+from scorers.tables.pandas_tables import score_columns
 from scorers.report.costs import MEASURED_FLOPS, measured_flops_note, merged_flops
 from scorers.report.figures import FORMATS, correlation_heatmap, error_graph, rank_vs_cost, seg_histograms
 from scorers.report.table_writers import leaderboard_frame, to_latex, to_markdown, write_tables
@@ -61,7 +61,7 @@ def write_report(
     """Leaderboard (``leaderboard.md/.tex/.csv``) and figures (``rank_vs_flops.png``, ``seg_histograms.png``,
     ``correlation_heatmap.png``, ``error_graph_seg<ID>.png``) for every score column, written under ``out_dir``.
 
-    ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.readers.read_metadata`
+    ``scores`` is one score frame or ``[(source, frame), ...]``; ``metadata`` a :func:`scorers.tables.pandas_tables.read_metadata`
     frame. ``options`` (:class:`~scorers.ts2.options.MetaOptions`, default 1,000 bootstrap resamples): orientation by
     :func:`scorers.stats.orientation.resolve_orientation` (the paper table, the release's known facts: LLMScore is
     lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns); the SEGs (``"default"``: 0-163,

@@ -334,7 +334,7 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
     """
     source = fetch_submissions(submissions, cache_dir=cache_dir)
     if metadata is None and verify is None:  # one error when nothing could be verified, not one per submission
-        from scorers.tables.release import path
+        from scorers.tables.release_download import path
 
         metadata = path("metadata.csv", data_dir, progress=False)
     notes, rows_published, taken = [], [], []

@@ -56,7 +56,7 @@ class Published:
 def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, data_dir: str | None = None,
                      paper: pd.DataFrame | None = None) -> Published:
     """The release's published metrics to put beside ``user_columns`` (every score column of the user's tables, the
-    ones not reported included) in a report over ``metadata`` (a :func:`scorers.tables.readers.read_metadata`
+    ones not reported included) in a report over ``metadata`` (a :func:`scorers.tables.pandas_tables.read_metadata`
     frame).
 
     ``paper``: the user's own paper table (``--paper``); without it the release's Table 2 is read for names,
@@ -64,8 +64,9 @@ def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, dat
     it. A published column the user's tables already have (e.g. ``released_scores.csv`` passed by hand) is not
     added again; when every one is there, nothing is added and there is no note.
     """
-    from scorers.tables.readers import column_scores, read_metadata, read_score_table, score_columns
-    from scorers.tables.release import ReleaseFileUnavailable, path
+    from scorers.tables.pandas_tables import column_scores, read_metadata, read_score_table, score_columns
+    from scorers.tables.release import ReleaseFileUnavailable
+    from scorers.tables.release_download import path
 
     mine = set(user_columns)
     if mine.issuperset(RELEASED_COLUMNS):

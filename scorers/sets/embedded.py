@@ -1,13 +1,13 @@
 """Image bytes embedded in a set's Parquet file (Pick-a-Pic v2, MJ-Bench, GenAI-Bench): the ``embedded`` readers of
 :class:`scorers.sets.registry.ImageSource`. Each returns the bytes of the named images, in their order (None where
-the file holds none), and raises :class:`~scorers.sets._common.SetImagesUnavailable` when the file has no image
+the file holds none), and raises :class:`~scorers.sets.set_files.SetImagesUnavailable` when the file has no image
 columns."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Sequence
 
-from scorers.sets._common import SetImagesUnavailable
+from scorers.sets.set_files import SetImagesUnavailable
 
 __all__ = ["parquet_cell_bytes", "pickapic_bytes"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from scorers.errors import ParameterError, Wording
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
-from scorers.sets._common import SetImagesUnavailable
+from scorers.sets.set_files import SetImagesUnavailable
 
 __all__ = ["prepare_run", "score_tifa_v1", "score_ts2"]
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scorers.sets._common import HubFile, SetFormatError, check_columns, check_pairs, fetch_hub, provenance, read_json_entries
+from scorers.sets.set_files import HubFile, SetFormatError, check_columns, check_pairs, fetch_hub, provenance, read_json_entries
 
 __all__ = ["HPDV2_TEST", "IMAGEREWARDDB_TEST", "MJBENCH_ALIGNMENT", "PICKAPIC_V2_TEST_UNIQUE", "load_hpdv2",
            "load_imagerewarddb", "load_mjbench_alignment", "load_pickapic_v2", "read_hpdv2", "read_imagerewarddb",

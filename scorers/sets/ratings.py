@@ -9,7 +9,7 @@ Canonical columns: ``item`` (the prompt id: images of one prompt form a group), 
   object keyed by image (``"<text_id>_<model>"``) whose values hold ``text_id``, ``image_path``, ``text``,
   ``human_scores`` (two 1-5 Likert ratings), ``human_avg`` and reference metric scores (``clipscore_vitb32``,
   ``tifa_mplug-large``...). 800 images = 160 prompts x 5 models. :func:`fetch_tifa160` downloads it once from a URL
-  pinned at a commit and checked against its sha256 through ``scorers.tables.release.fetch`` (cache
+  pinned at a commit and checked against its sha256 through ``scorers.tables.release_download.fetch`` (cache
   ``$HF_HOME/ts2-evaluate/<sha256>/``;
   ``--offline`` / ``HF_HUB_OFFLINE=1``: cache only);
 * GenAI-Bench (Li et al., 2024), ``BaiqiL/GenAI-Bench`` on the Hub: a Parquet table with ``Index``, ``Prompt`` and a
@@ -30,7 +30,7 @@ The sets of the card's registry are read into the rating table ``item, system, i
 * Gecko2K (Wiles et al., ICLR 2025): the pinned repository ``google-deepmind/gecko_benchmark_t2i`` releases the
   prompt set (``prompts.csv``: ``prompt_id``, ``prompt``, ``prompt_type`` Gecko(R)/Gecko(S), ``dataset_id``,
   reliability flags ``max_disagreement_less_X``); its ``DATABASE.md`` says the images and human annotations are still
-  to come ("Working on."). :func:`load_gecko2k` reads the prompts (pinned download through ``release.fetch``) and,
+  to come ("Working on."). :func:`load_gecko2k` reads the prompts (pinned download through ``release_download.fetch``) and,
   when you have ratings, joins a ratings table you give in this project's own long layout
   (``prompt_id, system, image, human``: not a Gecko file format) on ``prompt_id``.
 """
@@ -42,11 +42,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scorers.checks import as_scores
 from scorers.errors import Wording
-from scorers.stats.meta import as_scores
-from scorers.tables.readers import check_unique_header, read_csv
-from scorers.tables.release import PinnedFile, fetch
-from scorers.sets._common import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
+from scorers.tables.pandas_tables import check_unique_header, read_csv
+from scorers.tables.release import PinnedFile
+from scorers.tables.release_download import fetch
+from scorers.sets.set_files import (HubFile, SetFormatError, SetImagesUnavailable, check_columns, check_ratings, fetch_hub,
                                   provenance, read_json_entries)
 
 __all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "tifa160_unavailable", "load_evalmuse", "load_gecko2k",
@@ -55,7 +56,7 @@ __all__ = ["EVALMUSE_TRAIN", "GECKO_PROMPTS", "TIFA160", "fetch_tifa160", "tifa1
 
 
 #: TIFA160 human ratings + reference metric scores, at the commit of the TIFA repository that holds them, with the
-#: sha256 of that file (``release.fetch`` refuses any other content).
+#: sha256 of that file (``release_download.fetch`` refuses any other content).
 TIFA160 = PinnedFile(
     url="https://raw.githubusercontent.com/Yushi-Hu/tifa/d20b20066a593183f3436ce5cbff33982bb8d02f/"
         "human_annotations/human_annotations_with_scores.json",
@@ -68,7 +69,7 @@ _TIFA_KEYS = ("text_id", "image_path", "text", "human_scores", "human_avg")
 
 def fetch_tifa160(*, offline: bool | None = None, cache_dir: str | Path | None = None,
                   source: PinnedFile | None = None) -> Path:
-    """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once by ``scorers.tables.release.fetch`` (the one download
+    """The TIFA160 ratings file (see :data:`TIFA160`), downloaded once by ``scorers.tables.release_download.fetch`` (the one download
     path: cache, digest check, ``offline`` = cache only, default ``HF_HUB_OFFLINE``). When it can be had neither from
     the cache nor by download, the error names the file, where to get it and how to pass it (TIFA160 is not a TS2
     release file: ``$TS2_DATA`` and ``ts2 release fetch`` do not provide it)."""
@@ -234,7 +235,7 @@ EVALMUSE_TRAIN = HubFile(
          "changed by 'modify the train_list.json'; sha256: the Git LFS pointer of that version as the file page "
          "of main shows it (commit 9015c8e, same message and size). A different file at this revision is refused")
 #: Gecko2K prompts at a commit of the official repository; digest not readable here, so trust on first use
-#: (``release.fetch`` records the first download's sha256 and refuses any other content later).
+#: (``release_download.fetch`` records the first download's sha256 and refuses any other content later).
 GECKO_PROMPTS = PinnedFile(
     url="https://raw.githubusercontent.com/google-deepmind/gecko_benchmark_t2i/"
         "84eda5c42188f639108b579ec98843b9bea2046a/prompts.csv",

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from scorers.errors import ParameterError, Wording, wording_of
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
-from scorers.sets._common import SetImagesUnavailable
+from scorers.sets.set_files import SetImagesUnavailable
 from scorers.sets.own_paths import prepare_run
 from scorers.sets.registry import REGISTRY, SEGS, ImageSource, check_set_name, find_set, get_set
 
@@ -276,7 +276,7 @@ def _score_for_card(scorer: str, asked: str, folder: Path, images_dir, set_file,
 def _combined(asked: str, parts: list[dict], out_dir: Path) -> dict:
     """One entry for a set scored by every scorer: the first scorer's, with each scorer's file and column; a rating
     set's scorer columns joined into ``out_dir/<set>.csv`` (same rows in the same order, checked)."""
-    from scorers.tables.readers import read_csv  # the one CSV reader (errors name the file; no duplicated names)
+    from scorers.tables.pandas_tables import read_csv  # the one CSV reader (errors name the file; no duplicated names)
 
     entry = dict(parts[0], columns=[p["column"] for p in parts], score_paths=[p["path"] for p in parts])
     if len(parts) > 1 and entry["kind"] == "ratings":

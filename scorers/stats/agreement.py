@@ -38,14 +38,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from scorers.checks import check_same_length
+from scorers.checks import as_scores, check_same_length
 from scorers.errors import ParameterError
 from scorers.json_safe import json_float
-from scorers.stats.meta import as_scores
-from scorers.stats.preference_accuracy import POOLED_PAIRS_MAX_ITEMS, PAIR_WORK_MAX  # noqa: F401  (re-exported)
+from scorers.stats.correlation_kernels import (dense_correlations, is_constant, single_correlation,
+                                               weighted_correlations)
 from scorers.stats.preference_accuracy import PairSet, check_pair_work, dense_pairwise
-from scorers.stats.preference_accuracy import (compare_preference_accuracy, pairs_from_rankings,  # noqa: F401
-                                               pairwise_preference_accuracy)  # (re-exported)
 from scorers.stats.resampling import (ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval,
                                       resample_counts, resample_indices)
 
@@ -155,9 +153,9 @@ def correlation(human: Sequence[float], metric: Sequence[float], coefficient: st
     h, m = _clean_pair(human, metric)
     if coefficient == "pairwise_acc":
         return pairwise_accuracy(h, m)[0]
-    if h.size < 2 or _constant(h) or _constant(m):
+    if h.size < 2 or is_constant(h) or is_constant(m):
         return float("nan")
-    return float(_single(coefficient, h, m))
+    return float(single_correlation(coefficient, h, m))
 
 
 def pairwise_accuracy(
@@ -466,10 +464,6 @@ def _clean_pair(human, metric) -> tuple[np.ndarray, np.ndarray]:
     return h[keep], m[keep]
 
 
-def _constant(x: np.ndarray) -> bool:
-    return bool(x.size == 0 or x.min() == x.max())
-
-
 def _labels(values: Sequence[object] | None, what: str, n: int) -> np.ndarray | None:
     if values is None:
         return None
@@ -480,67 +474,6 @@ def _labels(values: Sequence[object] | None, what: str, n: int) -> np.ndarray | 
     if missing:
         raise ValueError(f"{what} has {len(missing)} missing label(s), first at position {missing[0]}")
     return arr.astype(str)
-
-
-def _single(coefficient: str, h: np.ndarray, m: np.ndarray) -> float:
-    """One correlation on one (non-constant, NaN-free) group of any size."""
-    from scipy import stats  # here, not at the top: ``import scorers.stats.agreement`` (and ``ts2 --help``) stays light
-
-    if coefficient == "pearson":
-        hc, mc = _unit(_unit(h) - _unit(h).mean()), _unit(_unit(m) - _unit(m).mean())  # no over/underflow
-        return float(np.clip(hc @ mc / np.sqrt((hc @ hc) * (mc @ mc)), -1.0, 1.0))
-    if coefficient == "spearman":
-        return _single("pearson", stats.rankdata(h), stats.rankdata(m))
-    return float(stats.kendalltau(h, m, variant=coefficient[-1]).statistic)
-
-
-def _dense(coefficient: str, H: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """A correlation for every row of two ``(groups, size)`` arrays (no NaN); NaN where a row is constant."""
-    size = H.shape[1]
-    constant = (H.max(axis=1) == H.min(axis=1)) | (M.max(axis=1) == M.min(axis=1))
-    if coefficient in ("pearson", "spearman"):
-        if coefficient == "spearman":
-            H, M = _dense_ranks(H), _dense_ranks(M)
-        H, M = _unit(H, axis=1), _unit(M, axis=1)
-        hc = _unit(H - H.mean(axis=1, keepdims=True), axis=1)
-        mc = _unit(M - M.mean(axis=1, keepdims=True), axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = (hc * mc).sum(axis=1) / np.sqrt((hc * hc).sum(axis=1) * (mc * mc).sum(axis=1))
-        value = np.clip(value, -1.0, 1.0)
-    else:
-        i, j = np.triu_indices(size, 1)
-        dh = np.sign(H[:, j] - H[:, i])
-        dm = np.sign(M[:, j] - M[:, i])
-        s = (dh * dm).sum(axis=1)
-        total = i.size
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if coefficient == "kendall_b":
-                value = s / np.sqrt(total - (dh == 0).sum(axis=1)) / np.sqrt(total - (dm == 0).sum(axis=1))
-            else:
-                classes = np.minimum(_distinct(H), _distinct(M))
-                value = 2.0 * s / (size ** 2 * (classes - 1) / classes)
-        value = np.clip(value, -1.0, 1.0)
-    return np.where(constant, np.nan, value)
-
-
-def _unit(x: np.ndarray, axis: int | None = None) -> np.ndarray:
-    """``x`` divided by its largest absolute value (per row with ``axis=1``; rows of zeros unchanged): a correlation
-    is scale-free, and products of scores like 1e200 or 1e-200 would overflow or underflow."""
-    x = np.asarray(x, dtype=np.float64)
-    top = np.abs(x).max(axis=axis, keepdims=axis is not None) if x.size else 1.0
-    return x / np.where(top > 0, top, 1.0)
-
-
-def _dense_ranks(X: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based) within each row, as ``scipy.stats.rankdata``."""
-    less = (X[:, None, :] < X[:, :, None]).sum(axis=2)
-    equal = (X[:, None, :] == X[:, :, None]).sum(axis=2)
-    return less + (equal + 1) / 2.0
-
-
-def _distinct(X: np.ndarray) -> np.ndarray:
-    s = np.sort(X, axis=1)
-    return 1 + (np.diff(s, axis=1) != 0).sum(axis=1)
 
 
 @dataclass
@@ -623,11 +556,11 @@ class _Prepared:
             if n_bootstrap:
                 boot, _ = pairs.calibrate(resample_counts(resample_indices(n, n_bootstrap, seed), n))
             return self._result(coefficient, value[0], n, 1, 0, eps[0]), boot
-        if n < 2 or _constant(h) or _constant(m):
+        if n < 2 or is_constant(h) or is_constant(m):
             return self._result(coefficient, np.nan, 0, 0, 1), np.full(n_bootstrap, np.nan)
-        value = _single(coefficient, h, m)
+        value = single_correlation(coefficient, h, m)
         if n_bootstrap:
-            boot = _weighted(coefficient, h, m, resample_counts(resample_indices(n, n_bootstrap, seed), n))
+            boot = weighted_correlations(coefficient, h, m, resample_counts(resample_indices(n, n_bootstrap, seed), n))
         return self._result(coefficient, value, n, 1, 0), boot
 
     # -- item ---------------------------------------------------------------------------------------------------------
@@ -669,11 +602,12 @@ class _Prepared:
             members = np.flatnonzero(sizes == s)
             rows = order[starts[members][:, None] + np.arange(s)[None, :]]
             if s <= DENSE_MAX:
-                values[members] = _dense(coefficient, self.h[rows], self.m[rows])
+                values[members] = dense_correlations(coefficient, self.h[rows], self.m[rows])
             else:
                 for k, r in zip(members, rows):
                     hr, mr = self.h[r], self.m[r]
-                    values[k] = np.nan if _constant(hr) or _constant(mr) else _single(coefficient, hr, mr)
+                    undefined = is_constant(hr) or is_constant(mr)
+                    values[k] = np.nan if undefined else single_correlation(coefficient, hr, mr)
         defined = ~np.isnan(values)
         kept = np.flatnonzero(defined)
         if kept.size == 0:
@@ -728,52 +662,5 @@ class _Prepared:
             if coefficient == "pairwise_acc":
                 out[ok], eps[ok] = dense_pairwise(H[ok], M[ok])
             else:
-                out[ok] = _dense(coefficient, H[ok], M[ok])
+                out[ok] = dense_correlations(coefficient, H[ok], M[ok])
         return out, (eps if coefficient == "pairwise_acc" else None)
-
-
-def _weighted(coefficient: str, h: np.ndarray, m: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """A correlation of the pooled items for every row of frequency weights ``w`` (B, n): equal to the coefficient
-    of the explicitly resampled arrays (each item repeated ``w`` times)."""
-    if coefficient == "pearson":
-        return _weighted_pearson(h[None, :], m[None, :], w)
-    if coefficient == "spearman":
-        return _weighted_pearson(_weighted_ranks(h, w), _weighted_ranks(m, w), w)
-    from scipy import stats
-
-    out = np.full(w.shape[0], np.nan)
-    variant = coefficient[-1]
-    for b in range(w.shape[0]):
-        hb, mb = np.repeat(h, w[b]), np.repeat(m, w[b])
-        if not (_constant(hb) or _constant(mb)):
-            out[b] = stats.kendalltau(hb, mb, variant=variant).statistic
-    return out
-
-
-def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    x, y = _unit(x, axis=1), _unit(y, axis=1)  # scale-free; no over/underflow in the products below
-    total = w.sum(axis=1, keepdims=True)
-    mx = (w * x).sum(axis=1, keepdims=True) / total
-    my = (w * y).sum(axis=1, keepdims=True) / total
-    dx, dy = _unit(x - mx, axis=1), _unit(y - my, axis=1)
-    sxx = (w * dx * dx).sum(axis=1)
-    syy = (w * dy * dy).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = (w * dx * dy).sum(axis=1) / np.sqrt(sxx * syy)
-    r = np.clip(r, -1.0, 1.0)
-    # constant resamples: every item with weight shares one value
-    spread_x = np.where(w > 0, x, np.inf).min(axis=1) == np.where(w > 0, x, -np.inf).max(axis=1)
-    spread_y = np.where(w > 0, y, np.inf).min(axis=1) == np.where(w > 0, y, -np.inf).max(axis=1)
-    return np.where(spread_x | spread_y, np.nan, r)
-
-
-def _weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Average ranks of every item within the multiset given by each row of ``w`` (B, n) -> (B, n)."""
-    values, inverse = np.unique(x, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    order = np.argsort(inverse, kind="stable")
-    starts = np.searchsorted(inverse[order], np.arange(values.size))
-    per_value = np.add.reduceat(w[:, order].astype(np.float64), starts, axis=1)  # (B, U)
-    below = np.cumsum(per_value, axis=1) - per_value
-    ranks = below + (per_value + 1.0) / 2.0
-    return ranks[:, inverse]

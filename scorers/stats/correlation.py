@@ -10,9 +10,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from scorers.checks import as_scores
 from scorers.errors import ParameterError, Wording, mention
 from scorers.stats.agreement import COEFFICIENTS, Agreement, GroupedBootstrap, agreement_many, inter_rater
-from scorers.stats.meta import as_scores
 
 __all__ = ["CorrelationTable", "correlate_frame"]
 

@@ -2,7 +2,7 @@
 And the one tie-calibrated pairwise accuracy of the package (:class:`PairSet`), which the coefficient
 ``pairwise_acc`` of :mod:`scorers.stats.agreement` runs on too.
 
-NumPy only (importing this module never loads SciPy or pandas). Re-exported from :mod:`scorers.stats.agreement`.
+NumPy only (importing this module never loads SciPy or pandas).
 
 Input: per pair, the metric's score of image A (``score_a``) and of image B (``score_b``), and the human choice
 (``human``): ``"a"`` / ``"b"`` / ``"tie"`` or ``1`` / ``-1`` / ``0`` (1 = A preferred). ``items`` names the prompt of

@@ -1,7 +1,7 @@
 """What both table readers share, without pandas: the release's column names and this project's canonical ones, the
 width limit of a score table, the preview of names in messages, and the reading of a score column's text cells.
 
-:mod:`scorers.tables.readers` (pandas) and :mod:`scorers.tables.light_tables` (the pandas-free fast path) both use them.
+:mod:`scorers.tables.pandas_tables` (pandas) and :mod:`scorers.tables.csv_tables` (the pandas-free fast path) both use them.
 """
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
-from scorers.checks import parse_numbers
+from scorers.checks import as_scores, parse_numbers
 from scorers.errors import ParameterError
-from scorers.stats.meta import as_scores
 
 __all__ = ["KEY_COLUMNS", "MAX_METRIC_COLUMNS", "METADATA_COLUMNS", "check_score_header", "preview_names",
            "text_scores"]
@@ -60,7 +59,7 @@ def check_score_header(path, header: Sequence[str], columns: Sequence[str] | Non
 def text_scores(cells: np.ndarray, *, name: str, clean_quotes: bool = False) -> np.ndarray:
     """Validated float scores of a score column's text cells (``as read from a CSV: strings``), the one reading of a
     score cell: the whole column at once (:func:`scorers.checks.parse_numbers`), then the checks of
-    :func:`scorers.stats.meta.as_scores` (no infinity, at least one number); when a cell does not parse, ``as_scores``
+    :func:`scorers.checks.as_scores` (no infinity, at least one number); when a cell does not parse, ``as_scores``
     reads them one by one (:func:`scorers.checks.parse_number`) and its ``ValueError`` names the bad ones by position,
     ``name`` first."""
     values = parse_numbers(cells, clean_quotes=clean_quotes)

@@ -129,7 +129,7 @@ NO_ERROR_TYPES = ("{by_error_type=True} needs error_types: {source} has no {miss
 
 
 def metadata_error_types(metadata: pd.DataFrame, source: str) -> tuple[np.ndarray, dict[tuple[int, str], str]]:
-    """``(keys, label_types)`` of a built ``metadata.csv`` (a :func:`scorers.tables.readers.read_metadata` frame with
+    """``(keys, label_types)`` of a built ``metadata.csv`` (a :func:`scorers.tables.pandas_tables.read_metadata` frame with
     ``errors`` and ``error_types`` columns): per-image error sets (sorted labels joined with
     :data:`scorers.stats.error_sets.KEY_SEPARATOR`) and ``{(seg_id, label): type}``.
 

@@ -5,7 +5,7 @@ A table with keys (``seg_id`` + ``file_name``, or ``seg_id`` + ``image_id``; the
 onto another image. A duplicated key and a key absent from the metadata are errors naming the first few. Only a table
 without keys is paired by row position, and the result says so (:attr:`Joined.note`). ``ts2 meta``, ``ts2 report``,
 ``ts2 reproduce``, ``ts2 score --meta``, the demo and :func:`scorers.ts2.meta_from_tables.meta_from_tables` all go through
-it: :func:`join_scores` joins a pandas frame, and the pandas-free reader of :mod:`scorers.tables.light_tables` calls
+it: :func:`join_scores` joins a pandas frame, and the pandas-free reader of :mod:`scorers.tables.csv_tables` calls
 the same rules (:func:`table_keys`, :func:`key_rows`, :func:`check_row_positions`) on its columns of text.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from scorers.checks import integer_column
 
-if TYPE_CHECKING:  # annotations only: the frames come from the caller (and light_tables imports this module)
+if TYPE_CHECKING:  # annotations only: the frames come from the caller (and csv_tables imports this module)
     import pandas as pd
 
 __all__ = ["ROW_POSITION_NOTE", "Joined", "check_row_positions", "join_scores", "key_rows", "table_keys"]
@@ -201,7 +201,7 @@ def join_scores(
     source: str | None = None,
     lacking_keys_by_position: bool = False,
 ) -> Joined:
-    """Rows of ``scores`` matched to the rows of ``metadata`` (a :func:`scorers.tables.readers.read_metadata` frame).
+    """Rows of ``scores`` matched to the rows of ``metadata`` (a :func:`scorers.tables.pandas_tables.read_metadata` frame).
 
     Keys are found by :func:`table_keys` (``on`` names them explicitly, e.g. ``["seg_id", "file_name"]``; a table that
     lacks one of them is an error, or with ``lacking_keys_by_position`` is paired by row position, as ``ts2 report``

@@ -1,6 +1,8 @@
 """The official TS2 release files: where each one comes from (pinned), its sha256, and a verified local path.
 
-This is the one module that downloads release tables. Each file of the release has
+The downloads are :mod:`scorers.tables.release_download`'s (the reachability probe, ``fetch``, and a release file's
+local path by name, ``path`` / ``paths``), the one module that downloads release tables; this module holds what they
+work from: the pinned files, their sha256, the cache locations, ``TS2_DATA``. Each file of the release has
 
 * a **local name**, the relative path used everywhere else (``metadata.csv``, ``raw_answers/mplug_tifa.csv``...): the
   layout of a local copy (``TS2_DATA``, or ``ts2 release fetch --out DIR``), the test data's included;
@@ -9,12 +11,14 @@ This is the one module that downloads release tables. Each file of the release h
 * its **sha256**, checked after every download and on every reuse, so a changed or damaged file is never used.
 
 This is the one download path of the project: the TIFA160 human ratings (``scorers.sets.ratings``) and the TIFA v1.0
-benchmark files (``scorers.tifa_bench.tifa_v1_files``) are :class:`PinnedFile` s fetched by :func:`fetch` too. A non-Hub file
-whose digest was not known when it was pinned has ``sha256=None`` (*trust on first use*): its first download's digest
-is recorded beside the cached copy (``<file>.sha256``) and logged with a warning saying it should be pinned, and
-every later read (and any re-download) is checked against that record exactly as a pinned digest would be.
+benchmark files (``scorers.tifa_bench.tifa_v1_files``) are :class:`PinnedFile` s fetched by
+:func:`~scorers.tables.release_download.fetch` too. A non-Hub file whose digest was not known when it was pinned has
+``sha256=None`` (*trust on first use*): its first download's digest is recorded beside the cached copy
+(``<file>.sha256``) and logged with a warning saying it should be pinned, and every later read (and any re-download)
+is checked against that record exactly as a pinned digest would be.
 
-Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
+Where a file comes from, first hit wins (:func:`~scorers.tables.release_download.path`,
+:func:`~scorers.tables.release_download.paths`):
 
 1. ``data_dir=`` (the CLI's ``--data-dir``) or ``$TS2_DATA``: a local folder laid out like the release, same file
    names. Nothing is downloaded. A file whose sha256 differs from the pinned one is used with a warning (or refused
@@ -28,52 +32,41 @@ Where a file comes from, first hit wins (:func:`path`, :func:`paths`):
    file next to its destination, hashed, and moved into place only when the sha256 matches; a mismatching download
    is deleted and reported (:class:`ChecksumMismatch`).
 
-Before a download, each host to be asked (or its proxy) is probed once (:func:`probe`: it must accept a connection and
-answer within :data:`PROBE_TIMEOUT_S` seconds); when it does not, the call fails at once with one line naming the
-files, the endpoint tried and the fix (``$TS2_DATA``, or ``ts2 release fetch`` with network), instead of half a minute
-of retries.
+Before a download, each host to be asked (or its proxy) is probed once
+(:func:`~scorers.tables.release_download.probe`: it must accept a connection and answer within
+:data:`~scorers.tables.release_download.PROBE_TIMEOUT_S` seconds); when it does not, the call fails at once with one
+line naming the files, the endpoint tried and the fix (``$TS2_DATA``, or ``ts2 release fetch`` with network), instead
+of half a minute of retries.
 
 ``$TS2_GITHUB_URL`` replaces ``https://raw.githubusercontent.com`` (a mirror, or a test server), as ``HF_ENDPOINT``
-does for the Hub. :class:`PinnedFile` and :func:`fetch` are generic: any other pinned table (e.g. TIFA160 ratings,
-TIFA v1.0 questions) is one ``PinnedFile`` away.
+does for the Hub. :class:`PinnedFile` and :func:`~scorers.tables.release_download.fetch` are generic: any other pinned
+table (e.g. TIFA160 ratings, TIFA v1.0 questions) is one ``PinnedFile`` away.
 """
 from __future__ import annotations
 
-import contextlib
-import errno
 import functools
 import hashlib
 import logging
 import os
 import re
-import socket
-import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Iterable, Mapping
-from urllib.parse import urlsplit
 
-from scorers.atomic import write_text_atomic
 from scorers.errors import Wording
 
 __all__ = [
     "ChecksumMismatch",
     "DATA_ENV",
     "GITHUB_ENV",
-    "PROBE_TIMEOUT_S",
     "PinnedFile",
     "RELEASE_FILES",
     "ReleaseFileUnavailable",
     "cached_path",
     "default_cache_dir",
-    "fetch",
     "local_data_dir",
-    "path",
-    "paths",
-    "probe",
+    "release_files",
     "resolved_url",
     "sha256_file",
 ]
@@ -96,7 +89,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _HUB_RESOLVE = re.compile(
     r"^https://huggingface\.co/(?:(?P<type>datasets|spaces)/)?(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"
 )
-_CHUNK = 1 << 20
+CHUNK = 1 << 20  # bytes read or written at a time
 
 
 class ReleaseFileUnavailable(FileNotFoundError):
@@ -207,7 +200,7 @@ def sha256_file(file: str | os.PathLike) -> str:
     """Hex sha256 of a file's bytes (read in 1 MiB chunks)."""
     digest = hashlib.sha256()
     with open(file, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
 
@@ -222,7 +215,8 @@ def _sha256_of(file: Path) -> str:
     return _sha256_cached(str(file), stat.st_size, stat.st_mtime_ns)
 
 
-def _offline() -> bool:
+def is_offline() -> bool:
+    """Whether the Hugging Face client's offline mode (``HF_HUB_OFFLINE=1``) is on: the default of ``offline``."""
     from huggingface_hub import constants
 
     return bool(constants.is_offline_mode())
@@ -235,7 +229,7 @@ def default_cache_dir() -> Path:
     return Path(constants.HF_HOME) / "ts2-evaluate"
 
 
-def _hub_parts(url: str) -> tuple[str, str, str, str] | None:
+def hub_parts(url: str) -> tuple[str, str, str, str] | None:
     """``(repo_type, repo_id, revision, path)`` of a Hub resolve URL, else None."""
     match = _HUB_RESOLVE.match(url)
     if not match:
@@ -255,7 +249,8 @@ def resolved_url(file: PinnedFile) -> str | None:
     return file.url
 
 
-def _cache_target(file: PinnedFile, cache_dir: str | os.PathLike | None) -> Path:
+def cache_target(file: PinnedFile, cache_dir: str | os.PathLike | None) -> Path:
+    """Where a non-Hub file is cached: ``<root>/<sha256>/<name>``, unpinned ones under ``<root>/unpinned/<key>/``."""
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if file.sha256 is None:  # unpinned: keyed by the pinned revision, or by the URL when it names none
         key = file.revision or hashlib.sha256(file.url.encode()).hexdigest()[:16]
@@ -263,16 +258,16 @@ def _cache_target(file: PinnedFile, cache_dir: str | os.PathLike | None) -> Path
     return root / file.sha256 / PurePosixPath(file.filename).name
 
 
-def _record_of(target: Path) -> Path:
+def record_of(target: Path) -> Path:
     """Where the first download's digest of an unpinned file is recorded: ``<file>.sha256`` beside the copy."""
     return target.with_name(target.name + ".sha256")
 
 
-def _expected_sha256(file: PinnedFile, target: Path) -> str | None:
+def expected_sha256(file: PinnedFile, target: Path) -> str | None:
     """The digest ``file`` must have: the pinned one, else the recorded first download's, else None (none yet)."""
     if file.sha256 is not None:
         return file.sha256
-    record = _record_of(target)
+    record = record_of(target)
     return record.read_text().strip() if record.is_file() else None
 
 
@@ -280,9 +275,9 @@ def cached_path(file: PinnedFile, cache_dir: str | os.PathLike | None = None) ->
     """The cached copy of ``file`` if there is one (no request, no hashing), else None."""
     if file.url is None:
         return None
-    hub = _hub_parts(file.url)
+    hub = hub_parts(file.url)
     if hub is None:
-        target = _cache_target(file, cache_dir)
+        target = cache_target(file, cache_dir)
         return target if target.is_file() else None
     from huggingface_hub import try_to_load_from_cache
 
@@ -291,7 +286,8 @@ def cached_path(file: PinnedFile, cache_dir: str | os.PathLike | None = None) ->
     return Path(found) if isinstance(found, str) else None
 
 
-def _mismatch(file: PinnedFile, got: str, where: str, expected: str | None = None) -> ChecksumMismatch:
+def checksum_mismatch(file: PinnedFile, got: str, where: str, expected: str | None = None) -> ChecksumMismatch:
+    """The error for ``file`` whose bytes at ``where`` have sha256 ``got`` instead of the pinned (or recorded) one."""
     pinned = f"pinned {file.sha256}" if file.sha256 is not None else f"recorded {expected} (first download)"
     return ChecksumMismatch(
         f"{file.filename}: sha256 {got} of {where} does not match the {pinned}; the file was refused "
@@ -299,231 +295,9 @@ def _mismatch(file: PinnedFile, got: str, where: str, expected: str | None = Non
     )
 
 
-#: seconds a host (or its proxy) may take to accept a connection and to answer before it counts as unreachable
-PROBE_TIMEOUT_S = 3.0
-
-
-def probe(url: str, *, answer: bool = False) -> str | None:
-    """``None`` when the host of ``url`` (or the proxy set for it) accepts a TCP connection within
-    :data:`PROBE_TIMEOUT_S` seconds, else why not, in a few words. The one reachability probe: release downloads
-    (here) and model loads (:func:`scorers.models.loading.hub_reachable`) ask it first, so an unreachable host costs
-    one timeout, not half a minute of retries.
-
-    ``answer=False`` sends nothing (no request reaches the host: nothing is counted or logged). ``answer=True`` also
-    waits, as long again at most, for the host's first byte: an ``https`` host's half of the TLS handshake (still no
-    HTTP request), an ``http`` host's status line of a ``HEAD /``, a proxy's answer to ``CONNECT`` (or to the
-    ``HEAD``); so a host that accepts connections but stays silent is unreachable too (model loads ask this: the Hub
-    client would otherwise retry for a minute)."""
-    parts = urlsplit(url)
-    target = parts
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
-        target = urlsplit(proxy if "://" in proxy else "http://" + proxy)
-    host = target.hostname or ""
-    port = target.port or (443 if target.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S) as connection:
-            if answer:
-                _first_answer(connection, parts, via_proxy=target is not parts)
-    except socket.gaierror:
-        return f"cannot resolve {host} (no network or DNS?)"
-    except ConnectionRefusedError:
-        return f"{host}:{port} refused the connection"
-    except TimeoutError:
-        return f"{host}:{port} did not answer within {PROBE_TIMEOUT_S:g} s"
-    except OSError as error:
-        return f"{host}:{port}: {error.strerror or error}"
-    return None
-
-
-def _first_answer(connection: socket.socket, parts, *, via_proxy: bool) -> None:
-    """Wait (the connection's timeout) for the first byte the server at the other end of ``connection`` sends."""
-    import ssl
-
-    if parts.scheme == "https" and not via_proxy:
-        try:
-            ssl.create_default_context().wrap_socket(connection, server_hostname=parts.hostname).close()
-        except ssl.SSLError:  # it answered, in a way the download will word (a certificate problem...)
-            pass
-        return
-    if parts.scheme == "https":
-        request = f"CONNECT {parts.hostname}:{parts.port or 443} HTTP/1.1\r\nHost: {parts.hostname}\r\n\r\n"
-    else:
-        root = f"{parts.scheme}://{parts.netloc}/" if via_proxy else "/"  # the host's root: no file is asked for
-        request = f"HEAD {root} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n"
-    connection.sendall(request.encode("ascii", "replace"))
-    if not connection.recv(1):
-        raise ConnectionResetError(errno.ECONNRESET, "closed the connection without answering")
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
-def _unreachable_message(files: Iterable[PinnedFile], url: str, reason: str) -> Wording:
-    """One line: which files, the endpoint tried and why it failed, and the fix."""
-    return Wording("{names}: not cached, and the download from {origin} failed ({reason}). Fix: set {env} to a folder "
-                   "holding the release files (or pass {data_dir}), or run `ts2 release fetch --all` once with network "
-                   "access (cache: {cache} and the Hugging Face hub cache).",
-                   names=", ".join(f.filename for f in files), origin=_origin(url), reason=reason, env=DATA_ENV,
-                   cache=default_cache_dir())
-
-
-def _check_reachable(files: list[PinnedFile]) -> None:
-    """One probe per host that the not-yet-cached ``files`` would be downloaded from; raise on the first that fails."""
-    by_origin: dict[str, list[PinnedFile]] = {}
-    for file in files:
-        if file.url is not None and cached_path(file) is None:
-            by_origin.setdefault(_origin(resolved_url(file)), []).append(file)
-    for origin, group in by_origin.items():
-        reason = probe(origin)
-        if reason is not None:
-            raise ReleaseFileUnavailable(_unreachable_message(group, resolved_url(group[0]), reason))
-
-
-# --- fetching one pinned file ------------------------------------------------------------------------------------
-
-
-def fetch(file: PinnedFile, *, cache_dir: str | os.PathLike | None = None, progress: bool = True,
-          offline: bool | None = None) -> Path:
-    """Local path of ``file``: a verified cached copy (no request), else downloaded once, verified and cached.
-
-    Raises :class:`ReleaseFileUnavailable` when it cannot be had (offline and not cached, HTTP error, no public URL)
-    and :class:`ChecksumMismatch` when the downloaded bytes differ from the pinned sha256 (nothing is kept).
-    ``cache_dir``: root for this file's cache (default: the hub cache for Hub URLs, ``$HF_HOME/ts2-evaluate`` else).
-    ``offline``: True = cache only, never a request; None (default) = ``HF_HUB_OFFLINE``; False = may download
-    (for a Hub file huggingface_hub itself still obeys ``HF_HUB_OFFLINE=1``).
-    """
-    if file.url is None:
-        raise ReleaseFileUnavailable(Wording("{name}: no public download; {note}", name=file.filename, note=file.note))
-    offline = _offline() if offline is None else bool(offline)
-    if not offline and cached_path(file, cache_dir) is None:
-        reason = probe(resolved_url(file))
-        if reason is not None:
-            raise ReleaseFileUnavailable(_unreachable_message([file], resolved_url(file), reason))
-    if _hub_parts(file.url) is not None:
-        return _fetch_hub(file, cache_dir, progress, offline)
-    return _fetch_url(file, cache_dir, progress, offline)
-
-
-def _fetch_hub(file: PinnedFile, cache_dir, progress: bool, offline: bool) -> Path:
-    was_cached = cached_path(file, cache_dir) is not None
-    if offline and not was_cached:
-        raise ReleaseFileUnavailable(_offline_message([file]))
-    local = _hub_download(file, cache_dir, progress, offline)
-    got = sha256_file(local)
-    if got != file.sha256 and was_cached and not offline:
-        log.warning("%s: cached copy %s is damaged (sha256 differs); fetching it again", file.filename, local)
-        _discard_hub_file(local)
-        local = _hub_download(file, cache_dir, progress, offline)
-        got = sha256_file(local)
-    if got != file.sha256:
-        _discard_hub_file(local)
-        raise _mismatch(file, got, resolved_url(file))
-    return local
-
-
-def _discard_hub_file(local: Path) -> None:
-    blob = local.resolve()
-    for stale in {local, blob}:  # the snapshot pointer and its blob: a refused file is not kept
-        stale.unlink(missing_ok=True)
-
-
-def _hub_download(file: PinnedFile, cache_dir, progress: bool, offline: bool) -> Path:
-    """``hf_hub_download`` of a Hub resolve URL (honours HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE); errors in one line."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.utils import (LocalEntryNotFoundError, are_progress_bars_disabled, disable_progress_bars,
-                                       enable_progress_bars)
-
-    repo_type, repo_id, revision, filename = _hub_parts(file.url)
-    bars_were_off = are_progress_bars_disabled()
-    if not progress:
-        disable_progress_bars()
-    try:
-        return Path(hf_hub_download(
-            repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
-            endpoint=os.environ.get("HF_ENDPOINT") or None, local_files_only=offline,
-        ))
-    except LocalEntryNotFoundError as error:
-        if offline or _offline():
-            raise ReleaseFileUnavailable(_offline_message([file])) from None
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise ReleaseFileUnavailable(_unreachable_message([file], resolved_url(file), reason)) from None
-    except Exception as error:  # HTTP errors, missing repo/revision/file: all mean "not available from here"
-        raise ReleaseFileUnavailable(
-            f"{file.filename}: could not download {resolved_url(file)} ({type(error).__name__}: {error})"
-        ) from None
-    finally:
-        if not progress and not bars_were_off:
-            enable_progress_bars()
-
-
-def _fetch_url(file: PinnedFile, cache_dir, progress: bool, offline: bool) -> Path:
-    target = _cache_target(file, cache_dir)
-    expected = _expected_sha256(file, target)
-    if target.is_file():
-        if expected is not None and sha256_file(target) == expected:
-            return target
-        # damaged, or an unpinned copy without its record (not written by fetch: the record is written first)
-        log.warning("%s: cached copy %s is damaged (sha256 differs%s); fetching it again", file.filename, target,
-                    "" if expected is not None else ": no recorded digest")
-        target.unlink()
-    if offline:
-        raise ReleaseFileUnavailable(_offline_message([file], cache_dir))
-    url = resolved_url(file)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=".part-", delete=False)
-    try:
-        with handle:
-            got = _download(url, handle, file.filename, progress)
-        if expected is None:  # trust on first use: record the digest (before the file: no copy without a record)
-            _write_record(target, got)
-            log.warning("%s: no pinned sha256; the first download from %s has sha256 %s, recorded in %s and checked "
-                        "on every later read; pin it (PinnedFile.sha256=%r)", file.filename, url, got,
-                        _record_of(target), got)
-        elif got != expected:
-            raise _mismatch(file, got, url, expected)
-        os.replace(handle.name, target)  # atomic: a reader sees the whole verified file or none
-    finally:
-        Path(handle.name).unlink(missing_ok=True)
-        if not target.exists():
-            with contextlib.suppress(OSError):  # leave no empty folder behind a refused download
-                target.parent.rmdir()
-    return target
-
-
-def _write_record(target: Path, digest: str) -> None:
-    write_text_atomic(_record_of(target), digest + "\n")
-
-
-def _download(url: str, out, name: str, progress: bool) -> str:
-    """Stream ``url`` into the open binary file ``out``; returns the sha256 of what was written."""
-    from tqdm.auto import tqdm
-
-    request = urllib.request.Request(url, headers={"User-Agent": "ts2-evaluate"})
-    digest = hashlib.sha256()
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            total = int(response.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, desc=name, disable=not progress or None,
-                      leave=False) as bar:
-                for chunk in iter(lambda: response.read(_CHUNK), b""):
-                    digest.update(chunk)
-                    out.write(chunk)
-                    bar.update(len(chunk))
-    except urllib.error.HTTPError as error:
-        raise ReleaseFileUnavailable(f"{name}: could not download {url}: HTTP {error.code} {error.reason}") from None
-    except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", error)
-        raise ReleaseFileUnavailable(Wording(
-            "{name}: could not download {url}: {reason}. Fix: set {env} to a folder holding it (or pass {data_dir}), "
-            "or run `ts2 release fetch` again with network access.", name=name, url=url, reason=reason, env=DATA_ENV,
-        )) from None
-    return digest.hexdigest()
-
-
-def _offline_message(files: Iterable[PinnedFile], cache_dir=None) -> Wording:
+def offline_message(files: Iterable[PinnedFile], cache_dir=None) -> Wording:
+    """What to do about ``files`` that offline mode cannot download: worded for the TS2 release files (a ``TS2_DATA``
+    folder, ``ts2 release fetch``) when all of them are, else for pinned files in general."""
     files = list(files)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if not all(RELEASE_FILES.get(f.filename) == f for f in files):  # e.g. TIFA160 ratings, TIFA v1.0 files
@@ -569,34 +343,15 @@ def _release_file(name: str) -> PinnedFile:
         raise KeyError(f"unknown TS2 release file {name!r}; known: {', '.join(RELEASE_FILES)}") from None
 
 
-def path(name: str, data_dir: str | os.PathLike | None = None, *, strict: bool = False,
-         progress: bool = True) -> Path:
-    """Local path of one release file (see the module docstring for the order: data_dir/``$TS2_DATA``, cache, download)."""
-    return paths([name], data_dir, strict=strict, progress=progress)[name]
+def release_files(names: Iterable[str] | None = None) -> list[PinnedFile]:
+    """The pinned release files of ``names`` (default: all), in the order given; ``KeyError`` naming the known ones
+    for an unknown name."""
+    return [_release_file(name) for name in (RELEASE_FILES if names is None else names)]
 
 
-def paths(names: Iterable[str] | None = None, data_dir: str | os.PathLike | None = None, *,
-          strict: bool = False, progress: bool = True) -> dict[str, Path]:
-    """Local paths of several release files (default: all), in the order given.
-
-    Every problem is reported at once: all files missing from a local folder, or all files that offline mode cannot
-    download, in one message. ``strict``: a local copy whose sha256 differs is an error instead of a warning.
-    ``progress``: show download progress bars (on a terminal).
-    """
-    files = [_release_file(name) for name in (RELEASE_FILES if names is None else names)]
-    folder = local_data_dir(data_dir)
-    if folder is not None:
-        return _local_paths(files, folder, strict)
-    if _offline():
-        missing = [f for f in files if f.url is None or cached_path(f) is None]
-        if missing:
-            raise ReleaseFileUnavailable(_offline_message(missing))
-    else:
-        _check_reachable(files)
-    return {f.filename: fetch(f, progress=progress) for f in files}
-
-
-def _local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[str, Path]:
+def local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[str, Path]:
+    """The paths of ``files`` in a local release ``folder``: all missing ones named in one error; a copy whose sha256
+    differs from the pinned one is refused with ``strict``, else used with a warning (once per file version)."""
     found = {f.filename: folder / f.filename for f in files}
     missing = [name for name, p in found.items() if not p.is_file()]
     if missing:
@@ -611,7 +366,7 @@ def _local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[st
         got = _sha256_of(found[file.filename])
         if got != file.sha256:
             if strict:
-                raise _mismatch(file, got, str(found[file.filename]))
+                raise checksum_mismatch(file, got, str(found[file.filename]))
             _warn_local_difference(str(found[file.filename]), got, file.sha256)
     return found
 
@@ -620,34 +375,3 @@ def _local_paths(files: list[PinnedFile], folder: Path, strict: bool) -> dict[st
 def _warn_local_difference(where: str, got: str, pinned: str) -> None:  # once per file version
     log.warning("%s differs from the official release file (sha256 %s..., pinned %s...): results computed from it "
                 "may differ from the published ones", where, got[:12], pinned[:12])
-
-
-# --- Hub files whose sha256 could not be read --------------------------------------------------------------------
-
-
-def fetch_hub_unpinned(repo_id: str, filename: str, revision: str, *, repo_type: str = "dataset",
-                       cache_dir: str | os.PathLike | None = None, offline: bool | None = None,
-                       progress: bool = False) -> Path:
-    """A Hub file at a full commit hash whose sha256 is not known (a human-judgment set whose Git LFS digest could
-    not be read; ``scorers.sets``): downloaded once by ``hf_hub_download`` at ``revision`` (honours ``HF_ENDPOINT``,
-    ``HF_HOME``; ``offline`` = cache only, default ``HF_HUB_OFFLINE``). No digest is checked: callers report the
-    digest of what they read. A file with a known digest is a :class:`PinnedFile` for :func:`fetch` instead."""
-    if not re.fullmatch(r"[0-9a-f]{40}", revision):
-        raise ValueError(f"{repo_id}/{filename}: revision must be a full commit hash, got {revision!r}")
-    from huggingface_hub import hf_hub_download
-
-    offline = _offline() if offline is None else bool(offline)
-    prefix = {"dataset": "datasets/", "space": "spaces/", "model": ""}[repo_type]
-    url = resolved_url(PinnedFile(f"{HUB_URL}/{prefix}{repo_id}/resolve/{revision}/{filename}", "0" * 64,
-                                  filename, revision))
-    name = f"{repo_id}/{filename}@{revision[:7]}"
-    try:
-        return Path(hf_hub_download(repo_id, filename, repo_type=repo_type, revision=revision, cache_dir=cache_dir,
-                                    endpoint=os.environ.get("HF_ENDPOINT") or None, local_files_only=offline))
-    except Exception as error:  # offline and not cached, HTTP errors, gated repos: all mean "not available here"
-        if offline:
-            raise ReleaseFileUnavailable(Wording("{name}: not cached, and offline mode ({offline=True} or "
-                                                 "HF_HUB_OFFLINE=1) forbids downloading it; run once with network "
-                                                 "access", name=name)) from None
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise ReleaseFileUnavailable(f"{name}: could not download {url} ({type(error).__name__}: {first})") from None

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from scorers.stats.resampling import PairedComparison, bootstrap_ratio_interval, paired_mean_test
-from scorers.tables.readers import read_csv
+from scorers.tables.pandas_tables import read_csv
 from scorers.tifa_bench.tifa_v1_files import CATEGORIES, SOURCES
 
 __all__ = ["BenchResult", "compare_runs", "read_results", "summarize", "text_scores"]

@@ -10,7 +10,7 @@ The two public files of the TIFA repository (``Yushi-Hu/tifa``, folder ``tifa_v1
   animal/human, attribute, activity, spatial, location, color, counting, food, material, shape, other).
 
 Pass local paths, or leave them out to download the files pinned in :data:`FILES` once into the Hugging Face cache
-(:func:`pinned_path`, through ``scorers.tables.release.fetch``: the one place that downloads release files).
+(:func:`pinned_path`, through ``scorers.tables.release_download.fetch``: the one place that downloads release files).
 
 A text's questions get ids 0..n-1 in file order. Question rows are checked by the question content rules of TS2's
 tables (``scorers.metrics.qga.questions.check_question``: non-blank question and answer, two or more distinct choices...);
@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from scorers.errors import ParameterError
-from scorers.tables.readers import read_json_list
+from scorers.tables.pandas_tables import read_json_list
 
 __all__ = ["CATEGORIES", "FILES", "REVISION", "SOURCES", "TIFABench", "load_tifa_v1", "pinned_path",
            "read_question_answers", "read_text_inputs", "source_of"]
@@ -62,12 +62,13 @@ def source_of(text_id: str) -> str:
 def pinned_path(name: str, *, offline: bool | None = None) -> Path:
     """The local copy of pinned file ``name`` (``"text_inputs"`` / ``"question_answers"``), downloaded once.
 
-    Goes through ``scorers.tables.release.fetch`` (download into the HF cache, sha256 check, reuse; a clear error when
+    Goes through ``scorers.tables.release_download.fetch`` (download into the HF cache, sha256 check, reuse; a clear error when
     offline and not cached; ``offline=None`` follows ``HF_HUB_OFFLINE``). A file pinned in :data:`FILES` must have
     that digest; for one with ``None`` the first download's digest is recorded and every later read is checked
     against it.
     """
-    from scorers.tables.release import PinnedFile, fetch  # the release module owns every download
+    from scorers.tables.release import PinnedFile
+    from scorers.tables.release_download import fetch  # the release download module owns every download
 
     if name not in FILES:
         raise ValueError(f"unknown TIFA v1.0 file {name!r}; choose from {sorted(FILES)}")

@@ -91,7 +91,7 @@ def _load_module(path: str) -> ModuleType:
 def builder_module() -> ModuleType:
     """The builder script as a module (loaded once; imports ``datasets``): ``.TS2``, ``.TS2Config``,
     ``.TS2DataError`` (the error :func:`load_ts2` raises), ``.read_metadata``... live there. The library never
-    validates through it: metadata is :func:`scorers.tables.readers.read_metadata`'s, question tables are
+    validates through it: metadata is :func:`scorers.tables.pandas_tables.read_metadata`'s, question tables are
     :mod:`scorers.metrics.qga.questions`' (the script keeps standalone copies of both, checked to agree in the tests)."""
     return _load_module(str(find_builder_script()))
 
@@ -199,7 +199,7 @@ def hub_segs(
     The ``segs`` config of :func:`load_ts2` built from the Hub dataset (default: the official
     ``saxon/T2IScoreScore`` at the commit pinned in :mod:`scorers.tables.release`): downloaded once into the Hugging Face
     cache (with progress bars), validated, and reused by later calls with no download. ``metadata`` has the canonical
-    columns ``seg_id, prompt, file_name, node`` (as :func:`scorers.tables.readers.read_metadata` gives them);
+    columns ``seg_id, prompt, file_name, node`` (as :func:`scorers.tables.pandas_tables.read_metadata` gives them);
     ``images`` is an :class:`EncodedImages` in the same row order.
     """
     import numpy as np

@@ -2,8 +2,8 @@
 
 ``ts2 meta``, ``ts2 reproduce`` (:func:`scorers.ts2.reproduce.reproduce_table`), ``ts2 report`` and ``ts2 score --meta``
 all call :func:`meta_from_tables`; the flow is: paths (the CLI, through :mod:`scorers.tables.release` for defaults) ->
-read (:mod:`scorers.tables.light_tables` without pandas when every input is a plain CSV path, as ``ts2 meta`` and
-``ts2 reproduce`` give them; else :mod:`scorers.tables.readers`) -> the one join (:mod:`scorers.tables.join`) and the
+read (:mod:`scorers.tables.csv_tables` without pandas when every input is a plain CSV path, as ``ts2 meta`` and
+``ts2 reproduce`` give them; else :mod:`scorers.tables.pandas_tables`) -> the one join (:mod:`scorers.tables.join`) and the
 one reading of score cells (:func:`scorers.tables.columns.text_scores`) -> :func:`scorers.stats.orientation.resolve_orientation`
 -> :class:`scorers.stats.meta.TS2Evaluator` -> results the CLI formats.
 """
@@ -73,7 +73,7 @@ class ReadTables:
     partition}`` from its file, or None: TS2's id ranges), the resolved SEG ``subset``, ``origin`` (column -> source),
     ``pairing`` per source, ``notes`` and ``source_notes``; the score columns either as ``values`` (the light path:
     ``{column: scores}``, already read) or as the joined ``frame`` (the pandas path: read per wanted column by
-    :func:`scorers.tables.readers.column_scores`)."""
+    :func:`scorers.tables.pandas_tables.column_scores`)."""
 
     seg_ids: np.ndarray
     nodes: np.ndarray
@@ -95,7 +95,7 @@ class ReadTables:
         """The per-image scores of ``column`` in metadata order."""
         if self.values is not None:
             return self.values[column]
-        from scorers.tables.readers import column_scores
+        from scorers.tables.pandas_tables import column_scores
 
         return column_scores(self.frame, column, clean_quotes=clean_quotes)
 
@@ -111,9 +111,9 @@ def _sources(scores) -> list[tuple[str | None, object]]:
 
 
 def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns) -> ReadTables | None:
-    """The pandas-free reading of :mod:`scorers.tables.light_tables` when every input is a path it takes (its
+    """The pandas-free reading of :mod:`scorers.tables.csv_tables` when every input is a path it takes (its
     :class:`ReadTables` holds ``values``), or None (the pandas path decides)."""
-    from scorers.tables.light_tables import light_metadata, light_scores
+    from scorers.tables.csv_tables import light_metadata, light_scores
 
     sources = _sources(scores)
     if not _is_path(metadata) or not sources or not all(_is_path(table) for _, table in sources):
@@ -149,7 +149,7 @@ def _light(scores, metadata, columns, seg_subset, clean_quotes, max_columns) -> 
 def _tables(scores, columns) -> list[tuple[str, pd.DataFrame | Joined]]:
     import pandas as pd
 
-    from scorers.tables.readers import read_score_table
+    from scorers.tables.pandas_tables import read_score_table
 
     if isinstance(scores, (str, Path, pd.DataFrame, Joined)):
         scores = [scores]
@@ -245,7 +245,7 @@ def _error_types(metadata):
     one reading of the file, which the scores are joined with."""
     import pandas as pd
 
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
     from scorers.tables.error_columns import metadata_error_types
 
     frame = metadata if isinstance(metadata, pd.DataFrame) else read_metadata(metadata)
@@ -254,11 +254,11 @@ def _error_types(metadata):
 
 
 def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_position) -> ReadTables:
-    """Read and join with pandas (:mod:`scorers.tables.readers`, :func:`scorers.tables.join.join_scores`): every rule and
+    """Read and join with pandas (:mod:`scorers.tables.pandas_tables`, :func:`scorers.tables.join.join_scores`): every rule and
     error message lives on this path. Its :class:`ReadTables` holds the joined ``frame``."""
     import pandas as pd
 
-    from scorers.tables.readers import read_metadata, score_columns
+    from scorers.tables.pandas_tables import read_metadata, score_columns
 
     if not isinstance(metadata, pd.DataFrame):
         metadata = read_metadata(metadata)
@@ -300,11 +300,11 @@ def _pandas_path(scores, metadata, chosen, seg_subset, on, lacking_keys_by_posit
 
 
 def metadata_partitions(metadata: pd.DataFrame) -> tuple[dict[int, str] | None, bool]:
-    """``({seg_id: partition}, from_file)`` of a :func:`scorers.tables.readers.read_metadata` frame: its
+    """``({seg_id: partition}, from_file)`` of a :func:`scorers.tables.pandas_tables.read_metadata` frame: its
     ``partition`` column when it has one (``from_file`` when that column came from the file: a built data dir), else
     ``(None, False)``: TS2's id ranges."""
     from scorers.stats.graph import file_partitions
-    from scorers.tables.readers import PARTITIONS_FROM_FILE
+    from scorers.tables.pandas_tables import PARTITIONS_FROM_FILE
 
     if "partition" not in metadata.columns:
         return None, False

@@ -109,7 +109,7 @@ def reproduce_table(
     variant = options.variant
     if columns is None and paper is not None:
         from scorers.tables.columns import KEY_COLUMNS
-        from scorers.tables.light_tables import csv_header
+        from scorers.tables.csv_tables import csv_header
 
         frames = [scores] if _is_frame(scores) or isinstance(scores, (str, Path, Joined)) else [t for _, t in scores]
         present = set()
@@ -178,8 +178,8 @@ def released_reproduction(
     oriented by :data:`scorers.stats.orientation.RELEASED_LOWER_IS_BETTER` and a note says that only our values are shown. The
     release's known stray quotes are cleaned.
     """
-    from scorers.tables.release import path
-    from scorers.tables.readers import read_metadata, read_score_table
+    from scorers.tables.release_download import path
+    from scorers.tables.pandas_tables import read_metadata, read_score_table
 
     paper, orientation, notes = release_paper_table(data_dir, progress=progress)
     reproduction = reproduce_table(
@@ -201,14 +201,15 @@ def find_release_table2(data_dir: str | None = None, *, progress: bool = True,
     families) or ``table2_full_precision.csv``; otherwise ``table2_full_precision.csv`` comes from the cache or one
     download (the official repository's full-precision Table 2). Raises
     :class:`scorers.tables.release.ReleaseFileUnavailable` naming why each source could not be had. The table is a
-    DataFrame; ``light=True`` (``ts2 reproduce``'s start-up) may give :class:`scorers.tables.light_tables.LightPaperTable`
+    DataFrame; ``light=True`` (``ts2 reproduce``'s start-up) may give :class:`scorers.tables.csv_tables.LightPaperTable`
     instead, which has only the members the reproduction reads."""
-    from scorers.tables.release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir, path
+    from scorers.tables.release import RELEASE_FILES, ReleaseFileUnavailable, local_data_dir
+    from scorers.tables.release_download import path
 
     if light:
-        from scorers.tables.light_tables import paper_table
+        from scorers.tables.csv_tables import paper_table
     else:
-        from scorers.tables.readers import read_paper_table as paper_table
+        from scorers.tables.pandas_tables import read_paper_table as paper_table
     readers = {"paper_table2.csv": paper_table, "table2_full_precision.csv": paper_table}
     local = local_data_dir(data_dir) is not None
     reasons = []

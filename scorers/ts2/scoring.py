@@ -28,7 +28,7 @@ def score_table(
     engine=None,
     **run_kwargs,
 ):
-    """Score every row of a canonical metadata frame (``scorers.tables.readers.read_metadata``): its images are the files
+    """Score every row of a canonical metadata frame (``scorers.tables.pandas_tables.read_metadata``): its images are the files
     ``data_dir / file_name``, or ``images`` (one per row, e.g. :func:`scorers.ts2.dataset.hub_segs`' encoded images). Returns
     ``(frame, result)``: ``frame`` has ``seg_id, file_name, node, <scorer.name>``, the scalar record fields as
     columns, and ``error`` when any item was skipped; one row per metadata row, in order. ``engine``: a callable
@@ -79,7 +79,7 @@ def score_data_dir(
     ``engine="ray"`` scores on Ray Data actors (:mod:`scorers.scoring.engines.ray_data`; ``engine_options``: ``address``,
     ``num_gpus_per_worker``, ``workers``) with the same cache, resume rules and output.
     """
-    from scorers.tables.readers import read_metadata
+    from scorers.tables.pandas_tables import read_metadata
 
     options = dict(scorer_options or {})
     if data_dir is not None:
@@ -116,6 +116,6 @@ def _hub_questions(state, scorer_name: str, options: dict) -> None:
 
     default_questions = getattr(get_factory(scorer_name), "default_questions", None)
     if default_questions and options.get("questions") is None:
-        from scorers.tables.release import path as release_path
+        from scorers.tables.release_download import path as release_path
 
         options["questions"] = str(main_first(state, lambda: release_path(default_questions)))

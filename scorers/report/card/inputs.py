@@ -89,7 +89,7 @@ def read_table(path: str | Path):
     """A CSV / TSV / Parquet / JSON (list of records) / JSONL table as a pandas frame (text cells kept as text)."""
     import pandas as pd
 
-    from scorers.tables.readers import check_unique_header, read_csv
+    from scorers.tables.pandas_tables import check_unique_header, read_csv
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -120,7 +120,7 @@ def read_pair_table(name: str, source: str, *, offline: bool | None = None):
     path = Path(source)
     if not path.is_file():
         raise FileNotFoundError(f"--preferences {name}={source}: no such file")
-    from scorers.tables.readers import DuplicateHeaderError, check_unique_header
+    from scorers.tables.pandas_tables import DuplicateHeaderError, check_unique_header
 
     try:
         if path.suffix.lower() == ".parquet":  # a set's own Parquet may embed images: read its schema first
@@ -258,7 +258,7 @@ def file_sha256(path) -> str | None:
 
 
 def score_column(table, name: str, source: str) -> str:
-    from scorers.tables.readers import score_columns
+    from scorers.tables.pandas_tables import score_columns
 
     available = score_columns(table)
     if name in available:
@@ -304,7 +304,7 @@ def _write_reward_scores(reward: RewardSpec, scores, columns, meta_frame, segs, 
     from scorers.atomic import write_text_atomic
     from scorers.stats.graph import resolve_seg_subset
     from scorers.tables.join import join_scores
-    from scorers.tables.readers import column_scores, read_score_table
+    from scorers.tables.pandas_tables import column_scores, read_score_table
 
     subset = resolve_seg_subset(segs, meta_frame["seg_id"])
     parts = {}
@@ -338,7 +338,7 @@ def _add_reward_column(reward: RewardSpec, frame, column_of, where: str, info: d
     if len(found) < len(reward.weights):
         info["stats"][where] = {"missing parts": [p for p in reward.weights if p not in found]}
         return
-    from scorers.stats.meta import as_scores
+    from scorers.checks import as_scores
 
     values = {part: as_scores(frame[c].tolist(), name=f"{where} column {c!r}") for part, c in found.items()}
     frame[reward.name], info["stats"][where] = weighted_reward(values, reward.weights, reward.normalize)
@@ -393,7 +393,7 @@ def read_inputs(scores: Mapping[str, str | Path], *, metadata, baseline: str | N
     to ``reward_dir`` here, and its column added to each human set's table from its parts' columns."""
     from dataclasses import replace
 
-    from scorers.tables.readers import read_metadata, read_score_table
+    from scorers.tables.pandas_tables import read_metadata, read_score_table
 
     segs, clean_quotes = options.seg_subset, options.clean_quotes
     meta_frame = read_metadata(metadata)
@@ -457,7 +457,7 @@ def _check_named_columns(read: CardInputs) -> None:
                  if p.name in read.set_scores}}
     if not named or not tables:
         return
-    from scorers.tables.readers import preview_names
+    from scorers.tables.pandas_tables import preview_names
 
     for metric, column in named.items():
         if not any(column in frame.columns for frame in tables.values()):
@@ -468,19 +468,19 @@ def _check_named_columns(read: CardInputs) -> None:
 
 def _baseline_source(read: CardInputs, baseline: str, data_dir, clean_quotes: bool) -> None:
     """The baseline's TS2 scores: a ``--scores`` file, else its column of the release's ``released_scores.csv``."""
-    from scorers.tables.readers import read_score_table
+    from scorers.tables.pandas_tables import read_score_table
 
     if baseline in read.scores:
         read.baseline_source = (read.scores[baseline], read.columns[baseline], clean_quotes)
         return
-    from scorers.tables.release import path
+    from scorers.tables.release_download import path
 
     try:
         src = path("released_scores.csv", data_dir, progress=False)
     except FileNotFoundError as error:
         read.baseline_note = f"baseline {baseline}: the release's scores are not available ({error})"
         return
-    from scorers.tables.readers import score_columns
+    from scorers.tables.pandas_tables import score_columns
 
     if baseline not in score_columns(read_score_table(src)):
         raise ValueError(f"--baseline {baseline}: not one of the --scores names nor a column of the "

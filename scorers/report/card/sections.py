@@ -33,7 +33,7 @@ class SharedResults:
 
 def ts2_result(source, column, metadata, options: MetaOptions, *, clean_quotes: bool, lower_is_better: bool = False):
     """``ts2 meta`` on one column of one score file (``lower_is_better``: that column's)."""
-    from scorers.tables.readers import read_score_table
+    from scorers.tables.pandas_tables import read_score_table
     from scorers.ts2.meta_from_tables import meta_from_tables
 
     table = read_score_table(source, [column])
@@ -118,7 +118,7 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
     names)."""
     from scorers.stats.agreement import COEFFICIENTS, compare_agreement
     from scorers.stats.correlation import correlate_frame
-    from scorers.stats.meta import as_scores
+    from scorers.checks import as_scores
     from scorers.stats.orientation import resolve_orientation
 
     lower_is_better = options.lower_is_better

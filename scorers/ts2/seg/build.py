@@ -111,7 +111,7 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from scorers.tables.readers import read_csv
+    from scorers.tables.pandas_tables import read_csv
 
     source = str(path)
     if not os.path.isfile(path):

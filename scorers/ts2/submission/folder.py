@@ -194,7 +194,7 @@ def _meta_command(column: str, options, higher_is_better: bool) -> str:
 def _release_metadata(metadata):
     if metadata is not None:
         return metadata
-    from scorers.tables.release import path
+    from scorers.tables.release_download import path
 
     return path("metadata.csv")
 
@@ -210,7 +210,7 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
     """Write the submission folder ``out`` for score ``column`` of ``scores`` and return its path.
 
     ``scores``: a per-image scores CSV (or frame) keyed by ``seg_id, file_name``; ``metadata``: the TS2
-    ``metadata.csv`` (default: the release's, :func:`scorers.tables.release.path`); ``info``: ``metric.json``'s
+    ``metadata.csv`` (default: the release's, :func:`scorers.tables.release_download.path`); ``info``: ``metric.json``'s
     description (``metric``, ``paper_url``, ``code_url``, ``license``, ``flops_per_image``, ``scorer``; unknown
     keys are refused; ``scorer`` defaults to what ``ts2 score`` recorded next to ``scores``); ``options``: a
     :class:`~scorers.ts2.options.MetaOptions` (SEGs, variant, seed, bootstrap, orientation).
@@ -323,13 +323,13 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
     :data:`METRIC_KEYS`, the name, :func:`check_name`), ``result.json`` (its fields, its table against its numbers,
     the sha256 of its inputs: ``scores.csv`` and the release ``metadata.csv``), then every number under ``results``
     recomputed from ``scores.csv`` and ``metadata`` (default: the pinned release file,
-    :func:`scorers.tables.release.path`) with the result's own options: equal within :data:`RESULT_REL_TOL`, else
+    :func:`scorers.tables.release_download.path`) with the result's own options: equal within :data:`RESULT_REL_TOL`, else
     ``results.<column>.<path>: claimed X, recomputed Y``. With ``rescore=N`` and a registered scorer in
     ``metric.json``: N images drawn with ``seed`` are scored again (images from ``data_dir``, else the Hub dataset)
     and compared within the scorer's tolerance.
 
     Never raises for a bad submission (``ok=False``); an unavailable release metadata raises as
-    :func:`scorers.tables.release.path` does (nothing could be verified).
+    :func:`scorers.tables.release_download.path` does (nothing could be verified).
     """
     folder = Path(path)
     state: dict[str, Any] = {"name": folder.name, "result": None, "metadata": None, "rescored": ()}

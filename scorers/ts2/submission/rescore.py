@@ -59,7 +59,7 @@ def _images(keys, data_dir) -> tuple[object, list]:
 
     folder = Path(data_dir) if data_dir is not None else local_data_dir()
     if folder is not None and (folder / "metadata.csv").is_file() and (folder / "images").is_dir():
-        from scorers.tables.readers import read_metadata
+        from scorers.tables.pandas_tables import read_metadata
 
         metadata = read_metadata(folder / "metadata.csv")
         images = None

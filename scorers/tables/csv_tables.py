@@ -75,11 +75,11 @@ def light_header(path: str | Path) -> list[str] | None:
 
 
 def csv_header(path: str | Path) -> list[str]:
-    """The header of a CSV file: :func:`light_header`, or pandas' reading of it (:func:`scorers.tables.readers.read_csv`,
+    """The header of a CSV file: :func:`light_header`, or pandas' reading of it (:func:`scorers.tables.pandas_tables.read_csv`,
     whose errors name the file) when it is not a plain one."""
     header = light_header(path)
     if header is None:
-        from scorers.tables.readers import read_csv
+        from scorers.tables.pandas_tables import read_csv
 
         header = list(read_csv(path, nrows=0).columns)
     return header
@@ -100,7 +100,7 @@ class LightMetadata:
 
 
 def light_metadata(path: str | Path) -> LightMetadata | None:
-    """``metadata.csv`` when it passes every rule of :func:`scorers.tables.readers.read_metadata` plainly: SEG ids of
+    """``metadata.csv`` when it passes every rule of :func:`scorers.tables.pandas_tables.read_metadata` plainly: SEG ids of
     ASCII digits, non-empty prompts and unique non-empty file names, node labels of ASCII digits and letters, a head
     in every SEG. None otherwise."""
     rows = _rows(path, "utf-8-sig")
@@ -241,7 +241,7 @@ def _text_cell(cell: str) -> bool:
 
 def light_paper_table(path: str | Path) -> LightPaperTable | None:
     """``paper_table2.csv`` (``column, name, family, meta_metric, avg, synth, nat, real, flop_per_image``) as
-    :func:`scorers.tables.readers.read_paper_table` reads it, when its value cells are plain numbers and its text cells
+    :func:`scorers.tables.pandas_tables.read_paper_table` reads it, when its value cells are plain numbers and its text cells
     are not numbers (which pandas would read as numbers); None otherwise (and for the official full-precision layout)."""
     rows = _rows(path, "utf-8")
     if rows is None:
@@ -270,7 +270,7 @@ _OFFICIAL_PARTS = {"avg": "all", "synth": "synth", "nat": "nat", "real": "real"}
 
 def light_table2_full_precision(path: str | Path) -> LightPaperTable | None:
     """The official ``pareto_information.csv`` (``table2_full_precision.csv``) as
-    :func:`scorers.tables.readers.read_table2_full_precision` reads it (values x 100, one row per metric and
+    :func:`scorers.tables.pandas_tables.read_table2_full_precision` reads it (values x 100, one row per metric and
     meta-metric), when every value and cost cell is a plain number and every metric name is text; None otherwise."""
     rows = _rows(path, "utf-8")
     if rows is None:
@@ -302,10 +302,10 @@ def light_table2_full_precision(path: str | Path) -> LightPaperTable | None:
 
 def paper_table(path: str | Path):
     """The paper's Table 2 from ``path`` in either layout: the light table when it takes the file, else
-    :func:`scorers.tables.readers.read_paper_table` (pandas, whose checks word any error)."""
+    :func:`scorers.tables.pandas_tables.read_paper_table` (pandas, whose checks word any error)."""
     found = light_paper_table(path) or light_table2_full_precision(path)
     if found is not None:
         return found
-    from scorers.tables.readers import read_paper_table
+    from scorers.tables.pandas_tables import read_paper_table
 
     return read_paper_table(path)

@@ -12,10 +12,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from scorers.checks import INTEGER, integer_column
+from scorers.checks import INTEGER, as_scores, integer_column
 from scorers.errors import ParameterError, value_error
 from scorers.stats.graph import NODE_LABEL, error_count, file_partitions, parse_seg_range, partition_of
-from scorers.stats.meta import as_scores
 from scorers.tables.columns import check_score_header, text_scores
 
 __all__ = [
@@ -287,7 +286,7 @@ def read_table2_full_precision(path: str | Path) -> pd.DataFrame:
 def column_scores(frame: pd.DataFrame, column: str, *, clean_quotes: bool = False) -> np.ndarray:
     """Validated float scores of one column (errors name the CSV row: data row k is line k + 2): a column of text
     (a CSV read as strings) by :func:`scorers.tables.columns.text_scores`, anything else (numbers, missing cells in a
-    frame) by :func:`scorers.stats.meta.as_scores`."""
+    frame) by :func:`scorers.checks.as_scores`."""
     if column not in frame.columns:
         raise ValueError(f"score column {column!r} not found; available: {preview_names(score_columns(frame))}")
     cells = frame[column]

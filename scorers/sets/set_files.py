@@ -49,10 +49,11 @@ class HubFile:
 
 def fetch_hub(file: HubFile, *, offline: bool | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
     """The local path of ``file`` at its pinned revision, through :mod:`scorers.tables.release` (the project's one download
-    path): with a sha256, a :class:`~scorers.tables.release.PinnedFile` for ``release.fetch`` (a mismatching download is
-    refused and deleted); without one, ``release.fetch_hub_unpinned``. ``offline`` = cache only, default
+    path): with a sha256, a :class:`~scorers.tables.release.PinnedFile` for ``release_download.fetch`` (a mismatching download is
+    refused and deleted); without one, ``release_download.fetch_hub_unpinned``. ``offline`` = cache only, default
     ``HF_HUB_OFFLINE``."""
-    from scorers.tables.release import PinnedFile, fetch, fetch_hub_unpinned
+    from scorers.tables.release import PinnedFile
+    from scorers.tables.release_download import fetch, fetch_hub_unpinned
 
     if file.sha256 is None:
         return fetch_hub_unpinned(file.repo_id, file.filename, file.revision, cache_dir=cache_dir, offline=offline)
@@ -163,7 +164,7 @@ def check_ratings(frame, where: str):
 
 def read_json_entries(path: str | Path, expected: str) -> list[dict]:
     """A JSON list of objects (EvalMuse's ``train_list.json``, HPDv2's ``test.json``) through
-    :func:`scorers.tables.readers.read_json_list`, a malformed file raised as :class:`SetFormatError`."""
-    from scorers.tables.readers import read_json_list
+    :func:`scorers.tables.pandas_tables.read_json_list`, a malformed file raised as :class:`SetFormatError`."""
+    from scorers.tables.pandas_tables import read_json_list
 
     return read_json_list(path, expected, error=SetFormatError)
