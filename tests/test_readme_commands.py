@@ -119,7 +119,7 @@ RULES: list[tuple[str, str, str]] = [
 
 #: (pattern searched in the Python block, "run" or "skip", reason); the first match decides
 PY_RULES: list[tuple[str, str, str]] = [
-    (r"release\.path\(", "skip", "downloads the release tables; tests/test_release.py runs this block against a "
+    (r"release(_download)?\.path\(", "skip", "downloads the release tables; tests/test_release.py runs this block against a "
      "loopback stand-in of the Hub and GitHub"),
     (r"load_ts2\(", "skip", "needs a TS2 image folder (and datasets < 4 for its third way); tests/test_dataset_builder.py "
      "and tests/test_dataset_export.py build and export the configs from a generated data dir"),
