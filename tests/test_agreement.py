@@ -305,7 +305,7 @@ def test_bootstrap_is_seeded():
 # ----------------------------------------------------------------------------------------------------------------------
 
 def test_compare_by_prompt_uses_the_meta_paired_test(rated):
-    from scorers.stats.meta import paired_mean_test
+    from scorers.stats.resampling import paired_mean_test
 
     h, m, items, _ = rated
     noisy = m + np.random.default_rng(0).normal(0, 1, m.size)

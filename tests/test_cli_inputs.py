@@ -124,8 +124,7 @@ def test_a_csv_that_is_not_utf8_is_named(capsys, tmp_path, shared_ts2):
 
 @pytest.mark.parametrize("cell", ["１２", "1_000", "٣"])
 def test_non_ascii_digits_and_underscores_are_not_numbers(cell):
-    from scorers.checks import as_scores
-    from scorers.tables.pandas_tables import integer_column
+    from scorers.checks import as_scores, integer_column
 
     with pytest.raises(ValueError, match="is not an integer"):
         integer_column(pd.Series(["1", cell]), "SEG id", lambda row: f"line {row + 2}")

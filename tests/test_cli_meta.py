@@ -224,7 +224,7 @@ def _wide(tmp_path, n_columns, n_rows=2):
 
 
 def test_too_many_metric_columns_are_refused_with_a_short_message(tmp_path, capsys):
-    from scorers.tables.pandas_tables import MAX_METRIC_COLUMNS
+    from scorers.tables.columns import MAX_METRIC_COLUMNS
 
     scores, md = _wide(tmp_path, MAX_METRIC_COLUMNS + 1)
     code, out, err = run_cli(capsys, "meta", str(scores), "--metadata", str(md))

@@ -242,7 +242,7 @@ def test_key_is_stripped_when_read_and_inner_whitespace_refused(monkeypatch):
 
 
 def test_redact_hides_the_key_and_any_bearer_token():
-    from scorers.models.openai_compat import redact
+    from scorers.models.redaction import redact
 
     text = f"Authorization: Bearer {MARKER}\r\n'authorization': 'bearer abc.def-123' key={MARKER}"
     hidden = redact(text, [MARKER])

@@ -36,8 +36,7 @@ def test_default_models_are_the_factories_own():
     assert info["viescore"].startswith(DEFAULT_VIESCORE_MODEL)
     assert info["llmscore"].startswith(DEFAULT_CAPTIONER) and DEFAULT_LLM in info["llmscore"]
     from scorers.metrics.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL
-    from scorers.models.hpsv3 import DEFAULT_HPSV3_MODEL
-    from scorers.models.imagereward import DEFAULT_IMAGEREWARD_MODEL
+    from scorers.models.reward_checkpoints import DEFAULT_HPSV3_MODEL, DEFAULT_IMAGEREWARD_MODEL
     from scorers.metrics.reward_models import HPSV2_CHECKPOINTS, PICKSCORE_MODEL
 
     assert info["pickscore"].startswith(PICKSCORE_MODEL)

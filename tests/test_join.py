@@ -14,7 +14,8 @@ import pytest
 from scorers.cli import main
 from scorers.tables.join import ROW_POSITION_NOTE, join_scores
 from scorers.stats.orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
-from scorers.ts2.meta_from_tables import MetaOptions, meta_from_tables
+from scorers.ts2.meta_from_tables import meta_from_tables
+from scorers.ts2.options import MetaOptions
 from scorers.tables.pandas_tables import read_metadata
 from tests.reference_meta import reference_meta, reference_summary, released_reference
 

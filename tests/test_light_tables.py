@@ -16,7 +16,8 @@ import pytest
 from scorers.tables.join import join_scores
 from scorers.tables.csv_tables import (light_metadata, light_paper_table, light_scores, light_table2_full_precision,
                                   paper_table)
-from scorers.ts2.meta_from_tables import MetaOptions, meta_from_tables
+from scorers.ts2.meta_from_tables import meta_from_tables
+from scorers.ts2.options import MetaOptions
 from scorers.tables.pandas_tables import (column_scores, read_metadata, read_paper_table, read_score_table,
                                    read_table2_full_precision, score_columns)
 

@@ -12,7 +12,8 @@ from PIL import Image
 
 from scorers.cli import main
 from scorers.stats.meta import ts2_meta
-from scorers.tables.pandas_tables import column_scores, parse_seg_range, read_metadata, read_score_table
+from scorers.stats.graph import parse_seg_range
+from scorers.tables.pandas_tables import column_scores, read_metadata, read_score_table
 from tests.reference_meta import released_reference
 
 FIGURES = ("rank_vs_flops.png", "seg_histograms.png", "correlation_heatmap.png")

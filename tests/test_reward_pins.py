@@ -34,8 +34,8 @@ class LoopbackHubModel(LoopbackHubDataset):
 
 def test_the_pins_are_the_cited_commits():
     from scorers.metrics.judges.unifiedreward import DEFAULT_UNIFIEDREWARD_MODEL, DEFAULT_UNIFIEDREWARD_REVISION
-    from scorers.models.hpsv3 import (DEFAULT_HPSV3_BASE, DEFAULT_HPSV3_BASE_REVISION, DEFAULT_HPSV3_MODEL,
-                                      DEFAULT_HPSV3_REVISION)
+    from scorers.models.reward_checkpoints import (DEFAULT_HPSV3_BASE, DEFAULT_HPSV3_BASE_REVISION, DEFAULT_HPSV3_MODEL,
+                                                   DEFAULT_HPSV3_REVISION)
 
     assert (DEFAULT_HPSV3_MODEL, DEFAULT_HPSV3_REVISION) == ("MizzenAI/HPSv3", HPSV3_COMMIT)
     assert (DEFAULT_HPSV3_BASE, DEFAULT_HPSV3_BASE_REVISION) == ("Qwen/Qwen2-VL-7B-Instruct", QWEN2VL_7B_COMMIT)

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorers.tifa_bench.generate import generate_images, image_seed, load_pipeline  # noqa: E402
+from scorers.models.diffusion import image_seed, load_pipeline  # noqa: E402
+from scorers.tifa_bench.generate import generate_images  # noqa: E402
 from tests.test_tifa_bench_fixtures import TEXTS, write_tifa_files  # noqa: E402
 from tests.conftest import console_script, free_port  # noqa: E402
 

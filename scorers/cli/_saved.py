@@ -5,7 +5,7 @@ A saved result holds what was printed and everything needed to make it again: th
 version, the SEG set, the seed and number of bootstrap resamples, the delta variant, each input file with its sha256,
 the scorer configuration when the scores came from ``ts2 score`` (``<scores>.cache/fingerprint.json``), and the
 numbers (each metric's ``TS2Result.to_dict()``, fractions). The writer and the checks live in the library
-(:mod:`scorers.ts2.result_file`, shared with ``ts2 submit``); this module re-exports them and re-prints.
+(:mod:`scorers.ts2.result_file`, shared with ``ts2 submit``); this module loads with them and re-prints.
 """
 from __future__ import annotations
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import tempfile
 from pathlib import Path
 
 from scorers.checks import parse_float, parse_int  # the one reading of numbers (options take a leading '+')
 
 __all__ = ["BOOTSTRAP_MAX", "PORT_MAX", "TIMEOUT_MAX", "bootstrap_count", "confidence", "count", "input_dir",
-           "input_file", "number", "output_dir", "output_file", "parse_float", "parse_int", "port", "seconds",
+           "input_file", "number", "output_dir", "output_file", "port", "seconds",
            "seg_spec", "models_by_name", "reward_weights", "OptionNames", "SCORER_FLAGS_NOTE"]
 
 #: bootstrap resamples at most: 1e5 percentile CIs are far finer than their own sampling error; 1e8 took 6.4 GB

@@ -10,7 +10,7 @@ import sys
 from scorers.stats.agreement import COEFFICIENTS, GROUPINGS  # light: scipy.stats is imported where a coefficient needs it
 from scorers.formatting import MISSING, format_number
 from scorers.ts2.result_text import text_grid
-from scorers.cli._validate import bootstrap_count, confidence, count
+from scorers.cli._validate import confidence, count
 from scorers.cli._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
 
 

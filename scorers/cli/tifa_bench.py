@@ -148,7 +148,8 @@ def _generate(args: argparse.Namespace) -> int:
     $(which ts2) tifa-bench generate ...
     """
     from scorers.scoring.runner import finish, process_state
-    from scorers.tifa_bench.generate import generate_images, load_pipeline
+    from scorers.models.diffusion import load_pipeline
+    from scorers.tifa_bench.generate import generate_images
     from scorers.cli.score import parse_options
 
     bench = _bench(args, require_questions=False)

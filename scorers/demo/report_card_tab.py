@@ -22,7 +22,6 @@ from scorers.demo.sources import Tables
 from scorers.report.card import CARD_FIELDS, Card, display_unit, set_headline
 
 __all__ = [
-    "CARD_FIELDS",
     "CARD_INTRO",
     "FIGURE_LABEL",
     "SUMMARY_COLUMNS",

@@ -166,7 +166,8 @@ class ImageRewardScore:
 
     def __init__(self, model: str | None = None, *, device: str | None = None, precision: str = "fp32",
                  med_config: str | None = None, tokenizer: str | None = None, vision_heads: int | None = None):
-        from scorers.models.imagereward import DEFAULT_IMAGEREWARD_MODEL, ImageRewardBackend
+        from scorers.models.imagereward import ImageRewardBackend
+        from scorers.models.reward_checkpoints import DEFAULT_IMAGEREWARD_MODEL
         from scorers.models.pixels import ResizeCropUint8
 
         self.backend = ImageRewardBackend(model or DEFAULT_IMAGEREWARD_MODEL, device=device, precision=precision,
@@ -223,7 +224,8 @@ class HPSv3Score:
 
     def __init__(self, model: str | None = None, *, base: str | None = None, device: str | None = None,
                  precision: str | None = None, pixels: int | None = None):
-        from scorers.models.hpsv3 import DEFAULT_HPSV3_MODEL, HPSv3Backend
+        from scorers.models.hpsv3 import HPSv3Backend
+        from scorers.models.reward_checkpoints import DEFAULT_HPSV3_MODEL
 
         self.backend = HPSv3Backend(model or DEFAULT_HPSV3_MODEL, base=base, device=device, precision=precision,
                                     pixels=pixels)

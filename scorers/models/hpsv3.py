@@ -34,7 +34,7 @@ from scorers.models.precision import dtype_of
 from scorers.models.reward_checkpoints import (DEFAULT_HPSV3_BASE, DEFAULT_HPSV3_BASE_REVISION, DEFAULT_HPSV3_MODEL,
                                                DEFAULT_HPSV3_REVISION)
 
-__all__ = ["DEFAULT_HPSV3_BASE", "DEFAULT_HPSV3_BASE_REVISION", "DEFAULT_HPSV3_MODEL", "DEFAULT_HPSV3_REVISION", "HPSv3Backend", "HPSv3ImageTransform", "INSTRUCTION",
+__all__ = ["HPSv3Backend", "HPSv3ImageTransform", "INSTRUCTION",
            "PROMPT_WITH_SPECIAL_TOKEN", "REWARD_TOKEN", "convert_official_state_dict", "reward_head", "smart_resize"]
 
 #: the official checkpoint repo (file ``HPSv3.safetensors``), the base model whose config and processor it uses,

@@ -30,7 +30,7 @@ from torch import nn
 from scorers.models.precision import dtype_of
 from scorers.models.reward_checkpoints import DEFAULT_IMAGEREWARD_MODEL, DEFAULT_IMAGEREWARD_REVISION
 
-__all__ = ["CONFIG_NAME", "DEFAULT_IMAGEREWARD_MODEL", "IMAGEREWARD_MEAN", "IMAGEREWARD_STD", "ImageRewardBackend",
+__all__ = ["CONFIG_NAME", "IMAGEREWARD_MEAN", "IMAGEREWARD_STD", "ImageRewardBackend",
            "ImageRewardModel", "convert_official_state_dict", "official_configs", "save_pretrained"]
 
 #: the official checkpoint repo and its pinned revision: :mod:`scorers.models.reward_checkpoints` (no torch there)

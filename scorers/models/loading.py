@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from typing import Iterator, Sequence
 
 from scorers.errors import ParameterError, Wording, mention
-from scorers.tables.release_download import PROBE_TIMEOUT_S, probe  # the one reachability probe (its timeout re-exported)
+from scorers.tables.release_download import PROBE_TIMEOUT_S, probe  # the one reachability probe
 
-__all__ = ["PROBE_TIMEOUT_S", "ModelLoadError", "cached_file", "check_model_source", "hub_cache_dir", "hub_reachable",
+__all__ = ["ModelLoadError", "cached_file", "check_model_source", "hub_cache_dir", "hub_reachable",
            "model_source"]
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 _reachable: dict[str, bool] = {}

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from scorers.errors import Wording
-from scorers.models.loading import PROBE_TIMEOUT_S, ModelLoadError, cached_file, hub_cache_dir, hub_reachable
+from scorers.models.loading import ModelLoadError, cached_file, hub_cache_dir, hub_reachable
+from scorers.tables.release_download import PROBE_TIMEOUT_S
 
 __all__ = ["builtin_weights", "hpsv2_checkpoint", "random_weights_error"]
 

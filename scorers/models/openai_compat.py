@@ -34,8 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from email.utils import parsedate_to_datetime
 from typing import Any, Sequence
 
-import numpy as np
-
 from scorers.errors import Wording
 from scorers.json_safe import content_key
 from scorers.models.chat_vlm import CONCISE_SYSTEM_PROMPT
@@ -43,7 +41,7 @@ from scorers.models.redaction import redact, redact_cut, redact_url, url_secrets
 from scorers.models.vqa_base import check_pairs
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_REPLY_BYTES", "OpenAIChat", "SERVED_OPTIONS", "SERVED_PREFIX",
-           "ServedModelError", "clean_api_key", "is_served", "redact", "served_model_name"]
+           "ServedModelError", "clean_api_key", "is_served", "served_model_name"]
 
 SERVED_PREFIX = "openai:"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -198,8 +196,6 @@ class OpenAIChat:
     def check_server(self) -> None:
         """Fail fast with one line when the server cannot be reached, rejects the key or does not serve the model
         (``GET /models``; servers without that route are not checked)."""
-        import httpx
-
         from scorers.models._deadline import attempt_deadline
 
         try:

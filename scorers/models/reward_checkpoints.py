@@ -1,6 +1,7 @@
 """The default checkpoints of the reward models whose model files import torch at load (ImageReward, HPSv3): names
 and pinned revisions only, no torch, so the ``evaluate`` modules and the registry can name them on an install
-without the ``models`` extra. :mod:`scorers.models.imagereward` and :mod:`scorers.models.hpsv3` re-export them."""
+without the ``models`` extra. :mod:`scorers.models.imagereward` and :mod:`scorers.models.hpsv3` use them; import
+them from here."""
 from __future__ import annotations
 
 __all__ = ["DEFAULT_HPSV3_BASE", "DEFAULT_HPSV3_BASE_REVISION", "DEFAULT_HPSV3_MODEL", "DEFAULT_HPSV3_REVISION",

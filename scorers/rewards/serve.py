@@ -244,7 +244,7 @@ def decode_request(body: bytes, limits: Limits):
 
 def _failure(error: BaseException) -> dict:
     """A request's reply when its own forward raised: a 422 naming the error (its first line)."""
-    from scorers.models.openai_compat import redact  # an error from a served judge may quote a key: hide it first
+    from scorers.models.redaction import redact  # an error from a served judge may quote a key: hide it first
 
     text = redact(str(error)).strip().splitlines()
     detail = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__

@@ -278,8 +278,6 @@ def load_evalmuse(path: str | Path | None = None, *, offline: bool | None = None
 
 def read_gecko_prompts(path: str | Path):
     """Gecko's ``prompts.csv`` (``prompt_id``, ``prompt``, ``prompt_type``, ...) as a frame, ``prompt_id`` as str."""
-    import pandas as pd
-
     path = Path(path)
     try:
         frame = read_csv(path, dtype={"prompt_id": str})

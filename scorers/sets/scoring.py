@@ -36,7 +36,7 @@ from scorers.sets.set_files import SetImagesUnavailable
 from scorers.sets.own_paths import prepare_run
 from scorers.sets.registry import REGISTRY, SEGS, ImageSource, check_set_name, find_set, get_set
 
-__all__ = ["SetImagesUnavailable", "check_set_name", "load_set", "score_set", "score_sets", "set_images"]
+__all__ = ["load_set", "score_set", "score_sets", "set_images"]
 
 
 # --------------------------------------------------------------------------------------------------------- the sets

@@ -54,11 +54,9 @@ __all__ = [
     "META_METRICS",
     "VARIANTS",
     "MetaResult",
-    "PairedComparison",
     "TS2Evaluator",
     "TS2Result",
     "compare",
-    "paired_mean_test",
     "ts2_meta",
 ]
 

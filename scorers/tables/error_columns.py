@@ -62,8 +62,6 @@ def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
         ``error_types`` not aligned with ``errors``, a type not in :data:`scorers.stats.error_sets.ERROR_TYPES`, or an error label with two
         types in one SEG; the message names ``source``, the line, the SEG and the image.
     """
-    import pandas as pd
-
     frame.reset_index(drop=True, inplace=True)
     errors = _split(frame["errors"])
     if "error_types" in frame.columns:

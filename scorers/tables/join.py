@@ -11,7 +11,7 @@ the same rules (:func:`table_keys`, :func:`key_rows`, :func:`check_row_positions
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 

@@ -13,31 +13,24 @@ import numpy as np
 import pandas as pd
 
 from scorers.checks import INTEGER, as_scores, integer_column
-from scorers.errors import ParameterError, value_error
-from scorers.stats.graph import NODE_LABEL, error_count, file_partitions, parse_seg_range, partition_of
-from scorers.tables.columns import check_score_header, text_scores
+from scorers.errors import value_error
+from scorers.stats.graph import NODE_LABEL, error_count, file_partitions, partition_of
+from scorers.tables.columns import (KEY_COLUMNS, MAX_METRIC_COLUMNS, METADATA_COLUMNS, check_score_header,
+                                     preview_names, text_scores)
 
 __all__ = [
     "CSVReadError",
     "DuplicateHeaderError",
     "check_unique_header",
     "duplicate_names",
-    "KEY_COLUMNS",
-    "MAX_METRIC_COLUMNS",
-    "METADATA_COLUMNS",
     "PARTITIONS_FROM_FILE",
-    "integer_column",
     "read_json_list",
-    "parse_seg_range",
-    "preview_names",
     "read_csv",
     "read_metadata",
     "read_paper_table",
     "read_score_table",
     "score_columns",
 ]
-
-from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS  # noqa: E402  (re-exported: release -> canonical names)
 
 
 class CSVReadError(ValueError):
@@ -199,9 +192,6 @@ def _metadata_row_error(path, frame: pd.DataFrame, file_names: pd.Series, nodes:
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
     raise AssertionError(f"{where}: flagged but passes every rule")  # pragma: no cover - the masks match the rules
-
-
-from scorers.tables.columns import MAX_METRIC_COLUMNS, preview_names  # noqa: E402  (re-exported)
 
 
 def read_score_table(

@@ -26,9 +26,9 @@ from typing import Sequence
 import numpy as np
 
 from scorers.errors import ParameterError, value_error, wording_of
-from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed, load_pipeline
+from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed
 
-__all__ = ["generate_images", "image_path", "image_seed", "load_pipeline"]
+__all__ = ["generate_images", "image_path"]
 
 
 def image_path(out_dir: str | Path, text_id: str, k: int, images_per_prompt: int) -> Path:

@@ -25,7 +25,7 @@ from scorers.ts2.options import MetaOptions
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MetaOptions", "TableMeta", "meta_from_tables", "metadata_partitions"]
+__all__ = ["TableMeta", "meta_from_tables", "metadata_partitions"]
 
 Table = Union[str, Path, "pd.DataFrame", Joined]
 

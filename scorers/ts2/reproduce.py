@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scorers.stats.graph import summary_keys
-from scorers.stats.meta import META_METRICS, SUMMARY_KEYS, TS2Result
-from scorers.stats.orientation import RELEASED_LOWER_IS_BETTER, resolve_orientation
+from scorers.stats.meta import META_METRICS, TS2Result
+from scorers.stats.orientation import resolve_orientation
 from scorers.tables.join import Joined
 from scorers.ts2.meta_from_tables import meta_from_tables
 from scorers.ts2.options import MetaOptions

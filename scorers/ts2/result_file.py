@@ -8,7 +8,7 @@ the scorer configuration when the scores came from ``ts2 score`` (``<scores>.cac
 numbers (each metric's ``TS2Result.to_dict()``, fractions).
 
 It lives in the library (not in ``scorers.cli``) so that :mod:`scorers.ts2.submission.folder` writes and checks the
-very same file; ``scorers.cli._saved`` re-exports it and adds the re-printing of ``ts2 meta --from``.
+very same file; ``scorers.cli._saved`` reads it with these checks and adds the re-printing of ``ts2 meta --from``.
 """
 from __future__ import annotations
 

@@ -7,12 +7,10 @@ pairs rows with images, keys the cache by ``seg_id:file_name``, turns records in
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from scorers.atomic import atomic_path
 from scorers.scoring.rows import build_run_scorer, main_first, score_rows, write_outputs
 from scorers.scoring.runner import check_run_options, process_state
 

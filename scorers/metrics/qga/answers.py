@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from scorers.errors import ParameterError
-from scorers.tables.pandas_tables import integer_column, read_csv
+from scorers.checks import integer_column
+from scorers.tables.pandas_tables import read_csv
 from scorers.metrics.qga.matching import AnswerMatcher
 from scorers.metrics.qga.questions import QuestionSet
 from scorers.metrics.qga.matching import is_blank

@@ -457,7 +457,7 @@ def _check_named_columns(read: CardInputs) -> None:
                  if p.name in read.set_scores}}
     if not named or not tables:
         return
-    from scorers.tables.pandas_tables import preview_names
+    from scorers.tables.columns import preview_names
 
     for metric, column in named.items():
         if not any(column in frame.columns for frame in tables.values()):

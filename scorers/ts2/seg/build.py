@@ -109,8 +109,6 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     ...
     ValueError: ... line 2 (SEG 0, x.png): empty prompt
     """
-    import pandas as pd
-
     from scorers.tables.pandas_tables import read_csv
 
     source = str(path)

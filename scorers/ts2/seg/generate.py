@@ -22,7 +22,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
