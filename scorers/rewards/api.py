@@ -271,7 +271,7 @@ def to_unit(pixels, input_range: tuple[float, float]):
         raise ValueError(f"reward: image tensor values lie in {span}, outside input_range=({low:g}, {high:g}) "
                          f"(tolerance {RANGE_TOLERANCE:g} of the range){hint}"
                          if math.isfinite(least) and math.isfinite(most) else
-                         f"reward: image tensor holds NaN or infinite values")
+                         "reward: image tensor holds NaN or infinite values")
     return pixels
 
 

@@ -215,7 +215,6 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict
 
     The labels, edges and unreachable nodes of each SEG come from :mod:`scorers.stats.error_sets` (one call per SEG,
     over its distinct error sets, never per image); images are grouped by one ``groupby``."""
-    ids, keys = frame["id"].to_numpy(), frame["key"].to_numpy(dtype=object)
     out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["file_name"].to_numpy(dtype=object)
     members = frame.groupby(["id", "key"], sort=False).indices  # {(id, key): row positions}, file order
     first = frame.drop_duplicates("id")
