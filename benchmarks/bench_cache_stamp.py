@@ -49,7 +49,7 @@ def random_clip_vit_b16(folder: Path) -> str:
     """A ViT-B/16 CLIP (openai/clip-vit-base-patch16's config) with random weights, saved with a CLIP tokenizer."""
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
-    from tests.tiny_embed_models import clip_tokenizer
+    from tests.helpers.tiny_embed_models import clip_tokenizer
 
     config = CLIPConfig(
         text_config={"hidden_size": 512, "intermediate_size": 2048, "num_attention_heads": 8, "num_hidden_layers": 12,

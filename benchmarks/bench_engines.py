@@ -1,8 +1,8 @@
 """Images/s of the two ``ts2 score`` engines on the same tiny CLIP: accelerate (1 process, the default) vs Ray Data
 (``--engine ray``, N CPU actors on a local Ray started here), and the ratio ray / accelerate.
 
-Data: generated TS2-layout images (``tests.ts2_fixture_data.make_data_dir``, SEGs 0..K, ``--image-size`` px) scored
-with ``clip_score`` on the tiny CLIP of ``tests.tiny_embed_models`` (random seeded weights: timing only). No cache (each
+Data: generated TS2-layout images (``tests.helpers.ts2_fixture_data.make_data_dir``, SEGs 0..K, ``--image-size`` px) scored
+with ``clip_score`` on the tiny CLIP of ``tests.helpers.tiny_embed_models`` (random seeded weights: timing only). No cache (each
 engine scores everything). Ray's start-up (``ray.init`` + the driver's one-worker scorer
 description) is timed apart; the Ray scoring time includes starting the actor pool and loading one model per actor
 (paid once per run: Ray Data makes a new pool for each dataset) and the driver's collect. With a tiny model that
@@ -33,7 +33,7 @@ def main() -> None:
 
     add_data_dir(parser)  # metadata.csv for the layout
     args = parser.parse_args()
-    if args.data_dir is not None:  # tests.release_data reads TS2_DATA when first imported (below)
+    if args.data_dir is not None:  # tests.helpers.release_data reads TS2_DATA when first imported (below)
         os.environ["TS2_DATA"] = str(Path(args.data_dir).resolve())
 
     import ray
@@ -42,8 +42,8 @@ def main() -> None:
     from scorers.tables.pandas_tables import read_metadata
     from scorers.ts2.scoring import score_table
     from scorers.scoring.registry import build_scorer
-    from tests.tiny_embed_models import tiny_models
-    from tests.ts2_fixture_data import make_data_dir
+    from tests.helpers.tiny_embed_models import tiny_models
+    from tests.helpers.ts2_fixture_data import make_data_dir
 
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = make_data_dir(Path(tmp) / "data", seg_ids=list(range(args.segs)), image_size=args.image_size,

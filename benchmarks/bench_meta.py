@@ -1,6 +1,6 @@
 """Speed of the TS2 meta-metrics: all 19 released metrics x rank/sep/delta on the shared release tables.
 
-Baseline: the straightforward per-walk / per-pair pandas + scipy loop (``tests/reference_meta.py``, the same code the
+Baseline: the straightforward per-walk / per-pair pandas + scipy loop (``tests/helpers/reference_meta.py``, the same code the
 tests cross-check against), run in the same process on the same data. Prints seconds and the speed-up ratio, and
 checks that both give the same per-SEG values.
 
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from scorers.ts2.reproduce import higher_is_better_from_paper  # noqa: E402
 from scorers.stats.meta import TS2Evaluator  # noqa: E402
 from scorers.tables.pandas_tables import column_scores, read_metadata, read_paper_table, read_score_table  # noqa: E402
-from tests.reference_meta import reference_meta  # noqa: E402
+from tests.helpers.reference_meta import reference_meta  # noqa: E402
 from benchmarks.release_tables import add_data_dir, release_file  # noqa: E402
 
 

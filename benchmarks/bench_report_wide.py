@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.test_report_wide import wide_table  # noqa: E402
+from tests.helpers.score_tables import wide_table  # noqa: E402
 from benchmarks.release_tables import add_data_dir, release_folder  # noqa: E402
 
 

@@ -60,7 +60,7 @@ def batched(scorer, pictures, prompts, batch_size):
 
 def speed(args) -> None:
     from scorers.scoring.registry import build_scorer
-    from tests.tiny_reward_models import tiny_reward_models
+    from tests.helpers.tiny_reward_models import tiny_reward_models
 
     torch.set_num_threads(args.threads)
     root = tempfile.mkdtemp(prefix="bench-rewards-")

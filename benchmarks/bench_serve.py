@@ -2,7 +2,7 @@
 ``--http-ceiling``, also a no-op Serve deployment's requests/s on the same requests (what Serve's HTTP path alone
 allows on this machine: no service can do better).
 
-Model: the tiny CLIP of ``tests.tiny_embed_models`` (random seeded weights: timing only) with ``--layers`` transformer
+Model: the tiny CLIP of ``tests.helpers.tiny_embed_models`` (random seeded weights: timing only) with ``--layers`` transformer
 layers per tower (default 2: the forward is ~3 ms, negligible next to the HTTP path, so batching has little to
 merge). ``--layers 24`` keeps the model narrow but makes each forward call cost tens of ms of per-call work that a
 batch shares (the regime of a GPU forward at small batch, where batching matters), imitated on CPU.
@@ -57,7 +57,7 @@ def main() -> None:
 
     from scorers.rewards import RemoteReward
     from scorers.rewards.serve import ServiceOptions, build_app
-    from tests.tiny_embed_models import tiny_models
+    from tests.helpers.tiny_embed_models import tiny_models
 
     model = tiny_models()["clip"] if args.layers == 2 else _deep_clip(args.layers)
 
@@ -119,7 +119,7 @@ def main() -> None:
 
 def _adversaries(args, rate, port: int, url: str) -> None:
     """Good requests/s at concurrency 8, clean and then with the adversaries present; prints both and the ratio."""
-    from tests.serve_adversaries import body, png_b64, post, start_slow_clients
+    from tests.helpers.serve_adversaries import body, png_b64, post, start_slow_clients
 
     clean, clean_batch = rate(8)
     stop = threading.Event()
@@ -166,7 +166,7 @@ def _deep_clip(layers: int) -> str:
 
     from transformers import CLIPModel
 
-    from tests.tiny_embed_models import tiny_models
+    from tests.helpers.tiny_embed_models import tiny_models
 
     source = tiny_models()["clip"]
     model = CLIPModel.from_pretrained(source)

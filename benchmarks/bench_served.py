@@ -3,7 +3,7 @@ latency, same run, same requests.
 
 Each request is a VQAScore request (one image as a base64 PNG data URL, logprobs asked for) scored through the
 runner (batches, request cache on disk, per-item usage records), exactly as ``ts2 score vqa_score --model
-openai:MODEL`` runs it. The server (``tests/loopback_chat_server.py``, standard library) runs in its own process
+openai:MODEL`` runs it. The server (``tests/helpers/loopback_chat_server.py``, standard library) runs in its own process
 and sleeps ``--latency`` seconds before each reply, standing in for a model server's response time. Prints both
 rates, the ratio, and checks that both runs give the same scores.
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def _reply(body):
-    from tests.loopback_chat_server import body_hash, chat_reply
+    from tests.helpers.loopback_chat_server import body_hash, chat_reply
 
     p = 0.05 + 0.9 * (int(body_hash(body)[:6], 16) / 0xFFFFFF)
     return chat_reply("Yes", top_logprobs=[{"token": "Yes", "logprob": math.log(p)},
@@ -35,7 +35,7 @@ def _reply(body):
 
 
 def _serve(latency: float, queue, stop) -> None:
-    from tests.loopback_chat_server import ChatServer
+    from tests.helpers.loopback_chat_server import ChatServer
 
     server = ChatServer(_reply, latency=latency, lifetime=3600)
     queue.put(server.url)

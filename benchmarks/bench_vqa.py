@@ -21,7 +21,7 @@ ratio (``speed-up N.Nx``), and checks that both ways give the same answers.
     python benchmarks/bench_vqa.py --compare prefix-cache --family qwen2_vl   # small Qwen2-VL-shaped model, CPU
 
 ``--family qwen2_vl`` / ``qwen2_5_vl`` (prefix-cache): a Qwen2-VL-shaped chat model from a config instead
-(``tests/tiny_qwen_models.py``; 336 x 336 images = 576 patches merged into 144 image tokens, 3-D rotary positions).
+(``tests/helpers/tiny_qwen_models.py``; 336 x 336 images = 576 patches merged into 144 image tokens, 3-D rotary positions).
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ LLAVA_PRESETS = {  # (LM hidden, LM layers, heads, vision hidden, vision layers)
 def llava_shaped(root: Path, preset: str = "small") -> Path:
     """A LLaVA-1.5-shaped model from a config (random weights), its tokenizer trained on the benchmark's prompts."""
     from scorers.models.llava import LLAVA_PROMPT
-    from tests.tiny_vqa_models import make_llava
+    from tests.helpers.tiny_vqa_models import make_llava
 
     hidden, layers, heads, vision_hidden, vision_layers = LLAVA_PRESETS[preset]
     corpus = tuple(LLAVA_PROMPT.format(question=q) for q in LLAVA_QUESTIONS)
@@ -87,7 +87,7 @@ QWEN_SMALL = (256, 4, 4, 128, 2)
 
 def qwen_shaped(root: Path, family: str) -> Path:
     """A small Qwen2-VL-family chat model from a config (random weights), its tokenizer trained on the questions."""
-    from tests.tiny_qwen_models import make_qwen_chat
+    from tests.helpers.tiny_qwen_models import make_qwen_chat
 
     hidden, layers, heads, vision_hidden, vision_layers = QWEN_SMALL
     return make_qwen_chat(root, family, hidden=hidden, layers=layers, heads=heads, vision_hidden=vision_hidden,

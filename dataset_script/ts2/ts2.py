@@ -66,7 +66,7 @@ METADATA_FILE = "metadata.csv"
 IMAGES_DIR = "images"
 QUESTION_FILES = {"tifa_questions": "tifa_questions.csv", "dsg_questions": "dsg_questions.csv"}
 
-# --- the two rules shared with scorers.stats.graph (kept tiny; tests/test_dataset_builder.py checks they agree) ----------
+# --- the two rules shared with scorers.stats.graph (kept tiny; tests/ts2/test_dataset.py checks they agree) ----------
 #: A node label: the error count's digits followed by an optional letter suffix (``0``, ``1a``, ``0b``, ``12c``).
 NODE_LABEL = re.compile(r"^\s*(\d+)([A-Za-z]*)\s*$")
 PARTITIONS = ("synth", "nat", "real")
@@ -272,7 +272,7 @@ def validate_question_rows(records, kind: str, *, source: str, line_of=None, seg
 
     TS2's question-table rules for the dataset build (:func:`read_questions`). The ``scorers`` library validates
     question tables with its own copy (``scorers.metrics.qga.questions.validate_question_rows``), since this file runs
-    standalone; ``tests/test_question_table_parity.py`` checks both accept and reject the same tables with the same
+    standalone; ``tests/dataset_script/test_question_table_parity.py`` checks both accept and reject the same tables with the same
     messages:
 
     * ``id`` (SEG) and ``question_id`` are integers, ``question_id >= 0`` and unique within its SEG; with ``seg_ids``,

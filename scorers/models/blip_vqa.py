@@ -4,7 +4,7 @@
 decoder's cross-attention ignores the question's padding mask (padded tokens are attended), so a padded batch answers
 differently from single questions. Here the vision encoder runs once per distinct image and each batch of questions
 is split into groups of equal token length, which need no padding: a batch answers exactly as ``model.generate`` does
-for one unpadded question (tests/test_qga_models.py).
+for one unpadded question (tests/metrics/test_qga_models.py).
 """
 from __future__ import annotations
 

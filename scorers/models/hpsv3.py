@@ -10,7 +10,7 @@ The official model (``MizzenAI/HPSv3``, package ``hpsv3`` 1.0.0: ``hpsv3/inferen
 * the forward is the authors' own, not ``Qwen2VLForConditionalGeneration.forward``: image features are scattered into
   the token embeddings and the language model is called **without position ids**, so every token gets the plain
   sequential position ``0..L-1`` in all three rotary sections (no multimodal 3-D positions). A port through the
-  stock forward uses 3-D positions and gets other rewards (``tests/test_hpsv3.py`` shows the difference);
+  stock forward uses 3-D positions and gets other rewards (``tests/models/test_hpsv3.py`` shows the difference);
 * one user message: the image (resized by ``smart_resize`` to ``min_pixels = max_pixels = 256 * 28 * 28`` pixels,
   PIL bicubic) then :data:`INSTRUCTION` with the prompt, then :data:`PROMPT_WITH_SPECIAL_TOKEN`; Qwen2-VL's chat
   template with the generation prompt; right padding.

@@ -188,7 +188,7 @@ class PromptedVQA:
     Qwen2-VL / Qwen2.5-VL with their 3-D rotary positions) run the vision tower, projector and LLM prefill of that
     prefix once per image and continue every question from a copy of its KV cache (:class:`SharedPrefix`); others may override :meth:`_answer_window` /
     :meth:`_probability_window` (InstructBLIP: vision tower once per image). ``prefix_cache=False`` is the plain
-    path: every question runs its whole prompt. Both give the same greedy answers (tests/test_prefix_cache.py).
+    path: every question runs its whole prompt. Both give the same greedy answers (tests/models/test_prefix_cache.py).
     """
 
     #: the answer whose probability ``yes_probability`` reads (the spelling the model's answers start with)

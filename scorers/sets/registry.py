@@ -87,7 +87,7 @@ class SetRecord:
 
 def _later(module: str, name: str) -> Callable:
     """``scorers.sets.<module>.<name>``, imported when first called: the registry stays light (no pandas), and each
-    arrow stays visible to tests/test_import_contracts.py."""
+    arrow stays visible to tests/project/test_import_contracts.py."""
 
     def call(*args, **kwargs):
         if module == "ratings":

@@ -30,7 +30,7 @@ Variants (a variant's name says what it computes):
   every image of the input (all SEGs, not only the evaluated ones).
 
 The implementation is vectorised per SEG (ranks and empirical CDFs through comparison matrices), so all 19 released
-metrics x 3 meta-metrics take a fraction of a second; ``tests/reference_meta.py`` is the straightforward scipy loop it is
+metrics x 3 meta-metrics take a fraction of a second; ``tests/helpers/reference_meta.py`` is the straightforward scipy loop it is
 checked against.
 
 References: Saxon et al., "Who Evaluates the Evaluations? Objectively Scoring Text-to-Image Prompt Coherence Metrics

@@ -104,7 +104,7 @@ def bootstrap_ratio_interval(numerators: np.ndarray, denominators: np.ndarray, n
                              seed: int | np.random.Generator) -> ConfidenceInterval:
     """Percentile interval of ``sum(num) / sum(den)``, resampling units with their (num, den) pairs; (NaN, NaN) for
     fewer than two units or no resamples. Equals ``scipy.stats.bootstrap(..., paired=True, method="percentile")``
-    with the same generator (tests/test_resampling.py)."""
+    with the same generator (tests/stats/test_resampling.py)."""
     numerators = np.asarray(numerators, dtype=np.float64)
     denominators = np.asarray(denominators, dtype=np.float64)
     if n_resamples <= 0 or numerators.size < 2:

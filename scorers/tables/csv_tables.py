@@ -11,7 +11,7 @@ They only take files both parsers split alike, and answer ``None`` for anything 
 short row, a blank line, a duplicated or spaced header name, a byte-order mark on a score table, a cell pandas would
 read as a number or as missing in a paper table... They also answer ``None`` where a rule refuses the table (a
 duplicated key, a bad cell...): the caller then takes the pandas path, which words the error, so there is one set of
-messages. What is taken gives the same arrays as the pandas path (``tests/test_light_tables.py``).
+messages. What is taken gives the same arrays as the pandas path (``tests/tables/test_csv_tables.py``).
 """
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ def read_metadata(path: str | Path) -> pd.DataFrame:
     per SEG), else TS2's id ranges; ``frame.attrs["partitions_from_file"]`` says which.
 
     The library's one metadata reader. Its rules and messages are those of the dataset builder's standalone copy
-    (``dataset_script/ts2/ts2.py``, ``read_metadata``; ``tests/test_dataset_validation.py`` checks the two agree on a
+    (``dataset_script/ts2/ts2.py``, ``read_metadata``; ``tests/ts2/test_dataset_validation.py`` checks the two agree on a
     corpus of bad files): the release's names (``id, target_prompt, file_name, image_source, rank``) or the canonical
     ones; SEG ids are integers (``1.0`` is refused), prompts and file names non-empty, file names unique, node labels
     parse, and every SEG has an error-0 node. ``ValueError`` names the file, CSV line, SEG and image.

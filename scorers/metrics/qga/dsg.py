@@ -10,7 +10,7 @@ Two published rules say which parents count (``gating``):
   failed question zeroes its whole subtree. This is TS2's code (``get_avg_scores_dsg`` in the T2IScoreScore
   repository's ``src/vqa_scores/postprocess.py``, which gates each child on its parents' already-gated values) and its
   release: it reproduces the released per-image DSG scores from the per-question correctness on 2,835 / 2,840 /
-  2,840 of the 2,840 images (BLIP1 / LLaVA / mPLUG; tests/test_qga_shared.py).
+  2,840 of the 2,840 images (BLIP1 / LLaVA / mPLUG; tests/metrics/test_qga_release.py).
 * ``"parents"``: a question passes when it and its *direct* parents were answered yes, one level only: a child of a
   passing-but-gated parent still counts. This is the official DSG code (``calc_vqa_score`` in ``j-min/DSG``'s
   ``dsg/vqa_utils.py``, which checks each parent's raw answer score). It reproduces the released scores on 2,810 /

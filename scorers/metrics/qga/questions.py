@@ -5,7 +5,7 @@ two; ``yes|no`` for binary questions), ``answer`` and, for DSG, ``parent_questio
 parents 1 and 0). This module is the library's one question-table reader and validator (:func:`read_question_csv`,
 :func:`validate_question_rows`), used by scoring and by ``scorers.ts2.dataset.read_question_frame``; the dataset builder
 (``dataset_script/ts2/ts2.py``), which runs standalone on the Hub, keeps its own copy of the same rules and messages,
-and ``tests/test_question_table_parity.py`` checks the two agree on a corpus of bad tables. Scoring adds question ids
+and ``tests/dataset_script/test_question_table_parity.py`` checks the two agree on a corpus of bad tables. Scoring adds question ids
 0..n-1 per SEG, stripped text and lookup by SEG or prompt. Every error (:class:`QuestionTableError`, a
 ``ValueError``) names the file, the CSV line, the SEG and the question. Standard library only: no pandas until a
 set is turned into a frame (:meth:`QuestionSet.to_frame`).

@@ -1,0 +1,1 @@
+"""Tests of evaluate_modules."""

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests (no tests here): tiny models, loopback servers, release lookup, fixtures."""

@@ -1,0 +1,105 @@
+"""The test suite's own house rules: test files mirror the package in one folder per layer, shared code lives in
+tests/helpers (and tests/plugins), tests are named by subject rather than by issue, a test module imports no other
+test module, and no hook rewrites an outcome. Also the release-file rule (tests/plugins/release_files.py) on code of
+known kind."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.plugins.release_files import named_release_files
+
+TESTS = Path(__file__).resolve().parents[1]
+TEST_FILES = sorted(TESTS.rglob("test_*.py"))
+SHARED = {"helpers", "plugins", "data"}  # folders of code or data shared by the tests, no tests in them
+
+
+def _docstring(path: Path) -> str:
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+
+
+def test_test_files_sit_in_layer_folders():
+    assert len(TEST_FILES) > 80
+    flat = [p.name for p in TEST_FILES if p.parent == TESTS]
+    in_folders = len(TEST_FILES) - len(flat)
+    assert in_folders >= 0.9 * len(TEST_FILES), flat
+    assert not [p for p in TEST_FILES if p.parent.name in SHARED], "helpers and plugins hold no tests"
+    for folder in {p.parent for p in TEST_FILES}:
+        assert (folder / "__init__.py").is_file(), f"{folder} needs an __init__.py (module names stay unique)"
+
+
+def test_folders_are_named_after_the_package_layers_or_the_project_parts():
+    package = {p.name for p in (TESTS.parent / "scorers").iterdir() if p.is_dir() and not p.name.startswith("_")}
+    project = {"ground", "project", "docs", "examples", "evaluate_modules", "dataset_script"}
+    folders = {p.parent.name for p in TEST_FILES}
+    assert folders <= package | project, folders - package - project
+
+
+@pytest.mark.parametrize("path", sorted(TESTS.rglob("*.py")), ids=lambda p: p.relative_to(TESTS).as_posix())
+def test_no_module_is_headed_by_an_issue_number(path):
+    assert not re.search(r"\b[Ii]ssues? \d+", _docstring(path)), "name the subject: issue numbers stay in git history"
+
+
+def test_test_modules_import_helpers_not_other_test_modules():
+    offenders = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            names += [f"{node.module}.{alias.name}" for alias in getattr(node, "names", [])
+                      if isinstance(node, ast.ImportFrom) and node.module]
+            offenders += [f"{path.relative_to(TESTS)}: {name}" for name in names
+                          if re.search(r"(^|\.)test_\w+$", name) and name.startswith("tests.")]
+    assert offenders == []
+
+
+def test_no_hook_changes_a_test_outcome():
+    """A failure is always reported as a failure: no conftest or plugin implements pytest_runtest_makereport."""
+    hooks = [p.relative_to(TESTS).as_posix() for p in [TESTS / "conftest.py", *TESTS.rglob("conftest.py"),
+                                                       *(TESTS / "plugins").glob("*.py")]
+             if "pytest_runtest_makereport" in {n.name for n in ast.walk(ast.parse(p.read_text()))
+                                                if isinstance(n, ast.FunctionDef)}]
+    assert hooks == []
+
+
+# --------------------------------------------------------------- the release-file rule on code of known kind
+
+def _reads_the_papers_table(shared_ts2):
+    return (shared_ts2 / "paper_table2.csv").read_text()
+
+
+def _reads_a_raw_answer_file(shared_ts2):
+    return shared_ts2 / "raw_answers/llava_dsg.csv"
+
+
+def _calls_a_reader(shared_ts2):
+    return _reads_the_papers_table(shared_ts2)
+
+
+def _writes_its_own_table(tmp_path):
+    return (tmp_path / "my_scores.csv").write_text("a\n1\n")
+
+
+def _names_the_file_in_words_only():
+    """Reads paper_table2.csv (in a docstring only)."""
+    return 1  # "paper_table2.csv" in a comment
+
+
+@pytest.mark.parametrize("function, named", [
+    (_reads_the_papers_table, {"paper_table2.csv"}),
+    (_reads_a_raw_answer_file, {"raw_answers/llava_dsg.csv"}),
+    (_calls_a_reader, {"paper_table2.csv"}),
+    (_writes_its_own_table, set()),
+    (_names_the_file_in_words_only, set()),
+])
+def test_the_rule_finds_the_release_files_a_test_names(function, named):
+    assert named_release_files([function]) == named
+
+
+def test_a_test_on_the_release_folder_carries_the_files_it_names(request, shared_ts2):
+    assert (shared_ts2 / "released_scores.csv").is_file()
+    marker = request.node.get_closest_marker("release_files")
+    assert marker is not None and marker.args == ("released_scores.csv",)
