@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import release_data  # first: it keeps the environment the run started with (TS2_DATA, HF_HOME...)
-from tests.plugins import release_files, shared_fixtures, skip_summary, slow_tier
+from tests.plugins import release_files, shared_fixtures, skip_summary, slow_tier, worker_groups
 
 _CACHE = tempfile.mkdtemp(prefix="ts2-tests-hf-")
 # Code under test sees a TS2_DATA only when a test sets one (monkeypatch.setenv(release.DATA_ENV, str(shared_ts2))):
@@ -28,7 +28,7 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(_CACHE, "datasets")
 
 
 def pytest_configure(config):
-    for plugin in (slow_tier, release_files, skip_summary, shared_fixtures):
+    for plugin in (slow_tier, release_files, skip_summary, shared_fixtures, worker_groups):
         if not config.pluginmanager.is_registered(plugin):
             config.pluginmanager.register(plugin, plugin.__name__)
 

@@ -1,4 +1,6 @@
-"""One local Ray per test session for every Ray test (engines and the service): start-up takes seconds."""
+"""One local Ray per test session for every Ray test (engines and the service): start-up takes seconds. The fixtures
+are global (tests/plugins/shared_fixtures.py), and tests/plugins/worker_groups.py keeps every test that uses them on
+one pytest-xdist worker, so a run starts one Ray."""
 from __future__ import annotations
 
 import pytest
@@ -21,8 +23,7 @@ def local_ray():
         ray.shutdown()
 
 
-#: the port of the session's Serve proxy, once started (modules bind these fixtures under their own names, so each
-#: module gets its own fixture instance: they share the one proxy through this list)
+#: the port of the session's Serve proxy, once started
 _SERVE_PORT: list[int] = []
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 #: the README's test command, after the interpreter
-TEST_COMMAND = ["-m", "pytest", "-q", "tests"]
+TEST_COMMAND = ["-m", "pytest", "-q", "-n", "auto", "tests"]
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "GRADIO_ANALYTICS_ENABLED": "False", "TOKENIZERS_PARALLELISM": "false", "PIP_NO_INDEX": "1"}
 

@@ -1,5 +1,6 @@
 """Fixtures shared by test modules of several folders (a plugin; tests/conftest.py registers it): an empty Hugging
-Face home, the loopback release sources, the demo's settings on the release tables and a tiny diffusers pipeline."""
+Face home, the loopback release sources, the demo's settings on the release tables, a tiny diffusers pipeline, and
+the session's one local Ray and Serve proxy."""
 from __future__ import annotations
 
 import json
@@ -7,6 +8,7 @@ import json
 import pytest
 
 from tests.helpers.environment import use_hf_home
+from tests.helpers.ray_session import local_ray, serve_port  # noqa: F401  (global fixtures: one Ray per run)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ def pytest_terminal_summary(terminalreporter):
     counts = collections.Counter()
     for report in terminalreporter.stats.get("skipped", []):
         longrepr = report.longrepr
-        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reason = longrepr[2] if isinstance(longrepr, (tuple, list)) and len(longrepr) == 3 else str(longrepr)
         counts[re.sub(r"^Skipped: ", "", reason)] += 1
     if not counts:
         return

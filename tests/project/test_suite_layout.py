@@ -103,3 +103,40 @@ def test_a_test_on_the_release_folder_carries_the_files_it_names(request, shared
     assert (shared_ts2 / "released_scores.csv").is_file()
     marker = request.node.get_closest_marker("release_files")
     assert marker is not None and marker.args == ("released_scores.csv",)
+
+
+def test_property_tests_run_a_bounded_number_of_examples():
+    """Every hypothesis test states its example count (at most 100), so the suite's time does not drift with
+    hypothesis' default."""
+    unbounded = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            calls = {ast.unparse(d.func): d for d in node.decorator_list if isinstance(d, ast.Call)}
+            if not any(name.endswith("given") for name in calls):
+                continue
+            settings = next((d for name, d in calls.items() if name.endswith("settings")), None)
+            counts = [k.value.value for k in getattr(settings, "keywords", []) if k.arg == "max_examples"
+                      and isinstance(k.value, ast.Constant)]
+            if not counts or counts[0] > 100:
+                unbounded.append(f"{path.relative_to(TESTS)}::{node.name}")
+    assert unbounded == []
+
+
+def test_a_module_with_a_shared_fixture_runs_on_one_xdist_worker():
+    """The grouping of tests/plugins/worker_groups.py takes effect: under ``-n 2`` the tests of a module with a
+    module-scoped fixture all run on one worker, their ids carrying the group (a pytest that drops xdist's groups, as
+    9.2 does, fails here rather than silently building each fixture once per worker)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-v", "-p", "no:cacheprovider",
+                           "tests/ts2/test_dataset_validation.py", "-k", "missing_image or truncated_jpeg or "
+                           "empty_image_file or unknown_node_label"], cwd=TESTS.parent, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
+    passed = [line for line in done.stdout.splitlines() if " PASSED " in line]
+    assert len(passed) >= 4, done.stdout[-2000:]
+    assert all(line.endswith("@tests.ts2.test_dataset_validation") for line in (p.strip() for p in passed)), passed
+    assert len({line.split()[0] for line in passed}) == 1, passed  # one worker, e.g. [gw0]

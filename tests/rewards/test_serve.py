@@ -20,10 +20,7 @@ skip_module_without("ray")
 from scorers.rewards.api import load  # noqa: E402
 from scorers.rewards.remote import RemoteReward  # noqa: E402
 from scorers.rewards.serve import Limits, ServiceOptions, build_app  # noqa: E402
-from tests.helpers import ray_session  # noqa: E402
 
-local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)
-serve_port = ray_session.serve_port  # its one Serve proxy on loopback
 from tests.helpers.tiny_embed_models import tiny_models  # noqa: E402
 
 TOKEN_ENV = "TS2_TEST_SERVE_TOKEN"

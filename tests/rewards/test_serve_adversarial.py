@@ -18,11 +18,8 @@ from tests.helpers.environment import skip_module_without
 skip_module_without("ray")
 
 from scorers.rewards.serve import Limits, ServiceOptions, build_app  # noqa: E402
-from tests.helpers import ray_session  # noqa: E402
 from tests.helpers.serve_adversaries import body, png_b64, post, post_retrying, start_slow_clients  # noqa: E402
 
-local_ray = ray_session.local_ray
-serve_port = ray_session.serve_port
 
 
 @pytest.fixture(scope="module")

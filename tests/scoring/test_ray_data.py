@@ -16,10 +16,8 @@ skip_module_without("ray")
 from scorers.scoring.registry import build_scorer  # noqa: E402
 from scorers.tables.pandas_tables import read_metadata  # noqa: E402
 from scorers.ts2.scoring import score_data_dir, score_table  # noqa: E402
-from tests.helpers import ray_session  # noqa: E402
 from tests.helpers.ts2_fixture_data import make_data_dir  # noqa: E402
 
-local_ray = ray_session.local_ray  # the session's one local Ray (a fixture)
 
 N_IMAGES = 45  # SEGs 0, 1, 2
 

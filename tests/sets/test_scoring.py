@@ -24,10 +24,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers import ray_session
 from tests.helpers.set_files import make_sets, write_image_files
 
-local_ray = ray_session.local_ray  # the session's one local Ray (a fixture; skips without the ray extra)
 ROOT = Path(__file__).resolve().parents[2]
 ATOL = 1e-6  # fp32 batch composition (see the module docstring)
 RUN = ["--batch-size", "2", "--num-workers", "0", "--no-progress", "--form", "cosine"]
