@@ -4,7 +4,9 @@ download). The quick tier's rule, the release-file rule, the skip summary and th
 plugins in ``tests/plugins/``, registered here."""
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -31,6 +33,19 @@ def pytest_configure(config):
     for plugin in (slow_tier, release_files, skip_summary, shared_fixtures, worker_groups):
         if not config.pluginmanager.is_registered(plugin):
             config.pluginmanager.register(plugin, plugin.__name__)
+    from tests.helpers.reference_meta import RUN_CACHE_ENV
+
+    if RUN_CACHE_ENV not in os.environ:  # the run's first process; pytest-xdist's workers inherit the folder
+        os.environ[RUN_CACHE_ENV] = tempfile.mkdtemp(prefix="ts2-tests-run-")
+        config.add_cleanup(functools.partial(_remove_run_cache, os.environ[RUN_CACHE_ENV]))
+
+
+def _remove_run_cache(folder: str) -> None:
+    """At the end of the run: the run's shared folder goes, and with it what no later run may reuse."""
+    from tests.helpers.reference_meta import RUN_CACHE_ENV
+
+    shutil.rmtree(folder, ignore_errors=True)
+    os.environ.pop(RUN_CACHE_ENV, None)
 
 
 @pytest.fixture(autouse=True)

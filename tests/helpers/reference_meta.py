@@ -108,18 +108,50 @@ def reference_summary(per_seg: dict) -> dict:
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def released_reference(shared_dir: str, column: str, *, higher_is_better: bool = True, variant: str = "paper",
+#: the environment variable naming a folder shared by the processes of one test run (pytest-xdist's workers), where
+#: :func:`released_reference` keeps what it computed (tests/conftest.py sets it for the run and removes it after)
+RUN_CACHE_ENV = "TS2_TESTS_RUN_CACHE"
+
+
+def released_reference(shared_dir, column: str, *, higher_is_better: bool = True, variant: str = "paper",
                        max_seg: int = 163) -> dict:
-    """The reference loop on one column of the release's ``released_scores.csv`` over SEGs 0..max_seg (cached).
+    """The reference loop on one column of the release's ``released_scores.csv`` over SEGs 0..max_seg.
 
     Cells are parsed with plain ``float`` after stripping stray quotes (the release's ``llmscore_over`` has ``"3``).
-    Returns ``{"rank"|"sep"|"delta": {"per_seg": {...}, "summary": {...}}}``.
-    """
+    Returns ``{"rank"|"sep"|"delta": {"per_seg": {...}, "summary": {...}}}``. Computed once per process and
+    arguments, and once per test run when ``$TS2_TESTS_RUN_CACHE`` names a folder: the result is kept there under the
+    sha256 of both tables, the arguments and this file's source, so a changed input or a changed loop is computed
+    afresh."""
+    return _released_reference(str(shared_dir), column, bool(higher_is_better), variant, int(max_seg))
+
+
+@functools.lru_cache(maxsize=None)
+def _released_reference(shared_dir: str, column: str, higher_is_better: bool, variant: str, max_seg: int) -> dict:
+    import hashlib
+    import json
+    import os
+    from pathlib import Path
+
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for name in ("metadata.csv", "released_scores.csv"):
+        digest.update(Path(shared_dir, name).read_bytes())
+    digest.update(json.dumps([column, higher_is_better, variant, max_seg]).encode())
+    folder = os.environ.get(RUN_CACHE_ENV)
+    kept = Path(folder) / f"reference-{digest.hexdigest()}.json" if folder else None
+    if kept is not None and kept.is_file():
+        saved = json.loads(kept.read_text())
+        return {m: {"per_seg": {int(s): v for s, v in saved[m]["per_seg"].items()}, "summary": saved[m]["summary"]}
+                for m in ("rank", "sep", "delta")}
     md = pd.read_csv(f"{shared_dir}/metadata.csv", dtype=str, keep_default_na=False)
     released = pd.read_csv(f"{shared_dir}/released_scores.csv", dtype=str, keep_default_na=False)
     keep = md["id"].astype(int) <= max_seg
     values = np.array([float(c.strip("\"'")) if c.strip("\"' ") else np.nan for c in released[column][keep]])
     ref = reference_meta(values, md["id"][keep].astype(int).to_numpy(), md["rank"][keep].to_numpy(),
                          higher_is_better=higher_is_better, variant=variant)
-    return {m: {"per_seg": ref[m], "summary": reference_summary(ref[m])} for m in ("rank", "sep", "delta")}
+    result = {m: {"per_seg": {int(s): float(v) for s, v in ref[m].items()}, "summary": reference_summary(ref[m])}
+              for m in ("rank", "sep", "delta")}
+    if kept is not None:  # written whole, then renamed: a process reading it never sees half a file
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(result))
+        os.replace(partial, kept)
+    return result

@@ -140,3 +140,43 @@ def test_a_module_with_a_shared_fixture_runs_on_one_xdist_worker():
     assert len(passed) >= 4, done.stdout[-2000:]
     assert all(line.endswith("@tests.ts2.test_dataset_validation") for line in (p.strip() for p in passed)), passed
     assert len({line.split()[0] for line in passed}) == 1, passed  # one worker, e.g. [gw0]
+
+
+def test_the_reference_loop_kept_for_the_run_is_what_the_loop_computes(shared_ts2, tmp_path, monkeypatch):
+    """tests/helpers/reference_meta.py keeps the reference loop's results in the run's shared folder: a result read
+    back equals the loop's own (NaN included), and a changed table is computed afresh, never served from it."""
+    import math
+    import shutil
+
+    from tests.helpers import reference_meta
+
+    def same(a, b):
+        return all(a[m]["per_seg"].keys() == b[m]["per_seg"].keys() and all(
+            (math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a[m]["per_seg"].values(),
+                                                                        b[m]["per_seg"].values()))
+            for m in ("rank", "sep", "delta"))
+
+    compute = reference_meta._released_reference.__wrapped__  # the loop itself, without the per-process cache
+    folder = tmp_path / "run"
+    folder.mkdir()
+    monkeypatch.delenv(reference_meta.RUN_CACHE_ENV, raising=False)
+    fresh = compute(str(shared_ts2), "llmscore_over", False, "paper", 6)
+    monkeypatch.setenv(reference_meta.RUN_CACHE_ENV, str(folder))
+    written = compute(str(shared_ts2), "llmscore_over", False, "paper", 6)
+    assert len(list(folder.glob("reference-*.json"))) == 1
+    read_back = compute(str(shared_ts2), "llmscore_over", False, "paper", 6)
+    assert same(fresh, written) and same(fresh, read_back)
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    shutil.copy(shared_ts2 / "metadata.csv", changed / "metadata.csv")
+    lines = (shared_ts2 / "released_scores.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    column = header.index("llmscore_over")
+    for k in (1, 2, 3):  # SEG 0's first images: their scores reversed
+        cells = lines[k].split(",")
+        cells[column] = str(-float(cells[column].strip("\"'")))
+        lines[k] = ",".join(cells)
+    (changed / "released_scores.csv").write_text("\n".join(lines) + "\n")
+    other = compute(str(changed), "llmscore_over", False, "paper", 6)
+    assert len(list(folder.glob("reference-*.json"))) == 2
+    assert not same(other, fresh)

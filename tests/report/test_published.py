@@ -17,6 +17,7 @@ import pytest
 
 from scorers.cli import main
 from tests.helpers.reference_meta import reference_meta, reference_summary, released_reference
+from tests.helpers.report_figures import skip_report_figures
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -43,6 +44,12 @@ def clip_csv(shared_ts2, tmp_path_factory):
     path = tmp_path_factory.mktemp("mine") / "clip.csv"
     mine.sample(frac=1.0, random_state=3).to_csv(path, index=False)
     return path
+
+
+@pytest.fixture
+def only_the_cost_figure(monkeypatch):
+    """The report's other figures not drawn: these tests read the tables and the cost figure only."""
+    skip_report_figures(monkeypatch, keep=("rank_vs_cost",))
 
 
 def _report(args: list[str]) -> tuple[int, str, str]:
@@ -109,7 +116,7 @@ def test_your_row_equals_the_reference_loop(published_report, shared_ts2):
             assert board.loc["my_clip", f"{meta_metric}_{part}"] == pytest.approx(100 * want, abs=1e-4, nan_ok=True)  # SEGs 0-40: synth only
 
 
-def test_rank_vs_flops_has_the_published_costs(clip_csv, shared_ts2, tmp_path, monkeypatch):
+def test_rank_vs_flops_has_the_published_costs(clip_csv, shared_ts2, tmp_path, monkeypatch, only_the_cost_figure):
     """The cost figure names the 19 published metrics (FLOPs from paper_table2.csv); yours without a cost is listed
     under the plot, and with --flops it is drawn and marked "yours"."""
     from scorers.report import figures
@@ -200,7 +207,7 @@ def test_other_metadata_is_not_compared_with_the_release(clip_csv, shared_ts2, t
     assert "--metadata is not the release's metadata.csv" in note and f"{len(subset)} of its {len(metadata)}" in note
 
 
-def test_the_release_passed_by_hand_is_not_added_twice(shared_ts2, tmp_path):
+def test_the_release_passed_by_hand_is_not_added_twice(shared_ts2, tmp_path, only_the_cost_figure):
     code, printed, err = _report([str(shared_ts2 / "released_scores.csv"), "--metadata",
                                   str(shared_ts2 / "metadata.csv"), "--data-dir", str(shared_ts2), "--clean-quotes",
                                   "--segs", "0-20", "--n-bootstrap", "0", "--out", str(tmp_path / "r")])
