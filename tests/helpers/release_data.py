@@ -35,8 +35,24 @@ DEFAULT_PUBLISHED = DEFAULT_DATA.parent / "published"
 DATA_ENV = "TS2_DATA"
 _ENV_NAMES = ("TS2_DATA", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HUB_OFFLINE", "XDG_CACHE_HOME",
               "HF_ENDPOINT", "TS2_GITHUB_URL")
-#: the environment the test run started with (before tests/conftest.py changes it)
-USER_ENV: Mapping[str, str | None] = {name: os.environ.get(name) for name in _ENV_NAMES}
+#: where the run's first process leaves :data:`USER_ENV` for the others (pytest-xdist's workers start from the
+#: environment tests/conftest.py has already changed: without it they would lose the user's TS2_DATA and caches)
+SAVED_ENV = "TS2_TESTS_USER_ENV"
+
+
+def _user_env() -> dict[str, str | None]:
+    import json
+
+    saved = os.environ.get(SAVED_ENV)
+    if saved is not None:
+        return json.loads(saved)
+    env = {name: os.environ.get(name) for name in _ENV_NAMES}
+    os.environ[SAVED_ENV] = json.dumps(env)
+    return env
+
+
+#: the environment the test run started with (before tests/conftest.py changes it), in every process of the run
+USER_ENV: Mapping[str, str | None] = _user_env()
 
 #: the one command that fills the release cache
 FETCH_HINT = "set TS2_DATA to a release folder or run `ts2 release fetch --all`"

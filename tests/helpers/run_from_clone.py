@@ -63,6 +63,7 @@ def clone_env(copy: Path, home: Path, ts2_data: Path | None) -> dict:
     given), no proxies, the copy first on PYTHONPATH."""
     env = {key: value for key, value in os.environ.items()
            if key not in {"TS2_DATA", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "HF_ENDPOINT",
+                          "TS2_TESTS_USER_ENV", "TS2_TESTS_RUN_CACHE",
                           "TS2_GITHUB_URL", "XDG_CACHE_HOME"} and not key.lower().endswith("_proxy")}
     env.update(OFFLINE, HF_HOME=str(home), XDG_CACHE_HOME=str(home.parent / "xdg-cache"), PYTHONPATH=str(copy))
     if ts2_data is not None:
