@@ -1,10 +1,11 @@
 """The input checks every layer shares: one text (prompt or question) per image, none blank; an option whose value must
 be one of a few names; aligned arrays of one length; the one reading of numbers and integers written as text (score
-cells, ids, option values); per-image scores as floats (:func:`as_scores`). Errors that name a parameter are
-:mod:`scorers.errors`'."""
+cells, ids, option values); per-image scores as floats (:func:`as_scores`); a path a user names under a folder, kept
+inside it (:func:`resolve_inside`). Errors that name a parameter are :mod:`scorers.errors`'."""
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any, Callable, Collection, Iterable, Mapping, Sequence, Sized
 
@@ -13,7 +14,7 @@ import numpy as np
 from scorers.errors import Wording, value_error
 
 __all__ = ["INTEGER", "QUOTE_HINT", "as_scores", "check_choice", "check_pairs", "did_you_mean", "check_same_length",
-           "integer_column", "parse_float", "parse_int", "parse_number", "parse_numbers"]
+           "integer_column", "parse_float", "parse_int", "parse_number", "parse_numbers", "resolve_inside"]
 
 
 def check_pairs(images: Sequence, texts: Sequence, *, what: str = "prompts", keys: Sequence | None = None,
@@ -62,6 +63,38 @@ def check_same_length(arrays: Mapping[str, Sized]) -> None:
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{name} has {n}" for name, n in lengths.items())
         raise ValueError(f"length mismatch: {shown} entries")
+
+
+def resolve_inside(root: str | os.PathLike, name: str | os.PathLike, *, what: str = "the folder") -> str:
+    """The file a user names under ``root``, resolved (symlinks followed, ``.`` and ``..`` folded; an absolute
+    ``name`` taken as it is), or ``ValueError`` unless it lies strictly inside ``root`` (itself resolved).
+
+    The one rule for every path a user gives relative to a folder (``ts2 seg build``'s ``file_name`` under
+    ``--images``, the demo's Build a SEG tab and its uploads, the SEG viewer's images): two spellings of one file
+    resolve to one string (``sub/../0.png``, ``.//0.png`` and the absolute path), and nothing outside ``root`` (an
+    absolute path elsewhere, ``../``, a symlink leading out) is ever opened. The message names ``name`` and ``what``
+    (the folder as the caller calls it), never what ``name`` resolves to; the caller adds the row.
+
+        >>> import tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> resolve_inside(root, "sub/../0.png") == resolve_inside(root, ".//0.png") == os.path.join(
+        ...     os.path.realpath(root), "0.png")
+        True
+        >>> resolve_inside(root, "../etc/passwd")
+        Traceback (most recent call last):
+        ...
+        ValueError: '../etc/passwd' lies outside the folder
+    """
+    text = os.fspath(name)
+    base = os.path.realpath(root)
+    try:
+        target = os.path.realpath(os.path.join(base, text))
+    except (ValueError, OSError) as error:  # an embedded NUL byte, a name the system cannot take
+        raise ValueError(f"{text!r} is not a path ({error})") from None
+    if not target.startswith(base.rstrip(os.sep) + os.sep):
+        raise ValueError(f"{text!r} " + (f"names {what} itself, not a file in it" if target == base
+                                         else f"lies outside {what}"))
+    return target
 
 
 # --- numbers and integers written as text: the one implementation (tables, question files, option values) ----------

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 from PIL import Image, ImageDraw
 
+from scorers.checks import resolve_inside
 from scorers.models.images import open_rgb
 from scorers.tables import release, release_download
 from scorers.ts2.reproduce import find_release_table2
@@ -167,8 +168,11 @@ class ImageSource:
     def _load(self, file_name: str) -> Image.Image | None:
         path = None
         if self.data_dir is not None:
-            candidate = (self.data_dir / file_name).resolve()
-            if self.data_dir.resolve() in candidate.parents and candidate.is_file():
+            try:  # a name outside the data dir (absolute, ../, a symlink out) is never opened
+                candidate = Path(resolve_inside(self.data_dir, file_name))
+            except ValueError:
+                candidate = None
+            if candidate is not None and candidate.is_file():
                 path = candidate
             else:
                 self.missing.add(file_name)

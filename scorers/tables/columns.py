@@ -1,10 +1,12 @@
 """What both table readers share, without pandas: the release's column names and this project's canonical ones, the
-width limit of a score table, the preview of names in messages, and the reading of a score column's text cells.
+width limit of a score table, the preview of names in messages, the comparison of header names (:func:`header_key`),
+and the reading of a score column's text cells.
 
 :mod:`scorers.tables.pandas_tables` (pandas) and :mod:`scorers.tables.csv_tables` (the pandas-free fast path) both use them.
 """
 from __future__ import annotations
 
+import unicodedata
 from typing import Sequence
 
 import numpy as np
@@ -12,8 +14,8 @@ import numpy as np
 from scorers.checks import as_scores, parse_numbers
 from scorers.errors import ParameterError
 
-__all__ = ["KEY_COLUMNS", "MAX_METRIC_COLUMNS", "METADATA_COLUMNS", "check_score_header", "preview_names",
-           "text_scores"]
+__all__ = ["KEY_COLUMNS", "MAX_METRIC_COLUMNS", "METADATA_COLUMNS", "check_score_header", "header_key",
+           "preview_names", "text_scores"]
 
 #: release column -> canonical column
 METADATA_COLUMNS = {
@@ -30,6 +32,20 @@ KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt"
 #: Most metric columns one score table may bring without naming the wanted ones (``--column``): a file wider than
 #: this is almost always a mistake (a transposed table, a pivot), and reading it whole costs minutes and gigabytes.
 MAX_METRIC_COLUMNS = 1000
+
+
+def header_key(name: object) -> str:
+    """What a header name is compared by when looking for a name given twice: Unicode NFKC normalisation, format
+    characters (category Cf: a byte-order mark, a zero-width space or joiner, a direction mark) removed, surrounding
+    spaces stripped. ``"m"``, ``" m"``, ``"\ufeffm"``, ``"m\u200b"`` and the full-width ``"ｍ"`` are one name.
+
+        >>> {header_key(n) for n in ("m", " m", "\ufeffm", "m\u200b", "\uff4d")}
+        {'m'}
+    """
+    text = unicodedata.normalize("NFKC", str(name))
+    if not text.isascii():
+        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return text.strip()
 
 
 def preview_names(names: Sequence[object], limit: int = 8) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 
 from scorers.checks import INTEGER, parse_float, parse_int
 from scorers.stats.graph import NODE_LABEL, file_partitions
-from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS, text_scores
+from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS, header_key, text_scores
 from scorers.tables.join import ROW_POSITION_NOTE, check_row_positions, key_rows, table_keys
 
 __all__ = ["LightMetadata", "LightPaperTable", "csv_header", "light_header", "light_metadata", "light_paper_table",
@@ -50,8 +50,8 @@ def _rows(path: str | Path, encoding: str) -> list[list[str]] | None:
     if width == 0 or any(len(row) != width for row in rows):  # a blank line is a row of width 0
         return None
     header = rows[0]
-    if len(set(header)) != width or any(not name or name != name.strip() or name.startswith("\ufeff")
-                                        for name in header):
+    if len({header_key(name) for name in header}) != width or any(
+            not name or name != name.strip() or name.startswith("\ufeff") for name in header):
         return None
     return rows
 
@@ -69,7 +69,8 @@ def light_header(path: str | Path) -> list[str] | None:
             header = next(csv.reader(handle, strict=True), None)
     except (OSError, UnicodeDecodeError, csv.Error):
         return None
-    if not header or len(set(header)) != len(header) or any(not n or n.startswith("\ufeff") for n in header):
+    if not header or len({header_key(n) for n in header}) != len(header) or any(not n or n.startswith("\ufeff")
+                                                                                  for n in header):
         return None
     return header
 

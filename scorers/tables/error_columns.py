@@ -19,7 +19,12 @@ from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPES, KEY_SEPARATOR
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["NO_ERROR_TYPES", "fail_first_row", "metadata_error_types", "parse_error_columns", "row_location"]
+__all__ = ["CONTROL_CHARACTERS", "NO_ERROR_TYPES", "fail_first_row", "metadata_error_types", "parse_error_columns",
+           "row_location"]
+
+#: what an error label may not hold: the C0 and C1 control characters (Unicode category Cc), among them
+#: :data:`scorers.stats.error_sets.KEY_SEPARATOR`, which would split one label into two in a key
+CONTROL_CHARACTERS = r"[\x00-\x1f\x7f-\x9f]"
 
 
 def fail_first_row(frame: pd.DataFrame, mask, source: str, message) -> None:
@@ -59,11 +64,17 @@ def parse_error_columns(frame: pd.DataFrame, source: str) -> None:
     Raises
     ------
     ValueError
+        An error label holding a control character (:data:`CONTROL_CHARACTERS`: the key separator among them),
         ``error_types`` not aligned with ``errors``, a type not in :data:`scorers.stats.error_sets.ERROR_TYPES`, or an error label with two
         types in one SEG; the message names ``source``, the line, the SEG and the image.
     """
     frame.reset_index(drop=True, inplace=True)
     errors = _split(frame["errors"])
+    control = errors["item"].str.contains(CONTROL_CHARACTERS, regex=True)
+    if control.any():
+        item = errors.loc[control, "item"].iloc[0]
+        raise ValueError(f"{row_location(source, frame.iloc[int(errors.loc[control, 'row'].iloc[0])])}: error label "
+                         f"{item!r} holds a control character; a label is printable text")
     if "error_types" in frame.columns:
         types = _split(frame["error_types"])
         n_err = (errors["item"] != "").groupby(errors["row"]).sum()

@@ -16,7 +16,7 @@ from scorers.checks import INTEGER, as_scores, integer_column
 from scorers.errors import value_error
 from scorers.stats.graph import NODE_LABEL, error_count, file_partitions, partition_of
 from scorers.tables.columns import (KEY_COLUMNS, MAX_METRIC_COLUMNS, METADATA_COLUMNS, check_score_header,
-                                     preview_names, text_scores)
+                                     header_key, preview_names, text_scores)
 
 __all__ = [
     "CSVReadError",
@@ -53,21 +53,30 @@ _MANGLED = re.compile(r".+\.\d+")
 
 
 def duplicate_names(names) -> list[str]:
-    """The names that occur more than once in ``names`` (compared with surrounding spaces stripped), in order."""
-    seen, repeated = set(), []
+    """The names that occur more than once in ``names``, in order, each as first written (stripped). Names are
+    compared by :func:`scorers.tables.columns.header_key`: ``m`` and ``m`` with a byte-order mark or a zero-width
+    space are one name."""
+    first: dict[str, str] = {}
+    repeated = []
     for name in (str(n).strip() for n in names):
-        if name in seen and name not in repeated:
-            repeated.append(name)
-        seen.add(name)
+        key = header_key(name)
+        if key in first and first[key] not in repeated:
+            repeated.append(first[key])
+        first.setdefault(key, name)
     return repeated
 
 
 def check_unique_header(path, names) -> None:
-    """Refuse a header that names a column twice (:class:`DuplicateHeaderError` naming the file and the names)."""
+    """Refuse a header that names a column twice (:class:`DuplicateHeaderError` naming the file and the names),
+    compared by :func:`scorers.tables.columns.header_key` (invisible and compatibility characters aside)."""
     repeated = duplicate_names(names)
     if repeated:
+        spellings = [repr(n) for n in dict.fromkeys(str(n).strip() for n in names)
+                     if header_key(n) in {header_key(r) for r in repeated}]
+        also = (f" (written {', '.join(spellings[:8])}: they differ only by invisible or compatibility characters)"
+                if len(spellings) > len(repeated) else "")
         raise DuplicateHeaderError(path, "duplicate column name(s) in the header",
-                                   f"{preview_names(repeated)}; each column needs its own name")
+                                   f"{preview_names(repeated)}{also}; each column needs its own name")
 
 
 def _check_raw_header(path, frame: pd.DataFrame, kwargs: dict) -> None:
@@ -75,9 +84,9 @@ def _check_raw_header(path, frame: pd.DataFrame, kwargs: dict) -> None:
     is read again (one row, as text) only when a column name looks like such a rename or two names differ only by
     spaces: the common case costs nothing."""
     names = [str(c) for c in frame.columns]
-    stripped = {n.strip() for n in names}
-    if len(stripped) == len(names) and not any(_MANGLED.fullmatch(n) and n.rsplit(".", 1)[0] in stripped
-                                               for n in names):
+    keys = {header_key(n) for n in names}
+    if len(keys) == len(names) and not any(_MANGLED.fullmatch(n) and header_key(n.rsplit(".", 1)[0]) in keys
+                                           for n in names):
         return
     raw_kwargs = {k: v for k, v in kwargs.items() if k in ("sep", "delimiter", "encoding", "quotechar", "escapechar",
                                                           "skipinitialspace", "comment", "engine")}

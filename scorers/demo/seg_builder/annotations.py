@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from scorers.atomic import atomic_path
+from scorers.checks import resolve_inside
 from scorers.errors import ParameterError, mention
 from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, error_set_edges, node_labels, split_error_labels,
                                       unreachable)
@@ -92,7 +93,13 @@ class SegAnnotations:
                                               f"{', '.join(ANNOTATION_COLUMNS)})")
         if frame.empty:
             raise _not_annotations(self.path, "a header but no rows")
-        twice = frame.duplicated(["seg_id", "file_name"], keep="first")
+        files = []
+        for k, name in enumerate(frame["file_name"].tolist()):
+            try:
+                files.append(self.file(name))
+            except ValueError as problem:
+                raise _not_annotations(self.path, f"row {k + 2}: file_name {problem}") from None
+        twice = frame.assign(_f=files).duplicated(["seg_id", "_f"], keep="first")
         if twice.any():
             k = int(twice.to_numpy().nonzero()[0][0])
             raise _not_annotations(self.path, f"row {k + 2}: file_name {frame['file_name'].iloc[k]!r} is listed twice "
@@ -242,12 +249,21 @@ class SegAnnotations:
         return seg_graph_figure(nodes, error_set_edges(sets), ringed=set(unreachable(sets)), title_size=9,
                                 title=f"SEG {seg_id}: error graph (red ring: not reachable one error at a time)")
 
+    def file(self, file_name: str) -> Path:
+        """The file a ``file_name`` names, resolved inside the images folder
+        (:func:`scorers.checks.resolve_inside`); ``ValueError`` when it lies outside."""
+        return Path(resolve_inside(self.images, str(file_name), what="the images folder"))
+
     def image(self, file_name: str):
-        """The image as a thumbnail (PIL), or None when the file is missing or unreadable."""
+        """The image as a thumbnail (PIL), or None when the file is missing, unreadable or outside the images
+        folder."""
         from PIL import Image
 
-        candidate = (self.images / file_name).resolve()
-        if self.images.resolve() not in candidate.parents or not candidate.is_file():
+        try:
+            candidate = self.file(file_name)
+        except ValueError:
+            return None
+        if not candidate.is_file():
             return None
         try:
             with Image.open(candidate) as opened:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from scorers.checks import resolve_inside
 from scorers.demo.seg_builder.annotations import SegAnnotations
 
 __all__ = ["MAX_UNZIPPED_BYTES", "missing_images", "open_upload"]
@@ -24,12 +25,13 @@ def _unzip(archive: Path, into: Path) -> list[Path]:
             members = [m for m in opened.infolist() if not m.is_dir()]
             if sum(m.file_size for m in members) > MAX_UNZIPPED_BYTES:
                 raise ValueError(f"{archive.name}: unpacks to more than {MAX_UNZIPPED_BYTES // 1024**3} GB")
-            root = into.resolve()
             out = []
             for member in members:
-                target = (into / member.filename).resolve()
-                if root not in target.parents:
-                    raise ValueError(f"{archive.name}: member {member.filename!r} would land outside the folder")
+                try:
+                    target = Path(resolve_inside(into, member.filename))
+                except ValueError:
+                    raise ValueError(f"{archive.name}: member {member.filename!r} would land outside the "
+                                     "folder") from None
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with opened.open(member) as source, open(target, "wb") as sink:
                     shutil.copyfileobj(source, sink)
@@ -66,7 +68,8 @@ def open_upload(annotations: str | Path, images=(), *, max_bytes: int | None = N
     work.mkdir(parents=True, exist_ok=True)
     target = work / (Path(annotations).name if Path(annotations).suffix.lower() == ".csv" else "annotations.csv")
     shutil.copyfile(annotations, target)
-    frame = SegAnnotations(target, work).frame  # the file's own checks, before any image is copied
+    opened = SegAnnotations(target, work)  # the file's own checks (every file_name inside work), before any copy
+    frame = opened.frame
     unpacked = work / ".unpacked"
     candidates: list[Path] = []
     for upload in uploads:
@@ -77,8 +80,8 @@ def open_upload(annotations: str | Path, images=(), *, max_bytes: int | None = N
     root = unpacked.resolve()
     relative = {c: (c.relative_to(root).as_posix() if root in c.resolve().parents else c.name) for c in candidates}
     for file_name in pd.unique(frame["file_name"]):
-        wanted = (work / file_name).resolve()
-        if work.resolve() not in wanted.parents or wanted.exists():
+        wanted = opened.file(file_name)  # inside work: the file's checks refused any other
+        if wanted.exists():
             continue
         name = str(file_name).replace("\\", "/").removeprefix("./")
         found = [c for c, rel in relative.items() if rel == name or rel.endswith("/" + name)
@@ -95,4 +98,4 @@ def open_upload(annotations: str | Path, images=(), *, max_bytes: int | None = N
 def missing_images(book: SegAnnotations) -> list[str]:
     """The ``file_name`` s of the open file that are not under its images folder."""
     names = pd.unique(book.frame["file_name"])
-    return [str(n) for n in names if not (book.images / str(n)).is_file()]
+    return [str(n) for n in names if not book.file(str(n)).is_file()]

@@ -2,11 +2,12 @@
 
 ANNOTATIONS is a CSV with one row per image:
 
-* ``seg_id``: the SEG (any text; integers are kept as the SEG ids, other names are numbered 0, 1, ... in order of
-  first appearance, and ``segs.json`` keeps the names);
+* ``seg_id``: the SEG (any text; integers up to 2**63 - 1 are kept as the SEG ids, other names are numbered 0, 1,
+  ... in order of first appearance, and ``segs.json`` keeps the names);
 * ``prompt``: the SEG's prompt (the same on every row of a SEG);
-* ``file_name``: the image, relative to ``images``;
-* ``errors``: the prompt's elements the image gets wrong, joined with ``;`` (empty: an error-free image);
+* ``file_name``: the image, relative to ``images`` (resolved, symlinks followed: it must lie inside ``images``);
+* ``errors``: the prompt's elements the image gets wrong, joined with ``;`` (empty: an error-free image; no control
+  characters);
 * optional ``image_source`` (the generator), ``partition`` (one per SEG; default :data:`DEFAULT_PARTITION`) and
   ``error_types`` (``missing`` / ``attribute`` / ``relation`` / ``action``, joined with ``;``, aligned with ``errors``).
 
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scorers.checks import resolve_inside
 from scorers.errors import ParameterError
 from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, KEY_SEPARATOR, error_set_edges, label_sets,
                                       unreachable)
@@ -41,11 +43,13 @@ from scorers.tables.error_columns import fail_first_row, parse_error_columns, ro
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_PARTITION", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "SegBuild",
+__all__ = ["DEFAULT_PARTITION", "MAX_SEG_ID", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "SegBuild",
            "build_seg_dir", "read_annotations"]
 
 REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
 OPTIONAL_COLUMNS = ("image_source", "partition", "error_types")
+#: the largest integer ``seg_id`` (int64, as every table reads SEG ids)
+MAX_SEG_ID = np.iinfo(np.int64).max
 #: the partition of SEGs whose ANNOTATIONS have no ``partition`` column
 DEFAULT_PARTITION = "custom"
 #: question tables that ``ts2 seg plan`` writes (and ``ts2 seg generate`` copies) beside ANNOTATIONS: copied into OUT
@@ -71,16 +75,20 @@ class SegBuild:
     warning_counts: dict[str, int] = field(default_factory=dict)
 
 
-def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
+def read_annotations(path: str | os.PathLike, images: str | os.PathLike | None = None) -> pd.DataFrame:
     """The validated ANNOTATIONS table: one row per image, with the columns of the module docstring plus ``line``
     (its CSV line), ``key`` (its sorted error set joined with :data:`scorers.stats.error_sets.KEY_SEPARATOR`),
     ``n_errors``, ``sorted_errors`` and ``sorted_types`` (``;``-joined, aligned), ``partition`` and ``image_source``
-    (filled).
+    (filled), and ``file`` (the image's file: with ``images``, its resolved path; else ``file_name`` normalised).
 
     Parameters
     ----------
     path : str or PathLike
         A UTF-8 CSV file (a byte-order mark is accepted).
+    images : str or PathLike, optional
+        The folder ``file_name`` is relative to: each is resolved (:func:`scorers.checks.resolve_inside`) and must
+        lie inside it; two rows are one file when they resolve to one path (``sub/../0.png``, ``.//0.png``, the
+        absolute path, a symlink). Without it, names are compared as normalised text.
 
     Returns
     -------
@@ -92,9 +100,10 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
         No such file.
     ValueError
         One line naming the file, the line, the SEG and the image, for the first row that breaks a rule: a missing
-        column, an empty ``seg_id``, ``prompt`` or ``file_name``; an image listed twice in a SEG; the same file
-        under two SEGs; a SEG with two prompts or two partitions; ``error_types`` not aligned with ``errors`` or not
-        one of :data:`scorers.stats.error_sets.ERROR_TYPES`; an error label used with two different types in one SEG.
+        column, an empty ``seg_id``, ``prompt`` or ``file_name``; a ``file_name`` outside ``images``; an image
+        listed twice in a SEG; the same file under two SEGs; a SEG with two prompts or two partitions; ``error_types``
+        not aligned with ``errors`` or not one of :data:`scorers.stats.error_sets.ERROR_TYPES`; an error label with a
+        control character, or used with two different types in one SEG.
 
     Examples
     --------
@@ -129,8 +138,8 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     fail_first_row(frame, frame["seg_id"] == "", source, "empty seg_id")
     fail_first_row(frame, frame["prompt"] == "", source, "empty prompt")
     fail_first_row(frame, frame["file_name"] == "", source, "empty file_name")
-    files = frame["file_name"].str.replace("\\", "/", regex=False).str.replace(r"^(\./)+", "", regex=True)
-    keyed = frame.assign(_f=files)
+    frame["file"] = _files(frame, images, source)
+    keyed = frame.assign(_f=frame["file"])
     twice = keyed.duplicated(["seg_id", "_f"])
     first_line = keyed.groupby(["seg_id", "_f"], sort=False)["line"].transform("min")
     fail_first_row(frame, twice, source, lambda k, row: f"image listed twice (first on line {first_line.iloc[k]})")
@@ -152,6 +161,23 @@ def read_annotations(path: str | os.PathLike) -> pd.DataFrame:
     return frame
 
 
+def _files(frame: pd.DataFrame, images, source: str) -> list[str]:
+    """Each row's file: resolved inside ``images`` (the first row outside it refused, naming the row), else its
+    ``file_name`` normalised as text (``\\`` as ``/``, ``.`` and ``..`` folded)."""
+    import posixpath
+
+    names = frame["file_name"].tolist()
+    if images is None:
+        return [posixpath.normpath(name.replace("\\", "/")) for name in names]
+    files = []
+    for k, name in enumerate(names):
+        try:
+            files.append(resolve_inside(images, name, what=f"the images folder {os.fspath(images)}"))
+        except ValueError as problem:
+            raise ValueError(f"{row_location(source, frame.iloc[k])}: file_name {problem}") from None
+    return files
+
+
 def _one_per_seg(frame: pd.DataFrame, column: str, source: str) -> None:
     first = frame.groupby("seg_id", sort=False)[column].transform("first")
     first_line = frame.groupby("seg_id", sort=False)["line"].transform("first")
@@ -160,11 +186,16 @@ def _one_per_seg(frame: pd.DataFrame, column: str, source: str) -> None:
                                   f"{first_line.iloc[k]}")
 
 
-def _seg_ids(frame: pd.DataFrame) -> np.ndarray:
+def _seg_ids(frame: pd.DataFrame, source: str) -> np.ndarray:
     """Integer SEG ids: the given ones when all are ASCII digits naming distinct SEGs, else 0, 1, ... by first
-    appearance."""
+    appearance (refused, naming the row: an integer id above :data:`MAX_SEG_ID`)."""
     text = frame["seg_id"]
     if text.str.fullmatch(r"[0-9]+").all():
+        digits, limit = text.str.lstrip("0"), str(MAX_SEG_ID)  # compared as text: int64 would overflow
+        too_big = (digits.str.len() > len(limit)) | ((digits.str.len() == len(limit)) & (digits > limit))
+        fail_first_row(frame, too_big.to_numpy(), source,
+                       lambda k, row: f"seg_id {row['seg_id']} is too large: an integer SEG id is at most "
+                                      f"{MAX_SEG_ID} (2**63 - 1)")
         as_int = text.astype(np.int64)
         if as_int.nunique() == text.nunique():
             return as_int.to_numpy()
@@ -184,12 +215,13 @@ def _check_structure(frame: pd.DataFrame, source: str) -> None:
                                   "two")
 
 
-def _check_images(frame: pd.DataFrame, images: Path, source: str) -> list[Path]:
-    """The image paths, each checked to exist and to open as an image: its header is parsed and PIL's ``verify``
-    run (PNG checksums included); not decoded (``load_ts2`` decodes every image)."""
+def _check_images(frame: pd.DataFrame, source: str) -> list[Path]:
+    """The image paths (``file``: resolved inside the images folder by :func:`read_annotations`), each checked to
+    exist and to open as an image: its header is parsed and PIL's ``verify`` run (PNG checksums included); not
+    decoded (``load_ts2`` decodes every image)."""
     from PIL import Image, UnidentifiedImageError
 
-    paths = [images / name for name in frame["file_name"].tolist()]
+    paths = [Path(name) for name in frame["file"].tolist()]
     exists = np.fromiter((p.is_file() for p in paths), dtype=bool, count=len(paths))
     fail_first_row(frame, ~exists, source, lambda k, row: f"missing image: no file {paths[k]}")
     for k, p in enumerate(paths):
@@ -345,10 +377,10 @@ def build_seg_dir(
     if out.is_dir() and any(out.iterdir()) and not overwrite:
         raise ParameterError("{out} {path} is not empty; pass {overwrite=True} to replace a build there",
                              path=str(out))
-    frame = read_annotations(annotations)
+    frame = read_annotations(annotations, images)
     _check_structure(frame, source)
-    paths = _check_images(frame, Path(images), source) if images is not None else None
-    frame["id"] = _seg_ids(frame)
+    paths = _check_images(frame, source) if images is not None else None
+    frame["id"] = _seg_ids(frame, source)
     frame["out_name"] = _out_names(frame)
     nodes, segs, warnings, counts, n_nodes, n_edges = _nodes(frame)
     frame["node"] = nodes
