@@ -10,6 +10,7 @@ import pytest
 
 from scorers.cli import main
 from scorers.stats import error_sets as es
+from tests.helpers.cli import one_line
 from tests.helpers.seg_files import DOCS, write_docs_example, write_images
 
 
@@ -379,3 +380,89 @@ def test_question_tables_beside_annotations_are_copied_when_the_seg_ids_are_kept
         else:
             assert any("tifa_questions.csv beside a.csv not copied: the SEG ids were renumbered" in w
                        for w in built.warnings), built.warnings
+
+
+# --- paths a user gives stay inside --images; ids and labels the build can hold ----------------------------------
+
+
+def _outside_setup(tmp_path: Path) -> tuple[Path, Path]:
+    """``imgs/`` (a.png, b.png, sub/c.png and ``out.png``, a symlink to a file beside it) and ``secret.png`` outside."""
+    images = write_images(tmp_path / "imgs", ["a.png", "b.png", "sub/c.png"])
+    write_images(tmp_path, ["secret.png"])
+    (images / "out.png").symlink_to(tmp_path / "secret.png")
+    return images, tmp_path / "secret.png"
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "../secret.png", "sub/../../secret.png", "out.png"])
+def test_a_file_name_outside_images_is_refused_in_one_line(tmp_path, capsys, spelling):
+    """Before: the server file was copied into OUT/images/ (an absolute path, ``..``, a symlink leading out)."""
+    images, secret = _outside_setup(tmp_path)
+    name = str(secret) if spelling == "absolute" else spelling
+    path = tmp_path / "annotations.csv"
+    path.write_text(f"seg_id,prompt,file_name,errors\n0,p,a.png,\n0,p,{name},x\n")
+    code, stdout, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
+    line = one_line(err)
+    assert code == 2 and stdout == ""
+    assert f"annotations.csv line 3 (SEG 0, {name}): file_name {name!r} lies outside the images folder {images}" \
+        in line, line
+    assert not (tmp_path / "out").exists()  # nothing written, nothing copied
+
+
+def test_an_absolute_file_name_inside_images_is_taken(tmp_path, capsys):
+    images, _ = _outside_setup(tmp_path)
+    path = tmp_path / "annotations.csv"
+    path.write_text(f"seg_id,prompt,file_name,errors\n0,p,{images / 'a.png'},\n0,p,sub/c.png,x\n")
+    code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
+    assert code == 0, err
+    assert (tmp_path / "out" / "images" / "000-00.png").read_bytes() == (images / "a.png").read_bytes()
+
+
+@pytest.mark.parametrize("spelling", ["sub/../a.png", ".//a.png", "absolute", "link"])
+def test_the_same_file_under_two_segs_is_found_after_resolving(tmp_path, capsys, spelling):
+    """Before: ``sub/../a.png``, ``.//a.png``, the absolute path and a symlink to a.png were four other files."""
+    images, _ = _outside_setup(tmp_path)
+    (images / "link.png").symlink_to(images / "a.png")
+    name = {"absolute": str(images / "a.png"), "link": "link.png"}.get(spelling, spelling)
+    path = tmp_path / "annotations.csv"
+    path.write_text(f"seg_id,prompt,file_name,errors\n0,p,a.png,\n0,p,b.png,x\n1,q,{name},\n1,q,sub/c.png,y\n")
+    code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
+    line = one_line(err)
+    assert code == 2
+    assert f"annotations.csv line 4 (SEG 1, {name}): the same file is under SEG 0 too (line 2)" in line, line
+
+
+def test_the_same_file_twice_is_found_without_images_as_text(tmp_path, capsys):
+    """A metadata-only build (no --images) compares the names as normalised text."""
+    path = tmp_path / "annotations.csv"
+    path.write_text("seg_id,prompt,file_name,errors\n0,p,a.png,\n0,p,b.png,x\n1,q,sub/../a.png,\n1,q,c.png,y\n")
+    code, _, err = run_cli(capsys, "seg", "build", path, "--out", tmp_path / "out")
+    assert code == 2 and "line 4 (SEG 1, sub/../a.png): the same file is under SEG 0 too (line 2)" in one_line(err)
+
+
+@pytest.mark.parametrize("seg_id", ["99999999999999999999", "9223372036854775808"])
+def test_a_seg_id_too_large_for_int64_is_one_line(tmp_path, capsys, seg_id):
+    """Before: an OverflowError traceback. 2**63 - 1 is the largest id kept (the int64 every table reads)."""
+    path, images = annotations(tmp_path, [f"{seg_id},p,a.png,", f"{seg_id},p,b.png,x"],
+                               header="seg_id,prompt,file_name,errors")
+    code, stdout, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
+    line = one_line(err)
+    assert code == 2 and stdout == ""
+    assert f"annotations.csv line 2 (SEG {seg_id}, a.png): seg_id {seg_id} is too large: an integer SEG id is at " \
+           "most 9223372036854775807" in line, line
+    largest = str(2**63 - 1)
+    path, images = annotations(tmp_path, [f"{largest},p,a.png,", f"{largest},p,b.png,x"],
+                               header="seg_id,prompt,file_name,errors")
+    code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "ok")
+    assert code == 0, err
+    assert pd.read_csv(tmp_path / "ok" / "metadata.csv", dtype=str)["id"].tolist() == [largest] * 2
+
+
+@pytest.mark.parametrize("label", ["x\x1fy", "x\ty", "x\x00", "x\x85y"])
+def test_a_control_character_in_an_error_label_is_refused(tmp_path, capsys, label):
+    """Before: ``x\\x1fy`` (the key separator inside a label) was read as two errors {x, y}: node 2 instead of 1."""
+    path, images = annotations(tmp_path, ["s,p,a.png,", f"s,p,b.png,{label}", "s,p,c.png,x"],
+                               header="seg_id,prompt,file_name,errors")
+    code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
+    line = one_line(err)
+    assert code == 2
+    assert f"annotations.csv line 3 (SEG s, b.png): error label {label!r} holds a control character" in line, line
