@@ -356,6 +356,9 @@ def test_image_source_refuses_paths_outside_the_data_dir(tmp_path, config):
     images = ImageSource(config.with_(data_dir=data_dir))
     assert images.get("images/000-00.jpg") is not None
     assert images.get("../secret.jpg") is None
+    assert images.get(str(tmp_path / "secret.jpg")) is None  # an absolute path elsewhere
+    (data_dir / "images" / "out.jpg").symlink_to(tmp_path / "secret.jpg")
+    assert images.get("images/out.jpg") is None  # a symlink leading out
 
 
 def test_hub_images_only_with_release_tables_and_given_up_after_one_failure(fresh_cache, config):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -257,6 +258,47 @@ def test_open_upload_places_images_by_path_and_refuses_a_zip_that_escapes(tmp_pa
         open_upload(csv, [tmp_path / "fake.zip"], work=tmp_path / "w3")
     with pytest.raises(ValueError, match="mine.csv: the file is .* the limit is"):
         open_upload(csv, [], max_bytes=10)
+
+
+def test_a_file_name_outside_the_images_folder_is_refused_by_the_tab_the_upload_and_the_build(synth,
+                                                                                              tmp_path_factory):
+    """Before: an uploaded row naming a server file (absolute, ``../``) opened, and **Build data dir** copied that
+    file into ``seg_data.zip``. Each path is resolved inside the images folder; a row outside it is one line."""
+    from scorers.demo.seg_builder.upload import open_upload
+
+    tmp_path = tmp_path_factory.mktemp("server")  # outside synth, the images folder
+    secret = tmp_path / "server_secret.png"
+    secret.write_bytes((synth / "a.png").read_bytes() + b"server-secret")
+    (synth / "out.png").symlink_to(secret)
+    head = "seg_id,prompt,file_name,errors\n3,a dog,a.png,\n"
+    for name in (str(secret), f"../{tmp_path.name}/server_secret.png", "out.png"):
+        (synth / "escape.csv").write_text(f"{head}3,a dog,{name},dog\n")
+        with pytest.raises(ParameterError, match=rf"^annotations='.*escape.csv': row 3: file_name "
+                                                 rf"{re.escape(repr(name))} lies outside the images folder$"):
+            SegAnnotations(synth / "escape.csv", synth)  # the demo's own file (--annotations, --images)
+    upload = tmp_path / "upload.csv"
+    for name in (str(secret), "../server_secret.png"):  # the working folder is tmp_path / "work"
+        upload.write_text(f"{head}3,a dog,{name},dog\n")
+        with pytest.raises(ValueError, match=rf"upload.csv': row 3: file_name {re.escape(repr(name))} lies outside "
+                                             "the images folder$"):
+            open_upload(upload, [synth / "a.png"], work=tmp_path / "work")
+    # a file changed on disk after it was opened: the build reads it again and refuses, and no zip is made
+    path = synth / "annotations.csv"
+    book = SegAnnotations(path, synth)
+    path.write_text(SYNTH_ROWS + f"3,a red dog on a sofa,{secret},red,attribute,tiny,5\n")
+    os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    with pytest.raises(ValueError, match="row 6: file_name .* lies outside the images folder"):
+        book.build(tmp_path / "built")
+    assert not (tmp_path / "built" / "seg_data.zip").exists()
+
+
+def test_one_file_under_two_spellings_is_listed_twice(synth):
+    """Before: ``a.png`` and ``.//a.png`` (or ``x/../a.png``) in one SEG were two images."""
+    for spelling in (".//a.png", "x/../a.png", "absolute"):
+        name = str(synth / "a.png") if spelling == "absolute" else spelling
+        (synth / "twice.csv").write_text(f"seg_id,prompt,file_name,errors\n3,a dog,a.png,\n3,a dog,{name},dog\n")
+        with pytest.raises(ParameterError, match=rf"row 3: file_name {re.escape(repr(name))} is listed twice in SEG 3"):
+            SegAnnotations(synth / "twice.csv", synth)
 
 
 def _tab_texts(config: AppConfig) -> list[str]:

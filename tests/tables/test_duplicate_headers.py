@@ -32,6 +32,36 @@ def test_meta_refuses_a_duplicated_key_header(capsys, tmp_path, shared_ts2):
     assert code == 2 and "'id'" in line and "duplicate column name" in line and "id.1" not in out
 
 
+#: a second spelling of ``my_metric`` that only Unicode normalisation and the removal of format characters reveal
+INVISIBLE_TWINS = {"bom": "\ufeffmy_metric", "zero-width space": "my_metric\u200b",
+                   "zero-width joiner": "my\u200d_metric", "full-width": "\uff4d\uff59_metric"}
+
+
+@pytest.mark.parametrize("twin", sorted(INVISIBLE_TWINS))
+def test_names_that_differ_only_by_invisible_or_compatibility_characters_are_duplicates(capsys, tmp_path, shared_ts2,
+                                                                                        twin):
+    """Before: ``my_metric`` and ``my_metric`` with a zero-width space (or a BOM) were two metrics of one table."""
+    name = INVISIBLE_TWINS[twin]
+    scores = release_columns(shared_ts2, ["id", "image_id", "my_metric", name], ["clipscore", "alignscore"],
+                             tmp_path / "twin.csv")
+    code, out, err = run_cli(capsys, "meta", scores, "--data-dir", shared_ts2)
+    line = one_line(err)
+    assert code == 2 and not out
+    assert str(scores) in line and "duplicate column name" in line and "'my_metric'" in line, line
+    assert repr(name) in line and "differ only by invisible or compatibility characters" in line, line
+
+
+def test_the_pandas_reader_compares_names_as_the_light_one(tmp_path):
+    from scorers.tables.pandas_tables import DuplicateHeaderError, read_csv
+
+    for twin, name in INVISIBLE_TWINS.items():
+        (tmp_path / "t.csv").write_text(f"image,my_metric,{name}\nu1,0.5,0.1\n", encoding="utf-8")
+        with pytest.raises(DuplicateHeaderError, match="duplicate column name.*'my_metric'"):
+            read_csv(tmp_path / "t.csv", dtype=str, keep_default_na=False)
+    (tmp_path / "t.csv").write_text("\ufeffimage,my_metric,mine\nu1,0.5,0.1\n", encoding="utf-8")  # a file's BOM
+    assert list(read_csv(tmp_path / "t.csv", encoding="utf-8-sig").columns) == ["image", "my_metric", "mine"]
+
+
 def test_a_real_dotted_name_is_not_a_duplicate(capsys, tmp_path, shared_ts2):
     """``x`` and ``x.1`` written as such are two names: read as given."""
     scores = release_columns(shared_ts2, ["id", "image_id", "x", "x.1"], ["clipscore", "alignscore"],
