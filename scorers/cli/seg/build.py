@@ -15,7 +15,7 @@ def register(steps: argparse._SubParsersAction) -> None:
     build = add_command(steps, "build", run_seg_build,
                         help="ANNOTATIONS (one row per image + its error set) -> a data dir in the release's layout")
     build.add_argument("annotations", type=input_file, metavar="ANNOTATIONS",
-                       help="CSV, one row per image: seg_id, prompt, file_name (relative to --images), errors "
+                       help="CSV, one row per image: seg_id, prompt, file_name (relative to --images, inside it), errors "
                             "(error labels joined with ';', empty for an error-free image); optional image_source, "
                             "partition, error_types (missing/attribute/relation/action, aligned with errors)")
     build.add_argument("--images", type=input_dir, metavar="DIR",
@@ -35,9 +35,10 @@ def run_seg_build(args: argparse.Namespace) -> int:
     load_ts2(data_dir=OUT), `ts2 dataset export --data-dir OUT`, `ts2 score ... --data-dir OUT`,
     `ts2 meta/report/card --metadata OUT/metadata.csv` (per partition, from the partition column) and the demo.
 
-    Refused, one line naming the ANNOTATIONS line: a SEG with no error-free image, a missing or unreadable image, an
-    image listed twice, the same file under two SEGs, a SEG with fewer than two error levels, an error label with
-    two types, an empty prompt. Warned (listed in OUT/warnings.txt and counted): a node with one image, a node not
+    Refused, one line naming the ANNOTATIONS line: a file_name outside --images (an absolute path elsewhere, '..',
+    a symlink leading out), a SEG with no error-free image, a missing or unreadable image, an image listed twice,
+    the same file under two SEGs (compared after resolving), a SEG with fewer than two error levels, an error label
+    with two types or a control character, an integer seg_id above 2**63 - 1, an empty prompt. Warned (listed in OUT/warnings.txt and counted): a node with one image, a node not
     reachable one error at a time."""
     from scorers.ts2.seg.build import build_seg_dir
 
