@@ -65,7 +65,8 @@ def check_same_length(arrays: Mapping[str, Sized]) -> None:
         raise ValueError(f"length mismatch: {shown} entries")
 
 
-def resolve_inside(root: str | os.PathLike, name: str | os.PathLike, *, what: str = "the folder") -> str:
+def resolve_inside(root: str | os.PathLike, name: str | os.PathLike, *, what: str = "the folder",
+                   folders: dict | None = None) -> str:
     """The file a user names under ``root``, resolved (symlinks followed, ``.`` and ``..`` folded; an absolute
     ``name`` taken as it is), or ``ValueError`` unless it lies strictly inside ``root`` (itself resolved).
 
@@ -74,6 +75,9 @@ def resolve_inside(root: str | os.PathLike, name: str | os.PathLike, *, what: st
     resolve to one string (``sub/../0.png``, ``.//0.png`` and the absolute path), and nothing outside ``root`` (an
     absolute path elsewhere, ``../``, a symlink leading out) is ever opened. The message names ``name`` and ``what``
     (the folder as the caller calls it), never what ``name`` resolves to; the caller adds the row.
+
+    ``folders``: a dict that a caller resolving many names in one pass (a table's rows) passes to every call, so
+    each folder is resolved once (the file itself is still checked for a symlink each time); don't keep it longer.
 
         >>> import tempfile
         >>> root = tempfile.mkdtemp()
@@ -86,9 +90,24 @@ def resolve_inside(root: str | os.PathLike, name: str | os.PathLike, *, what: st
         ValueError: '../etc/passwd' lies outside the folder
     """
     text = os.fspath(name)
-    base = os.path.realpath(root)
+    memo = {} if folders is None else folders
+
+    def real(path: str) -> str:
+        if path not in memo:
+            memo[path] = os.path.realpath(path)
+        return memo[path]
+
     try:
-        target = os.path.realpath(os.path.join(base, text))
+        if "\x00" in text:
+            raise ValueError("embedded null byte")
+        base = real(os.fspath(root))
+        head, tail = os.path.split(os.path.join(base, text))
+        if tail in ("", ".", ".."):
+            target = os.path.realpath(os.path.join(head, tail))
+        else:  # realpath(head/tail) is realpath(head)/tail unless tail is a symlink
+            target = os.path.join(real(head), tail)
+            if os.path.islink(target):
+                target = os.path.realpath(target)
     except (ValueError, OSError) as error:  # an embedded NUL byte, a name the system cannot take
         raise ValueError(f"{text!r} is not a path ({error})") from None
     if not target.startswith(base.rstrip(os.sep) + os.sep):

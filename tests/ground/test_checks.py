@@ -38,14 +38,18 @@ def test_resolve_inside_keeps_a_users_path_in_its_folder(tmp_path):
     (root / "out.png").symlink_to(tmp_path / "secret.png")
     (tmp_path / "alias").symlink_to(root)  # the folder given through a symlink
     expected = os.path.join(os.path.realpath(root), "0.png")
+    folders: dict = {}  # one pass over many names: each folder resolved once, the same answers
     for name in ("0.png", "sub/../0.png", ".//0.png", str(root / "0.png"), "in.png", "sub/./../in.png"):
         assert resolve_inside(root, name) == expected, name
+        assert resolve_inside(root, name, folders=folders) == expected, name
         assert resolve_inside(tmp_path / "alias", name) == expected, name
     assert resolve_inside(root, "not/yet/there.png") == os.path.join(os.path.realpath(root), "not/yet/there.png")
     for name in ("../secret.png", "sub/../../secret.png", str(tmp_path / "secret.png"), "out.png", "/etc/passwd",
                  str(tmp_path / "rootx" / "a.png")):
         with pytest.raises(ValueError, match=f"^{re.escape(repr(name))} lies outside the images folder$"):
             resolve_inside(root, name, what="the images folder")
+        with pytest.raises(ValueError, match="lies outside"):
+            resolve_inside(root, name, folders=folders)
     for name in (".", "sub/..", ""):
         with pytest.raises(ValueError, match="names the folder itself, not a file in it"):
             resolve_inside(root, name)

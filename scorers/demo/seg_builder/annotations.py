@@ -93,10 +93,10 @@ class SegAnnotations:
                                               f"{', '.join(ANNOTATION_COLUMNS)})")
         if frame.empty:
             raise _not_annotations(self.path, "a header but no rows")
-        files = []
+        files, folders = [], {}
         for k, name in enumerate(frame["file_name"].tolist()):
             try:
-                files.append(self.file(name))
+                files.append(self.file(name, folders=folders))
             except ValueError as problem:
                 raise _not_annotations(self.path, f"row {k + 2}: file_name {problem}") from None
         twice = frame.assign(_f=files).duplicated(["seg_id", "_f"], keep="first")
@@ -249,10 +249,11 @@ class SegAnnotations:
         return seg_graph_figure(nodes, error_set_edges(sets), ringed=set(unreachable(sets)), title_size=9,
                                 title=f"SEG {seg_id}: error graph (red ring: not reachable one error at a time)")
 
-    def file(self, file_name: str) -> Path:
+    def file(self, file_name: str, *, folders: dict | None = None) -> Path:
         """The file a ``file_name`` names, resolved inside the images folder
-        (:func:`scorers.checks.resolve_inside`); ``ValueError`` when it lies outside."""
-        return Path(resolve_inside(self.images, str(file_name), what="the images folder"))
+        (:func:`scorers.checks.resolve_inside`, ``folders`` its memo for one pass); ``ValueError`` when it lies
+        outside."""
+        return Path(resolve_inside(self.images, str(file_name), what="the images folder", folders=folders))
 
     def image(self, file_name: str):
         """The image as a thumbnail (PIL), or None when the file is missing, unreadable or outside the images

@@ -169,10 +169,10 @@ def _files(frame: pd.DataFrame, images, source: str) -> list[str]:
     names = frame["file_name"].tolist()
     if images is None:
         return [posixpath.normpath(name.replace("\\", "/")) for name in names]
-    files = []
+    files, folders, what = [], {}, f"the images folder {os.fspath(images)}"
     for k, name in enumerate(names):
         try:
-            files.append(resolve_inside(images, name, what=f"the images folder {os.fspath(images)}"))
+            files.append(resolve_inside(images, name, what=what, folders=folders))
         except ValueError as problem:
             raise ValueError(f"{row_location(source, frame.iloc[k])}: file_name {problem}") from None
     return files
