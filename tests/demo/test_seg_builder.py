@@ -292,6 +292,13 @@ def test_a_file_name_outside_the_images_folder_is_refused_by_the_tab_the_upload_
     assert not (tmp_path / "built" / "seg_data.zip").exists()
 
 
+def test_an_element_with_a_control_character_is_refused(synth):
+    """Before: ``dog\x1fred`` was added, saved, and read by ``ts2 seg build`` as the two errors {dog, red}."""
+    book = SegAnnotations(synth / "annotations.csv", synth)
+    with pytest.raises(ValueError, match=r"element 'dog\\x1fred' holds a control character"):
+        book.add_element("3", "dog\x1fred", "missing")
+
+
 def test_one_file_under_two_spellings_is_listed_twice(synth):
     """Before: ``a.png`` and ``.//a.png`` (or ``x/../a.png``) in one SEG were two images."""
     for spelling in (".//a.png", "x/../a.png", "absolute"):

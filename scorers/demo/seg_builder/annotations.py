@@ -7,6 +7,7 @@ the data dir is what :func:`scorers.ts2.seg.build.build_seg_dir` writes.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import threading
@@ -18,6 +19,7 @@ from matplotlib.figure import Figure
 from scorers.atomic import atomic_path
 from scorers.checks import resolve_inside
 from scorers.errors import ParameterError, mention
+from scorers.tables.error_columns import CONTROL_CHARACTERS
 from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, error_set_edges, node_labels, split_error_labels,
                                       unreachable)
 from scorers.demo.seg_figure import seg_graph_figure
@@ -354,8 +356,8 @@ class SegAnnotations:
         Raises
         ------
         ValueError
-            An empty name, one with ``;`` (the separator of the errors column), one already there, an unknown type,
-            or no type where the file has an ``error_types`` column.
+            An empty name, one with ``;`` (the separator of the errors column) or a control character, one already
+            there, an unknown type, or no type where the file has an ``error_types`` column.
         """
         with self._lock:
             self.refresh()
@@ -365,6 +367,8 @@ class SegAnnotations:
                 raise ValueError("type the new element's name first (e.g. 'red', 'dog', 'on the table')")
             if ";" in name:
                 raise ValueError(f"element {name!r}: ';' separates errors in the ANNOTATIONS file, use another name")
+            if re.search(CONTROL_CHARACTERS, name):
+                raise ValueError(f"element {name!r} holds a control character; a label is printable text")
             if name in self.elements(seg_id):
                 raise ValueError(f"SEG {seg_id} already has the element {name!r}")
             kind = kind or None
