@@ -15,9 +15,10 @@ def register(steps: argparse._SubParsersAction) -> None:
     build = add_command(steps, "build", run_seg_build,
                         help="ANNOTATIONS (one row per image + its error set) -> a data dir in the release's layout")
     build.add_argument("annotations", type=input_file, metavar="ANNOTATIONS",
-                       help="CSV, one row per image: seg_id, prompt, file_name (relative to --images, inside it), errors "
-                            "(error labels joined with ';', empty for an error-free image); optional image_source, "
-                            "partition, error_types (missing/attribute/relation/action, aligned with errors)")
+                       help="CSV, one row per image: seg_id, prompt, file_name (relative to --images, inside "
+                            "it), errors (error labels joined with ';', empty for an error-free image); optional "
+                            "image_source, partition, error_types (missing/attribute/relation/action, aligned with "
+                            "errors)")
     build.add_argument("--images", type=input_dir, metavar="DIR",
                        help="the folder file_name is relative to (without it: metadata only, images neither "
                             "checked nor copied)")
@@ -38,8 +39,8 @@ def run_seg_build(args: argparse.Namespace) -> int:
     Refused, one line naming the ANNOTATIONS line: a file_name outside --images (an absolute path elsewhere, '..',
     a symlink leading out), a SEG with no error-free image, a missing or unreadable image, an image listed twice,
     the same file under two SEGs (compared after resolving), a SEG with fewer than two error levels, an error label
-    with two types or a control character, an integer seg_id above 2**63 - 1, an empty prompt. Warned (listed in OUT/warnings.txt and counted): a node with one image, a node not
-    reachable one error at a time."""
+    with two types or a control character, an integer seg_id above 2**63 - 1, an empty prompt. Warned (listed in
+    OUT/warnings.txt and counted): a node with one image, a node not reachable one error at a time."""
     from scorers.ts2.seg.build import build_seg_dir
 
     built = build_seg_dir(args.annotations, images=args.images, out=args.out, overwrite=args.overwrite)

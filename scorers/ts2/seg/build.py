@@ -43,8 +43,8 @@ from scorers.tables.error_columns import fail_first_row, parse_error_columns, ro
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DEFAULT_PARTITION", "MAX_SEG_ID", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "SegBuild",
-           "build_seg_dir", "read_annotations"]
+__all__ = ["DEFAULT_PARTITION", "MAX_SEG_ID", "OUT_FILES", "QUESTION_TABLES", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS",
+           "SegBuild", "build_seg_dir", "read_annotations"]
 
 REQUIRED_COLUMNS = ("seg_id", "prompt", "file_name", "errors")
 OPTIONAL_COLUMNS = ("image_source", "partition", "error_types")
