@@ -21,14 +21,15 @@ TOKEN = "tok-TESTMARKER-0123456789"
 
 
 class Service(LoopbackServer):
-    """Answers every POST with ``answer`` and records the request headers."""
+    """Answers every POST with ``answer`` and records the request headers and bodies."""
 
     def __init__(self, answer=(200, {}, {"rewards": [1.5]})):
         super().__init__()
-        self.answer, self.headers = answer, []
+        self.answer, self.headers, self.bodies = answer, [], []
 
     def respond(self, method, path, headers, body):
         self.headers.append(headers)
+        self.bodies.append(body)
         status, headers, data = self.answer
         return status, headers, data if isinstance(data, bytes) else json.dumps(data).encode()
 
@@ -150,3 +151,17 @@ def test_a_remote_reward_is_copied_without_its_connections():
         copy = pickle.loads(pickle.dumps(reward))
         assert copy(_image(), ["a cat"]).tolist() == [1.5] and copy.url == reward.url
         reward.close()
+
+
+def test_a_uint8_tensor_read_in_0_255_is_sent_as_its_own_pixels():
+    import base64
+    import io
+
+    import torch
+
+    pixels = np.random.default_rng(3).integers(0, 256, (8, 6, 3), dtype=np.uint8)
+    with Service() as service:
+        reward = RemoteReward(service.base, input_range=(0, 255))
+        assert reward(torch.from_numpy(pixels).permute(2, 0, 1)[None], ["a cat"]).tolist() == [1.5]
+    sent = json.loads(service.bodies[0])["images"][0]
+    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(base64.b64decode(sent)))), pixels)
