@@ -72,6 +72,10 @@ TRICKLE_HEAD = [bytes([b]) for b in b"HTTP/1.1 200 OK\r\nContent-Length: 17\r\nX
 
 @pytest.mark.parametrize("chunks", [TRICKLE_BODY, TRICKLE_HEAD], ids=["body", "headers"])
 def test_a_reply_trickled_one_byte_every_half_second_fails_at_the_timeout(chunks):
+    import torch  # noqa: F401 -- the call imports it: before the clock starts, not inside the measured call
+
+    import scorers.models.images  # noqa: F401
+
     with RawReplyServer(chunks, pause=0.5) as server:  # 40 pauses: the trickle lasts 20 s at most
         reward = RemoteReward(server.url, timeout=2)
         started = time.monotonic()
