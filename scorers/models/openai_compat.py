@@ -139,7 +139,7 @@ class OpenAIChat:
                  device: Any = None, precision: Any = None, batch_size: Any = None):
         import httpx
 
-        from scorers.models._deadline import deadline_transport
+        from scorers.models.http_deadline import deadline_transport
 
         self.model = served_model_name(model)
         self.base_url = (api_base or base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -196,7 +196,7 @@ class OpenAIChat:
     def check_server(self) -> None:
         """Fail fast with one line when the server cannot be reached, rejects the key or does not serve the model
         (``GET /models``; servers without that route are not checked)."""
-        from scorers.models._deadline import attempt_deadline
+        from scorers.models.http_deadline import attempt_deadline
 
         try:
             with attempt_deadline(min(self.timeout, 10.0)):
@@ -367,7 +367,7 @@ class OpenAIChat:
     def _post(self, body: dict) -> dict:
         import httpx
 
-        from scorers.models._deadline import attempt_deadline
+        from scorers.models.http_deadline import attempt_deadline
 
         if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:  # never an unbounded generation
             raise ServedModelError(f"{self.where}: request without a max_tokens >= 1 (got {body.get('max_tokens')!r})")

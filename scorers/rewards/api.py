@@ -21,7 +21,8 @@ Models are built through ``scorers.scoring.registry.build_scorer`` (the same che
 * **Tensor range.** Float tensors are read as ``[0, 1]``; values outside it by more than :data:`RANGE_TOLERANCE`
   (``2**-7``: one bfloat16 step above 1.0, about two 8-bit steps; far below the ``-1`` or ``255`` of the other usual
   encodings) are refused with one line, unless ``input_range=(-1, 1)`` (a VAE decoder's output) or ``(0, 255)`` says
-  how to read them (any finite ``(low, high)``: ``x -> (x - low) / (high - low)``, checked the same way after).
+  how to read them (any ``(low, high)`` float32 pixels can be read in: ``x -> (x - low) / (high - low)``, checked the
+  same way after; see :func:`check_input_range`). Integer tensors (uint8...) are read as float32 in that range.
 * **PIL images or paths** go through each scorer's own ``score`` (the official preprocessing, as ``ts2 score``).
 * **Gradients.** ``differentiable=True`` (tensor input only) keeps the graph through the reward for the CLIP-family
   rewards (:data:`DIFFERENTIABLE`), for direct reward backpropagation (ReFL, DRaFT, AlignProp); the reward models'
@@ -44,13 +45,18 @@ from typing import Any, Mapping, Sequence
 
 from scorers.rewards.normalisation import RewardNormaliser, weighted_sum
 
-__all__ = ["DIFFERENTIABLE", "RANGE_TOLERANCE", "Reward", "RewardOutput", "check_images", "check_input_range",
-           "check_normalize", "check_prompts", "load", "to_pil", "to_unit"]
+__all__ = ["DIFFERENTIABLE", "MAX_RANGE_BOUND", "MIN_RANGE_WIDTH", "RANGE_TOLERANCE", "Reward", "RewardOutput",
+           "check_images", "check_input_range", "check_normalize", "check_prompts", "load", "to_pil", "to_unit"]
 
 #: how far a float image tensor may stray outside its input range (after mapping it to [0, 1]) before it is refused:
 #: 2**-7 is one bfloat16 step above 1.0 (a bf16 VAE decode rounds 1.0 up by that much) and about two 8-bit steps;
 #: a [-1, 1] or [0, 255] image lies far outside it unless it is nearly blank
 RANGE_TOLERANCE = 2 ** -7
+
+#: the largest size of an ``input_range`` bound or width: float32's largest number (beyond it pixels read as inf)
+MAX_RANGE_BOUND = 3.4028234663852886e38
+#: the narrowest ``input_range``: float32's smallest normal number (below it ``x / width`` overflows)
+MIN_RANGE_WIDTH = 1.1754943508222875e-38
 
 #: rewards with an on-device tensor path that can keep the autograd graph
 DIFFERENTIABLE = ("pickscore", "hpsv2", "clip_score", "imagereward")
@@ -239,7 +245,9 @@ def check_prompts(prompts) -> list[str]:
 
 def check_input_range(input_range) -> tuple[float, float]:
     """``input_range`` as ``(low, high)`` floats: two finite numbers with ``low < high`` (``(0, 1)``, ``(-1, 1)``,
-    ``(0, 255)``); ``ValueError`` otherwise."""
+    ``(0, 255)``) that float32 pixels can be read in: ``low``, ``high`` and ``high - low`` at most
+    :data:`MAX_RANGE_BOUND` in size, and ``high - low`` at least :data:`MIN_RANGE_WIDTH` and ``2**-15`` of the larger
+    bound (256 float32 steps there: room for 8-bit pixels). One ``ValueError`` naming ``input_range`` otherwise."""
     try:
         if isinstance(input_range, (str, bytes)):
             raise TypeError
@@ -249,15 +257,23 @@ def check_input_range(input_range) -> tuple[float, float]:
                          f"{input_range!r}") from None
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise ValueError(f"reward: input_range must be two finite numbers low < high, got {input_range!r}")
+    width, bound = high - low, max(abs(low), abs(high))
+    if not (bound <= MAX_RANGE_BOUND and width <= MAX_RANGE_BOUND and width >= max(MIN_RANGE_WIDTH, bound * 2 ** -15)):
+        raise ValueError(f"reward: input_range={input_range!r} is no pixel range that float32 can read: low, high and "
+                         f"high - low must be at most {MAX_RANGE_BOUND:.3g} in size, and high - low at least "
+                         f"{MIN_RANGE_WIDTH:.3g} and 2**-15 of the larger bound, as (0, 1), (-1, 1) or (0, 255) are")
     return low, high
 
 
 def to_unit(pixels, input_range: tuple[float, float]):
-    """Float pixels read in ``input_range`` -> ``[0, 1]`` (``(x - low) / (high - low)``, differentiable), refusing
-    values outside the range by more than :data:`RANGE_TOLERANCE` (and NaN/inf) with one line."""
+    """Pixels read in ``input_range`` -> float ``[0, 1]`` (``(x - low) / (high - low)``, differentiable; an integer
+    tensor such as uint8 is read as float32 first), refusing values outside the range by more than
+    :data:`RANGE_TOLERANCE` (and NaN/inf) with one line."""
     import torch
 
     low, high = input_range
+    if not pixels.is_floating_point():  # uint8 0..255 with input_range=(0, 255), for one
+        pixels = pixels.float()
     if (low, high) != (0.0, 1.0):
         pixels = (pixels - low) / (high - low)
     if pixels.numel() == 0:
@@ -276,7 +292,8 @@ def to_unit(pixels, input_range: tuple[float, float]):
 
 
 def check_images(images):
-    """A 4-D float tensor, or a list of PIL images / paths (a list of equal-size ``[3, H, W]`` tensors is stacked)."""
+    """A 4-D float or integer tensor, or a list of PIL images / paths (a list of equal-size ``[3, H, W]`` tensors is
+    stacked)."""
     import torch
 
     if isinstance(images, torch.Tensor):
@@ -284,8 +301,9 @@ def check_images(images):
             images = images.unsqueeze(0)
         if images.dim() != 4 or images.shape[1] != 3:
             raise ValueError(f"reward: images must be a tensor [B, 3, H, W], got shape {tuple(images.shape)}")
-        if not images.is_floating_point():
-            raise ValueError(f"reward: image tensors must be floats in [0, 1], got {images.dtype}")
+        if images.dtype == torch.bool or images.is_complex():
+            raise ValueError(f"reward: image tensors must hold real numbers (floats, or integers such as uint8) read "
+                             f"in input_range, got {images.dtype}")
         return images
     if isinstance(images, (str, bytes)) or not hasattr(images, "__iter__"):
         raise TypeError(f"reward: images must be a float tensor [B, 3, H, W] or a list of PIL images / paths, got "

@@ -1,5 +1,5 @@
 """The client of a ``ts2 serve`` reward service: :class:`RemoteReward`, with :func:`scorers.rewards.load`'s callable
-interface over plain HTTP (the standard library's ``urllib.request``).
+interface over HTTP (httpx, the ``served`` extra, imported when a ``RemoteReward`` is made, not with this module).
 """
 from __future__ import annotations
 
@@ -11,7 +11,38 @@ from typing import Sequence
 from scorers.models.redaction import redact_cut, redact_url
 from scorers.rewards.api import RewardOutput, check_images, check_input_range, check_prompts, to_pil, to_unit
 
-__all__ = ["RemoteReward"]
+__all__ = ["MAX_TIMEOUT", "RemoteReward", "score_url"]
+
+#: the longest ``timeout`` a RemoteReward takes, in seconds (a day; beyond it a socket's timer overflows)
+MAX_TIMEOUT = 86_400.0
+
+
+def score_url(url: str) -> str:
+    """The ``/score`` endpoint of the service at ``url``: ``/score`` ends the URL's path (a query or fragment stays
+    after it) unless it ends there already. One ``ValueError`` unless ``url`` is an ``http(s)://`` URL with a host."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(str(url))
+        parts.port  # noqa: B018 -- a port that is not a number raises here, not at the first call
+    except ValueError as error:
+        raise ValueError(f"RemoteReward: url {redact_url(url)!r} is not a URL ({error})") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"RemoteReward: url {redact_url(url)!r}: expected an http:// or https:// URL with a host, "
+                         "such as http://127.0.0.1:8000")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/score"):
+        path += "/score"
+    return urlunsplit(parts._replace(path=path))
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The innermost error under ``error`` (httpx wraps httpcore's, which wraps the socket's ``OSError``)."""
+    seen = {id(error)}
+    while (inner := error.__cause__ or error.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        error = inner
+    return error
 
 
 class RemoteReward:
@@ -19,26 +50,40 @@ class RemoteReward:
     torch.Tensor[B]`` (float32, CPU), ``detailed(...)`` / ``last_info`` (a :class:`RewardOutput` with the components;
     ``stats`` holds the service's timing). Images: PIL images, paths, or a float tensor ``[B, 3, H, W]`` read in
     ``input_range`` (default ``[0, 1]``, checked as :func:`load` checks it), sent as lossless 8-bit PNG (high-bit
-    images scaled by :func:`scorers.models.images.to_rgb`). Plain HTTP with the standard library; ``token`` (or
+    images scaled by :func:`scorers.models.images.to_rgb`). HTTP through httpx (the ``served`` extra); ``token`` (or
     ``$TS2_SERVE_TOKEN``) is sent as a bearer token and never shown in ``repr`` or a message (nor are credentials
-    written into ``url``).
+    written into ``url``). ``/score`` is added to the URL's path (before a query string).
 
     Every reply is checked before it is returned: a JSON object whose ``rewards`` (and each of its ``components``)
     is a flat list of one finite number per image; anything else raises one ``ValueError`` saying what is wrong. A
-    refused connection or a timeout raises one ``ValueError`` naming the service. A busy service (HTTP 503 or 429)
-    is asked again up to ``max_retries`` times, after its ``Retry-After`` (capped at ``max_retry_after`` seconds) or
-    else an exponential backoff from ``backoff`` seconds."""
+    redirect is an error naming where it points (redacted), never followed: the token would go along. ``timeout``
+    (seconds, finite, > 0, at most :data:`MAX_TIMEOUT`) bounds each attempt in total -- connecting, sending and the
+    whole reply -- so a service that trickles its reply cannot hold a call longer. A refused connection, a timeout or
+    a broken reply raises one ``ValueError`` naming the service. A busy service (HTTP 503 or 429) is asked again up
+    to ``max_retries`` times, after its ``Retry-After`` (capped at ``max_retry_after`` seconds) or else an
+    exponential backoff from ``backoff`` seconds."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 120.0, max_retries: int = 3,
                  backoff: float = 0.5, max_retry_after: float = 60.0, input_range: Sequence[float] = (0, 1)):
         import os
         import time
 
-        self.url = url.rstrip("/")
-        if not self.url.endswith("/score"):
-            self.url += "/score"
+        from scorers.errors import missing_extra_error
+
+        try:
+            import httpx  # noqa: F401 -- the served extra: checked here, imported by scorers.rewards only when used
+        except ModuleNotFoundError as missing:
+            error = missing_extra_error(missing)
+            if error is None:
+                raise
+            raise ValueError(f"RemoteReward needs httpx: {error}") from None
+        self.url = score_url(url)
         self._token = token if token is not None else os.environ.get("TS2_SERVE_TOKEN")
-        self.timeout, self.last_info = timeout, None
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or \
+                not 0 < float(timeout) <= MAX_TIMEOUT:
+            raise ValueError(f"RemoteReward: timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:g}, "
+                             f"got {timeout!r}")
+        self.timeout, self.last_info = float(timeout), None
         for option, value in (("max_retries", max_retries), ("backoff", backoff),
                               ("max_retry_after", max_retry_after)):
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < math.inf:
@@ -46,6 +91,16 @@ class RemoteReward:
         self.max_retries, self.backoff, self.max_retry_after = int(max_retries), float(backoff), float(max_retry_after)
         self.input_range = check_input_range(input_range)
         self._sleep = time.sleep  # the wait between attempts (tests record it)
+        self._http = None  # the httpx client, made at the first call
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_http": None}  # a connection pool does not travel; the copy makes its own
+
+    def close(self) -> None:
+        """Close the connections kept open to the service (a later call opens new ones)."""
+        if self._http is not None:
+            self._http.close()
+            self._http = None
 
     @property
     def _secrets(self) -> tuple:
@@ -122,14 +177,22 @@ class RemoteReward:
                 raise ValueError(f"{where}: {shown}[{i}] is {value!r}, not a finite number")
         return torch.tensor(values, dtype=torch.float32)
 
+    def _client(self):
+        import httpx
+
+        from scorers.models.http_deadline import deadline_transport
+
+        if self._http is None:  # no proxy from the environment, no redirect followed, the deadline-aware transport
+            self._http = httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False,
+                                      transport=deadline_transport(8))
+        return self._http
+
     def _post(self, body: bytes) -> dict:
         """POST ``body``; the parsed JSON object of the reply. Busy answers (503, 429) are retried (class docstring);
         every failure is one ``ValueError`` naming the service, with secrets hidden."""
-        import json
-        import socket
-        import urllib.error
-        import urllib.request
+        import httpx
 
+        from scorers.models.http_deadline import attempt_deadline
         from scorers.models.openai_compat import retry_after_seconds
 
         headers = {"Content-Type": "application/json"}
@@ -137,33 +200,40 @@ class RemoteReward:
             headers["Authorization"] = f"Bearer {self._token}"
         attempt = 0
         while True:
-            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-                break
-            except urllib.error.HTTPError as error:
-                detail = error.read().decode("utf-8", "replace")
-                if error.code in (429, 503) and attempt < self.max_retries:
-                    wait = retry_after_seconds(error.headers.get("Retry-After"))
-                    delay = min(self.max_retry_after, wait if wait is not None else self.backoff * 2 ** attempt)
-                    attempt += 1
-                    self._sleep(delay)
-                    continue
-                busy = (f" (still busy after {attempt} retries)" if error.code in (429, 503) and attempt else "")
-                raise ValueError(f"reward service {self.where}: HTTP {error.code}{busy}: "
-                                 f"{redact_cut(detail, 500, self._secrets)}") from None
-            except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as error:
-                reason = getattr(error, "reason", None) or error
-                if isinstance(reason, (socket.timeout, TimeoutError)):
-                    raise ValueError(f"reward service {self.where}: no reply within timeout={self.timeout:g} s; is "
-                                     "the service overloaded, or is this the right address?") from None
+                with attempt_deadline(self.timeout):  # one deadline for the whole attempt, not per socket read
+                    response = self._client().post(self.url, content=body, headers=headers)
+            except httpx.TimeoutException:
+                raise ValueError(f"reward service {self.where}: no reply within timeout={self.timeout:g} s; is the "
+                                 "service overloaded, or is this the right address?") from None
+            except httpx.ConnectError as error:
+                reason = _root_cause(error)
                 raise ValueError(f"reward service {self.where}: cannot connect ("
                                  f"{redact_cut(f'{type(reason).__name__}: {reason}', 200, self._secrets)}); is "
                                  "ts2 serve running at that address?") from None
+            except Exception as error:  # a broken reply (bad status line, cut body...) or anything else sending raised
+                reason = redact_cut(f"{type(error).__name__}: {error}", 200, self._secrets)
+                raise ValueError(f"reward service {self.where}: the exchange failed ({reason}); is this URL a ts2 "
+                                 "serve service?") from None
+            status, raw = response.status_code, response.content
+            if 200 <= status < 300:
+                break
+            if 300 <= status < 400:
+                location = redact_cut(response.headers.get("location", "(no Location)"), 200, self._secrets)
+                raise ValueError(f"reward service {self.where}: HTTP {status} redirect to {location}; RemoteReward "
+                                 "follows no redirect (the token would go along): give the service's own URL")
+            if status in (429, 503) and attempt < self.max_retries:
+                wait = retry_after_seconds(response.headers.get("retry-after"))
+                delay = min(self.max_retry_after, wait if wait is not None else self.backoff * 2 ** attempt)
+                attempt += 1
+                self._sleep(delay)
+                continue
+            busy = f" (still busy after {attempt} retries)" if status in (429, 503) and attempt else ""
+            raise ValueError(f"reward service {self.where}: HTTP {status}{busy}: "
+                             f"{redact_cut(raw.decode('utf-8', 'replace'), 500, self._secrets)}")
         try:
             reply = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ValueError(f"reward service {self.where}: invalid reply: not JSON: "
                              f"{redact_cut(raw.decode('utf-8', 'replace'), 200, self._secrets)!r}") from None
         if not isinstance(reply, dict):

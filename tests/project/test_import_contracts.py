@@ -62,11 +62,12 @@ NETWORK_ALLOWED = {
                                            "and every pinned file (release_download.fetch)"),
     "scorers/models/openai_compat.py": ({"httpx"}, "chat requests to served models (vLLM, SGLang, TGI, OpenAI)"),
     "scorers/demo/sources.py": ({"huggingface_hub.hf_hub_download"}, "one image of the Hub dataset for the demo"),
-    "scorers/models/_deadline.py": ({"httpx"}, "the served backend's HTTP transport with a total deadline per attempt"),
+    "scorers/models/http_deadline.py": ({"httpx"}, "the HTTP transport with a total deadline per attempt (served models "
+                                        "and RemoteReward)"),
     "scorers/models/hpsv3.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv3 reward checkpoint (model weights)"),
     "scorers/models/imagereward.py": ({"huggingface_hub.hf_hub_download"}, "the ImageReward checkpoint (model weights)"),
     "scorers/models/open_clip_weights.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv2 checkpoint (model weights)"),
-    "scorers/rewards/remote.py": ({"urllib.request"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
+    "scorers/rewards/remote.py": ({"httpx"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
     "scorers/ts2/submission/hub.py": ({"huggingface_hub.snapshot_download", "huggingface_hub.HfApi"}, "every Hub "
                                       "read and write of a submission: ts2 submit --push, a leaderboard submission as "
                                       "a pull request on a Hub dataset (create_commit, create_pr=True); the "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
 
 import numpy as np
 import pytest
@@ -416,6 +417,33 @@ def test_bad_arguments_get_one_clear_line(models, singles):
         reward(pixels, ["a cat"])
     with pytest.raises(TypeError, match="not one string"):
         reward(pixels, "a cat")
-    with pytest.raises(ValueError, match=r"floats in \[0, 1\], got torch.uint8"):
-        reward((pixels * 255).byte(), ["a", "b"])
+    with pytest.raises(ValueError, match=r"lie in \[\d+, \d+\], outside input_range=\(0, 1\).*input_range=\(0, 255\)"):
+        reward((pixels * 255).byte(), ["a", "b"])  # uint8 pixels read in the default [0, 1]: the range is named
+    with pytest.raises(ValueError, match=r"real numbers \(floats, or integers such as uint8\) .*got torch.bool"):
+        reward(pixels > 0.5, ["a", "b"])
     assert reward(pixels[:0], []).shape == (0,)
+
+
+def test_a_uint8_tensor_read_in_0_255_scores_as_its_float_pixels(models, singles):
+    import torch
+
+    reward = singles["pickscore"]
+    images, pixels = _batch(32, 32, n=2)
+    as_uint8 = torch.from_numpy(np.stack([np.asarray(image) for image in images])).permute(0, 3, 1, 2)
+    assert as_uint8.dtype == torch.uint8
+    expected = reward(pixels, PROMPTS[:2])  # the same pixels as float32 ``uint8 / 255`` (_batch)
+    # before: "image tensors must be floats in [0, 1], got torch.uint8", although input_range said (0, 255)
+    torch.testing.assert_close(reward(as_uint8, PROMPTS[:2], input_range=(0, 255)), expected, rtol=1e-6, atol=1e-6)
+    loaded = rewards.load("pickscore", model=models["pickscore"], device="cpu", input_range=(0, 255))
+    torch.testing.assert_close(loaded(as_uint8, PROMPTS[:2]), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [(0, 1e-300), (-1e308, 1e308), (0, 1e39), (1e6, 1e6 + 1)])
+def test_an_input_range_float32_pixels_cannot_be_read_in_is_refused_as_a_range(singles, bad):
+    reward = singles["pickscore"]
+    _, pixels = _batch(32, 32, n=2)
+    message = rf"^reward: input_range={re.escape(repr(bad))} is no pixel range that float32 can read"
+    with pytest.raises(ValueError, match=message):  # before: "image tensor holds NaN or infinite values"
+        reward(pixels, PROMPTS[:2], input_range=bad)
+    with pytest.raises(ValueError, match=message):
+        rewards.load("pickscore", input_range=bad)

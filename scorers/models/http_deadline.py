@@ -1,4 +1,5 @@
-"""A total deadline per HTTP attempt for httpx (transport of ``scorers.models.openai_compat``).
+"""A total deadline per HTTP attempt for httpx (the transport of ``scorers.models.openai_compat`` and of
+``scorers.rewards.remote.RemoteReward``).
 
 httpx's ``timeout`` bounds each socket operation, so a server that trickles one byte every half second keeps a request
 alive forever. :func:`deadline_transport` builds an ``httpx.HTTPTransport`` whose connections read, write and connect
