@@ -39,6 +39,7 @@ def main() -> None:
     import ray
 
     from scorers.scoring.engines.ray_data import RayScorer, run_ray
+    from scorers.scoring.engines.ray_loopback import start_local_ray
     from scorers.tables.pandas_tables import read_metadata
     from scorers.ts2.scoring import score_table
     from scorers.scoring.registry import build_scorer
@@ -60,7 +61,7 @@ def main() -> None:
         accelerate_s = time.perf_counter() - start
 
         start = time.perf_counter()
-        ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        start_local_ray(num_cpus=args.workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
         ray_scorer = RayScorer({"name": "clip_score", "model": clip, "options": options}, workers=args.workers)
         startup_s = time.perf_counter() - start
         start = time.perf_counter()

@@ -57,6 +57,7 @@ def main() -> None:
 
     from scorers.rewards import RemoteReward
     from scorers.rewards.serve import ServiceOptions, build_app
+    from scorers.scoring.engines.ray_loopback import start_local_ray
     from tests.helpers.tiny_embed_models import tiny_models
 
     model = tiny_models()["clip"] if args.layers == 2 else _deep_clip(args.layers)
@@ -64,7 +65,7 @@ def main() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    start_local_ray(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     serve.run(build_app("clip_score", model=model, max_batch_size=16, batch_wait_ms=args.batch_wait_ms,
                         service=ServiceOptions(body_timeout_s=args.body_timeout_s)),

@@ -74,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "Data pipeline, one scorer per actor (same output, cache and resume; the ray extra)")
     parser.add_argument("--ray-address", metavar="auto|ADDR",
                         help="--engine ray: the cluster to join (auto: the one `ray start` made on this machine; "
-                             "ray://HOST:10001); default: start a local Ray")
+                             "ray://HOST:10001); default: start a local Ray that listens on 127.0.0.1 only")
     parser.add_argument("--num-gpus-per-worker", type=float, default=0, metavar="G",
                         help="--engine ray: GPUs per scorer actor (0: CPU actors; 0.5: two actors share a GPU)")
     parser.add_argument("--ray-workers", dest="workers", type=count(1), metavar="N",

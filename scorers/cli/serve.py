@@ -22,10 +22,10 @@ limits (each bad request gets its own status; the service stays up):
 connections: the replica holds at most --max-connections requests at once (default 256; one waiting on its body
 costs a coroutine, not a batch slot) and Serve queues as many more; 32 slow clients take 32 of them.
 network: the HTTP service binds --host (default 127.0.0.1). The local Ray it starts (no --ray-address and no
-$RAY_ADDRESS) uses 127.0.0.1 as its node address, so its GCS, raylet, workers, agents and Serve's controller and
-proxy listen on loopback only. Ray's limit: Ray Serve 2.60's replica still opens its internal inter-deployment gRPC
-port on all interfaces ([::]:random, hard-coded in Ray); firewall it where that matters. A watchdog stops that local
-Ray if this process dies (kill -9 included). A Ray cluster you join keeps its own addresses."""
+$RAY_ADDRESS) listens on 127.0.0.1 only: its GCS, raylet, workers, agents, Serve's controller, proxy and replica
+(its inter-deployment gRPC port included). A watchdog stops that local Ray if this process dies (kill -9
+included). A Ray cluster you join keeps its own addresses: secure it with Ray's token authentication
+(RAY_AUTH_MODE=token, Ray >= 2.52)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,9 +1,6 @@
-"""A local Ray that stays on this machine and dies with its driver (``ts2 serve``; no Ray import here).
+"""A local Ray that dies with its driver (``ts2 serve``; no Ray import here). It is started on 127.0.0.1 only by
+:func:`scorers.scoring.engines.ray_loopback.start_local_ray`.
 
-* :func:`loopback_environment` makes the Ray that the process is about to start use 127.0.0.1 as its node address
-  (Ray's own ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, read when ``ray`` is imported: a single-node Ray, which is what a
-  local Ray is). Its GCS, raylet, workers, agents and Serve's proxy then listen on 127.0.0.1 only. It must run before
-  ``import ray``; :func:`loopback_environment` says whether it could.
 * :func:`start_watchdog` starts a small process (``python -m scorers.rewards.ray_local DRIVER_PID SESSION_DIR``, in
   its own session so a Ctrl-C to the terminal's group does not reach it) that, once the driver is gone (a kill -9
   included), stops every process of that Ray session: the driver's last known descendants and any process whose
@@ -18,22 +15,10 @@ import subprocess
 import sys
 import time
 
-__all__ = ["GRACE_S", "LOOPBACK_ENV", "POLL_S", "descendants", "loopback_environment", "session_processes",
-           "start_watchdog"]
+__all__ = ["GRACE_S", "POLL_S", "descendants", "session_processes", "start_watchdog"]
 
-#: Ray's switch for a single-node Ray on 127.0.0.1 (read by ``ray._private.ray_constants`` at import)
-LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 POLL_S = 0.5
 GRACE_S = 3.0
-
-
-def loopback_environment() -> bool:
-    """Ask the Ray this process will start for 127.0.0.1 as its node address. False when ``ray`` is already
-    imported (too late: its constants are read) or when the variable is already set otherwise."""
-    if "ray" in sys.modules:
-        return os.environ.get(LOOPBACK_ENV) == "0"
-    os.environ.setdefault(LOOPBACK_ENV, "0")
-    return os.environ[LOOPBACK_ENV] == "0"
 
 
 def _children() -> dict[int, list[int]]:

@@ -504,7 +504,7 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
                   address: str | None = None, ready_message: str | None = None, **app_options):
     """Start Serve on ``host:port`` and run the app: on the Ray this process already joined, else the cluster at
     ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``; default ``$RAY_ADDRESS``), else a local Ray that this
-    function starts bound to 127.0.0.1 (when ``ray`` was not imported yet, see :mod:`scorers.rewards.ray_local`) and
+    function starts on 127.0.0.1 only (:func:`scorers.scoring.engines.ray_loopback.start_local_ray`) and
     watched so that it dies with this process, a kill -9 included. ``blocking``: serve until Ctrl-C or SIGTERM, then
     shut down (``KeyboardInterrupt`` is raised to the caller after the shutdown). The port is checked before Ray
     starts."""
@@ -512,6 +512,7 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
     import threading
 
     from scorers.rewards import ray_local
+    from scorers.scoring.engines.ray_loopback import start_local_ray
 
     app_checks = {k: app_options[k] for k in ("max_batch_size", "batch_wait_ms", "limits", "service", "num_gpus")
                   if k in app_options}
@@ -520,9 +521,7 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
     main_thread = threading.current_thread() is threading.main_thread()
     if blocking and main_thread:
         signal.signal(signal.SIGTERM, _raise_stop)
-    local = address is None and not os.environ.get("RAY_ADDRESS") and "ray" not in sys.modules
-    if local:
-        ray_local.loopback_environment()
+    local = address is None and not os.environ.get("RAY_ADDRESS")
     if not (sys.stdout.isatty() and sys.stderr.isatty()):
         os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # no ANSI colour codes in a redirected log (read per line)
     import ray
@@ -532,9 +531,9 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
     started_here = False
     try:
         if not ray.is_initialized():
-            init = {"_node_ip_address": "127.0.0.1"} if local else {}
             started_here = True  # a Ctrl-C inside ray.init still shuts down what it started
-            context = ray.init(address=address, include_dashboard=False, configure_logging=False, **init)
+            init = {"include_dashboard": False, "configure_logging": False}
+            context = start_local_ray(**init) if local else ray.init(address=address, **init)
             if blocking and main_thread:
                 signal.signal(signal.SIGTERM, _raise_stop)  # ray.init put its own (sys.exit) in place of ours
             session_dir = (getattr(context, "address_info", None) or {}).get("session_dir")

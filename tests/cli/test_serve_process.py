@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,12 +21,12 @@ from tests.helpers.environment import skip_module_without
 skip_module_without("ray")
 
 from scorers.rewards.ray_local import descendants  # noqa: E402
+from tests.helpers.listeners import beyond_loopback, have_ss, listeners  # noqa: E402
 from tests.helpers.tiny_embed_models import tiny_models  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_S = 150
 GONE_S = 45  # the watchdog polls every 0.5 s, then SIGTERM, 3 s grace, SIGKILL; on a loaded 2-CPU machine
-LOOPBACK = ("127.0.0.1", "[::ffff:127.0.0.1]", "[::1]")
 CPP_STACK = re.compile(r"^\s*@\s+0x|^\*\*\* SIG|^PC: @", re.M)
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc (Linux)")
@@ -112,33 +111,17 @@ def _wait_gone(pids, limit: float = GONE_S) -> set[int]:
     return _alive(pids)
 
 
-def _listeners() -> list[tuple[str, int]]:
-    """``(local address, pid)`` of every listening TCP socket (``ss -ltnpH``)."""
-    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
-    found = []
-    for line in out.splitlines():
-        fields = line.split()
-        local = fields[3].rsplit(":", 1)[0]
-        for pid in re.findall(r"pid=(\d+)", line):
-            found.append((local, int(pid)))
-    return found
-
-
 def test_local_ray_listens_on_loopback_and_dies_with_a_killed_driver():
     serve = Serve()
     try:
         serve.wait_for(serve.ready, "ready service")
         time.sleep(2)  # the agents' late listeners
         ours = serve.note_processes() | {serve.process.pid}
-        if shutil.which("ss"):
-            mine = [(local, pid) for local, pid in _listeners() if pid in ours]
-            assert mine, "no listening socket found for the service's processes"
-            outside = [(local, pid, _name(pid)) for local, pid in mine if local not in LOOPBACK]
-            # the one known exception (Ray's limit, stated in --help and the docs): Ray Serve 2.60's replica opens its
-            # inter-deployment gRPC server on "[::]:0", hard-coded in ray/serve/_private/replica.py, no option
-            assert all(name.startswith("ray::ServeRepli") for _, _, name in outside), \
-                f"listening beyond loopback: {outside}"
-            assert len(outside) <= 1, outside
+        if have_ss():
+            found = listeners(ours)
+            assert any(listener.process.startswith("ray::ServeRepli") for listener in found), found
+            outside = beyond_loopback(found)  # the replica's inter-deployment gRPC server included
+            assert not outside, f"listening beyond loopback: {outside}"
         assert "\x1b[" not in serve.text(), "ANSI colour codes in a redirected log"
         os.kill(serve.process.pid, signal.SIGKILL)  # the driver only: what a crash or an OOM kill does
         serve.process.wait(timeout=30)

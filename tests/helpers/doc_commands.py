@@ -31,7 +31,8 @@ RULES: list[tuple[str, str, str]] = [
     (r"benchmarks/bench_vqa\.py --compare prefix-cache", "skip", "minutes of CPU; tests/models/test_prefix_cache.py runs "
      "this command with 1 image and 1 repeat"),
     (r"^vllm serve|^export OPENAI_BASE_URL", "skip", "starts / points at a GPU model server (vLLM)"),
-    (r"^ray start|^ts2 score .*--engine ray", "skip", "starts / joins a Ray cluster, and the default models " + HUB +
+    (r"^(RAY_\w+=\S+ )*(ray (start|get-auth-token)|ts2 score .*--engine ray)", "skip",
+     "starts / joins a Ray cluster (or makes its token), and the default models " + HUB +
      "; tests/scoring/test_ray_data.py runs the Ray engine on a local Ray with a tiny local CLIP"),
     (r"^(\w+=\S+ )?ts2 serve\b", "skip", "serves until stopped; tests/rewards/test_serve.py runs the service on loopback "
      "with a tiny local CLIP"),

@@ -1,6 +1,7 @@
-"""One local Ray per test session for every Ray test (engines and the service): start-up takes seconds. The fixtures
-are global (tests/plugins/shared_fixtures.py), and tests/plugins/worker_groups.py keeps every test that uses them on
-one pytest-xdist worker, so a run starts one Ray."""
+"""One local Ray per test session for every Ray test (engines and the service), on 127.0.0.1 only (the package's
+:func:`scorers.scoring.engines.ray_loopback.start_local_ray`): start-up takes seconds. The fixtures are global
+(tests/plugins/shared_fixtures.py), and tests/plugins/worker_groups.py keeps every test that uses them on one
+pytest-xdist worker, so a run starts one Ray."""
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,9 @@ def local_ray():
     ray = pytest.importorskip("ray")
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        from scorers.scoring.engines.ray_loopback import start_local_ray
+
+        start_local_ray(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
     if started:
         try:

@@ -20,6 +20,7 @@ SLOW_NAMES = {
     "venv": "builds a virtualenv",
     "nbclient": "runs a notebook (a kernel process)",
     "ray.init": "starts Ray",
+    "start_local_ray": "starts Ray",
     "playwright": "starts a browser",
     "subprocess": "starts a process",
     "sys.executable": "starts a process",

@@ -13,14 +13,16 @@ cache as it arrives, so a killed driver loses at most the batches in flight and 
 made by one engine is resumed by the other. The result is a :class:`scorers.scoring.runner.RunResult` in input order, so
 :func:`scorers.ts2.scoring.score_table` / ``write_outputs`` give the same file and columns as the default engine.
 
-``address``: ``None`` starts a local Ray (or uses the one already initialised in this process), ``"auto"`` joins the
-cluster of this machine (``ray start --head``), ``"ray://HOST:10001"`` or ``"HOST:6379"`` another one. Workers must
-be able to import ``scorers`` and read the image paths and model folders (a shared filesystem, or the Hub).
+``address``: ``None`` starts a local Ray that listens on 127.0.0.1 only (or uses the one already initialised in this
+process; ``$RAY_ADDRESS`` when set), ``"auto"`` joins the cluster of this machine (``ray start --head``),
+``"ray://HOST:10001"`` or ``"HOST:6379"`` another one. Workers must be able to import ``scorers`` and read the image
+paths and model folders (a shared filesystem, or the Hub).
 """
 from __future__ import annotations
 
 import json
 import logging
+import os
 import warnings
 from typing import Any, Sequence
 
@@ -28,6 +30,7 @@ import numpy as np
 
 from scorers.errors import ParameterError
 from scorers.models.images import open_for, to_rgb
+from scorers.scoring.engines.ray_loopback import start_local_ray
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
 __all__ = ["QUIETED", "RayScorer", "ensure_ray", "quiet_ray_logging", "run_ray"]
@@ -74,12 +77,17 @@ def quiet_ray_logging() -> None:
 
 
 def ensure_ray(address: str | None = None):
-    """The ``ray`` module, initialised: joins ``address`` (or starts a local Ray) unless this process already is;
+    """The ``ray`` module, initialised: joins ``address`` (default ``$RAY_ADDRESS``) or else starts a local Ray on
+    127.0.0.1 only (:func:`scorers.scoring.engines.ray_loopback.start_local_ray`), unless this process already is;
     its console output quieted (:func:`quiet_ray_logging`)."""
     ray = _import_ray()
     quiet_ray_logging()
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        options = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+        if address is None and not os.environ.get("RAY_ADDRESS"):
+            start_local_ray(**options)
+        else:
+            ray.init(address=address, **options)
     return ray
 
 
