@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from scorers.errors import ParameterError
-from scorers.formatting import escape_controls
+from scorers.formatting import csv_safe, escape_controls
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
 from scorers.ts2.submission.hub import SUBMISSIONS_FOLDER, SubmissionsSource, fetch_submissions
 
@@ -102,7 +102,7 @@ class Leaderboard:
         """The rows as CSV (values in %, full precision; the text rounds them to 0.1), written atomically."""
         from scorers.atomic import write_text_atomic
 
-        return write_text_atomic(Path(path), self.frame().to_csv(index=False))
+        return write_text_atomic(Path(path), csv_safe(self.frame()).to_csv(index=False))
 
     def text(self) -> str:
         """The table as text: one block per group (values in %, 0.1), then the rejected submissions."""
