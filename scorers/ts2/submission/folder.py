@@ -156,12 +156,12 @@ def file_cap(name: str) -> int:
     return MAX_FILE_BYTES.get(name, min(MAX_FILE_BYTES.values()))
 
 
-def check_cost(n_bootstrap: object, *, field: str = "n_bootstrap") -> None:
+def check_cost(n_bootstrap: object) -> None:
     """Refuse a number of bootstrap resamples above :data:`MAX_N_BOOTSTRAP` (what a submission's verification would
-    cost): a ``ParameterError`` naming ``field``, the value and the cap."""
+    cost): a ``ParameterError`` naming ``n_bootstrap``, the value and the cap."""
     if isinstance(n_bootstrap, int) and not isinstance(n_bootstrap, bool) and n_bootstrap > MAX_N_BOOTSTRAP:
-        raise ParameterError("{field} is {value}; a submission may ask for at most {cap} bootstrap resamples (its "
-                             "verification costs time and memory in proportion)", field=field, value=n_bootstrap,
+        raise ParameterError("{n_bootstrap} is {value}; a submission may ask for at most {cap} bootstrap resamples "
+                             "(its verification costs time and memory in proportion)", value=n_bootstrap,
                              cap=MAX_N_BOOTSTRAP)
 
 
@@ -498,12 +498,11 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
     except ValueError as error:
         raise _Rejected(str(error)) from None
     try:  # what the recomputation would cost, before any of it
-        check_cost(result["n_bootstrap"], field=f"{RESULT_FILE}: n_bootstrap")
+        check_cost(result["n_bootstrap"])
         if isinstance(result["segs"], list) and len(result["segs"]) > SEG_IDS_MAX:
-            raise ParameterError("{field} lists {n} SEG ids; at most {cap}", field=f"{RESULT_FILE}: segs",
-                                 n=len(result["segs"]), cap=SEG_IDS_MAX)
+            raise ParameterError("{segs} lists {n} SEG ids; at most {cap}", n=len(result["segs"]), cap=SEG_IDS_MAX)
     except ParameterError as error:
-        raise _Rejected(str(error)) from None
+        raise _Rejected(f"{RESULT_FILE}: {error}") from None
     if list(result["results"]) != [column]:
         raise _Rejected(f"{RESULT_FILE}: results must hold column {column!r} only (metric.json), found "
                         f"{', '.join(map(repr, result['results']))}")
