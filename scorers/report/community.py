@@ -262,7 +262,9 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
         from scorers.ts2.submission.folder import verify_submission as verify
 
     seen = {_key(str(name)): f"the published metric {name}" for name in taken}
-    copies = {digest: f"the published metric {name}" for digest, name in (fingerprints or {}).items()}
+    # the same scores in one group (variant; the fingerprint covers the SEG set): a copy. The published rows are in
+    # the default group
+    copies = {(DEFAULT_VARIANT, digest): f"the published metric {name}" for digest, name in (fingerprints or {}).items()}
     rows, rejected = [], []
     refused = dict(refused or {})
     entries = {p.name: p for p in submission_folders(folder)}
@@ -297,6 +299,7 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
             rejected.append(Rejected(shown, label, f"result: {count} metric results; a submission holds one metric"))
             continue
         digest = getattr(check, "fingerprint", None)
+        digest = None if digest is None else (check.variant or DEFAULT_VARIANT, digest)
         if digest is not None and digest in copies:
             rejected.append(Rejected(shown, label, f"duplicate of {copies[digest]}: the same scores under another "
                                                    f"name ({label!r})"))
