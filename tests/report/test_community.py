@@ -512,6 +512,9 @@ def test_ts2_demo_refuses_a_bad_submissions_source_before_starting(tmp_path):
 
 # ----------------------------------------------------------------------------- hostile submissions
 
+#: the group of the incomplete rows (``scorers.report.community.INCOMPLETE_GROUP``)
+INCOMPLETE_GROUP = "incomplete (not ranked)"
+
 
 def worst_ordered(scores: np.ndarray, seg_ids: np.ndarray, nodes: np.ndarray, fraction: float) -> np.ndarray:
     """Positions of the ``fraction`` of images a metric orders worst: most pairs of its SEG that it puts in the
@@ -570,7 +573,6 @@ def test_incomplete_submissions_are_listed_apart_with_their_coverage(hostile, sh
     ranked in the default group: it is listed apart, unranked, with its coverage, in the text, JSON, CSV and the
     demo's table; so is a copy with 25 SEGs blank. Every ranked row is complete."""
     from scorers.demo.leaderboard_tab import community_view
-    from scorers.report.community import INCOMPLETE_GROUP
 
     monkeypatch.setenv("TS2_DATA", str(shared_ts2))
     board = community_leaderboard(hostile["folder"])
