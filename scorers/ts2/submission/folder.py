@@ -17,8 +17,10 @@ A submission folder holds :data:`SUBMISSION_FILES`:
 :func:`write_submission` runs the checks of ``ts2 meta`` (the same
 :func:`~scorers.ts2.meta_from_tables.meta_from_tables`) before anything is written, and writes the folder atomically
 (a staging folder renamed into place).
-:func:`verify_submission` never trusts a claim: it checks the files, every sha256, the name and the metadata keys,
-recomputes every number from ``scores.csv`` and the pinned release ``metadata.csv``, and, with ``rescore=N``,
+:func:`verify_submission` never trusts a claim: it checks the files (each within its size cap,
+:data:`MAX_FILE_BYTES`, before it is read), every sha256, the name and the metadata keys, the cost the result asks
+for (:data:`MAX_N_BOOTSTRAP`, before any recomputation), recomputes every number from ``scores.csv`` and the pinned
+release ``metadata.csv`` (the scores' coverage too: an incomplete submission is listed, never ranked), and, with ``rescore=N``,
 rescores N images with the registered scorer the metadata names. It never raises for a bad submission: it returns a
 :class:`SubmissionCheck` with ``ok=False`` and one line naming the first problem (the field, what is claimed, what
 was recomputed).
@@ -369,10 +371,11 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
                       data_dir: str | os.PathLike | None = None) -> SubmissionCheck:
     """Check the submission folder ``path`` and recompute every number it claims.
 
-    In order, the first problem found is the ``reason``: the folder (missing or extra files), ``scores.csv`` over
-    :data:`MAX_SCORES_BYTES`, the manifest (its form, each file's sha256), ``metric.json`` (keys of
+    In order, the first problem found is the ``reason``: the folder (missing or extra files), a file over its cap
+    (:data:`MAX_FILE_BYTES`, measured before it is read), the manifest (its form, each file's sha256), ``metric.json`` (keys of
     :data:`METRIC_KEYS`, the name, :func:`check_name`), ``result.json`` (its fields, its table against its numbers,
-    the sha256 of its inputs: ``scores.csv`` and the release ``metadata.csv``), then every number under ``results``
+    ``n_bootstrap`` over :data:`MAX_N_BOOTSTRAP`, the sha256 of its inputs: ``scores.csv`` and the release
+    ``metadata.csv``), then every number under ``results`` (``coverage`` included)
     recomputed from ``scores.csv`` and ``metadata`` (default: the pinned release file,
     :func:`scorers.tables.release_download.path`) with the result's own options: equal within :data:`RESULT_REL_TOL`, else
     ``results.<column>.<path>: claimed X, recomputed Y``. With ``rescore=N`` and a registered scorer in
