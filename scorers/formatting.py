@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numbers
 
-__all__ = ["MISSING", "escape_controls", "format_number", "is_missing", "latex_escape"]
+__all__ = ["FORMULA_PREFIXES", "MISSING", "csv_safe", "csv_text", "escape_controls", "format_number", "is_missing",
+           "latex_escape"]
 
 #: what a missing (None / NaN) number prints as, in every table
 MISSING = "-"
@@ -47,3 +48,37 @@ def escape_controls(text: str, *, keep_newlines: bool = False) -> str:
         return ch.encode("unicode_escape").decode("ascii")
 
     return "".join(one(ch) for ch in text)
+
+
+#: what a spreadsheet reads as the start of a formula (OWASP's CSV injection rule): a text cell starting with one of
+#: these is written with a leading single quote
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(value):
+    """``value`` safe to write as a CSV cell that a spreadsheet opens: text starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's rule against formula injection), unless the text
+    is a number (``-0.12`` stays ``-0.12``); anything else (numbers, None) is returned as it is.
+
+    Examples:
+        >>> csv_text("=cmd|' /C calc'!A0"), csv_text("-0.12"), csv_text("@SUM(A1)"), csv_text(-0.5), csv_text("ok")
+        ("'=cmd|' /C calc'!A0", '-0.12', "'@SUM(A1)", -0.5, 'ok')
+    """
+    if not isinstance(value, str) or not value.startswith(FORMULA_PREFIXES):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value if value.strip() == value else "'" + value
+
+
+def csv_safe(frame):
+    """A copy of the DataFrame ``frame`` whose text cells pass through :func:`csv_text` (number columns are left
+    as they are): what every CSV this package writes from user text goes through before ``to_csv``."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype.kind in "OSUT" or str(out[column].dtype) in ("string", "str"):
+            out[column] = out[column].map(csv_text)
+    out.columns = [csv_text(c) if isinstance(c, str) else c for c in out.columns]
+    return out

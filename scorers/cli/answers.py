@@ -85,7 +85,9 @@ def run_answers(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     result.scores.to_csv(out, index=False)
     records = Path(args.records) if args.records else out.with_name(out.stem + ".records.csv")
-    result.records.to_csv(records, index=False)
+    from scorers.formatting import csv_safe
+
+    csv_safe(result.records).to_csv(records, index=False)  # answers and questions as text: no formula
     n_correct = int(result.records["correct"].sum())
     print(f"wrote {out}: {len(result.scores)} images; {records}: {len(result.records)} answers "
           f"({n_correct} correct, {result.n_blank} blank counted wrong); yes rule: {args.yes_rule}"

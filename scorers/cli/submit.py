@@ -110,8 +110,14 @@ def _write(args: argparse.Namespace) -> int:
 
     from scorers.formatting import escape_controls
 
-    table = json.loads((out / "result.json").read_text(encoding="utf-8"))["table"]
-    print(escape_controls(table, keep_newlines=True))
+    from scorers.stats.coverage import Coverage
+
+    saved = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    print(escape_controls(saved["table"], keep_newlines=True))
+    coverage = Coverage.from_dict(saved["results"][args.column]["coverage"])
+    if not coverage.complete:
+        print(f"warning: incomplete submission: {coverage.text()}; the leaderboard lists it apart and does not rank "
+              "it (score every image of the SEGs with a finite number to be ranked)", file=sys.stderr)
     print(f"wrote {out}/ (check: ts2 submit --verify {out}; push: ts2 submit {out} --push --repo OWNER/NAME)",
           file=sys.stderr)
     return 0
@@ -139,6 +145,9 @@ def _verify(args: argparse.Namespace):
             print("nothing rescored: metric.json names no registered scorer (scorer.registry)")
     print(f"verified {name}: every number recomputed from scores.csv and the release metadata "
           f"(ts2-evaluate {check.verified_by}; variant {check.variant}, SEGs {check.segs})")
+    if check.coverage is not None:
+        state = "complete" if check.coverage.complete else "incomplete: listed apart on the leaderboard, not ranked"
+        print(f"coverage: {check.coverage.text()} ({state})")
     return check
 
 

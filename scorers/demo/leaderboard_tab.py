@@ -213,7 +213,7 @@ def evaluate_upload(
 # ----------------------------------------------------------------------------- community submissions
 
 #: the community table's columns (values in %, 0.1) and the rejected list's
-COMMUNITY_COLUMNS = ["group", "#", "metric", "source", "verified by", "rank", "sep", "delta"]
+COMMUNITY_COLUMNS = ["group", "#", "metric", "source", "verified by", "rank", "sep", "delta", "coverage"]
 REJECTED_COLUMNS = ["submission", "name", "reason"]
 
 
@@ -252,12 +252,13 @@ def community_board(config: AppConfig, published: Reproduction | None) -> Commun
 
 
 def community_view(board) -> pd.DataFrame:
-    """The community table: every row of ``board`` (published and verified ones, grouped by variant and SEG set),
-    the averages in % rounded to 0.1."""
-    records = [{"group": row["group"], "#": row["#"], "metric": row["name"], "source": row["source"],
-                "verified by": row["verified_by"],
+    """The community table: every row of ``board`` (published and verified ones, grouped by variant and SEG set; the
+    incomplete ones last, in their own group, unranked: ``#`` is ``-``), the averages in % rounded to 0.1, and each
+    row's coverage (cells scored, SEGs used)."""
+    records = [{"group": row["group"], "#": "-" if row["#"] is None else row["#"], "metric": row["name"],
+                "source": row["source"], "verified by": row["verified_by"],
                 **{meta: None if row[f"{meta}_avg"] is None else round(float(row[f"{meta}_avg"]), 1)
-                   for meta in META_METRICS}} for row in board.rows]
+                   for meta in META_METRICS}, "coverage": row.get("coverage")} for row in board.rows]
     return pd.DataFrame(records, columns=COMMUNITY_COLUMNS)
 
 
@@ -275,7 +276,9 @@ COMMUNITY_INTRO = """\
 
 Every community row is recomputed by ts2-evaluate from the submission's per-image scores before it is listed
 (`ts2 submit`, then a pull request to the submissions dataset); *verified by* names the version that checked it.
-Rows on another delta variant or SEG set are in their own group and never ranked with the default one.
+Rows on another delta variant or SEG set are in their own group and never ranked with the default one. Only
+complete rows are ranked: a submission that leaves images of its SEGs without a finite score is listed apart
+(*incomplete (not ranked)*) with its coverage, and a copy of another's scores under a new name is rejected.
 """
 
 

@@ -15,9 +15,16 @@ The table (:class:`Leaderboard`):
   verified or recomputed it;
 - one *group* per (variant, SEG set): the default group is variant ``paper`` on SEGs 0-163, the published rows'; a
   row on another variant or SEG set is labelled with its group and ranked only inside it;
+- only *complete* rows are ranked: every image of the evaluated SEGs scored with a finite number (a blank cell is
+  skipped by rank/sep/delta, so leaving out the images a metric orders worst would raise its numbers). An
+  incomplete row is listed apart, in the group :data:`INCOMPLETE_GROUP`, unranked, with its coverage (cells scored /
+  total, SEGs used / total: :class:`scorers.stats.coverage.Coverage`, recomputed by the verifier); every row states
+  its coverage, the published rows' the release's stray-quote cells too;
 - rejected submissions apart, each with its one-line reason. A later submission (in folder order) whose name
-  another one already has is rejected; so is a name of a published metric. A bad submission never stops the others
-  from being listed, an error of the verifier included.
+  another one already has is rejected (names are one name after :func:`scorers.ts2.submission.folder.name_key`:
+  ``clip-ref`` and ``clip_ref``); so is a name of a published metric, and a submission whose scores equal those of
+  an earlier one or of a published metric (:func:`scorers.stats.coverage.score_fingerprint`), as a duplicate of it.
+  A bad submission never stops the others from being listed, an error of the verifier included.
 
 Edge cases: an empty source gives the published rows alone. Without the release's ``metadata.csv`` nothing can be
 verified: one error. With a metadata file given but the release's scores not to be had, the community rows are
@@ -31,17 +38,17 @@ import math
 import os
 import shutil
 import tempfile
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from scorers.errors import ParameterError
-from scorers.formatting import escape_controls
+from scorers.formatting import csv_safe, escape_controls
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
 from scorers.ts2.submission.hub import SUBMISSIONS_FOLDER, SubmissionsSource, fetch_submissions
 
-__all__ = ["DEFAULT_SEGS", "DEFAULT_VARIANT", "DESCRIPTION_COLUMNS", "TABLE_COLUMNS", "VALUE_COLUMNS",
+__all__ = ["COVERAGE_COLUMNS", "DEFAULT_SEGS", "DEFAULT_VARIANT", "DESCRIPTION_COLUMNS", "INCOMPLETE_GROUP",
+           "TABLE_COLUMNS", "VALUE_COLUMNS", "coverage_cells", "is_complete",
            "build_leaderboard", "community_leaderboard", "group_label", "Leaderboard", "leaderboard_text",
            "plain_files", "printable", "published_rows", "read_submissions", "Rejected", "submission_folders",
            "verifier_label"]
@@ -53,8 +60,12 @@ DEFAULT_SEGS = "0-163"
 VALUE_COLUMNS = tuple(f"{m}_{p}" for m in META_METRICS for p in SUMMARY_KEYS)
 #: the columns of the table (text, CSV and JSON rows alike); the values are in % in the table and CSV, fractions in
 #: JSON
-TABLE_COLUMNS = ("group", "#", "name", "source", "verified_by", "variant", "segs", *VALUE_COLUMNS, "metric",
-                 "paper_url", "code_url", "license", "flops_per_image")
+#: the coverage of a row: text (``2698/2840 cells scored, 164/164 SEGs used``) and its numbers
+COVERAGE_COLUMNS = ("coverage", "cells_scored", "cells_total", "segs_used", "segs_total")
+TABLE_COLUMNS = ("group", "#", "name", "source", "verified_by", "variant", "segs", *COVERAGE_COLUMNS,
+                 *VALUE_COLUMNS, "metric", "paper_url", "code_url", "license", "flops_per_image")
+#: the group of the rows that leave images of their SEGs without a finite score: listed, never ranked
+INCOMPLETE_GROUP = "incomplete (not ranked)"
 #: the columns a submission's ``metric.json`` fills (published rows: the column's name as ``metric``, the rest empty)
 DESCRIPTION_COLUMNS = ("metric", "paper_url", "code_url", "license", "flops_per_image")
 #: entries of a folder that are never submissions (a git checkout, huggingface_hub's local_dir metadata)
@@ -102,7 +113,7 @@ class Leaderboard:
         """The rows as CSV (values in %, full precision; the text rounds them to 0.1), written atomically."""
         from scorers.atomic import write_text_atomic
 
-        return write_text_atomic(Path(path), self.frame().to_csv(index=False))
+        return write_text_atomic(Path(path), csv_safe(self.frame()).to_csv(index=False))
 
     def text(self) -> str:
         """The table as text: one block per group (values in %, 0.1), then the rejected submissions."""
@@ -204,26 +215,56 @@ def _segs_text(segs) -> str:
 
 
 def _key(name: str) -> str:
-    """Names that are the same name: Unicode-normalised, case-folded, outer spaces dropped."""
-    return unicodedata.normalize("NFKC", name).casefold().strip()
+    """Names that are the same name (:func:`scorers.ts2.submission.folder.name_key`)."""
+    from scorers.ts2.submission.folder import name_key
+
+    return name_key(name)
+
+
+def coverage_cells(coverage) -> dict:
+    """The :data:`COVERAGE_COLUMNS` of a row from a :class:`scorers.stats.coverage.Coverage` (or its ``to_dict()``;
+    None: unknown, the row is not ranked)."""
+    if isinstance(coverage, dict):
+        from scorers.stats.coverage import Coverage
+
+        try:
+            coverage = Coverage.from_dict(coverage)
+        except (KeyError, TypeError, ValueError):
+            coverage = None
+    if coverage is None:
+        return {"coverage": "unknown", "cells_scored": None, "cells_total": None, "segs_used": None,
+                "segs_total": None}
+    return {"coverage": coverage.text(), "cells_scored": coverage.cells_scored, "cells_total": coverage.cells_total,
+            "segs_used": coverage.segs_used, "segs_total": coverage.segs_total}
+
+
+def is_complete(row: dict) -> bool:
+    """Whether a row's coverage is known and complete: every image of its SEGs scored, every SEG used."""
+    numbers = [row.get(c) for c in COVERAGE_COLUMNS[1:]]
+    return all(isinstance(n, int) for n in numbers) and numbers[0] == numbers[1] and numbers[2] == numbers[3]
 
 
 def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = None, metadata=None,
-                     taken: Iterable[str] = (), refused: dict[str, str] | None = None
-                     ) -> tuple[list[dict], list[Rejected]]:
+                     taken: Iterable[str] = (), refused: dict[str, str] | None = None,
+                     fingerprints: dict[str, str] | None = None) -> tuple[list[dict], list[Rejected]]:
     """Verify every submission in ``folder`` (:func:`submission_folders`) and return ``(rows, rejected)``.
 
     ``verify``: the verifier, default :func:`scorers.ts2.submission.folder.verify_submission` (called as
     ``verify(path, metadata=metadata)``; it returns a ``SubmissionCheck``). ``taken``: names already on the board
     (the published metrics' columns): a submission with one of them is rejected. Rows are dicts with
     :data:`TABLE_COLUMNS` except ``group`` and ``#`` (values in %). ``refused``: submissions not downloaded (folder
-    name -> reason), listed as rejected in folder order. Nothing raises for a bad submission: it becomes a
-    :class:`Rejected` with one line; an exception of the verifier is worded the same way.
+    name -> reason), listed as rejected in folder order. ``fingerprints``: ``{sha256 of scores: published metric}``
+    (:attr:`scorers.ts2.reproduce.Reproduction.fingerprints`): a submission whose scores are those of a published
+    metric or of an earlier submission is rejected as a duplicate of it. Nothing raises for a bad submission: it
+    becomes a :class:`Rejected` with one line; an exception of the verifier is worded the same way.
     """
     if verify is None:
         from scorers.ts2.submission.folder import verify_submission as verify
 
     seen = {_key(str(name)): f"the published metric {name}" for name in taken}
+    # the same scores in one group (variant; the fingerprint covers the SEG set): a copy. The published rows are in
+    # the default group
+    copies = {(DEFAULT_VARIANT, digest): f"the published metric {name}" for digest, name in (fingerprints or {}).items()}
     rows, rejected = [], []
     refused = dict(refused or {})
     entries = {p.name: p for p in submission_folders(folder)}
@@ -257,11 +298,23 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
             count = "no" if not numbers else str(len(numbers))
             rejected.append(Rejected(shown, label, f"result: {count} metric results; a submission holds one metric"))
             continue
+        digest = getattr(check, "fingerprint", None)
+        digest = None if digest is None else (check.variant or DEFAULT_VARIANT, digest)
+        if digest is not None and digest in copies:
+            rejected.append(Rejected(shown, label, f"duplicate of {copies[digest]}: the same scores under another "
+                                                   f"name ({label!r})"))
+            continue
         seen[_key(name)] = f"submission {shown}"
+        if digest is not None:
+            copies[digest] = f"submission {shown}"
         meta = check.metadata if isinstance(check.metadata, dict) else {}
+        coverage = getattr(check, "coverage", None)
+        if coverage is None:  # a verifier that does not say: the result's own, which the real verifier recomputed
+            coverage = next(iter(check.result["results"].values()), {}).get("coverage") \
+                if isinstance(check.result, dict) and isinstance(check.result.get("results"), dict) else None
         rows.append({"name": label, "source": "community", "verified_by": verifier_label(check.verified_by),
                      "variant": check.variant or DEFAULT_VARIANT, "segs": _segs_text(check.segs),
-                     **next(iter(numbers.values())), **_description(meta, label)})
+                     **coverage_cells(coverage), **next(iter(numbers.values())), **_description(meta, label)})
     return rows, rejected
 
 
@@ -275,13 +328,16 @@ def _description(meta: dict, name: str) -> dict:
     return {"metric": printable(str(meta.get("metric") or name), 80), **text, "flops_per_image": flops}
 
 
-def published_rows(reproduction) -> list[dict]:
-    """Rows of the published metrics from a :class:`scorers.ts2.reproduce.Reproduction` (values in %)."""
+def published_rows(reproduction, coverage: dict | None = None) -> list[dict]:
+    """Rows of the published metrics from a :class:`scorers.ts2.reproduce.Reproduction` (values in %), with their
+    ``coverage`` (``{column: Coverage}``, default the reproduction's own; :func:`scorers.report.published.published_coverage`
+    adds the stray-quote cells)."""
+    coverage = getattr(reproduction, "coverage", {}) if coverage is None else coverage
     by_column: dict[str, dict] = {}
     for column in reproduction.columns:
         by_column[column] = {"name": column, "source": "published", "verified_by": verifier_label(None),
                              "variant": DEFAULT_VARIANT, "segs": reproduction.segs or DEFAULT_SEGS,
-                             **_description({}, column)}
+                             **coverage_cells(coverage.get(column)), **_description({}, column)}
     for row in reproduction.rows:
         by_column[row["column"]][f"{row['meta_metric']}_{row['partition']}"] = row["ours"]
     return list(by_column.values())
@@ -298,7 +354,8 @@ def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (),
                       rejected: Sequence[Rejected] = (), source: str = "", notes: Sequence[str] = (),
                       sort_by: str = "rank") -> Leaderboard:
     """Group the rows by (variant, SEG set), the default group first (then by label), rank each group by
-    ``sort_by`` average (best first; ties keep published before community, then name order) and number them.
+    ``sort_by`` average (best first; ties keep published before community, then name order) and number them; an
+    incomplete row (:func:`is_complete`) goes to :data:`INCOMPLETE_GROUP`, last, unnumbered (``#`` None).
 
     Raises:
         ParameterError: ``sort_by`` is not one of rank, sep, delta.
@@ -309,13 +366,15 @@ def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (),
     key = f"{sort_by}_avg"
     groups: dict[str, list[dict]] = {}
     for row in [*published, *community]:
-        groups.setdefault(group_label(row["variant"], row["segs"]), []).append(row)
-    ordered = sorted(groups, key=lambda g: (g != "default", g))
+        label = group_label(row["variant"], row["segs"]) if is_complete(row) else INCOMPLETE_GROUP
+        groups.setdefault(label, []).append(row)
+    ordered = sorted(groups, key=lambda g: (g == INCOMPLETE_GROUP, g != "default", g))
     rows = []
     for label in ordered:
         members = sorted(groups[label], key=lambda r: (r.get(key) is None, -(r.get(key) or 0.0)))
         for position, row in enumerate(members, start=1):
-            rows.append({column: row.get(column) for column in TABLE_COLUMNS} | {"group": label, "#": position})
+            rows.append({column: row.get(column) for column in TABLE_COLUMNS}
+                        | {"group": label, "#": None if label == INCOMPLETE_GROUP else position})
     return Leaderboard(rows=rows, rejected=list(rejected), source=source, notes=list(notes), sort_by=sort_by)
 
 
@@ -338,8 +397,11 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
 
         metadata = path("metadata.csv", data_dir, progress=False)
     notes, rows_published, taken = [], [], []
+    from scorers.report.published import published_coverage
+
     if published and reproduction is not None:
-        rows_published, taken = published_rows(reproduction), list(reproduction.columns)
+        rows_published = published_rows(reproduction, published_coverage(reproduction, data_dir))
+        taken = list(reproduction.columns)
     elif published:
         from scorers.ts2.reproduce import released_reproduction
         from scorers.tables.release import ReleaseFileUnavailable
@@ -350,14 +412,16 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
             notes.append(f"the published rows are not listed: the TS2 release tables are not available "
                          f"({printable(_first_line(error), 200)})")
         else:
-            rows_published = published_rows(reproduction)
+            rows_published = published_rows(reproduction, published_coverage(reproduction, data_dir))
             taken = list(reproduction.columns)
     with plain_files(source) as folder:
         from scorers.report.published import RELEASED_COLUMNS
 
         taken = list(dict.fromkeys([*RELEASED_COLUMNS, *taken]))  # reserved, listed or not
+        copies = {d: c for c, d in getattr(reproduction, "fingerprints", {}).items()} if published and reproduction \
+            is not None else {}
         community, rejected = read_submissions(folder, verify=verify, metadata=metadata, taken=taken,
-                                               refused=source.refused)
+                                               refused=source.refused, fingerprints=copies)
     return build_leaderboard(community, rows_published, rejected=rejected, source=source.describe(), notes=notes,
                              sort_by=sort_by)
 
@@ -368,6 +432,8 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
 def _cell(value, column: str) -> str:
     if column in VALUE_COLUMNS:
         return "-" if value is None else f"{value:.1f}"
+    if column == "#" and value is None:
+        return "-"
     return "" if value is None else str(value)
 
 
@@ -385,16 +451,21 @@ def leaderboard_text(board: Leaderboard) -> str:
     for row in board.rows:
         groups.setdefault(row["group"], []).append(row)
     for label, rows in groups.items():
-        title = label if label == "default" else f"{label} (not ranked with the default)"
-        cells = [[_HEADINGS.get(c, c) for c in TEXT_COLUMNS]]
-        cells += [[_cell(row[c], c) for c in TEXT_COLUMNS] for row in rows]
-        widths = [max(len(r[i]) for r in cells) for i in range(len(TEXT_COLUMNS))]
+        title = label if label in ("default", INCOMPLETE_GROUP) else f"{label} (not ranked with the default)"
+        shown = TEXT_COLUMNS + (("variant", "segs", "coverage") if label == INCOMPLETE_GROUP else ())
+        cells = [[_HEADINGS.get(c, c) for c in shown]]
+        cells += [[_cell(row[c], c) for c in shown] for row in rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(shown))]
         lines += ["", f"== {title} =="]
+        if label == INCOMPLETE_GROUP:
+            lines.append("images of their SEGs without a finite score: listed with their coverage, never ranked")
         for r in cells:
             lines.append("  ".join(v.rjust(w) if i in (0, 4, 5, 6) else v.ljust(w)
                                    for i, (v, w) in enumerate(zip(r, widths))).rstrip())
     if not board.rows:
         lines += ["", "no rows"]
+    repaired = [r for r in board.rows if r["group"] != INCOMPLETE_GROUP and "stray quotes" in str(r["coverage"])]
+    lines += [f"coverage of {r['name']}: {r['coverage']}" for r in repaired]
     lines += ["", f"rejected ({len(board.rejected)}):" if board.rejected else "rejected: none"]
     lines += [f"  {r.folder}: {r.reason}" for r in board.rejected]
     lines += [f"note: {note}" for note in board.notes]

@@ -13,7 +13,7 @@ from typing import Sequence
 import pandas as pd
 
 from scorers.stats.agreement import COEFFICIENTS
-from scorers.formatting import format_number
+from scorers.formatting import csv_safe, format_number
 from scorers.stats.correlation import correlate_frame
 
 __all__ = ["human_agreement_frame", "write_human_agreement"]
@@ -108,5 +108,5 @@ def write_human_agreement(
     paths = {"human_agreement_md": out_dir / "human_agreement.md",
              "human_agreement_csv": out_dir / "human_agreement.csv"}
     paths["human_agreement_md"].write_text(to_markdown(frame, coefficients, digits=digits), encoding="utf-8")
-    frame.to_csv(paths["human_agreement_csv"], index=False)
+    csv_safe(frame).to_csv(paths["human_agreement_csv"], index=False)
     return paths, notes

@@ -20,7 +20,8 @@ from typing import Sequence
 
 import pandas as pd
 
-__all__ = ["HOW_TO_GET", "RELEASED_COLUMNS", "Published", "published_inputs"]
+__all__ = ["HOW_TO_GET", "RELEASED_COLUMNS", "Published", "published_coverage", "published_inputs",
+           "stray_quote_cells"]
 
 #: The score columns of the release's ``released_scores.csv`` (pinned by sha256 in :mod:`scorers.tables.release`):
 #: a report whose tables hold all of them already is the published leaderboard, and the release is not read again.
@@ -113,3 +114,45 @@ def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, dat
                          "without their names, families and FLOPs")
             paper = None
     return Published(table=table, paper=paper, columns=added, source=scores_path, notes=notes)
+
+
+def stray_quote_cells(scores: pd.DataFrame, segs=None) -> dict[str, int]:
+    """``{column: n}``: the cells of a score table read as text (the release's ``released_scores.csv``) that hold a
+    stray quote character (LLMScore's ``"3``): numbers only once the quotes are stripped, which the published rows
+    do (and state). ``segs``: count only the rows of these SEG ids (the table's ``id`` / ``seg_id`` column)."""
+    from scorers.tables.pandas_tables import score_columns
+
+    rows = pd.Series(True, index=scores.index)
+    seg_column = next((c for c in ("seg_id", "id") if c in scores.columns), None)
+    if segs is not None and seg_column is not None:
+        wanted = {int(s) for s in segs}
+        rows = pd.to_numeric(scores[seg_column], errors="coerce").isin(wanted)
+    out = {}
+    for column in score_columns(scores):
+        cells = scores.loc[rows, column].astype(str)
+        count = int(cells.str.contains("[\"']", regex=True).sum())
+        if count:
+            out[column] = count
+    return out
+
+
+def published_coverage(reproduction, data_dir: str | None = None) -> dict:
+    """``{column: Coverage}`` of the published rows of ``reproduction`` (a
+    :class:`scorers.ts2.reproduce.Reproduction` of the release's scores): its recomputed coverage, with the cells
+    read after stripping stray quotes (:func:`stray_quote_cells` of the release's ``released_scores.csv``, found as
+    :func:`scorers.ts2.reproduce.released_reproduction` finds it; not counted when it cannot be had)."""
+    from dataclasses import replace
+
+    from scorers.tables.release import ReleaseFileUnavailable
+    from scorers.tables.release_download import path
+    from scorers.tables.pandas_tables import read_score_table
+
+    coverage = dict(getattr(reproduction, "coverage", {}) or {})
+    if not coverage:
+        return {}
+    segs = next(iter(reproduction.results.values())).rank.seg_ids.tolist() if reproduction.results else None
+    try:
+        quoted = stray_quote_cells(read_score_table(path("released_scores.csv", data_dir, progress=False)), segs)
+    except (ReleaseFileUnavailable, OSError, ValueError):
+        quoted = {}
+    return {c: replace(v, cells_repaired=quoted.get(c, 0)) for c, v in coverage.items()}

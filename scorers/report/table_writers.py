@@ -12,7 +12,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from scorers.formatting import format_number, latex_escape
+from scorers.formatting import csv_safe, format_number, latex_escape
 from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
 from scorers.ts2.reproduce import Reproduction
 
@@ -136,7 +136,7 @@ def write_tables(board: pd.DataFrame, out_dir: str | Path, *, stem: str = "leade
     paths = {"markdown": out_dir / f"{stem}.md", "latex": out_dir / f"{stem}.tex", "csv": out_dir / f"{stem}.csv"}
     paths["markdown"].write_text(to_markdown(board, digits=digits, ci=ci), encoding="utf-8")
     paths["latex"].write_text(to_latex(board, digits=digits, ci=ci), encoding="utf-8")
-    board.to_csv(paths["csv"], index=False)
+    csv_safe(board).to_csv(paths["csv"], index=False)
     return paths
 
 

@@ -14,7 +14,7 @@ from typing import Sequence
 import pandas as pd
 
 from scorers.errors import ParameterError
-from scorers.formatting import MISSING, format_number, is_missing, latex_escape
+from scorers.formatting import MISSING, csv_safe, format_number, is_missing, latex_escape
 from scorers.tifa_bench.tifa_v1_files import SOURCES
 from scorers.tifa_bench.results import BenchResult, compare_runs, summarize
 
@@ -190,7 +190,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, digits: int = 
              "chart": out_dir / "tifa_categories.png"}
     paths["markdown"].write_text(to_markdown(board, digits=digits), encoding="utf-8")
     paths["latex"].write_text(to_latex(board, digits=digits), encoding="utf-8")
-    board.wide().to_csv(paths["csv"], index=False)
-    board.comparisons.to_csv(paths["comparisons"], index=False)
+    csv_safe(board.wide()).to_csv(paths["csv"], index=False)
+    csv_safe(board.comparisons).to_csv(paths["comparisons"], index=False)
     category_chart(board, paths["chart"])
     return paths

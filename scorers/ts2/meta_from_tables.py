@@ -52,6 +52,10 @@ class TableMeta:
     source_notes: dict[str, list[str]] = field(default_factory=dict)
     #: ``{column: {error type: ErrorTypeResult}}`` with ``options.by_error_type`` (else None)
     by_error_type: dict | None = None
+    #: ``{column: Coverage}``: the images of the evaluated SEGs with a finite score (:mod:`scorers.stats.coverage`)
+    coverage: dict = field(default_factory=dict)
+    #: ``{column: sha256}`` of the scores over the evaluated SEGs (:func:`scorers.stats.coverage.score_fingerprint`)
+    fingerprints: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """``ts2 meta --json``: ``{column: TS2Result.to_dict() + {"pairing", "unit"}}``."""
@@ -61,6 +65,8 @@ class TableMeta:
             out[name]["unit"] = self.unit
             out[name]["pairing"] = self.pairing.get(self.sources.get(name, ""), "")
             out[name]["notes"] = list(self.source_notes.get(self.sources.get(name, ""), []))
+            if name in self.coverage:
+                out[name]["coverage"] = self.coverage[name].to_dict()
             if self.by_error_type is not None:
                 out[name]["by_error_type"] = {t: r.to_dict() for t, r in self.by_error_type[name].items()}
         return out
@@ -223,9 +229,14 @@ def meta_from_tables(
                                       n_bootstrap=options.n_bootstrap, confidence=options.confidence,
                                       seed=options.seed, progress=progress)
     segs = results[wanted[0]].segs
+    from scorers.stats.coverage import score_coverage, score_fingerprint
+
+    evaluated = {c: results[c].rank.seg_ids.tolist() for c in wanted}
     out = TableMeta(results=results, columns=wanted, orientation=orientation, values=values, segs=segs,
                     pairing=read.pairing, notes=read.notes, sources=read.origin,
-                    source_notes=read.source_notes)
+                    source_notes=read.source_notes,
+                    coverage={c: score_coverage(values[c], read.seg_ids, evaluated[c]) for c in wanted},
+                    fingerprints={c: score_fingerprint(values[c], read.seg_ids, evaluated[c]) for c in wanted})
     if options.by_error_type:
         from scorers.stats.error_type_walks import error_type_meta
         from scorers.stats.error_sets import KEY_SEPARATOR

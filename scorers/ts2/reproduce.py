@@ -62,6 +62,9 @@ class Reproduction:
     notes: list[str]
     segs: str = ""
     values: dict = field(default_factory=dict)
+    #: ``{column: Coverage}`` and ``{column: sha256}`` of the scores (:class:`scorers.ts2.meta_from_tables.TableMeta`)
+    coverage: dict = field(default_factory=dict)
+    fingerprints: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """``ts2 reproduce --json``: the rows in fractions (``ours``, ``paper``, ``residual``, ``ci_low``/``ci_high``
@@ -159,7 +162,8 @@ def reproduce_table(
     if variant == "official":
         notes.append(OFFICIAL_RAW_NOTE)
     return Reproduction(rows=rows, results=results, columns=columns, notes=evaluated.notes + notes,
-                        segs=evaluated.segs, values=evaluated.values)
+                        segs=evaluated.segs, values=evaluated.values, coverage=evaluated.coverage,
+                        fingerprints=evaluated.fingerprints)
 
 
 def released_reproduction(

@@ -92,9 +92,10 @@ def test_the_tab_shows_a_verified_community_row_and_a_rejected_one(page, submiss
     assert len(rows) == 20  # the 19 published metrics and the verified one, one group
     community = [row for row in rows if row[3] == "community"]
     assert len(community) == 1
-    group, position, name, source, verified_by, *values = community[0]
+    group, position, name, source, verified_by, *values, coverage = community[0]
     assert (group, name, verified_by) == ("default", "noisy-clip", "ts2-evaluate 0.1.0")
     assert values == expected
+    assert coverage == "2835/2835 cells scored, 164/164 SEGs used"
     ranks = [float(row[5]) for row in rows]
     assert ranks == sorted(ranks, reverse=True)
     assert int(position) == 1 + sum(r > float(expected[0]) for r in ranks)

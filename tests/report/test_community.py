@@ -11,6 +11,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -158,6 +159,10 @@ def mixed_folder(tmp_path_factory, scores, shared_ts2) -> Path:
     extra = submit("m-extra", "noisy_align", "extra")
     (extra / "notes.txt").write_text("hello")
     submit("n-published", "noisy_align", "clipscore")  # a published metric's name
+    notes = submit("o-notes", "noisy_align", "notes")  # 3 MB of notes: over result.json's cap
+    edit(notes, "result.json", json_edit(lambda r: r["results"]["noisy_align"].__setitem__("notes", ["n" * 3_000_000])))
+    costly = submit("p-bootstrap", "noisy_align", "bootstrap")  # a verification asking for 20,000 resamples
+    edit(costly, "result.json", json_edit(lambda r: r.__setitem__("n_bootstrap", 20_000)))
     (root / "stray.txt").write_text("not a submission")
     return dataset
 
@@ -174,6 +179,8 @@ REJECTED = {
     "l-big": "scores.csv: ",
     "m-extra": "extra file: 'notes.txt'",
     "n-published": "duplicate name 'clipscore': the published metric clipscore has it already",
+    "o-notes": "result.json: ",
+    "p-bootstrap": "result.json: n_bootstrap is 20000; a submission may ask for at most 10000 bootstrap resamples",
     "stray.txt": "a file, not a submission folder",
 }
 #: the verified rows: name -> (column, ts2 meta's options)
@@ -216,6 +223,10 @@ def check_board(board, scores: Path, shared_ts2: Path, *, big_from_hub: bool = F
             assert rejected.reason == ("scores.csv: 8503125 bytes on the Hub, over the cap of 8388608 (not "
                                        "downloaded)")
             continue
+        if rejected.folder == "o-notes":  # refused by its size: locally before it is read, on the Hub from the list
+            hub = " on the Hub" if big_from_hub else ""
+            assert re.fullmatch(rf"result\.json: 30\d{{5}} bytes{hub}, over the cap of 2097152"
+                                + (r" \(not downloaded\)" if big_from_hub else ""), rejected.reason), rejected
         assert rejected.reason.startswith(REJECTED[rejected.folder]), rejected
         if rejected.folder == "i-evil":
             assert "'../evil' has path characters" in rejected.reason
@@ -321,7 +332,7 @@ def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, scores, shared_ts
         assert board.rows == local.rows
         assert board.source == f"Hub dataset ts2-community/submissions@{commit}"
         resolved = [p for _, p in hub.requests if "/resolve/" in p]
-        assert resolved and not [p for p in resolved if "l-big" in p]  # listed, refused, never downloaded
+        assert resolved and not [p for p in resolved if "l-big" in p or "o-notes" in p]  # refused, never downloaded
         assert [p for p in resolved if "a-clip/scores.csv" in p]
         # the Space's setting names the same dataset: its tab lists the same community rows and rejections
         from scorers.demo.config import AppConfig
@@ -497,3 +508,157 @@ def test_ts2_demo_refuses_a_bad_submissions_source_before_starting(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"ts2 demo: error: --submissions {missing}: no such folder, and not a Hub dataset id OWNER/NAME[@REVISION]"]
+
+
+# ----------------------------------------------------------------------------- hostile submissions
+
+#: the group of the incomplete rows (``scorers.report.community.INCOMPLETE_GROUP``)
+INCOMPLETE_GROUP = "incomplete (not ranked)"
+
+
+def worst_ordered(scores: np.ndarray, seg_ids: np.ndarray, nodes: np.ndarray, fraction: float) -> np.ndarray:
+    """Positions of the ``fraction`` of images a metric orders worst: most pairs of its SEG that it puts in the
+    wrong order (a worse node scored higher, or a better one lower): what an attacker blanks."""
+    level = np.array([int("".join(ch for ch in str(n) if ch.isdigit())) for n in nodes])
+    wrong = np.zeros(len(scores))
+    for seg in np.unique(seg_ids):
+        at = np.flatnonzero(seg_ids == seg)
+        lv, sc = level[at][:, None], scores[at][:, None]
+        wrong[at] = (((lv.T > lv) & (sc.T > sc)) | ((lv.T < lv) & (sc.T < sc))).sum(axis=1)
+    return np.argsort(-wrong, kind="stable")[:int(round(fraction * len(scores)))]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, scores, shared_ts2) -> dict:
+    """Submissions an attacker would make: CLIPScore with the 5% of its cells it orders worst blanked, CLIPScore
+    with 25 SEGs blanked, CLIPScore itself under a new name, two names that are one name, one score file under two
+    names, and formula text in metric.json."""
+    from scorers.ts2.options import MetaOptions
+    from scorers.ts2.submission.folder import write_submission
+
+    metadata = pd.read_csv(shared_ts2 / "metadata.csv", dtype=str, keep_default_na=False)
+    released = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str, keep_default_na=False)
+    seg_ids = metadata["id"].astype(int).to_numpy()
+    clip = released["clipscore"].astype(float).to_numpy()
+    picked = released["clipscore"].copy()
+    blanked = worst_ordered(clip, seg_ids, metadata["rank"].to_numpy(), 0.05)
+    picked.iloc[blanked] = ""
+    segs25 = released["clipscore"].where(seg_ids >= 25, "")
+    base = tmp_path_factory.mktemp("hostile")
+    table = pd.DataFrame({"seg_id": metadata["id"], "file_name": metadata["file_name"], "picked": picked,
+                          "segs25": segs25, "copy": released["clipscore"]})
+    table.to_csv(base / "scores.csv", index=False)
+    root = base / "dataset" / "submissions"
+
+    def submit(folder, source, column, name, **info):
+        write_submission(source, column=column, name=name, out=root / folder, metadata=shared_ts2 / "metadata.csv",
+                         info=info, options=MetaOptions(n_bootstrap=0))
+
+    submit("a-picked", base / "scores.csv", "picked", "clip-picked")
+    submit("b-segs25", base / "scores.csv", "segs25", "clip-25")
+    submit("c-copy", base / "scores.csv", "copy", "my-clip")
+    submit("d-ref", scores, "noisy_clip", "clip-ref")
+    submit("e-ref", scores, "noisy_align", "clip_ref")
+    submit("f-same", scores, "noisy_clip", "another-name")
+    submit("g-formula", scores, "noisy_align", "formula", metric='=HYPERLINK("http://evil.example","x")',
+           license="=cmd|' /C calc'!A0", code_url="https://example.org/-x")
+    in_set = seg_ids <= 163
+    return {"folder": base / "dataset", "cells_total": int(in_set.sum()),
+            "picked_scored": int(in_set.sum()) - int(in_set[blanked].sum()),
+            "segs25_scored": int((in_set & (seg_ids >= 25)).sum())}
+
+
+def test_incomplete_submissions_are_listed_apart_with_their_coverage(hostile, shared_ts2, monkeypatch, capsys):
+    """Blanking the cells CLIPScore orders worst raises its numbers (above CLIPScore's own), and today it was
+    ranked in the default group: it is listed apart, unranked, with its coverage, in the text, JSON, CSV and the
+    demo's table; so is a copy with 25 SEGs blank. Every ranked row is complete."""
+    from scorers.demo.leaderboard_tab import community_view
+
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    board = community_leaderboard(hostile["folder"])
+    rows = {row["name"]: row for row in board.rows}
+    total = hostile["cells_total"]
+    picked, segs25 = rows["clip-picked"], rows["clip-25"]
+    assert picked["rank_avg"] > rows["clipscore"]["rank_avg"]  # the attack works on the numbers
+    assert (picked["group"], picked["#"]) == (INCOMPLETE_GROUP, None)
+    assert (picked["cells_scored"], picked["cells_total"], picked["segs_used"], picked["segs_total"]) == (
+        hostile["picked_scored"], total, 164, 164)
+    assert picked["coverage"] == f"{hostile['picked_scored']}/{total} cells scored, 164/164 SEGs used"
+    assert (segs25["group"], segs25["#"], segs25["segs_used"], segs25["cells_scored"]) == (
+        INCOMPLETE_GROUP, None, 139, hostile["segs25_scored"])
+    ranked = [row for row in board.rows if row["group"] != INCOMPLETE_GROUP]
+    assert ranked and all(r["cells_scored"] == r["cells_total"] == total for r in ranked if r["segs"] == "0-163")
+    assert [r["group"] for r in board.rows][-2:] == [INCOMPLETE_GROUP] * 2  # listed last
+    # the text, JSON and CSV
+    out_csv = hostile["folder"].parent / "board.csv"
+    text = run_cli(capsys, "leaderboard", "--submissions", str(hostile["folder"]), "--csv", str(out_csv))
+    lines = text.splitlines()
+    block = lines[lines.index(f"== {INCOMPLETE_GROUP} =="):]
+    assert any(line.split()[:2] == ["-", "clip-picked"] and line.endswith(picked["coverage"]) for line in block)
+    payload = json.loads(run_cli(capsys, "leaderboard", "--submissions", str(hostile["folder"]), "--json"))
+    listed = {row["name"]: row for row in payload["rows"]}
+    assert (listed["clip-picked"]["group"], listed["clip-picked"]["#"], listed["clip-picked"]["cells_scored"]) == (
+        INCOMPLETE_GROUP, None, hostile["picked_scored"])
+    with open(out_csv, newline="", encoding="utf-8") as handle:
+        in_csv = {row["name"]: row for row in csv.DictReader(handle)}
+    assert (in_csv["clip-25"]["group"], in_csv["clip-25"]["#"], in_csv["clip-25"]["segs_used"]) == (
+        INCOMPLETE_GROUP, "", "139")
+    # the demo's table
+    view = community_view(board).set_index("metric")
+    assert (view.loc["clip-picked", "group"], view.loc["clip-picked", "#"]) == (INCOMPLETE_GROUP, "-")
+    assert view.loc["clip-picked", "coverage"] == picked["coverage"]
+
+
+def test_the_published_rows_state_their_coverage(hostile, shared_ts2, monkeypatch, capsys):
+    """Every published row states its coverage: the release scores every image of SEGs 0-163, and LLMScore's
+    overall score has 6 cells with a stray quote (``"3``), read once it is stripped: stated."""
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    released = pd.read_csv(shared_ts2 / "released_scores.csv", dtype=str, keep_default_na=False)
+    quoted = released.loc[released["id"].astype(int) <= 163, "llmscore_over"].str.contains('"').sum()
+    assert quoted == 6
+    board = community_leaderboard(hostile["folder"])
+    published = {row["name"]: row for row in board.rows if row["source"] == "published"}
+    total = hostile["cells_total"]
+    assert len(published) == 19
+    assert all((r["cells_scored"], r["cells_total"], r["segs_used"], r["group"]) == (total, total, 164, "default")
+               for r in published.values())
+    assert published["llmscore_over"]["coverage"] == (f"{total}/{total} cells scored, 164/164 SEGs used, 6 read "
+                                                      "after stripping stray quotes")
+    assert published["clipscore"]["coverage"] == f"{total}/{total} cells scored, 164/164 SEGs used"
+    assert f"coverage of llmscore_over: {published['llmscore_over']['coverage']}" in board.text().splitlines()
+
+
+def test_copies_and_names_that_are_one_name_are_rejected(hostile, shared_ts2, monkeypatch):
+    """CLIPScore's scores under a new name are a duplicate of the published metric; the same scores as an earlier
+    submission are a duplicate of it; ``clip_ref`` is ``clip-ref``."""
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    board = community_leaderboard(hostile["folder"])
+    reasons = {r.folder: r.reason for r in board.rejected}
+    assert reasons == {
+        "c-copy": "duplicate of the published metric clipscore: the same scores under another name ('my-clip')",
+        "e-ref": "duplicate name 'clip_ref': submission d-ref has it already",
+        "f-same": "duplicate of submission d-ref: the same scores under another name ('another-name')"}
+    assert {r["name"] for r in board.rows if r["source"] == "community"} == {"clip-picked", "clip-25", "clip-ref",
+                                                                           "formula"}
+
+
+def test_the_csv_neutralises_formulas_from_submissions(hostile, shared_ts2, monkeypatch, capsys):
+    """``metric.json`` text starting with ``=`` is written with a leading quote (OWASP's rule), the numbers stay
+    numbers; the text and JSON show it as given."""
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    out_csv = hostile["folder"].parent / "formula.csv"
+    run_cli(capsys, "leaderboard", "--submissions", str(hostile["folder"]), "--csv", str(out_csv))
+    with open(out_csv, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    row = next(r for r in rows if r["name"] == "formula")
+    assert row["metric"] == """'=HYPERLINK("http://evil.example","x")"""
+    assert row["license"] == "'=cmd|' /C calc'!A0"
+    assert row["code_url"] == "https://example.org/-x"
+    bad = [(r["name"], k, v) for r in rows for k, v in r.items() if v[:1] in ("=", "+", "-", "@", "\t", "\r")
+           and not re.fullmatch(r"-?\d+(\.\d+)?(e-?\d+)?", v)]
+    assert bad == []
+    for r in rows:
+        for key in VALUE_COLUMNS:
+            assert r[key] == "" or isinstance(float(r[key]), float)
+    payload = json.loads(run_cli(capsys, "leaderboard", "--submissions", str(hostile["folder"]), "--json"))
+    assert next(r for r in payload["rows"] if r["name"] == "formula")["license"] == "=cmd|' /C calc'!A0"

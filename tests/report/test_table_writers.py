@@ -84,3 +84,21 @@ def test_one_suffix_parser_for_flops_and_sizes():
     with pytest.raises(ValueError, match="cannot parse size '2 apples'"):
         parse_size("2 apples")
 
+
+
+def test_the_csv_neutralises_formulas_in_names(tmp_path):
+    """A metric named like a spreadsheet formula is written with a leading quote; the numbers (negative ones
+    included) stay numbers."""
+    import csv
+
+    from scorers.report.table_writers import write_tables
+
+    board = pd.DataFrame({"column": ["=cmd|' /C calc'!A0"], "name": ['=HYPERLINK("http://evil.example")'],
+                          "family": ["@x"], "higher_is_better": [True], "segs": ["0-163"],
+                          **{key: [-12.5] for key in value_columns()}})
+    paths = write_tables(board, tmp_path)
+    with open(paths["csv"], newline="", encoding="utf-8") as handle:
+        row = next(csv.DictReader(handle))
+    assert (row["column"], row["name"], row["family"]) == ("'=cmd|' /C calc'!A0",
+                                                          '\'=HYPERLINK("http://evil.example")', "'@x")
+    assert row["rank_avg"] == "-12.5" and row["delta_real"] == "-12.5"

@@ -715,3 +715,109 @@ def test_a_reason_is_one_printable_line_whatever_the_files_hold(copy, shared_ts2
     check = verify(copy, shared_ts2)
     assert check.reason.startswith(f"results.{COLUMN}.xxx") and check.reason.isprintable()
     assert len(check.reason) <= 400
+
+
+# --- hostile submissions: coverage, cost, size ----------------------------------------------------------------------
+
+
+def test_an_incomplete_submission_states_its_coverage(keyed, shared_ts2, tmp_path, capsys):
+    """Blank cells are skipped by rank/sep/delta: ``result.json`` states how many (``coverage``, counted here from
+    the file), ``ts2 submit`` warns, ``--verify`` states it, and a changed coverage is a changed number."""
+    scores = pd.read_csv(keyed, dtype=str, keep_default_na=False)
+    metadata = pd.read_csv(shared_ts2 / "metadata.csv", dtype=str, keep_default_na=False)
+    blank = list(range(0, 600, 7)) + list(range(2830, 2840))  # some in SEG 164, outside the default SEGs
+    scores.loc[blank, COLUMN] = ""
+    scores.loc[scores["seg_id"].astype(int).isin([5, 6]), COLUMN] = ""  # two SEGs wholly blank
+    path = tmp_path / "holes.csv"
+    scores.to_csv(path, index=False)
+    in_set = metadata["id"].astype(int) <= 163
+    scored = in_set & (scores[COLUMN] != "")
+    used = scores.loc[scored, "seg_id"].nunique()
+    assert used < 163  # SEGs 5 and 6 are not used
+    out = tmp_path / "holes"
+    assert main(["submit", str(path), "--column", COLUMN, "--name", "holes", "--out", str(out), "--n-bootstrap", "0",
+                 "--data-dir", str(shared_ts2)]) == 0
+    coverage = json.loads((out / "result.json").read_text())["results"][COLUMN]["coverage"]
+    assert coverage == {"cells_scored": int(scored.sum()), "cells_total": int(in_set.sum()),
+                        "cells_skipped": int(in_set.sum() - scored.sum()), "segs_used": used, "segs_total": 164,
+                        "cells_repaired": 0, "complete": False}
+    text = f"{int(scored.sum())}/{int(in_set.sum())} cells scored, {used}/164 SEGs used"
+    assert capsys.readouterr().err.startswith(f"warning: incomplete submission: {text}; the leaderboard lists it "
+                                              "apart and does not rank it")
+    assert main(["submit", "--verify", str(out), "--data-dir", str(shared_ts2)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (f"coverage: {text} (incomplete: listed apart on the "
+                                                        "leaderboard, not ranked)")
+    check = verify(out, shared_ts2)
+    assert (check.coverage.cells_scored, check.coverage.complete) == (int(scored.sum()), False)
+    edit_json(out, "result.json", lambda d: d["results"][COLUMN]["coverage"].update(cells_scored=2835,
+                                                                                  complete=True))
+    resign(out)
+    assert verify(out, shared_ts2).reason == (f"results.{COLUMN}.coverage.cells_scored: claimed 2835, recomputed "
+                                              f"{int(scored.sum())}")
+
+
+def test_a_complete_submission_says_so(small_submission, shared_ts2, capsys):
+    assert verify(small_submission, shared_ts2).coverage.complete
+    assert main(["submit", "--verify", str(small_submission), "--data-dir", str(shared_ts2)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("cells scored, 8/8 SEGs used (complete)")
+
+
+def test_a_costly_bootstrap_is_refused_before_any_work(copy, keyed, shared_ts2, tmp_path, monkeypatch):
+    """``n_bootstrap`` of 1e6 took 9 s and 2.6 GB to verify: above MAX_N_BOOTSTRAP it is refused in one line, and
+    nothing is recomputed (the recomputation, replaced here, is never called); writing one is refused too."""
+    import scorers.ts2.meta_from_tables as tables
+    from scorers.ts2.submission.folder import MAX_N_BOOTSTRAP
+
+    assert MAX_N_BOOTSTRAP == 10_000
+    edit_json(copy, "result.json", lambda d: d.update(n_bootstrap=10**6))
+    resign(copy)
+
+    def never(*args, **kwargs):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(tables, "meta_from_tables", never)
+    check = verify(copy, shared_ts2)
+    assert check.reason == ("result.json: n_bootstrap is 1000000; a submission may ask for at most 10000 bootstrap "
+                            "resamples (its verification costs time and memory in proportion)")
+    with pytest.raises(ParameterError, match="n_bootstrap is 10001; a submission may ask for at most 10000"):
+        write_submission(keyed, column=COLUMN, name="x", out=tmp_path / "x", metadata=shared_ts2 / "metadata.csv",
+                         options=MetaOptions(n_bootstrap=10_001))
+    assert not (tmp_path / "x").exists()
+
+
+def test_every_file_is_capped_before_it_is_read(copy, keyed, shared_ts2, tmp_path, monkeypatch):
+    """``result.json`` with 50 MB of notes, or a 5 MB string in ``metric.json``'s ``scorer``, is refused by its
+    size, before it is read (reading it, replaced here, is never reached); writing one is refused too."""
+    from scorers.ts2.submission.folder import MAX_FILE_BYTES
+
+    assert MAX_FILE_BYTES == {"scores.csv": 8 * 2**20, "result.json": 2 * 2**20, "metric.json": 64 * 2**10,
+                              "manifest.json": 16 * 2**10}
+    notes = Path(shutil.copytree(copy, tmp_path / "notes"))
+    edit_json(notes, "result.json", lambda d: d["results"][COLUMN].update(notes=["x" * 50_000_000]))
+    resign(notes)
+    scorer = Path(shutil.copytree(copy, tmp_path / "scorer"))
+    edit_json(scorer, "metric.json", lambda d: d.update(scorer={"registry": None, "model": "m" * 5_000_000}))
+    resign(scorer)
+    import scorers.ts2.submission.folder as folder
+
+    def never(file, field):
+        raise AssertionError(f"read {file}")
+
+    monkeypatch.setattr(folder, "_read_json", never)
+    for path, name in ((notes, "result.json"), (scorer, "metric.json")):
+        size = (path / name).stat().st_size
+        assert verify(path, shared_ts2).reason == f"{name}: {size} bytes, over the cap of {MAX_FILE_BYTES[name]}"
+    monkeypatch.undo()
+    with pytest.raises(ParameterError, match=r"metric.json would take \d+ bytes; a submission's metric.json may "
+                                             "take at most 65536"):
+        write_submission(keyed, column=COLUMN, name="x", out=tmp_path / "x", metadata=shared_ts2 / "metadata.csv",
+                         info={"scorer": {"registry": None, "model": "m" * 5_000_000, "config": {}}},
+                         options=MetaOptions(n_bootstrap=0))
+    assert not (tmp_path / "x").exists()
+
+
+def test_names_that_differ_only_by_separators_or_case_are_one_name():
+    from scorers.ts2.submission.folder import name_key
+
+    assert name_key("clip-ref") == name_key("clip_ref") == name_key("Clip.Ref") == name_key("clip--ref")
+    assert name_key("clip-ref") != name_key("clipref")

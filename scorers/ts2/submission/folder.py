@@ -17,8 +17,10 @@ A submission folder holds :data:`SUBMISSION_FILES`:
 :func:`write_submission` runs the checks of ``ts2 meta`` (the same
 :func:`~scorers.ts2.meta_from_tables.meta_from_tables`) before anything is written, and writes the folder atomically
 (a staging folder renamed into place).
-:func:`verify_submission` never trusts a claim: it checks the files, every sha256, the name and the metadata keys,
-recomputes every number from ``scores.csv`` and the pinned release ``metadata.csv``, and, with ``rescore=N``,
+:func:`verify_submission` never trusts a claim: it checks the files (each within its size cap,
+:data:`MAX_FILE_BYTES`, before it is read), every sha256, the name and the metadata keys, the cost the result asks
+for (:data:`MAX_N_BOOTSTRAP`, before any recomputation), recomputes every number from ``scores.csv`` and the pinned
+release ``metadata.csv`` (the scores' coverage too: an incomplete submission is listed, never ranked), and, with ``rescore=N``,
 rescores N images with the registered scorer the metadata names. It never raises for a bad submission: it returns a
 :class:`SubmissionCheck` with ``ok=False`` and one line naming the first problem (the field, what is claimed, what
 was recomputed).
@@ -37,10 +39,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from scorers.errors import ParameterError
+from scorers.stats.graph import SEG_IDS_MAX
 
-__all__ = ["MAX_NAME_LENGTH", "MAX_SCORES_BYTES", "METRIC_KEYS", "RESULT_REL_TOL", "SUBMISSION_FILES",
-           "SUBMISSION_FORMAT", "SubmissionCheck", "check_name", "scorer_config_of", "verify_submission",
-           "write_submission"]
+__all__ = ["MAX_FILE_BYTES", "MAX_N_BOOTSTRAP", "MAX_NAME_LENGTH", "MAX_SCORES_BYTES", "METRIC_KEYS",
+           "RESULT_REL_TOL", "SUBMISSION_FILES", "SUBMISSION_FORMAT", "SubmissionCheck", "check_cost",
+           "check_name", "file_cap", "name_key", "scorer_config_of", "verify_submission", "write_submission"]
 
 SCORES_FILE, RESULT_FILE, METRIC_FILE, MANIFEST_FILE = "scores.csv", "result.json", "metric.json", "manifest.json"
 #: the files a submission folder holds, no more and no fewer
@@ -51,6 +54,15 @@ METRIC_KEYS = ("format", "name", "column", "metric", "paper_url", "code_url", "l
 #: the largest ``scores.csv`` accepted: TS2 has 2,840 images, one score each (~0.1 MiB); 8 MiB leaves room for long
 #: file names and full-precision cells and keeps a listing of many submissions cheap
 MAX_SCORES_BYTES = 8 * 2**20
+#: the largest file of each kind a submission may hold, checked before a file is read (locally as on the Hub, where a
+#: file over its cap is not downloaded): ``result.json`` holds ~50 KiB on TS2's 164 SEGs (per-SEG values, intervals,
+#: the table), ``metric.json`` a few short fields and the scorer's configuration, ``manifest.json`` three sha256
+MAX_FILE_BYTES = {SCORES_FILE: MAX_SCORES_BYTES, RESULT_FILE: 2 * 2**20, METRIC_FILE: 64 * 2**10,
+                  MANIFEST_FILE: 16 * 2**10}
+#: the most bootstrap resamples a submission may ask its verification for (``result.json``'s ``n_bootstrap``): the
+#: leaderboard recomputes every submission, and the cost grows with it (10,000 resamples of 164 SEGs take well under
+#: a second and a few tens of MB; 1e6 took 9 s and 2.6 GB); above it a submission is refused before any work
+MAX_N_BOOTSTRAP = 10_000
 MAX_NAME_LENGTH = 64
 #: a claimed number equals the recomputed one when within this relative tolerance (``result.json`` writes Python's
 #: shortest round-trip floats, ~17 significant digits; 1e-9 absorbs summation-order differences between NumPy builds
@@ -81,6 +93,12 @@ class SubmissionCheck:
     segs: str | None
     verified_by: str
     rescored: tuple[str, ...] = ()
+    #: the recomputed :class:`scorers.stats.coverage.Coverage` of the scores (None when not recomputed): a
+    #: submission that leaves images of its SEGs without a finite score is incomplete, and is not ranked
+    coverage: Any = None
+    #: :func:`scorers.stats.coverage.score_fingerprint` of the scores (None when not recomputed): the same scores
+    #: under another name have the same one
+    fingerprint: str | None = None
 
 
 def check_name(name: object) -> str:
@@ -119,6 +137,34 @@ def check_name(name: object) -> str:
     if len(name) > MAX_NAME_LENGTH:
         raise ParameterError("{name} is {n} characters long; at most {limit}", n=len(name), limit=MAX_NAME_LENGTH)
     return name
+
+
+def name_key(name: str) -> str:
+    """What makes two submission names one name: Unicode-normalised (NFKC), case-folded, outer spaces dropped, and
+    every run of ``-``, ``_``, ``.`` or spaces read as one ``-``.
+
+    Examples:
+        >>> name_key("clip-ref") == name_key("clip_ref") == name_key("CLIP.Ref") == name_key("clip__ref")
+        True
+    """
+    import re
+
+    return re.sub(r"[-_.\s]+", "-", unicodedata.normalize("NFKC", str(name)).casefold().strip())
+
+
+def file_cap(name: str) -> int:
+    """The most bytes file ``name`` of a submission may take (:data:`MAX_FILE_BYTES`; a file of another name, which
+    no submission holds, the smallest cap)."""
+    return MAX_FILE_BYTES.get(name, min(MAX_FILE_BYTES.values()))
+
+
+def check_cost(n_bootstrap: object) -> None:
+    """Refuse a number of bootstrap resamples above :data:`MAX_N_BOOTSTRAP` (what a submission's verification would
+    cost): a ``ParameterError`` naming ``n_bootstrap``, the value and the cap."""
+    if isinstance(n_bootstrap, int) and not isinstance(n_bootstrap, bool) and n_bootstrap > MAX_N_BOOTSTRAP:
+        raise ParameterError("{n_bootstrap} is {value}; a submission may ask for at most {cap} bootstrap resamples "
+                             "(its verification costs time and memory in proportion)", value=n_bootstrap,
+                             cap=MAX_N_BOOTSTRAP)
 
 
 def scorer_config_of(scores: str | os.PathLike) -> dict | None:
@@ -271,6 +317,12 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
                                  problem=problem[1])
         (staging / METRIC_FILE).write_text(json.dumps(described, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
+        for file in (RESULT_FILE, METRIC_FILE):
+            size = (staging / file).stat().st_size
+            if size > file_cap(file):
+                raise ParameterError("{file} would take {size} bytes; a submission's {file} may take at most {cap} "
+                                     "(a long scorer configuration or text field?)", file=file, size=size,
+                                     cap=file_cap(file))
         manifest = {"format": SUBMISSION_FORMAT,
                     "sha256": {f: sha256_file(staging / f) for f in SUBMISSION_FILES if f != MANIFEST_FILE}}
         (staging / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -292,6 +344,7 @@ def _check_options(options) -> None:
         raise ParameterError("{clean_quotes=True}: a submission's scores are numbers as written; clean the cells first")
     if options.on is not None or options.lacking_keys_by_position:
         raise ParameterError("{on}: a submission is joined on seg_id, file_name, always")
+    check_cost(options.n_bootstrap)
     if options.confidence != default.confidence:
         raise ParameterError("{confidence} must be {default} (the leaderboard's intervals), got {given}",
                              default=default.confidence, given=options.confidence)
@@ -318,10 +371,11 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
                       data_dir: str | os.PathLike | None = None) -> SubmissionCheck:
     """Check the submission folder ``path`` and recompute every number it claims.
 
-    In order, the first problem found is the ``reason``: the folder (missing or extra files), ``scores.csv`` over
-    :data:`MAX_SCORES_BYTES`, the manifest (its form, each file's sha256), ``metric.json`` (keys of
+    In order, the first problem found is the ``reason``: the folder (missing or extra files), a file over its cap
+    (:data:`MAX_FILE_BYTES`, measured before it is read), the manifest (its form, each file's sha256), ``metric.json`` (keys of
     :data:`METRIC_KEYS`, the name, :func:`check_name`), ``result.json`` (its fields, its table against its numbers,
-    the sha256 of its inputs: ``scores.csv`` and the release ``metadata.csv``), then every number under ``results``
+    ``n_bootstrap`` over :data:`MAX_N_BOOTSTRAP`, the sha256 of its inputs: ``scores.csv`` and the release
+    ``metadata.csv``), then every number under ``results`` (``coverage`` included)
     recomputed from ``scores.csv`` and ``metadata`` (default: the pinned release file,
     :func:`scorers.tables.release_download.path`) with the result's own options: equal within :data:`RESULT_REL_TOL`, else
     ``results.<column>.<path>: claimed X, recomputed Y``. With ``rescore=N`` and a registered scorer in
@@ -332,7 +386,8 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
     :func:`scorers.tables.release_download.path` does (nothing could be verified).
     """
     folder = Path(path)
-    state: dict[str, Any] = {"name": folder.name, "result": None, "metadata": None, "rescored": ()}
+    state: dict[str, Any] = {"name": folder.name, "result": None, "metadata": None, "rescored": (),
+                             "coverage": None, "fingerprint": None}
     metadata = _release_metadata(metadata)  # unavailable: raises (nothing can be verified), before any check
     try:
         _verify(folder, state, metadata, rescore, seed, data_dir)
@@ -348,7 +403,9 @@ def verify_submission(path: str | os.PathLike, *, metadata=None, rescore: int = 
         name=_one_line(state["name"]), ok=reason is None, reason=None if reason is None else _one_line(reason), result=result, metadata=state["metadata"],
         variant=result.get("variant") if isinstance(result, dict) else None,
         segs=column_result.get("segs") if isinstance(column_result, dict) else None,
-        verified_by=_version(), rescored=tuple(state["rescored"]))
+        verified_by=_version(), rescored=tuple(state["rescored"]),
+        coverage=state["coverage"] if reason is None else None,
+        fingerprint=state["fingerprint"] if reason is None else None)
 
 
 #: the longest reason (a listing shows one line per rejected submission)
@@ -394,9 +451,10 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
     not_files = [f for f in SUBMISSION_FILES if not (folder / f).is_file()]  # a link is read (the Hub cache's are)
     if not_files:
         raise _Rejected(f"{not_files[0]}: not a file")
-    size = (folder / SCORES_FILE).stat().st_size
-    if size > MAX_SCORES_BYTES:
-        raise _Rejected(f"{SCORES_FILE}: {size} bytes, over the cap of {MAX_SCORES_BYTES}")
+    for name in SUBMISSION_FILES:  # before any file is read
+        size = (folder / name).stat().st_size
+        if size > file_cap(name):
+            raise _Rejected(f"{name}: {size} bytes, over the cap of {file_cap(name)}")
     manifest = _read_json(folder / MANIFEST_FILE, MANIFEST_FILE)
     if not isinstance(manifest, dict) or manifest.get("format") != SUBMISSION_FORMAT:
         raise _Rejected(f"{MANIFEST_FILE}: field 'format' must be {SUBMISSION_FORMAT!r}")
@@ -442,11 +500,18 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
         check_payload(result, RESULT_FILE)
     except ValueError as error:
         raise _Rejected(str(error)) from None
+    try:  # what the recomputation would cost, before any of it
+        check_cost(result["n_bootstrap"])
+        if isinstance(result["segs"], list) and len(result["segs"]) > SEG_IDS_MAX:
+            raise ParameterError("{segs} lists {n} SEG ids; at most {cap}", n=len(result["segs"]), cap=SEG_IDS_MAX)
+    except ParameterError as error:
+        raise _Rejected(f"{RESULT_FILE}: {error}") from None
     if list(result["results"]) != [column]:
         raise _Rejected(f"{RESULT_FILE}: results must hold column {column!r} only (metric.json), found "
                         f"{', '.join(map(repr, result['results']))}")
     _check_inputs(folder, result, metadata)
-    _recompute(folder, result, column, metadata)
+    evaluated = _recompute(folder, result, column, metadata)
+    state["coverage"], state["fingerprint"] = evaluated.coverage[column], evaluated.fingerprints[column]
     try:  # after the numbers: a changed number is named by its field, not by the table line it shows in
         check_table(result, RESULT_FILE)
     except ValueError as error:
@@ -513,7 +578,7 @@ def _check_inputs(folder: Path, result: dict, metadata) -> None:
                         "numbers were computed on another metadata.csv than the release's)")
 
 
-def _recompute(folder: Path, result: dict, column: str, metadata) -> None:
+def _recompute(folder: Path, result: dict, column: str, metadata):
     from scorers.ts2.meta_from_tables import meta_from_tables
     from scorers.ts2.options import MetaOptions
 
@@ -534,6 +599,7 @@ def _recompute(folder: Path, result: dict, column: str, metadata) -> None:
     first = _first_difference(claimed, recomputed, f"results.{column}")
     if first is not None:
         raise _Rejected(first)
+    return evaluated
 
 
 def _same(claimed, recomputed) -> bool:

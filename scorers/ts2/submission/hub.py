@@ -211,12 +211,13 @@ def _read_listing(record: Path) -> dict:
 def _hub_listing(repo: str, revision: str | None) -> dict:
     """``{"commit", "patterns", "refused"}`` of the dataset's ``submissions/`` at ``revision``: the commit it
     resolves to (the download then reads that commit, whatever the branch does meanwhile), every file of a
-    submission whose files are all within :data:`scorers.ts2.submission.folder.MAX_SCORES_BYTES`, and for each other
-    submission folder the reason it is refused, so that an oversized file is never downloaded."""
+    submission whose files are all within their cap (:func:`scorers.ts2.submission.folder.file_cap`, the caps the
+    local verification applies), and for each other submission folder the reason it is refused, so that an
+    oversized file is never downloaded."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import EntryNotFoundError
 
-    from scorers.ts2.submission.folder import MAX_SCORES_BYTES
+    from scorers.ts2.submission.folder import file_cap
 
     api = HfApi()
     commit = revision if revision and re.fullmatch(r"[0-9a-f]{40}", revision) else \
@@ -236,11 +237,11 @@ def _hub_listing(repo: str, revision: str | None) -> dict:
         files.setdefault(folder, []).append((entry.path, int(size)))
     patterns, refused = [], {}
     for folder, listed in sorted(files.items()):
-        big = [(path, size) for path, size in listed if size > MAX_SCORES_BYTES]
+        big = [(path, size) for path, size in listed if size > file_cap(path.rpartition('/')[2])]
         if big:
             path, size = big[0]
-            refused[folder] = (f"{path.rpartition('/')[2]}: {size} bytes on the Hub, over the cap of "
-                               f"{MAX_SCORES_BYTES} (not downloaded)")
+            name = path.rpartition('/')[2]
+            refused[folder] = f"{name}: {size} bytes on the Hub, over the cap of {file_cap(name)} (not downloaded)"
         else:
             patterns += [path for path, _ in listed]
     return {"commit": commit, "patterns": patterns, "refused": refused}
