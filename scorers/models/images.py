@@ -54,13 +54,14 @@ def _high_bit_to_l(image):
         block = np.asarray(image.crop((0, top, width, min(height, top + rows))))
         if mode == "F":
             values = block.astype(np.float64)
-            good = np.isfinite(values)
-            if not good.all():
+            del block
+            if not np.isfinite(values).all():
                 finite = False
-                values = values[good]
+                np.nan_to_num(values, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
             if values.size:
                 low, high = min(low, float(values.min())), max(high, float(values.max()))
-            out[top:top + rows] = np.clip(np.rint(np.nan_to_num(block.astype(np.float64)) * 255.0), 0, 255)
+            values *= 255.0
+            out[top:top + rows] = np.clip(np.rint(values, out=values), 0, 255, out=values)
         else:
             if mode == "I" and block.size:
                 low, high = min(low, int(block.min())), max(high, int(block.max()))
