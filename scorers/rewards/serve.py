@@ -219,13 +219,13 @@ def _deployment_class():
             self.last_batch_requests = len(requests) if not any("status" in r for r in out) else 1
             return out
 
-        async def _read_body(self, request) -> bytes:
-            body = bytearray()
+        async def _read_body(self, request) -> bytearray:
+            body = bytearray()  # parsed as it is (no bytes copy: the body is the largest thing a request holds)
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > self.limits.max_request_bytes:
                     raise RequestError(413, f"request is over {self.limits.max_request_bytes} bytes (the limit)")
-            return bytes(body)
+            return body
 
         async def __call__(self, request):
             if request.method == "GET" and request.url.path.rstrip("/").endswith("/stats"):
