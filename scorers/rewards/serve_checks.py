@@ -102,19 +102,49 @@ class RequestError(Exception):
 #: a JSON string (escapes included), found without backtracking: the unrolled ``"[^"\\]*(?:\\.[^"\\]*)*"``
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _WHITESPACE = b" \t\r\n"
+_WINDOW = 64 * 1024
 
 
 def check_body_shape(body: bytes, limits: Limits) -> None:
     """Refuse, before ``json.loads``, a body that cannot be a request of at most ``limits.max_images`` images: its
     skeleton (every string emptied, whitespace removed) is bounded by the item count, whatever the images weigh.
     Parsing what passes holds about the body's own size again in strings: a body of ``{}`` or ``[]`` items (some
-    thirty times its size once parsed) is a 400 here."""
-    skeleton = _JSON_STRING.sub(b'""', body).translate(None, _WHITESPACE)
+    thirty times its size once parsed) is a 400 here. The skeleton is measured a window at a time and the scan stops
+    at the bound: refusing costs a few kB, not a copy of the body."""
     bound = 1024 + 8 * limits.max_images  # ``{"prompts":["",...],"images":["",...]}`` and a few more keys
-    if len(skeleton) > bound:
+    skeleton, size, position = bytearray(), 0, 0
+
+    def structure(start: int, stop: int) -> bool:  # add body[start:stop] without whitespace; False past the bound
+        nonlocal size
+        for left in range(start, stop, _WINDOW):
+            piece = body[left:min(stop, left + _WINDOW)].translate(None, _WHITESPACE)
+            size += len(piece)
+            if len(skeleton) <= bound:
+                skeleton.extend(piece[:bound + 1])
+            if size > bound:
+                return False
+        return True
+
+    within = True
+    while within:
+        start = body.find(b'"', position)
+        if start < 0:
+            within = structure(position, len(body)) and size <= bound
+            break
+        within = structure(position, start)
+        stop = body.find(b'"', start + 1)
+        if stop >= 0 and body.find(b"\\", start + 1, stop) >= 0:  # escapes: the regex finds the string's end
+            match = _JSON_STRING.match(body, start)
+            stop = match.end() - 1 if match else -1
+        if stop < 0:  # an unterminated string: json.loads names it
+            break
+        size += 2
+        skeleton.extend(b'""')
+        position = stop + 1
+    if not within:
         if b"[" * 64 in skeleton or b'{"":' * 64 in skeleton:
             raise RequestError(400, "request body is not usable JSON: nested too deeply")
-        raise RequestError(400, f"request body is not a request: {len(skeleton):,} characters of JSON structure "
+        raise RequestError(400, f"request body is not a request: over {bound:,} characters of JSON structure "
                                 f"outside its strings; a request of at most {limits.max_images} images has at most "
                                 f"{bound:,}")
 

@@ -134,7 +134,7 @@ def test_bodies_of_empty_items_do_not_cost_their_parsed_size(service):
     assert [status for status, _, _ in replies] == [400] * 4, [r[1] for r in replies]
     assert "JSON structure outside its strings" in replies[0][1]["error"]
     grown_mib = (memory_kib(replica, "VmHWM") - before) / 1024
-    assert grown_mib < 600, grown_mib
+    assert grown_mib < 450, grown_mib  # 265 MiB measured (the bodies as Ray hands them over, and ours)
     print(f"replica peak memory growth for 4 x 31 MiB bodies: {grown_mib:.0f} MiB")
 
 
