@@ -1,5 +1,5 @@
 """The one image -> RGB conversion (:func:`scorers.models.images.to_rgb`) on high-bit images: bounded memory. A
-4096 x 4096 16-bit grey PNG took 180 MiB through whole-image int64 arrays (issue 42); converted a block of rows at
+4096 x 4096 16-bit grey PNG took 180 MiB through whole-image int64 arrays; converted a block of rows at
 a time, it holds the 8-bit result and a few MB. Values are checked against a reference computed here."""
 from __future__ import annotations
 

@@ -134,7 +134,7 @@ def test_slow_clients_get_408_and_do_not_stall_good_requests(port, hpsv2_path):
 def test_decoded_pixels_stay_within_the_budget(port, hpsv2_path):
     """8 concurrent requests of a 400x400 image (0.16 MP each) against a 0.4 MP budget: never more than 0.4 MP held
     (the replica's own count), and every one answered 200 at its first try: they wait their turn, first in first out
-    (issue 42), rather than being told 503 (that comes only after ``admission_wait_s``: tests/rewards/
+    rather than being told 503 (that comes only after ``admission_wait_s``: tests/rewards/
     test_serve_budget.py)."""
     from ray import serve
 

@@ -1,4 +1,4 @@
-"""``ts2 serve``'s request checks (:mod:`scorers.rewards.serve_checks`), without Ray, on issue 42's cases: a body of
+"""``ts2 serve``'s request checks (:mod:`scorers.rewards.serve_checks`), without Ray, on hostile requests: a body of
 empty JSON items is refused before it is parsed (31 MiB of ``{},`` used to cost 830 MiB); a prompt that is not valid
 Unicode is a 400 before batching (it used to reach the forward, get a 422 and split every batch it joined); an image
 that is not 8-bit RGB counts what decoding it holds; settings below their floor are refused."""

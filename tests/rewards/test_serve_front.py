@@ -1,6 +1,6 @@
 """``ts2 serve``'s front (:mod:`scorers.rewards.serve_front`), without Ray, before a loopback HTTP server: a request
 is relayed both ways with ``Connection: close``; 64 clients sending their request head one byte a second are each
-answered 408 and closed at the header deadline (Ray Serve's proxy, uvicorn, kept them open past 40 s: issue 42),
+answered 408 and closed at the header deadline (Ray Serve's proxy, uvicorn, kept them open past 40 s),
 and a good request is served meanwhile; a head over 16 KiB is a 431. Bounded: every client stops by itself."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 42's hostile cases against the real ``ts2 serve`` process on loopback (the tiny CLIP, a 1 MP budget, a 2 s
+"""Hostile clients against the real ``ts2 serve`` process on loopback (the tiny CLIP, a 1 MP budget, a 2 s
 header deadline, a bearer token): the raw token reaches no Ray process; 64 clients sending their request head a
 byte a second are closed at the deadline while good requests are served; a 0.95 MP request is served among 8 loops
 of small ones; a prompt with a lone surrogate is a 400 before batching and splits no batch; four 31 MiB bodies of
@@ -81,7 +81,7 @@ def test_slow_request_heads_are_closed_at_the_deadline_and_good_requests_go_on(s
 
 
 def test_a_large_request_that_fits_the_budget_is_served_among_small_ones(service):
-    """Issue 42: with a 1 MP budget, 8 loops of 0.1 MP requests starved a 0.95 MP one (8 of 10 calls failed after
+    """With a 1 MP budget, 8 loops of 0.1 MP requests starved a 0.95 MP one (8 of 10 calls failed after
     their retries). Admission is first in, first out now: each of its calls is served, none told 503."""
     small, large = body([png_b64(316, 316)]), body([png_b64(974, 974)])
     stop, small_statuses = threading.Event(), []

@@ -102,7 +102,7 @@ def _one_image_body(width: int, height: int) -> bytes:
 
 
 def test_a_refused_request_leaves_the_held_pixels_as_they_were():
-    """Issue 42's bypass: with 0.6 MP held under a 1 MP budget, a 0.5 MP request is refused (503) and a 1.2 MP one
+    """The budget bypass: with 0.6 MP held under a 1 MP budget, a 0.5 MP request is refused (503) and a 1.2 MP one
     (413); the held count stays 0.6 MP (it used to drop by what the refused request never took, letting 1.48 MP be
     decoded under a 1 MP budget), and only the holder's release brings it to 0."""
     async def scenario():
@@ -188,7 +188,7 @@ def no_start(monkeypatch):
     (["--body-timeout-s", "0"], "argument --body-timeout-s: must be a number >= 0.5"),
     (["--max-connections", "0"], "argument --max-connections: must be an integer from 1 to 65,535"),
     (["--max-decoded-mp", "inf"], "argument --max-decoded-mp: must be a number >= 0.01"),
-    # issue 42: values that started a service refusing every request are refused at start, naming the floor
+    # values that started a service refusing every request are refused at start, naming the floor
     (["--max-decoded-mp", "1e-300"], "argument --max-decoded-mp: must be a number >= 0.01 (the floor: one 100 x 100 "
                                      "image) and <= 1e+06, got '1e-300'"),
     (["--max-request-mb", "1e-9"], "argument --max-request-mb: must be a number >= 0.01 (the floor: a smaller body "
