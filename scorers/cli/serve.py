@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from scorers.cli._help import DefaultsHelpFormatter
@@ -165,7 +166,7 @@ def _run(args: argparse.Namespace) -> int:
     weights, model = parse_rewards(args.rewards, args.model)  # before importing the service module (asyncio...)
     from scorers.rewards.serve import Limits, ServiceOptions, check_app_options, check_port_free, serve_rewards
 
-    limits = Limits(max_request_bytes=max(1, int(args.max_request_mb * 1024 * 1024)), max_images=args.max_images,
+    limits = Limits(max_request_bytes=math.ceil(args.max_request_mb * 1024 * 1024), max_images=args.max_images,
                     max_pixels=args.max_pixels, min_side=args.min_side, max_aspect=max(1.0, args.max_aspect))
     service = ServiceOptions(body_timeout_s=args.body_timeout_s, max_connections=args.max_connections,
                              max_decoded_mp=args.max_decoded_mp, header_timeout_s=args.header_timeout_s,

@@ -411,7 +411,12 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
         if local:
             from scorers.rewards.serve_front import start_front
 
-            front = start_front(host, port, backend, service.header_timeout_s)
+            try:
+                front = start_front(host, port, backend, service.header_timeout_s)
+            except OSError as error:  # taken since it was checked
+                _shutdown(ray, started_here)
+                raise ParameterError("{port} {value}: cannot listen on {host}:{value} ({why})", value=port,
+                                     host=host, why=error.strerror or error) from None
         if not blocking:
             return handle
         print(ready_message or f"ts2 serve: POST http://{host}:{port}/score (Ctrl-C stops)", flush=True)
