@@ -16,9 +16,13 @@ the next batch).
         [--http-ceiling]
 
 ``--adversaries``: instead, the requests/s of good requests (8 concurrent clients) with nobody else on the service,
-then while one client keeps sending a breaking image (1x1000 PNG: a 400 before batching) and 32 slow clients keep
-connections open (each announces a 100 kB body and sends a byte a second until its 408, then reconnects), printed
-as a ratio to the clean run of the same run (issue 33's acceptance).
+directly on Serve's proxy and through ``ts2 serve``'s front (:mod:`scorers.rewards.serve_front`, the header deadline:
+what the front costs), then, through the front, under each hostile mix in turn, printed as a ratio to the clean run
+of the same process: one client sending a breaking image (1x1000 PNG: a 400 before batching) and 32 slow-body clients
+(each announces a 100 kB body and sends a byte a second until its 408, then reconnects: issue 33); 64 clients sending
+their request head a byte a second (408 at ``--header-timeout-s``, then reconnect); a client sending a prompt with a
+lone surrogate (a 400 before batching, so no batch is split); two clients sending images of 90% of the decoded-pixel
+budget (``--max-decoded-mp``, default 4 here) while the good requests share what is left, first in first out.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_serve.py --adversaries [--requests 160] [--slow-clients 32]
 """
@@ -49,6 +53,9 @@ def main() -> None:
                         help="good requests/s with a breaking-image client and slow clients present, vs clean")
     parser.add_argument("--slow-clients", type=int, default=32, help="slow clients with --adversaries")
     parser.add_argument("--body-timeout-s", type=float, default=10.0, help="as ts2 serve --body-timeout-s")
+    parser.add_argument("--header-timeout-s", type=float, default=2.0, help="as ts2 serve --header-timeout-s")
+    parser.add_argument("--max-decoded-mp", type=float, default=None,
+                        help="as ts2 serve --max-decoded-mp (default 64, and 4 with --adversaries)")
     args = parser.parse_args()
 
     import ray
@@ -56,7 +63,8 @@ def main() -> None:
     from ray import serve
 
     from scorers.rewards import RemoteReward
-    from scorers.rewards.serve import ServiceOptions, build_app
+    from scorers.rewards.serve import build_app
+    from scorers.rewards.serve_checks import ServiceOptions
     from scorers.scoring.engines.ray_loopback import start_local_ray
     from tests.helpers.tiny_embed_models import tiny_models
 
@@ -67,19 +75,21 @@ def main() -> None:
         port = s.getsockname()[1]
     start_local_ray(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     serve.start(http_options={"host": "127.0.0.1", "port": port})
+    budget = args.max_decoded_mp or (4.0 if args.adversaries else 64.0)
+    args.max_decoded_mp = budget
     serve.run(build_app("clip_score", model=model, max_batch_size=16, batch_wait_ms=args.batch_wait_ms,
-                        service=ServiceOptions(body_timeout_s=args.body_timeout_s)),
+                        service=ServiceOptions(body_timeout_s=args.body_timeout_s, max_decoded_mp=budget)),
               name="bench", route_prefix="/", blocking=False)
     url = f"http://127.0.0.1:{port}"
     rng = np.random.default_rng(0)
     image = Image.fromarray(rng.integers(0, 256, (64, 64, 3), dtype=np.uint8))
 
-    def rate(concurrency: int) -> tuple[float, float]:
+    def rate(concurrency: int, base: str = url) -> tuple[float, float]:
         per_client = args.requests // concurrency
         batch_sizes: list[int] = []
 
         def client():
-            reward = RemoteReward(url)
+            reward = RemoteReward(base)
             for _ in range(per_client):
                 reward([image], ["a photo of a cat"])
                 batch_sizes.append(reward.last_info.stats["timing"]["batch_requests"])
@@ -119,44 +129,70 @@ def main() -> None:
 
 
 def _adversaries(args, rate, port: int, url: str) -> None:
-    """Good requests/s at concurrency 8, clean and then with the adversaries present; prints both and the ratio."""
-    from tests.helpers.serve_adversaries import body, png_b64, post, start_slow_clients
+    """Good requests/s at concurrency 8: clean (directly, then through the front), then under each hostile mix
+    through the front; prints each and its ratio to the clean run through the front."""
+    import json
 
-    clean, clean_batch = rate(8)
-    stop = threading.Event()
-    counts = {"breaking": 0, "breaking_400": 0, "slow_408": 0}
+    from scorers.rewards.serve_front import start_front
+    from tests.helpers.serve_adversaries import (body, png_b64, post, start_slow_clients,
+                                                 start_slow_header_clients)
 
-    def breaking():
-        data = body([png_b64(1, 1000)])
-        while not stop.is_set():
-            status = post(f"{url}/score", data)[0]
-            counts["breaking"] += 1
-            counts["breaking_400"] += status == 400
+    front = start_front("127.0.0.1", 0, port, args.header_timeout_s)
+    via = f"http://127.0.0.1:{front.port}"
+    direct, direct_batch = rate(8)
+    rate(8, via)  # warm-up of the front's path
+    clean, clean_batch = rate(8, via)
+    counts: dict[str, int] = {}
 
-    def slow_pool():  # keep --slow-clients connections open: a new one as soon as one gets its 408
-        clients = start_slow_clients("127.0.0.1", port, args.slow_clients, stop)
-        while not stop.is_set():
-            for i, client in enumerate(clients):
-                if not client.is_alive() and not stop.is_set():
-                    counts["slow_408"] += client.status == 408
-                    clients[i] = start_slow_clients("127.0.0.1", port, 1, stop)[0]
-            time.sleep(0.2)
+    def looping(name: str, data: bytes, expected: int):
+        def run(stop):
+            while not stop.is_set():
+                status = post(f"{via}/score", data)[0]
+                counts[name] = counts.get(name, 0) + 1
+                counts[f"{name} {status}"] = counts.get(f"{name} {status}", 0) + (status == expected)
+        return run
 
-    threads = [threading.Thread(target=breaking, daemon=True), threading.Thread(target=slow_pool, daemon=True)]
-    for thread in threads:
-        thread.start()
-    time.sleep(2.0)  # the slow clients connected and holding their connections
-    attacked, attacked_batch = rate(8)
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=30)
+    def pool(name: str, start, n: int, **options):
+        def run(stop):  # keep n clients connected: a new one as soon as one is answered
+            clients = start("127.0.0.1", front.port, n, stop, **options)
+            while not stop.is_set():
+                for i, client in enumerate(clients):
+                    if not client.is_alive() and not stop.is_set():
+                        counts[f"{name} 408"] = counts.get(f"{name} 408", 0) + (client.status == 408)
+                        clients[i] = start("127.0.0.1", front.port, 1, stop, **options)[0]
+                time.sleep(0.2)
+        return run
+
+    side = int((args.max_decoded_mp * 0.9 * 1e6) ** 0.5)
+    bad_prompt = json.dumps({"prompts": ["a cat \ud800"], "images": [png_b64(64, 64, 5)]}).encode()
+    mixes = [
+        ("breaking image + slow bodies", [looping("breaking", body([png_b64(1, 1000)]), 400),
+                                          pool("slow bodies", start_slow_clients, args.slow_clients)]),
+        ("slow headers", [pool("slow heads", start_slow_header_clients, 64)]),
+        ("one bad prompt per batch", [looping("bad prompt", bad_prompt, 400)]),
+        (f"large ({side}x{side}, 90% of {args.max_decoded_mp:g} MP) + small at the budget",
+         [looping("large", body([png_b64(side, side)]), 200), looping("large", body([png_b64(side, side)]), 200)]),
+    ]
     print(f"tiny CLIP ({args.layers} layers per tower), 1 image per request, 8 good clients, max batch 16, batch wait "
           f"{args.batch_wait_ms} ms, {args.requests} good requests per run, {os.cpu_count()} CPUs")
-    print(f"clean:            {clean:7.1f} good requests/s  (mean {clean_batch:.1f} requests per forward)")
-    print(f"with adversaries: {attacked:7.1f} good requests/s  (mean {attacked_batch:.1f} requests per forward; "
-          f"1 breaking-image client sent {counts['breaking']} ({counts['breaking_400']} answered 400), "
-          f"{args.slow_clients} slow clients held open ({counts['slow_408']} answered 408 so far))")
-    print(f"ratio adversaries / clean: {attacked / clean:.2f}")
+    print(f"clean, Serve's proxy directly: {direct:7.1f} good requests/s  (mean {direct_batch:.1f} requests per "
+          "forward)")
+    print(f"clean, through the front:      {clean:7.1f} good requests/s  (mean {clean_batch:.1f} requests per "
+          f"forward; front / direct {clean / direct:.2f})")
+    for name, attackers in mixes:
+        stop = threading.Event()
+        threads = [threading.Thread(target=attack, args=(stop,), daemon=True) for attack in attackers]
+        for thread in threads:
+            thread.start()
+        time.sleep(2.0)  # the attackers connected and sending
+        attacked, attacked_batch = rate(8, via)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+        print(f"{name + ':':<56} {attacked:7.1f} good requests/s  (mean {attacked_batch:.1f} per forward; ratio to "
+              f"clean {attacked / clean:.2f})")
+    print("attackers' answers:", {k: v for k, v in sorted(counts.items())})
+    front.close()
 
 
 def _deep_clip(layers: int) -> str:

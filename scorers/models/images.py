@@ -18,6 +18,7 @@ High-bit modes are **scaled** to 8 bits, never clipped (PIL's own ``convert("RGB
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -33,32 +34,47 @@ HIGH_BIT_MODES = (*_UINT16_MODES, "I", "F")
 FLOAT_TOLERANCE = 2 ** -7
 
 
+#: pixels converted at a time by :func:`_high_bit_to_l`: its temporaries stay a few MB whatever the image's size
+_BLOCK_PIXELS = 1 << 18
+
+
 def _high_bit_to_l(image):
-    """A high-bit grey PIL image -> an 8-bit ``L`` image, scaled (see the module docstring)."""
+    """A high-bit grey PIL image -> an 8-bit ``L`` image, scaled (see the module docstring), a block of rows at a
+    time: besides the image and its result, it holds a few MB (a 4096 x 4096 16-bit PNG once took 180 MiB through
+    whole-image int64 arrays)."""
     import numpy as np
     from PIL import Image
 
     mode = image.mode
-    values = np.asarray(image)
-    if mode == "F":
-        values = values.astype(np.float64)
-        if values.size and (not np.isfinite(values).all() or values.min() < -FLOAT_TOLERANCE
-                            or values.max() > 1 + FLOAT_TOLERANCE):
-            low, high = (float(np.nanmin(values)), float(np.nanmax(values))) if np.isfinite(values).any() else \
-                (float("nan"),) * 2
-            raise ValueError(f"a float (mode 'F') image must hold values in [0, 1], got values in [{low:g}, {high:g}]"
-                             f"{' and NaN/inf' if not np.isfinite(values).all() else ''}: scale it to [0, 1] or "
-                             "8 bits first")
-        scaled = np.clip(np.rint(values * 255.0), 0, 255)
-    else:
-        values = values.astype(np.int64)
-        if values.size and (values.min() < 0 or values.max() > 65535):
-            raise ValueError(f"a 32-bit integer (mode {mode!r}) image must hold 16-bit values (0..65535) to be read, "
-                             f"got values in [{int(values.min())}, {int(values.max())}]: scale it to 8 or 16 bits "
-                             "first")
-        # round(v * 255 / 65535) in integers: (v * 255 + 32767) // 65535
-        scaled = (values * 255 + 32767) // 65535
-    return Image.fromarray(scaled.astype(np.uint8))  # 2-D uint8: mode L
+    width, height = image.size
+    out = np.empty((height, width), dtype=np.uint8)
+    rows = max(1, _BLOCK_PIXELS // max(1, width))
+    low, high, finite = math.inf, -math.inf, True
+    for top in range(0, height, rows):
+        block = np.asarray(image.crop((0, top, width, min(height, top + rows))))
+        if mode == "F":
+            values = block.astype(np.float64)
+            del block
+            if not np.isfinite(values).all():
+                finite = False
+                np.nan_to_num(values, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+            if values.size:
+                low, high = min(low, float(values.min())), max(high, float(values.max()))
+            values *= 255.0
+            out[top:top + rows] = np.clip(np.rint(values, out=values), 0, 255, out=values)
+        else:
+            if mode == "I" and block.size:
+                low, high = min(low, int(block.min())), max(high, int(block.max()))
+            # round(v * 255 / 65535) in integers: (v * 255 + 32767) // 65535 (int64: exact for any 32-bit v)
+            out[top:top + rows] = np.clip((block.astype(np.int64) * 255 + 32767) // 65535, 0, 255)
+    if mode == "F" and (not finite or low < -FLOAT_TOLERANCE or high > 1 + FLOAT_TOLERANCE):
+        shown = f"[{low:g}, {high:g}]" if low <= high else "[nan, nan]"
+        raise ValueError(f"a float (mode 'F') image must hold values in [0, 1], got values in {shown}"
+                         f"{' and NaN/inf' if not finite else ''}: scale it to [0, 1] or 8 bits first")
+    if mode == "I" and (low < 0 or high > 65535):
+        raise ValueError(f"a 32-bit integer (mode {mode!r}) image must hold 16-bit values (0..65535) to be read, "
+                         f"got values in [{low}, {high}]: scale it to 8 or 16 bits first")
+    return Image.fromarray(out)  # 2-D uint8: mode L
 
 
 def to_rgb_mode(mode: str) -> str:

@@ -240,6 +240,11 @@ def check_prompts(prompts) -> list[str]:
             raise TypeError(f"reward: prompts[{i}] is a {type(prompt).__name__}, expected str")
         if not prompt.strip():  # refused on every path (tensor and PIL alike): a reward needs a prompt
             raise ValueError(f"reward: prompts[{i}] is empty ({prompt!r}); every image needs a non-empty prompt")
+        try:
+            prompt.encode("utf-8")  # a lone surrogate ("\\ud800" in JSON) breaks every tokenizer's encode
+        except UnicodeEncodeError as error:
+            raise ValueError(f"reward: prompts[{i}] is not valid Unicode text (a lone surrogate "
+                             f"{prompt[error.start]!r} at character {error.start})") from None
     return prompts
 
 

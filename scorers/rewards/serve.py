@@ -2,206 +2,45 @@
 
 ``POST /score`` with JSON ``{"prompts": [...], "images": [base64 PNG or JPEG, ...]}`` answers
 ``{"rewards": [...], "components": {name: [...]}, "timing": {"queue_s", "forward_s", "batch_items",
-"batch_requests"}}``; ``GET /stats`` answers ``{"forward_calls", "requests", "items", "split_batches", "decoded_pixels_held",
-"decoded_pixels_peak", "decoded_pixels_budget"}`` (how well batching merges, how many merged forwards raised and were
-scored request by request, and the decoded-pixel budget's use).
+"batch_requests"}}``; ``GET /stats`` answers ``{"forward_calls", "requests", "items", "split_batches",
+"decoded_pixels_held", "decoded_pixels_peak", "decoded_pixels_budget", "decoded_pixels_waiting",
+"parsing_bytes_held", "parsing_bytes_peak", "parsing_bytes_budget"}`` (how well batching merges, how many merged
+forwards raised and were scored request by request, and the budgets' use).
 Requests waiting together (up to ``max_batch_size`` requests, ``batch_wait_ms``) go through one forward of the
 reward; each request gets back its own rows, in order.
 
-Safety: a request is JSON, never a pickle. What one request may hold is limited (:class:`Limits`: body size, number
-of images, pixels per image, read from the header before decoding: 413 naming the limit; each image's shortest side
-and aspect ratio: 400 naming the image). Anything malformed is a 400 (a JSON nested past the parser's depth included)
-and the service stays up. A body must arrive within ``body_timeout_s`` (408 after it); the replica holds at most
-``max_connections`` requests at once and queues as many more (503 beyond). The decoded pixels held at once across all
-requests are bounded by ``max_decoded_mp`` megapixels (503 with ``Retry-After`` while full; 413 for a request larger
-than the whole budget). When a merged forward raises, its requests are scored one by one: the request whose own
-forward fails gets a 422 naming the error, its neighbours their rewards.
+Safety: a request is JSON, never a pickle. What one request may hold is limited and checked before it joins a batch
+(:mod:`scorers.rewards.serve_checks`: body size and shape, number of images, prompts, pixels per image read from the
+header before decoding: 413 naming the limit; each image's shortest side and aspect ratio, a prompt that is not
+valid Unicode: 400 naming it). Anything malformed is a 400 and the service stays up. A request head must arrive
+within ``header_timeout_s`` (the front, :mod:`scorers.rewards.serve_front`) and a body within ``body_timeout_s``
+(408 after either); the replica holds at most ``max_connections`` requests at once and queues as many more (503
+beyond). Bodies being parsed and decoded pixels held at once across requests are bounded (``max_parsing_mb``,
+``max_decoded_mp``: :class:`~scorers.rewards.serve_budget.Budget`, first in first out; 503 with ``Retry-After``
+after ``admission_wait_s``; 413 for a request larger than a whole budget). When a merged forward raises, its
+requests are scored one by one: the request whose own forward fails gets a 422 naming the error, its neighbours
+their rewards.
 It binds 127.0.0.1 unless told otherwise. With ``token_env`` naming a set environment variable, every request needs
-``Authorization: Bearer <token>`` (401 otherwise); only the token's SHA-256 reaches the replicas and it is never logged.
+``Authorization: Bearer <token>`` (401 otherwise); only the token's SHA-256 reaches the replicas (the variable is
+removed from this process's environment before Ray starts, so no Ray process inherits it) and it is never logged.
 """
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import hashlib
 import hmac
-import io
-import json
-import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from scorers.errors import ParameterError
+from scorers.rewards.serve_budget import Budget
+from scorers.rewards.serve_checks import (Limits, RequestError, ServiceOptions, check_finite, check_positive_int,
+                                          decode_images, parse_request)
 
-__all__ = ["Limits", "PixelBudget", "RequestError", "ServiceOptions", "Stop", "build_app", "check_app_options",
-           "check_port_free", "decode_images", "decode_request", "input_resizer", "parse_request", "score_requests",
+__all__ = ["Admission", "Stop", "build_app", "check_app_options", "check_port_free", "input_resizer", "score_requests",
            "serve_rewards"]
-
-#: how long a client is told to wait (``Retry-After``, seconds) when the decoded-pixel budget is full
-RETRY_AFTER_S = 1
-
-
-def _positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ParameterError("{%s} must be an integer >= 1, got {value!r}" % name, value=value)
-
-
-def _finite(name: str, value, *, low: float, high: float = math.inf, low_open: bool = False) -> None:
-    """``value`` a finite real number in ``[low, high]`` (``(low, high]`` when ``low_open``)."""
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-          and (value > low if low_open else value >= low) and value <= high)
-    if not ok:
-        bound = f"> {low:g}" if low_open else f">= {low:g}"
-        span = bound if high == math.inf else f"{bound} and <= {high:g}"
-        raise ParameterError("{%s} must be a finite number %s, got {value!r}" % (name, span), value=value)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may hold. ``max_request_bytes``, ``max_images``, ``max_pixels`` (per image): a breach is a
-    413 naming the limit. ``min_side`` (pixels) and ``max_aspect`` (long side / short side): an image outside them
-    is a 400 naming it, refused before it joins a batch (a 1x1000 image would otherwise break the resize of a merged
-    forward)."""
-
-    max_request_bytes: int = 32 * 1024 * 1024
-    max_images: int = 64
-    max_pixels: int = 4096 * 4096
-    min_side: int = 8
-    max_aspect: float = 20.0
-
-    def __post_init__(self):
-        for name in ("max_request_bytes", "max_images", "max_pixels", "min_side"):
-            _positive_int(name, getattr(self, name))
-        _finite("max_aspect", self.max_aspect, low=1.0)
-
-
-@dataclass(frozen=True)
-class ServiceOptions:
-    """Service-wide bounds (not per request). ``body_timeout_s``: seconds a request body may take to arrive (408
-    after); ``max_connections``: requests the replica holds at once (as many more wait in Serve's queue; 503 beyond),
-    so that slow clients cannot take every slot; ``max_decoded_mp``: decoded megapixels held at once across requests
-    (503 with ``Retry-After`` while full)."""
-
-    body_timeout_s: float = 10.0
-    max_connections: int = 256
-    max_decoded_mp: float = 64.0
-
-    def __post_init__(self):
-        _finite("body_timeout_s", self.body_timeout_s, low=0.0, high=3600.0, low_open=True)
-        _positive_int("max_connections", self.max_connections)
-        if self.max_connections > 65535:
-            raise ParameterError("{max_connections} must be <= 65535, got {value!r}", value=self.max_connections)
-        _finite("max_decoded_mp", self.max_decoded_mp, low=0.0, high=1e6, low_open=True)
-
-
-class RequestError(Exception):
-    """A request's own problem: ``status`` (4xx, or 503 for a full budget) and a message naming it."""
-
-    def __init__(self, status: int, message: str, headers: dict | None = None):
-        super().__init__(message)
-        self.status, self.message, self.headers = status, message, headers or {}
-
-
-class PixelBudget:
-    """Decoded pixels held at once across requests (one replica's event loop: no lock needed). ``acquire`` takes
-    what a request's images will hold when decoded, or raises :class:`RequestError` 503 (``Retry-After``) while the
-    budget is full and 413 for a request larger than the whole budget; ``release`` gives it back."""
-
-    def __init__(self, total_pixels: int):
-        self.total, self.held, self.peak = int(total_pixels), 0, 0
-
-    def acquire(self, pixels: int) -> None:
-        if pixels > self.total:
-            raise RequestError(413, f"the request's images hold {pixels:,} pixels when decoded; the service's whole "
-                                    f"decoded-pixel budget is {self.total:,}")
-        if self.held + pixels > self.total:
-            raise RequestError(503, f"busy: {self.held:,} of {self.total:,} decoded pixels are in use; retry in "
-                                    f"{RETRY_AFTER_S} s", {"Retry-After": str(RETRY_AFTER_S)})
-        self.held += pixels
-        self.peak = max(self.peak, self.held)
-
-    def release(self, pixels: int) -> None:
-        self.held = max(0, self.held - pixels)
-
-
-def parse_request(body: bytes, limits: Limits):
-    """``(prompts, raw image bytes, (width, height) per image)`` of a request body, read from the images' headers
-    (nothing decoded yet), or :class:`RequestError` (4xx) naming what is wrong."""
-    from PIL import Image
-
-    if len(body) > limits.max_request_bytes:
-        raise RequestError(413, f"request is {len(body)} bytes; the limit is {limits.max_request_bytes}")
-    try:
-        payload = json.loads(body)
-    except RecursionError:  # e.g. 100,000 '[': deeper than the parser's recursion limit
-        raise RequestError(400, "request body is not usable JSON: nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise RequestError(400, f"request body is not JSON: {error}") from None
-    if not isinstance(payload, dict):
-        raise RequestError(400, 'request body must be a JSON object {"prompts": [...], "images": [...]}')
-    prompts, images = payload.get("prompts"), payload.get("images")
-    if not isinstance(prompts, list) or not isinstance(images, list):
-        raise RequestError(400, '"prompts" and "images" must both be lists')
-    if len(prompts) != len(images):
-        raise RequestError(400, f"got {len(prompts)} prompts for {len(images)} images; expected one per image")
-    if not images:
-        raise RequestError(400, "no images")
-    if len(images) > limits.max_images:
-        raise RequestError(413, f"{len(images)} images in one request; the limit is {limits.max_images}")
-    raws, sizes = [], []
-    for i, (prompt, text) in enumerate(zip(prompts, images)):
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise RequestError(400, f"prompts[{i}] must be a non-empty string")
-        if not isinstance(text, str):
-            raise RequestError(400, f"images[{i}] must be a base64 string (PNG or JPEG)")
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raise RequestError(400, f"images[{i}] is not valid base64") from None
-        try:
-            with Image.open(io.BytesIO(raw)) as handle:
-                fmt, (width, height) = handle.format, handle.size
-        except Exception as error:  # PIL's UnidentifiedImageError, truncated headers...
-            raise RequestError(400, f"images[{i}] is not a readable PNG/JPEG: {type(error).__name__}") from None
-        if fmt not in ("PNG", "JPEG"):
-            raise RequestError(400, f"images[{i}] is {fmt}; send PNG or JPEG")
-        if width * height > limits.max_pixels:
-            raise RequestError(413, f"images[{i}] is {width}x{height} pixels; the limit is {limits.max_pixels} "
-                                    "pixels per image")
-        if min(width, height) < limits.min_side:
-            raise RequestError(400, f"images[{i}] is {width}x{height} pixels; each side must be at least "
-                                    f"{limits.min_side} pixels")
-        if max(width, height) > limits.max_aspect * min(width, height):
-            raise RequestError(400, f"images[{i}] is {width}x{height} pixels, an aspect ratio of "
-                                    f"{max(width, height) / min(width, height):.1f}; the limit is "
-                                    f"{limits.max_aspect:g}")
-        raws.append(raw)
-        sizes.append((width, height))
-    return prompts, raws, sizes
-
-
-def decode_images(raws, prepare=None) -> list:
-    """RGB PIL images of the raw PNG/JPEG bytes :func:`parse_request` checked; :class:`RequestError` 400 naming the
-    first one that does not decode (a truncated body, a decompression bomb...). ``prepare``: applied to each image as
-    soon as it is decoded (:func:`input_resizer`), so that only one full-size image is held at a time."""
-    from PIL import Image
-
-    from scorers.models.images import to_rgb  # the one image -> RGB conversion (16-bit PNGs scaled, not clipped)
-
-    decoded = []
-    for i, raw in enumerate(raws):
-        try:
-            image = Image.open(io.BytesIO(raw))  # in memory: nothing to close, and the image stays usable
-            image.load()
-            image = to_rgb(image)
-        except Exception as error:
-            raise RequestError(400, f"images[{i}] is not a readable PNG/JPEG: {type(error).__name__}") from None
-        decoded.append(prepare(image) if prepare is not None else image)
-    return decoded
-
 
 def input_resizer(reward):
     """A function giving each decoded image the size the reward's preprocessing would give it, bit-identically, or
@@ -234,12 +73,6 @@ def input_resizer(reward):
         return Image.fromarray(transform(image).permute(1, 2, 0).numpy(), mode="RGB")
 
     return resize
-
-
-def decode_request(body: bytes, limits: Limits):
-    """``(prompts, PIL images)`` of a request body, or :class:`RequestError` (4xx) naming what is wrong."""
-    prompts, raws, _ = parse_request(body, limits)
-    return prompts, decode_images(raws)
 
 
 def _failure(error: BaseException) -> dict:
@@ -306,6 +139,44 @@ async def score_requests(forward, requests: list, stats: dict) -> list:
     return _replies(info, requests, started, started)
 
 
+class Admission:
+    """What one replica lets in, Ray-free: a body is parsed (:func:`parse_request`) within the budget of bytes being
+    parsed at once, then its images are decoded within the decoded-pixel budget (both :class:`Budget`: first in,
+    first out, ``admission_wait_s`` at most, then 503 with ``Retry-After``). :meth:`images` gives back the decoded
+    pixels' :class:`~scorers.rewards.serve_budget.Ticket`, which the caller releases once the request is answered."""
+
+    def __init__(self, limits: Limits, options: ServiceOptions, resize=None):
+        self.limits, self.options, self.resize = limits, options, resize
+        self.pixels = Budget(int(options.max_decoded_mp * 1_000_000), "decoded pixels")
+        parsing = max(int(options.max_parsing_mb * 2 ** 20), limits.max_request_bytes)  # one full body always fits
+        self.parsing = Budget(parsing, "bytes of request bodies being parsed")
+
+    async def images(self, body: bytes):
+        """``(prompts, RGB images, pixel ticket)`` of a request body, or :class:`RequestError`."""
+        wait = self.options.admission_wait_s
+        parsing = await self.parsing.acquire(len(body), wait)
+        try:
+            # JSON + base64 + header checks, then the decode, on worker threads: the event loop keeps accepting
+            prompts, raws, costs = await asyncio.to_thread(parse_request, body, self.limits)
+            del body
+            pixels = await self.pixels.acquire(sum(costs), wait)
+            try:
+                images = await asyncio.to_thread(decode_images, raws, self.resize)
+            except BaseException:
+                pixels.release()
+                raise
+        finally:
+            parsing.release()
+        pixels.shrink(sum(im.width * im.height for im in images))  # resized on decoding: what the RGB images hold
+        return prompts, images, pixels
+
+    def stats(self) -> dict:
+        return {"decoded_pixels_held": self.pixels.held, "decoded_pixels_peak": self.pixels.peak,
+                "decoded_pixels_budget": self.pixels.total, "decoded_pixels_waiting": len(self.pixels.queue),
+                "parsing_bytes_held": self.parsing.held, "parsing_bytes_peak": self.parsing.peak,
+                "parsing_bytes_budget": self.parsing.total}
+
+
 def _deployment_class():
     """The Serve deployment (built on first use: importing this module does not import Ray)."""
     from ray import serve
@@ -329,7 +200,7 @@ def _deployment_class():
             self._forward_thread = ThreadPoolExecutor(1, thread_name_prefix="ts2-forward")
             self.limits, self.token_sha256 = Limits(**limits), token_sha256
             self.options = ServiceOptions(**(service or {}))
-            self.budget = PixelBudget(int(self.options.max_decoded_mp * 1_000_000))
+            self.admission = Admission(self.limits, self.options, self.resize)
             self.score_batch.set_max_batch_size(max_batch_size)
             self.score_batch.set_batch_wait_timeout_s(batch_wait_s)
             # a lone request does not wait for company: the wait applies while requests overlap (another one in
@@ -347,21 +218,19 @@ def _deployment_class():
             self.last_batch_requests = len(requests) if not any("status" in r for r in out) else 1
             return out
 
-        async def _read_body(self, request) -> bytes:
-            body = bytearray()
+        async def _read_body(self, request) -> bytearray:
+            body = bytearray()  # parsed as it is (no bytes copy: the body is the largest thing a request holds)
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > self.limits.max_request_bytes:
                     raise RequestError(413, f"request is over {self.limits.max_request_bytes} bytes (the limit)")
-            return bytes(body)
+            return body
 
         async def __call__(self, request):
             if request.method == "GET" and request.url.path.rstrip("/").endswith("/stats"):
                 if not self._authorised(request):
                     return error_reply(401, "missing or wrong bearer token")
-                return JSONResponse({**self.stats, "decoded_pixels_held": self.budget.held,
-                                     "decoded_pixels_peak": self.budget.peak,
-                                     "decoded_pixels_budget": self.budget.total})
+                return JSONResponse({**self.stats, **self.admission.stats()})
             if request.method != "POST" or not request.url.path.rstrip("/").endswith("/score"):
                 return error_reply(404, "POST /score (or GET /stats)")
             if not self._authorised(request):
@@ -372,28 +241,15 @@ def _deployment_class():
                 declared = 0
             if declared > self.limits.max_request_bytes:
                 return error_reply(413, f"request is {declared} bytes; the limit is {self.limits.max_request_bytes}")
-            held = 0
+            pixels = None
             try:
                 try:  # a slow client must not hold its slot for ever
                     body = await asyncio.wait_for(self._read_body(request), self.options.body_timeout_s)
                 except asyncio.TimeoutError:
                     raise RequestError(408, f"the request body did not arrive within {self.options.body_timeout_s:g} "
                                             "s") from None
-                # JSON + base64 + header checks, then the decode, on worker threads: the event loop keeps accepting
-                prompts, raws, sizes = await asyncio.to_thread(parse_request, body, self.limits)
-                held = sum(w * h for w, h in sizes)
-                self.budget.acquire(held)
-                try:
-                    images = await asyncio.to_thread(decode_images, raws, self.resize)
-                except BaseException:
-                    self.budget.release(held)
-                    held = 0
-                    raise
-                kept = sum(im.width * im.height for im in images)
-                if kept < held:  # resized on decoding: give back what the full-size images needed
-                    self.budget.release(held - kept)
-                    held = kept
-                del raws, body
+                prompts, images, pixels = await self.admission.images(body)
+                del body
                 self.stats["requests"] += 1
                 self.stats["items"] += len(prompts)
                 self.in_flight += 1
@@ -406,7 +262,8 @@ def _deployment_class():
             except RequestError as error:
                 return error_reply(error.status, error.message, error.headers)
             finally:
-                self.budget.release(held)
+                if pixels is not None:  # only what this request was granted, once
+                    pixels.release()
             if "status" in reply:
                 return error_reply(reply["status"], reply["error"])
             return JSONResponse(reply)
@@ -437,13 +294,13 @@ def check_app_options(*, max_batch_size: int = 16, batch_wait_ms: float = 10.0, 
     """Refuse service options that would hang or break it (:class:`ParameterError` naming the parameter): a batch
     size below 1, a batch wait that is not a finite number of milliseconds in [0, 60000] (``inf`` would hold every
     request for ever), limits that are not :class:`Limits` / :class:`ServiceOptions`."""
-    _positive_int("max_batch_size", max_batch_size)
-    _finite("batch_wait_ms", batch_wait_ms, low=0.0, high=60_000.0)
+    check_positive_int("max_batch_size", max_batch_size)
+    check_finite("batch_wait_ms", batch_wait_ms, low=0.0, high=60_000.0)
     if not isinstance(limits, Limits):
         raise ParameterError("{limits} must be a Limits, got {value!r}", value=limits)
     if not isinstance(service, ServiceOptions):
         raise ParameterError("{service} must be a ServiceOptions, got {value!r}", value=service)
-    _finite("num_gpus", num_gpus, low=0.0)
+    check_finite("num_gpus", num_gpus, low=0.0)
 
 
 def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: float = 10.0,
@@ -455,7 +312,7 @@ def build_app(weights, *, model=None, max_batch_size: int = 16, batch_wait_ms: f
     ``num_cpus``/``num_gpus``: what the replica reserves."""
     check_app_options(max_batch_size=max_batch_size, batch_wait_ms=batch_wait_ms, limits=limits, service=service,
                       num_gpus=num_gpus)
-    _finite("num_cpus", num_cpus, low=0.0)
+    check_finite("num_cpus", num_cpus, low=0.0)
     token_sha256 = None
     if token_env:
         token = os.environ.get(token_env)
@@ -505,9 +362,10 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
     """Start Serve on ``host:port`` and run the app: on the Ray this process already joined, else the cluster at
     ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``; default ``$RAY_ADDRESS``), else a local Ray that this
     function starts on 127.0.0.1 only (:func:`scorers.scoring.engines.ray_loopback.start_local_ray`) and
-    watched so that it dies with this process, a kill -9 included. ``blocking``: serve until Ctrl-C or SIGTERM, then
-    shut down (``KeyboardInterrupt`` is raised to the caller after the shutdown). The port is checked before Ray
-    starts."""
+    watched so that it dies with this process, a kill -9 included; on that local Ray, Serve's proxy listens on a
+    loopback port of its own and ``host:port`` is the front (:mod:`scorers.rewards.serve_front`: a deadline on each
+    request head). ``blocking``: serve until Ctrl-C or SIGTERM, then shut down (``KeyboardInterrupt`` is raised to
+    the caller after the shutdown). The port is checked before Ray starts."""
     import signal
     import threading
 
@@ -528,7 +386,10 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
     from ray import serve
 
     app = build_app(weights, **app_options)
-    started_here = False
+    if app_options.get("token_env"):  # read (its SHA-256 is in the app); no process that Ray starts inherits it
+        os.environ.pop(app_options["token_env"], None)
+    service = app_options.get("service") or ServiceOptions()
+    started_here, front = False, None
     try:
         if not ray.is_initialized():
             started_here = True  # a Ctrl-C inside ray.init still shuts down what it started
@@ -539,16 +400,39 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
             session_dir = (getattr(context, "address_info", None) or {}).get("session_dir")
             if local and session_dir:
                 ray_local.start_watchdog(os.getpid(), session_dir)
-        serve.start(http_options={"host": host, "port": port})
+        backend = _free_loopback_port()
+        if local:  # Serve's proxy on a loopback port of its own, behind the front (a deadline on request heads)
+            serve.start(http_options={"host": "127.0.0.1", "port": backend})
+        else:
+            serve.start(http_options={"host": host, "port": port})
         handle = serve.run(app, name=name, route_prefix="/", blocking=False)
+        if local:
+            from scorers.rewards.serve_front import start_front
+
+            try:
+                front = start_front(host, port, backend, service.header_timeout_s)
+            except OSError as error:  # taken since it was checked
+                _shutdown(ray, started_here)
+                raise ParameterError("{port} {value}: cannot listen on {host}:{value} ({why})", value=port,
+                                     host=host, why=error.strerror or error) from None
         if not blocking:
             return handle
         print(ready_message or f"ts2 serve: POST http://{host}:{port}/score (Ctrl-C stops)", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
+        if front is not None:
+            front.close()
         _shutdown(ray, started_here)
         raise
+
+
+def _free_loopback_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _shutdown(ray, started_here: bool) -> None:

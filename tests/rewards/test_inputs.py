@@ -132,7 +132,7 @@ def test_a_16_bit_png_reads_as_its_8_bit_twin_on_every_path(tmp_path):
     """The file path of the runner (open_rgb), the scorers' open_image, the service's decoder, the demo's upload
     reader, and what RemoteReward sends: all the 8-bit twin's pixels, exactly (see _sixteen_bit_twin)."""
     from scorers.demo.upload_scoring import open_upload
-    from scorers.rewards.serve import Limits, decode_request
+    from scorers.rewards.serve_checks import Limits, decode_request
 
     a8 = _eight_bit(seed=3)
     p16 = _png(Image.fromarray(_sixteen_bit_twin(a8)), tmp_path / "sixteen.png")

@@ -19,7 +19,8 @@ skip_module_without("ray")
 
 from scorers.rewards.api import load  # noqa: E402
 from scorers.rewards.remote import RemoteReward  # noqa: E402
-from scorers.rewards.serve import Limits, ServiceOptions, build_app  # noqa: E402
+from scorers.rewards.serve import build_app  # noqa: E402
+from scorers.rewards.serve_checks import Limits, ServiceOptions  # noqa: E402
 
 from tests.helpers.tiny_embed_models import tiny_models  # noqa: E402
 

@@ -18,7 +18,8 @@ from PIL import Image
 from scorers.cli import main
 from scorers.errors import ParameterError
 from scorers.rewards import serve as service
-from scorers.rewards.serve import Limits, PixelBudget, RequestError, ServiceOptions, build_app, decode_request
+from scorers.rewards.serve import Admission, build_app
+from scorers.rewards.serve_checks import Limits, RequestError, ServiceOptions, decode_request
 
 
 def _png(width: int, height: int) -> str:
@@ -97,23 +98,50 @@ def test_a_failure_reply_hides_a_bearer_token():
 
 # --- item 3: the decoded-pixel budget across requests ----------------------------------------------------------------
 
-def test_pixel_budget_503_with_retry_after_while_full_and_413_above_the_whole():
-    budget = PixelBudget(100)
-    budget.acquire(60)
-    with pytest.raises(RequestError) as full:
-        budget.acquire(41)
-    assert full.value.status == 503 and full.value.headers == {"Retry-After": "1"}
-    budget.acquire(40)  # exactly full
-    budget.release(60)
-    budget.acquire(60)
-    with pytest.raises(RequestError) as whole:
-        PixelBudget(100).acquire(101)
-    assert whole.value.status == 413 and "budget is 100" in whole.value.message
+def _one_image_body(width: int, height: int) -> bytes:
+    return json.dumps({"prompts": ["p"], "images": [_png(width, height)]}).encode()
+
+
+def test_a_refused_request_leaves_the_held_pixels_as_they_were():
+    """The budget bypass: with 0.6 MP held under a 1 MP budget, a 0.5 MP request is refused (503) and a 1.2 MP one
+    (413); the held count stays 0.6 MP (it used to drop by what the refused request never took, letting 1.48 MP be
+    decoded under a 1 MP budget), and only the holder's release brings it to 0."""
+    async def scenario():
+        admission = Admission(Limits(), ServiceOptions(max_decoded_mp=1.0, admission_wait_s=0.2))
+        _, images, holder = await admission.images(_one_image_body(1000, 600))
+        assert admission.pixels.held == 600_000 and images[0].size == (1000, 600)
+        for size, status in (((1000, 500), 503), ((1200, 1000), 413), ((1000, 500), 503)):
+            with pytest.raises(RequestError) as refused:
+                await admission.images(_one_image_body(*size))
+            assert refused.value.status == status
+            assert admission.pixels.held == 600_000 and admission.parsing.held == 0
+        holder.release()
+        assert admission.stats()["decoded_pixels_held"] == 0
+        _, _, second = await admission.images(_one_image_body(1000, 500))  # now it fits
+        assert admission.pixels.held == 500_000
+        second.release()
+        assert admission.pixels.peak == 600_000 and admission.pixels.held == 0
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_an_image_that_does_not_decode_gives_back_its_pixels_and_its_body():
+    async def scenario():
+        admission = Admission(Limits(), ServiceOptions(max_decoded_mp=1.0))
+        raw = base64.b64decode(_png(300, 300))
+        broken = json.dumps({"prompts": ["p"], "images": [base64.b64encode(raw[:-40]).decode()]}).encode()
+        with pytest.raises(RequestError) as caught:
+            await admission.images(broken)
+        assert caught.value.status == 400
+        assert admission.pixels.held == 0 and admission.parsing.held == 0
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
 def test_service_options_default_budget_and_connections():
     options = ServiceOptions()
     assert (options.body_timeout_s, options.max_connections, options.max_decoded_mp) == (10.0, 256, 64.0)
+    assert (options.header_timeout_s, options.max_parsing_mb, options.admission_wait_s) == (10.0, 128.0, 30.0)
 
 
 # --- item 4: options that would hang or crash are refused at start ---------------------------------------------------
@@ -125,6 +153,7 @@ def test_build_app_refuses_a_batch_wait_that_is_not_finite_and_bounded(wait):
 
 
 @pytest.mark.parametrize("field, value", [("max_request_bytes", -5), ("max_request_bytes", 0), ("max_images", 1.5),
+                                          ("max_request_bytes", 1000),
                                           ("min_side", 0), ("max_aspect", math.inf), ("max_aspect", 0.5)])
 def test_limits_refuse_values_that_would_refuse_every_request(field, value):
     with pytest.raises(ParameterError, match=field):
@@ -132,7 +161,10 @@ def test_limits_refuse_values_that_would_refuse_every_request(field, value):
 
 
 @pytest.mark.parametrize("field, value", [("body_timeout_s", math.inf), ("body_timeout_s", 0),
-                                          ("max_connections", 0), ("max_decoded_mp", math.nan)])
+                                          ("max_connections", 0), ("max_decoded_mp", math.nan),
+                                          ("max_decoded_mp", 1e-300), ("body_timeout_s", 1e-9),
+                                          ("header_timeout_s", 0.1), ("max_parsing_mb", 1e-9),
+                                          ("admission_wait_s", -1)])
 def test_service_options_refuse_bad_values(field, value):
     with pytest.raises(ParameterError, match=field):
         ServiceOptions(**{field: value})
@@ -151,11 +183,22 @@ def no_start(monkeypatch):
 @pytest.mark.parametrize("argv, words", [
     (["--batch-wait-ms", "inf"], "argument --batch-wait-ms: must be a number of milliseconds from 0 to 60000, got 'inf'"),
     (["--batch-wait-ms", "nan"], "argument --batch-wait-ms: must be a number of milliseconds from 0 to 60000, got 'nan'"),
-    (["--max-request-mb", "inf"], "argument --max-request-mb: must be a number > 0"),
-    (["--max-request-mb", "-5"], "argument --max-request-mb: must be a number > 0"),
-    (["--body-timeout-s", "0"], "argument --body-timeout-s: must be a number of seconds > 0"),
+    (["--max-request-mb", "inf"], "argument --max-request-mb: must be a number >= 0.01 (the floor: a smaller body "
+                                  "holds no image) and <= 4,096, got 'inf'"),
+    (["--max-request-mb", "-5"], "argument --max-request-mb: must be a number >= 0.01"),
+    (["--body-timeout-s", "0"], "argument --body-timeout-s: must be a number >= 0.5"),
     (["--max-connections", "0"], "argument --max-connections: must be an integer from 1 to 65,535"),
-    (["--max-decoded-mp", "inf"], "argument --max-decoded-mp: must be a number > 0"),
+    (["--max-decoded-mp", "inf"], "argument --max-decoded-mp: must be a number >= 0.01"),
+    # values that started a service refusing every request are refused at start, naming the floor
+    (["--max-decoded-mp", "1e-300"], "argument --max-decoded-mp: must be a number >= 0.01 (the floor: one 100 x 100 "
+                                     "image) and <= 1e+06, got '1e-300'"),
+    (["--max-request-mb", "1e-9"], "argument --max-request-mb: must be a number >= 0.01 (the floor: a smaller body "
+                                   "holds no image) and <= 4,096, got '1e-9'"),
+    (["--body-timeout-s", "1e-9"], "argument --body-timeout-s: must be a number >= 0.5 (the floor: time for a body to "
+                                   "arrive) and <= 3,600, got '1e-9'"),
+    (["--header-timeout-s", "0.1"], "argument --header-timeout-s: must be a number >= 0.5"),
+    (["--max-parsing-mb", "0"], "argument --max-parsing-mb: must be a number >= 0.01"),
+    (["--admission-wait-s", "inf"], "argument --admission-wait-s: must be a number >= 0"),
     (["--max-aspect", "0.5"], "argument --max-aspect: must be a number"),
 ])
 def test_cli_refuses_options_at_start_with_one_line(argv, words, no_start, capsys):
