@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Iterator
 
-__all__ = ["attempt_deadline", "deadline_transport"]
+__all__ = ["attempt_deadline", "deadline_transport", "read_capped"]
 
 _local = threading.local()
 
@@ -91,3 +91,19 @@ def deadline_transport(max_connections: int, verify: Any = True):
         ssl_context=httpx.create_ssl_context(verify=verify), max_connections=max_connections,
         max_keepalive_connections=max_connections, network_backend=Backend())
     return transport
+
+
+def read_capped(response, limit: int) -> bytes | None:
+    """The body of a streamed httpx ``response`` (``client.stream(...)``), or None as soon as it is known to be larger
+    than ``limit`` bytes: a declared ``Content-Length`` above it is refused before any byte is read, and the reading
+    stops at the first chunk past it (a service cannot make its client hold more than ``limit`` bytes)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)

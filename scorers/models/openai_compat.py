@@ -419,20 +419,16 @@ class OpenAIChat:
 
     def _exchange(self, body: dict):
         """One POST: ``(status, headers, body bytes)``; a body above ``max_reply_bytes`` is refused while reading."""
+        from scorers.models.http_deadline import read_capped
+
         with self._http.stream("POST", "/chat/completions", json=body) as response:
-            declared = response.headers.get("content-length", "")
-            too_big = ServedModelError(
-                f"{self.where}: reply refused: its body is larger than max_reply_bytes={self.max_reply_bytes:,} "
-                f"(a chat completion of max_tokens={body.get('max_tokens')} is a few kB; is this the right server?)")
-            if declared.isdigit() and int(declared) > self.max_reply_bytes:
-                raise too_big
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > self.max_reply_bytes:
-                    raise too_big
-                chunks.append(chunk)
-            return response.status_code, response.headers, b"".join(chunks)
+            raw = read_capped(response, self.max_reply_bytes)
+            if raw is None:
+                raise ServedModelError(
+                    f"{self.where}: reply refused: its body is larger than max_reply_bytes={self.max_reply_bytes:,} "
+                    f"(a chat completion of max_tokens={body.get('max_tokens')} is a few kB; is this the right "
+                    "server?)")
+            return response.status_code, response.headers, raw
 
     def _parse(self, data: dict) -> dict:
         choice = data["choices"][0]

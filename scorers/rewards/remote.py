@@ -11,10 +11,13 @@ from typing import Sequence
 from scorers.models.redaction import redact_cut, redact_url
 from scorers.rewards.api import RewardOutput, check_images, check_input_range, check_prompts, to_pil, to_unit
 
-__all__ = ["MAX_TIMEOUT", "RemoteReward", "score_url"]
+__all__ = ["DEFAULT_MAX_REPLY_BYTES", "MAX_TIMEOUT", "RemoteReward", "score_url"]
 
-#: the longest ``timeout`` a RemoteReward takes, in seconds (a day; beyond it a socket's timer overflows)
+#: the longest ``timeout`` (and ``backoff`` / ``max_retry_after``) a RemoteReward takes, in seconds (a day; beyond it
+#: a socket's timer or ``time.sleep`` overflows)
 MAX_TIMEOUT = 86_400.0
+#: a reply body larger than this is refused while it is read (a reply carries a few numbers per image: ~100 bytes)
+DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 
 
 def score_url(url: str) -> str:
@@ -61,10 +64,12 @@ class RemoteReward:
     whole reply -- so a service that trickles its reply cannot hold a call longer. A refused connection, a timeout or
     a broken reply raises one ``ValueError`` naming the service. A busy service (HTTP 503 or 429) is asked again up
     to ``max_retries`` times, after its ``Retry-After`` (capped at ``max_retry_after`` seconds) or else an
-    exponential backoff from ``backoff`` seconds."""
+    exponential backoff from ``backoff`` seconds (both at most :data:`MAX_TIMEOUT`). A reply body larger than
+    ``max_reply_bytes`` is refused as it is read, so a hostile service cannot fill the client's memory."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 120.0, max_retries: int = 3,
-                 backoff: float = 0.5, max_retry_after: float = 60.0, input_range: Sequence[float] = (0, 1)):
+                 backoff: float = 0.5, max_retry_after: float = 60.0, input_range: Sequence[float] = (0, 1),
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         import os
         import time
 
@@ -84,11 +89,15 @@ class RemoteReward:
             raise ValueError(f"RemoteReward: timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:g}, "
                              f"got {timeout!r}")
         self.timeout, self.last_info = float(timeout), None
-        for option, value in (("max_retries", max_retries), ("backoff", backoff),
-                              ("max_retry_after", max_retry_after)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < math.inf:
-                raise ValueError(f"RemoteReward: {option} must be a finite number >= 0, got {value!r}")
+        for option, value, high in (("max_retries", max_retries, 1000), ("backoff", backoff, MAX_TIMEOUT),
+                                    ("max_retry_after", max_retry_after, MAX_TIMEOUT)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) <= high:
+                raise ValueError(f"RemoteReward: {option} must be a number >= 0 and at most {high:g}, got {value!r}")
+        if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, numbers.Integral) or \
+                max_reply_bytes < 1024:
+            raise ValueError(f"RemoteReward: max_reply_bytes must be a whole number >= 1024, got {max_reply_bytes!r}")
         self.max_retries, self.backoff, self.max_retry_after = int(max_retries), float(backoff), float(max_retry_after)
+        self.max_reply_bytes = int(max_reply_bytes)
         self.input_range = check_input_range(input_range)
         self._sleep = time.sleep  # the wait between attempts (tests record it)
         self._http = None  # the httpx client, made at the first call
@@ -192,7 +201,7 @@ class RemoteReward:
         every failure is one ``ValueError`` naming the service, with secrets hidden."""
         import httpx
 
-        from scorers.models.http_deadline import attempt_deadline
+        from scorers.models.http_deadline import attempt_deadline, read_capped
         from scorers.models.openai_compat import retry_after_seconds
 
         headers = {"Content-Type": "application/json"}
@@ -202,7 +211,8 @@ class RemoteReward:
         while True:
             try:
                 with attempt_deadline(self.timeout):  # one deadline for the whole attempt, not per socket read
-                    response = self._client().post(self.url, content=body, headers=headers)
+                    with self._client().stream("POST", self.url, content=body, headers=headers) as response:
+                        raw = read_capped(response, self.max_reply_bytes)
             except httpx.TimeoutException:
                 raise ValueError(f"reward service {self.where}: no reply within timeout={self.timeout:g} s; is the "
                                  "service overloaded, or is this the right address?") from None
@@ -215,13 +225,17 @@ class RemoteReward:
                 reason = redact_cut(f"{type(error).__name__}: {error}", 200, self._secrets)
                 raise ValueError(f"reward service {self.where}: the exchange failed ({reason}); is this URL a ts2 "
                                  "serve service?") from None
-            status, raw = response.status_code, response.content
-            if 200 <= status < 300:
-                break
+            status = response.status_code
             if 300 <= status < 400:
                 location = redact_cut(response.headers.get("location", "(no Location)"), 200, self._secrets)
                 raise ValueError(f"reward service {self.where}: HTTP {status} redirect to {location}; RemoteReward "
                                  "follows no redirect (the token would go along): give the service's own URL")
+            if raw is None:
+                raise ValueError(f"reward service {self.where}: reply refused: its body is larger than "
+                                 f"max_reply_bytes={self.max_reply_bytes:,} (a reply holds a few numbers per image; "
+                                 "is this URL a ts2 serve service?)")
+            if 200 <= status < 300:
+                break
             if status in (429, 503) and attempt < self.max_retries:
                 wait = retry_after_seconds(response.headers.get("retry-after"))
                 delay = min(self.max_retry_after, wait if wait is not None else self.backoff * 2 ** attempt)

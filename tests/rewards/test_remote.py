@@ -104,6 +104,21 @@ def test_every_broken_reply_is_one_value_error_naming_the_service(reply):
     assert TOKEN not in message and "httpx" not in message.lower()
 
 
+# ----------------------------------------------------------------------------- a reply too large to hold
+
+BIG = 2 * 2**20  # bytes: twice the 1 MiB cap the tests set
+
+
+@pytest.mark.parametrize("head", [b"Content-Length: %d\r\n" % BIG, b"Connection: close\r\n"],
+                         ids=["declared", "undeclared"])
+def test_a_reply_larger_than_max_reply_bytes_is_refused_while_it_is_read(head):
+    reply = b"HTTP/1.1 200 OK\r\n" + head + b"\r\n" + b" " * BIG
+    with RawReplyServer([reply]) as server:
+        with pytest.raises(ValueError) as caught:  # before: the whole body was read into memory, then parsed
+            RemoteReward(server.url, max_reply_bytes=2**20)(_image(), ["a cat"])
+    assert "reply refused: its body is larger than max_reply_bytes=1,048,576" in _one_line(caught.value, server.url)
+
+
 # ----------------------------------------------------------------------------- options and the URL
 
 @pytest.mark.parametrize("timeout", [math.inf, -1, 0, math.nan, 1e300, True, "2"])
@@ -111,6 +126,13 @@ def test_a_timeout_that_is_not_a_positive_finite_number_is_refused_when_made(tim
     with pytest.raises(ValueError, match=r"^RemoteReward: timeout must be a number of seconds > 0 and at most "
                                          r"86400, got "):
         RemoteReward("http://127.0.0.1:9", timeout=timeout)
+
+
+@pytest.mark.parametrize("option, value", [("max_retry_after", 1e300), ("backoff", 1e300), ("max_retries", 10**9),
+                                           ("max_reply_bytes", 10), ("max_reply_bytes", 2.5e6)])
+def test_a_wait_or_a_size_that_cannot_be_honoured_is_refused_when_made(option, value):
+    with pytest.raises(ValueError, match=f"RemoteReward: {option} must be"):  # before: time.sleep(1e300) overflowed
+        RemoteReward("http://127.0.0.1:9", **{option: value})
 
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1:9", "127.0.0.1:8000", "http://", "http://127.0.0.1:port"])
