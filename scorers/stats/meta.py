@@ -623,6 +623,9 @@ def seg_mean_intervals(values: Sequence[tuple[np.ndarray, np.ndarray]], n_bootst
     only on the numbers of defined values, so pairs with the same numbers share them, and their resampled means and
     quantiles are computed together (the same reductions, row by row, as one pair at a time).
 
+    Raises:
+        ParameterError: ``n_bootstrap`` is not an integer >= 0 (a ``ValueError`` naming it).
+
     Examples:
         >>> (ci,) = seg_mean_intervals([(np.array([0.2, 0.4, np.nan]), np.array(["x", "x", "y"]))], 100, 0.9, 0)
         >>> [str(key) for key in ci], ci["y"]
@@ -641,7 +644,7 @@ def seg_mean_intervals(values: Sequence[tuple[np.ndarray, np.ndarray]], n_bootst
                 for position, _ in members:
                     out[position][key] = ConfidenceInterval(float("nan"), float("nan"))
                 continue
-            idx = resample_indices(size, n_bootstrap, rng)
+            idx = resample_indices(size, n_bootstrap, rng, name="n_bootstrap")
             boot = np.empty((len(members), n_bootstrap))  # (pairs, n_bootstrap)
             for row, (_, kept) in enumerate(members):
                 kept[key][idx].mean(axis=1, out=boot[row])

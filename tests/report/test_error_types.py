@@ -25,7 +25,22 @@ def built(tmp_path, capsys):
     return out, scores, json.loads(stdout)
 
 
-def test_report_has_the_error_type_section_on_a_built_dir(built, tmp_path, capsys):
+def _release_clip(shared_ts2: Path, tmp_path: Path) -> Path:
+    """The release's clipscore column with its keys."""
+    scores = pd.read_csv(shared_ts2 / "released_scores.csv", usecols=["id", "image_id", "clipscore"])
+    scores.to_csv(tmp_path / "clip.csv", index=False)
+    return tmp_path / "clip.csv"
+
+
+def test_report_error_type_section_on_a_built_dir_not_on_the_release(built, shared_ts2, tmp_path, capsys):
+    # the release carries no error types: no section, no note about one
+    code, stdout, err = run_cli(capsys, "report", _release_clip(shared_ts2, tmp_path), "--metadata",
+                                shared_ts2 / "metadata.csv", "--no-published", "--segs", "0-20", "--n-bootstrap", 20,
+                                "--out", tmp_path / "release_report")
+    assert code == 0, err
+    assert not list((tmp_path / "release_report").glob("error_types*"))
+    assert "error type" not in (stdout + err).replace(str(tmp_path), "TMP").replace("_", " ")
+    # a built dir with error types: error_types.md / .csv hold ts2 meta --by-error-type's numbers and intervals
     out, scores, meta = built
     code, stdout, err = run_cli(capsys, "report", scores, "--metadata", out / "metadata.csv", "--no-published",
                                 "--n-bootstrap", N_BOOT, "--seed", SEED, "--out", tmp_path / "report")
@@ -55,17 +70,17 @@ def test_report_has_the_error_type_section_on_a_built_dir(built, tmp_path, capsy
     assert saved["results"]["by_error_type"]["m"]["missing"]["ci"] == missing["ci"]
 
 
-def test_report_on_the_release_has_no_error_type_section(shared_ts2, tmp_path, capsys):
-    scores = pd.read_csv(shared_ts2 / "released_scores.csv", usecols=["id", "image_id", "clipscore"])
-    scores.to_csv(tmp_path / "clip.csv", index=False)
-    code, stdout, err = run_cli(capsys, "report", tmp_path / "clip.csv", "--metadata", shared_ts2 / "metadata.csv",
-                                "--no-published", "--segs", "0-20", "--n-bootstrap", 20, "--out", tmp_path / "report")
+def test_card_error_type_block_on_a_built_dir_not_on_the_release(built, shared_ts2, tmp_path, capsys):
+    # the release carries no error types: no block, no note about one
+    code, stdout, err = run_cli(capsys, "card", "--scores", f"clip={_release_clip(shared_ts2, tmp_path)}",
+                                "--data-dir", shared_ts2, "--baseline", "none", "--sets", "ts2", "--segs", "0-20",
+                                "--n-bootstrap", 20, "--out", tmp_path / "release_card", "--json", "--offline")
     assert code == 0, err
-    assert not list((tmp_path / "report").glob("error_types*"))
-    assert "error type" not in (stdout + err).replace("_", " ")
-
-
-def test_card_has_the_error_type_block_on_a_built_dir(built, tmp_path, capsys):
+    section = json.loads(stdout)["clip"]["sets"]["ts2"]
+    assert section["status"] == "evaluated" and "by_error_type" not in section["meta"]
+    text = ((tmp_path / "release_card" / "clip.md").read_text(encoding="utf-8") + err).replace(str(tmp_path), "TMP")
+    assert "error type" not in text.replace("_", " ")
+    # a built dir with error types: the card's TS2 set has ts2 meta --by-error-type's numbers and its block
     out, scores, meta = built
     code, stdout, err = run_cli(capsys, "card", "--scores", f"m={scores}", "--metadata", out / "metadata.csv",
                                 "--baseline", "none", "--sets", "ts2", "--n-bootstrap", N_BOOT, "--seed", SEED,
@@ -82,16 +97,3 @@ def test_card_has_the_error_type_block_on_a_built_dir(built, tmp_path, capsys):
     value = meta["m"]["by_error_type"]["attribute"]["summary"]["sep"]["p2"]
     assert f"| attribute | sep | p2 | {100 * value:.1f} | [{100 * low:.1f}, {100 * high:.1f}] |" in markdown
     assert "ts2 per error type" in (tmp_path / "card" / "m.html").read_text(encoding="utf-8")
-
-
-def test_card_on_the_release_has_no_error_type_block(shared_ts2, tmp_path, capsys):
-    scores = pd.read_csv(shared_ts2 / "released_scores.csv", usecols=["id", "image_id", "clipscore"])
-    scores.to_csv(tmp_path / "clip.csv", index=False)
-    code, stdout, err = run_cli(capsys, "card", "--scores", f"clip={tmp_path / 'clip.csv'}", "--data-dir", shared_ts2,
-                                "--baseline", "none", "--sets", "ts2", "--segs", "0-20", "--n-bootstrap", 20,
-                                "--out", tmp_path / "card", "--json", "--offline")
-    assert code == 0, err
-    section = json.loads(stdout)["clip"]["sets"]["ts2"]
-    assert section["status"] == "evaluated" and "by_error_type" not in section["meta"]
-    text = (tmp_path / "card" / "clip.md").read_text(encoding="utf-8") + err
-    assert "per error type" not in text and "error_types" not in text
