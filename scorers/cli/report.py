@@ -138,7 +138,10 @@ def run_report(args: argparse.Namespace) -> int:
     board = report.board
     report.paths["result"] = save_result(  # the numbers + how they were made (ts2 meta --from re-prints it)
         Path(args.out) / "result.json", command=command_line(getattr(args, "argv", None)),
-        results={"leaderboard": json.loads(board.to_json(orient="records"))},
+        results={"leaderboard": json.loads(board.to_json(orient="records")),
+                 **({"by_error_type": {c: {t: r.to_dict() for t, r in types.items()}
+                                       for c, types in report.reproduction.by_error_type.items()}}
+                    if report.reproduction.by_error_type is not None else {})},
         table=Path(report.paths["markdown"]).read_text(encoding="utf-8") if "markdown" in report.paths else "",
         segs=report.reproduction.segs, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=args.variant,
         inputs={**{f"scores[{i}]": p for i, p in enumerate(args.scores)}, "metadata": metadata_path,

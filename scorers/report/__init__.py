@@ -65,7 +65,9 @@ def write_report(
     frame. ``options`` (:class:`~scorers.ts2.options.MetaOptions`, default 1,000 bootstrap resamples): orientation by
     :func:`scorers.stats.orientation.resolve_orientation` (the paper table, the release's known facts: LLMScore is
     lower-is-better; ``lower_is_better`` / ``higher_is_better`` name further columns); the SEGs (``"default"``: 0-163,
-    ``"all"``/None or the SEG ids; the tables state them); a table without keys is paired by row position. ``flops``
+    ``"all"``/None or the SEG ids; the tables state them); a table without keys is paired by row position. With
+    metadata that carries error types (a data dir built by ``ts2 seg build``), ``error_types.md`` / ``.csv`` hold
+    rank / sep / delta per error type (:mod:`scorers.report.error_types`). ``flops``
     adds or overrides FLOPs per image. ``seg_id`` picks the SEG of figure (d) (default :func:`default_seg`), ``graph_columns`` its metrics (default: the
     two best and two worst by rank Avg, plus up to two highlighted metrics). ``formats``: any of ``png, pdf, svg``
     (each figure written once per format). ``highlight``: the user's own columns, drawn apart and marked "yours" in
@@ -74,10 +76,12 @@ def write_report(
     formats = _check_formats(formats)
     seg_subset = resolve_seg_subset(options.seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
+    by_type, by_type_note = _error_type_choice(metadata, options)
     reproduction = reproduce_table(tables, metadata, paper, columns=_ordered_columns(tables, paper, columns),
-                                   options=replace(options, seg_subset=seg_subset, lacking_keys_by_position=True))
+                                   options=replace(options, seg_subset=seg_subset, lacking_keys_by_position=True,
+                                                   by_error_type=by_type))
     wanted, raw = reproduction.columns, reproduction.values
-    notes = list(reproduction.notes)
+    notes = list(reproduction.notes) + ([by_type_note] if by_type_note else [])
     board = leaderboard_frame(reproduction, paper)
     for column, family in (families or {}).items():
         if column not in raw:
@@ -93,6 +97,10 @@ def write_report(
     out_dir = Path(out_dir)
     paths = dict(write_tables(board, out_dir, digits=digits))
     names = dict(zip(board["column"], board["name"]))
+    if reproduction.by_error_type is not None:
+        from scorers.report.error_types import write_error_type_tables
+
+        paths.update(write_error_type_tables(reproduction.by_error_type, out_dir, names=names, digits=digits))
 
     cost = merged_flops(paper, flops, measured=MEASURED_FLOPS)
     measured_note = measured_flops_note(board["column"], paper, flops)
@@ -127,6 +135,20 @@ def write_report(
             for fmt in formats[1:]:
                 paths[f"{kind} ({fmt})"] = paths[kind].with_suffix(f".{fmt}")
     return Report(reproduction=reproduction, board=board, paths=paths, notes=notes)
+
+
+def _error_type_choice(metadata: pd.DataFrame, options: MetaOptions) -> tuple[bool, str]:
+    """``(by_error_type, note)``: the per-error-type section (``error_types.md`` / ``.csv``) is computed when the metadata
+    carries error types (:func:`scorers.tables.error_columns.has_error_types`) and the variant is ``paper``; another
+    variant leaves it out with a note. The release has no error types: no section, no note."""
+    from scorers.tables.error_columns import has_error_types
+
+    if not has_error_types(metadata):
+        return False, ""
+    if options.variant != "paper":
+        return False, (f"error_types.md is left out: rank / sep / delta per error type is computed for the paper "
+                       f"variant (--variant paper), not {options.variant}")
+    return True, ""
 
 
 def _ordered_columns(tables: Sequence[tuple[str, pd.DataFrame]], paper: pd.DataFrame | None,

@@ -22,7 +22,9 @@ B = A + {e}, as :func:`scorers.stats.error_sets.error_set_edges` draws them):
   deviation of the evaluated scores, the paper delta's).
 
 A SEG without a T-walk is NaN for ``T`` (left out of the means, counted as skipped); sep_T of a SEG whose pairs all
-lack valid scores is 0 (TS2's sep rule). Scores are oriented first (higher = more faithful). Images are grouped
+lack valid scores is 0 (TS2's sep rule). With ``n_bootstrap``, each mean gets the bootstrap interval over SEGs of
+``ts2 meta``'s table (:func:`scorers.stats.meta.seg_mean_intervals`: one generator seeded ``seed`` per metric, type
+and meta-metric, drawing for ``avg`` and each partition in turn, resampling the SEGs with a T-walk). Scores are oriented first (higher = more faithful). Images are grouped
 into SEGs and nodes by one sort; then, per SEG, its few walks and pairs are computed in plain Python (a walk holds a
 handful of scores, where numpy's per-call cost would dominate): linear in the number of images, about 6 s of CPU
 beyond ``ts2 meta``'s own for 16,500 SEGs and 284,000 images (``benchmarks/bench_seg_scale.py``).
@@ -37,6 +39,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from scorers.stats.error_sets import error_set_edges, label_sets
+from scorers.stats.meta import seg_mean_intervals
+from scorers.stats.resampling import ConfidenceInterval
 
 __all__ = ["ErrorTypeResult", "error_type_meta", "type_walks"]
 
@@ -46,7 +50,8 @@ META_METRICS = ("rank", "sep", "delta")
 @dataclass
 class ErrorTypeResult:
     """One metric's rank / sep / delta restricted to one error type: per-SEG values (NaN: no T-walk) and summaries
-    (``{"avg": .., partition: ..}``, fractions), ``n_segs``: SEGs with a T-walk."""
+    (``{"avg": .., partition: ..}``, fractions), ``n_segs``: SEGs with a T-walk; ``confidence_interval``: the bootstrap
+    intervals of the summaries (``{meta-metric: {key: (low, high)}}``), or None without bootstrap."""
 
     error_type: str
     seg_ids: np.ndarray
@@ -56,15 +61,21 @@ class ErrorTypeResult:
     n_segs: int
     n_walks: int = 0
     n_edges: int = 0
+    confidence_interval: dict[str, dict[str, ConfidenceInterval]] | None = None
 
     def to_dict(self) -> dict:
-        """JSON-ready (NaN -> None)."""
+        """JSON-ready (NaN -> None); ``ci`` (``{meta-metric: {key: [low, high]}}``, the main table's field name) with
+        bootstrap intervals."""
         def clean(v: float):
             return None if v != v else float(v)
 
-        return {"error_type": self.error_type, "n_segs": self.n_segs, "n_walks": self.n_walks, "n_edges": self.n_edges,
-                "summary": {m: {k: clean(v) for k, v in self.statistic[m].items()} for m in META_METRICS},
-                "per_seg": {m: {int(s): clean(v) for s, v in zip(self.seg_ids, self.per_seg[m])} for m in META_METRICS}}
+        out = {"error_type": self.error_type, "n_segs": self.n_segs, "n_walks": self.n_walks, "n_edges": self.n_edges,
+               "summary": {m: {k: clean(v) for k, v in self.statistic[m].items()} for m in META_METRICS},
+               "per_seg": {m: {int(s): clean(v) for s, v in zip(self.seg_ids, self.per_seg[m])} for m in META_METRICS}}
+        if self.confidence_interval is not None:
+            out["ci"] = {m: {k: [clean(lo), clean(hi)] for k, (lo, hi) in self.confidence_interval[m].items()}
+                         for m in META_METRICS}
+        return out
 
 
 def type_walks(error_sets: Sequence[frozenset], types: Mapping[str, str], error_type: str
@@ -184,6 +195,9 @@ def error_type_meta(
     partitions: Mapping[int, str],
     segs: Sequence[int] | None = None,
     separator: str = ";",
+    n_bootstrap: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> dict[str, dict[str, ErrorTypeResult]]:
     """rank / sep / delta of each metric over the T-walks of each error type T (see the module docstring).
 
@@ -196,6 +210,8 @@ def error_type_meta(
     score_std : ``{column: std}``, the divisor of delta (the paper delta's std over the evaluated images).
     partitions : ``{seg_id: partition}`` (summaries per partition, as TS2's).
     segs : the SEGs to evaluate (default: all).
+    n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs of every summary (0 = none), as
+        ``ts2 meta``'s table (:func:`scorers.stats.meta.seg_mean_intervals`).
 
     Returns
     -------
@@ -278,6 +294,12 @@ def error_type_meta(
             per_seg = {m: values[m][:, c] for m in META_METRICS}
             statistic = {m: _summary(per_seg[m], parts) for m in META_METRICS}
             out[name][t] = ErrorTypeResult(t, ids, parts, per_seg, statistic, n_segs, n_walks, n_edges)
+    if n_bootstrap:
+        results = [r for types in out.values() for r in types.values()]
+        intervals = iter(seg_mean_intervals([(r.per_seg[m], r.partitions) for r in results for m in META_METRICS],
+                                            n_bootstrap, confidence, seed))
+        for result in results:
+            result.confidence_interval = {m: next(intervals) for m in META_METRICS}
     return out
 
 

@@ -19,8 +19,8 @@ from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPES, KEY_SEPARATOR
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["CONTROL_CHARACTERS", "NO_ERROR_TYPES", "fail_first_row", "metadata_error_types", "parse_error_columns",
-           "row_location"]
+__all__ = ["CONTROL_CHARACTERS", "NO_ERROR_TYPES", "fail_first_row", "has_error_types", "metadata_error_types",
+           "parse_error_columns", "row_location"]
 
 #: what an error label may not hold: the C0 and C1 control characters (Unicode category Cc), among them
 #: :data:`scorers.stats.error_sets.KEY_SEPARATOR`, which would split one label into two in a key
@@ -135,6 +135,25 @@ def _join_wide(items: pd.DataFrame, column: str, separator: str, n_rows: int) ->
 NO_ERROR_TYPES = ("{by_error_type=True} needs error_types: {source} has no {missing} column(s); the release does not "
                   "carry error types. Build your SEGs with ts2 seg build from ANNOTATIONS with an error_types column "
                   "(its metadata.csv has errors and error_types)")
+
+
+def has_error_types(metadata: pd.DataFrame) -> bool:
+    """Whether a metadata frame carries error types: ``errors`` and ``error_types`` columns, some type filled in (a
+    data dir built by ``ts2 seg build`` from ANNOTATIONS with types; not the release). ``ts2 report`` and ``ts2 card``
+    add their per-error-type section then.
+
+    Examples:
+        >>> import pandas as pd
+        >>> has_error_types(pd.DataFrame({"errors": ["", "dog"], "error_types": ["", "missing"]}))
+        True
+        >>> has_error_types(pd.DataFrame({"errors": ["", "dog"], "error_types": ["", " "]}))
+        False
+        >>> has_error_types(pd.DataFrame({"file_name": ["a.png"]}))
+        False
+    """
+    if "errors" not in metadata.columns or "error_types" not in metadata.columns:
+        return False
+    return bool(metadata["error_types"].fillna("").astype(str).str.strip().ne("").any())
 
 
 def metadata_error_types(metadata: pd.DataFrame, source: str) -> tuple[np.ndarray, dict[tuple[int, str], str]]:

@@ -247,7 +247,8 @@ def meta_from_tables(
             {c: values[c] if orientation[c] else -values[c] for c in wanted},
             score_std={c: results[c].score_std for c in wanted},
             partitions=dict(zip(first.seg_ids.tolist(), first.partitions.tolist())),
-            segs=first.seg_ids.tolist(), separator=KEY_SEPARATOR)
+            segs=first.seg_ids.tolist(), separator=KEY_SEPARATOR, n_bootstrap=options.n_bootstrap,
+            confidence=options.confidence, seed=options.seed)
     return out
 
 

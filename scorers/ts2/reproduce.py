@@ -65,6 +65,8 @@ class Reproduction:
     #: ``{column: Coverage}`` and ``{column: sha256}`` of the scores (:class:`scorers.ts2.meta_from_tables.TableMeta`)
     coverage: dict = field(default_factory=dict)
     fingerprints: dict = field(default_factory=dict)
+    #: ``{column: {error type: ErrorTypeResult}}`` with ``options.by_error_type`` (else None)
+    by_error_type: dict | None = None
 
     def to_dict(self) -> dict:
         """``ts2 reproduce --json``: the rows in fractions (``ours``, ``paper``, ``residual``, ``ci_low``/``ci_high``
@@ -163,7 +165,7 @@ def reproduce_table(
         notes.append(OFFICIAL_RAW_NOTE)
     return Reproduction(rows=rows, results=results, columns=columns, notes=evaluated.notes + notes,
                         segs=evaluated.segs, values=evaluated.values, coverage=evaluated.coverage,
-                        fingerprints=evaluated.fingerprints)
+                        fingerprints=evaluated.fingerprints, by_error_type=evaluated.by_error_type)
 
 
 def released_reproduction(

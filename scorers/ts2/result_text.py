@@ -38,18 +38,25 @@ def format_meta_table(results: Mapping[str, TS2Result]) -> str:
 
 
 def format_error_type_table(by_type: Mapping[str, Mapping[str, object]]) -> str:
-    """``ts2 meta --by-error-type``: one row per metric and error type, rank/sep/delta x avg and partitions in %, and
-    the SEGs / walks / edges of that type (:mod:`scorers.stats.error_type_walks`)."""
+    """``ts2 meta --by-error-type``: one row per metric and error type, rank/sep/delta x avg and partitions in %
+    (with bootstrap intervals, each cell shows its interval, as :func:`format_meta_table`), and the SEGs / walks / edges
+    of that type (:mod:`scorers.stats.error_type_walks`)."""
     first = next((r for types in by_type.values() for r in types.values()), None)
     if first is None:
         return "by error type: no error types in the evaluated SEGs"
     keys = list(first.statistic["rank"])
     header = ["metric", "error type"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs/walks/edges"]
-    rows = [[name, kind] + [pct(result.statistic[m].get(p)) for m in META_METRICS for p in keys]
+    rows = [[name, kind] + [_with_interval(result.statistic[m].get(p), (result.confidence_interval or {}).get(m), p)
+                            for m in META_METRICS for p in keys]
             + [f"{result.n_segs}/{result.n_walks}/{result.n_edges}"]
             for name, types in by_type.items() for kind, result in types.items()]
     return ("by error type: walks from node 0 along edges of one type (each step adds one error of that type)\n"
             + text_grid([header] + rows) + "\nvalues in %")
+
+
+def _with_interval(value: float | None, ci: Mapping | None, key: str) -> str:
+    """``68.2 [63.8, 71.8]`` (a cell of a table with bootstrap intervals), or the value alone."""
+    return pct(value) + (f" [{pct(ci[key][0])}, {pct(ci[key][1])}]" if ci and key in ci else "")
 
 
 def meta_text(evaluated, variant: str) -> str:

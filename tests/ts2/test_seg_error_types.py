@@ -277,3 +277,41 @@ def test_module_doctests_run():
     for module, least in ((error_type_walks, 5), (seg_build, 5)):
         failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failed == 0 and attempted >= least, module.__name__
+
+
+def test_by_error_type_intervals_on_a_built_dir(tmp_path, capsys):
+    """``--by-error-type`` with ``--n-bootstrap`` / ``--seed``: each summary of each type has the main table's bootstrap
+    interval over SEGs (the plain loop of tests/helpers/reference_bootstrap.py on the printed per-SEG values), under
+    ``ci`` as the main table's, and the text table shows it in every cell."""
+    from scorers.ts2.result_text import pct
+    from tests.helpers.error_type_dir import PARTITIONS, build_error_type_dir
+    from tests.helpers.reference_bootstrap import reference_intervals
+
+    out, scores = build_error_type_dir(tmp_path, lambda *argv: run_cli(capsys, *argv))
+    argv = ["meta", scores, "--metadata", out / "metadata.csv", "--by-error-type", "--n-bootstrap", 300, "--seed", 5]
+    code, stdout, err = run_cli(capsys, *argv, "--json")
+    assert code == 0, err
+    result = json.loads(stdout)
+    checked = 0
+    for column in ("m", "k"):
+        assert set(result[column]["rank"]["ci"]) == {"avg", "p1", "p2"}  # the main table's field
+        for kind, by_type in result[column]["by_error_type"].items():
+            for m in ("rank", "sep", "delta"):
+                per_seg = {int(s): v for s, v in by_type["per_seg"][m].items()}
+                expected = reference_intervals(per_seg, PARTITIONS, 300, 0.95, 5)
+                assert set(by_type["ci"][m]) == set(expected) == {"avg", "p1", "p2"}
+                for key, (low, high) in expected.items():
+                    assert by_type["ci"][m][key] == pytest.approx([low, high], abs=1e-12)
+                    checked += 1
+    assert checked == 2 * 2 * 3 * 3  # two columns, missing + attribute, three meta-metrics, avg + two partitions
+    code, stdout, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    table = stdout[stdout.index("by error type:"):]
+    row = next(line for line in table.splitlines() if line.split()[:2] == ["m", "missing"])
+    low, high = result["m"]["by_error_type"]["missing"]["ci"]["rank"]["avg"]
+    value = result["m"]["by_error_type"]["missing"]["summary"]["rank"]["avg"]
+    assert f"{pct(value)} [{pct(low)}, {pct(high)}]" in row
+    # without resamples: no interval, as the main table
+    code, stdout, err = run_cli(capsys, *argv[:-4], "--n-bootstrap", 0, "--json")
+    assert code == 0, err
+    assert "ci" not in json.loads(stdout)["m"]["by_error_type"]["missing"]

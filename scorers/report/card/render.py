@@ -123,7 +123,25 @@ def _set_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
             text.append(f"verdict: {section['verdict']}")
         text += [f"note: {n}" for n in section.get("notes", [])]
         out.append((set_name, rows, text))
+        if kind == "ts2" and section["meta"].get("by_error_type"):
+            out.append(_error_type_lines(card.metric, section["meta"]["by_error_type"]))
     return out
+
+
+def _error_type_lines(metric: str, by_type: dict) -> tuple[str, list[list[str]], list[str]]:
+    """The TS2 set's per-error-type block (``ts2 meta --by-error-type``'s numbers): one row per error type, meta-metric
+    and partition, in %, with the bootstrap interval."""
+    rows = [["error type", "meta-metric", "partition", f"{metric} (%)", "CI (%)", "SEGs / walks / edges"]]
+    for kind, result in by_type.items():
+        for m in ("rank", "sep", "delta"):
+            for part, value in result["summary"][m].items():
+                ci = ((result.get("ci") or {}).get(m) or {}).get(part) or (None, None)
+                rows.append([kind, m, part, _pct(value), _pct_interval(*ci),
+                             f"{result['n_segs']} / {result['n_walks']} / {result['n_edges']}"])
+    text = [UNIT_LINES["ts2"].split(";")[0],
+            "walks from node 0 along edges of one error type (each step adds one error of that type), as ts2 meta "
+            "--by-error-type; CIs: bootstrap over SEGs"]
+    return "ts2 per error type", rows, text
 
 
 def _reward_text(reward: dict) -> str:

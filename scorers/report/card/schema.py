@@ -3,7 +3,10 @@ and the demo read, and what ``NAME.json`` holds (:meth:`Card.to_dict`; :meth:`Ca
 
 A card's ``sets`` map each set's name to its section, a JSON object of one of three layouts (:func:`section_kind`):
 
-* ``ts2``: ``meta`` (``ts2 meta --json``'s object of the metric), ``published`` (its place among the release's rows),
+* ``ts2``: ``meta`` (``ts2 meta --json``'s object of the metric; when the metadata carries error types, a data dir
+  built by ``ts2 seg build``, with ``by_error_type`` as ``ts2 meta --by-error-type --json`` gives it: per error type
+  ``summary`` and ``ci`` per meta-metric, ``n_segs``, ``n_walks``, ``n_edges``), ``published`` (its place among the
+  release's rows),
   ``baseline_meta``, ``comparison`` (one paired test per meta-metric), ``parts`` (a weighted reward's parts);
 * a rating set: ``rows`` (``ts2 correlate --json``'s rows of the metric's column), ``headline_coefficient``,
   ``headline_value``, ``baseline_row``, ``comparison``, ``parts``, ``other_metrics``;

@@ -31,14 +31,16 @@ class SharedResults:
     others: dict = field(default_factory=dict)
 
 
-def ts2_result(source, column, metadata, options: MetaOptions, *, clean_quotes: bool, lower_is_better: bool = False):
-    """``ts2 meta`` on one column of one score file (``lower_is_better``: that column's)."""
+def ts2_result(source, column, metadata, options: MetaOptions, *, clean_quotes: bool, lower_is_better: bool = False,
+               by_error_type: bool = False):
+    """``ts2 meta`` on one column of one score file (``lower_is_better``: that column's; ``by_error_type``: as
+    ``ts2 meta --by-error-type``)."""
     from scorers.tables.pandas_tables import read_score_table
     from scorers.ts2.meta_from_tables import meta_from_tables
 
     table = read_score_table(source, [column])
     return meta_from_tables([(str(source), table)], metadata, columns=[column],
-                            options=replace(options, clean_quotes=clean_quotes,
+                            options=replace(options, clean_quotes=clean_quotes, by_error_type=by_error_type,
                                             lower_is_better=[column] if lower_is_better else ()))
 
 
@@ -61,12 +63,15 @@ def verdict_of(comparison: dict | None) -> str:
 
 def ts2_section(name, column, source, baseline, metadata, options: MetaOptions, shared: SharedResults, *,
                 clean_quotes=False, lower_is_better=False, parts: Sequence[str] = ()) -> dict:
-    """TS2: rank / sep / delta (as ``ts2 meta``), the place among the published rows, paired tests over SEGs
-    against the ``baseline`` (``{"name", "ts2", "ts2_column", "ts2_source"}``) and a reward's ``parts``."""
+    """TS2: rank / sep / delta (as ``ts2 meta``; per error type too, as ``ts2 meta --by-error-type``, when the
+    metadata carries error types: ``meta["by_error_type"]``), the place among the published rows, paired tests over
+    SEGs against the ``baseline`` (``{"name", "ts2", "ts2_column", "ts2_source"}``) and a reward's ``parts``."""
     from scorers.stats.meta import META_METRICS, compare
+    from scorers.tables.error_columns import has_error_types
 
     evaluated = ts2_result(source, column, metadata, options, clean_quotes=clean_quotes,
-                           lower_is_better=lower_is_better)
+                           lower_is_better=lower_is_better,
+                           by_error_type=has_error_types(metadata) and options.variant == "paper")
     result = evaluated.results[column]
     shared.ts2_results[name] = result
     section = {"status": "evaluated", "headline": get_set("ts2").headline.convention,
