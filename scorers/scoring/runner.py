@@ -61,7 +61,7 @@ from scorers.checks import check_pairs
 from scorers.errors import ParameterError, value_error, wording_of
 
 __all__ = ["RunResult", "RunStart", "assemble_result", "broadcast", "check_run_inputs", "check_run_options", "finish",
-           "pairs_output", "process_state", "record_columns", "run", "score_pairs", "start_run"]
+           "gather", "pairs_output", "process_state", "record_columns", "run", "score_pairs", "share", "start_run"]
 
 ON_ERROR = ("raise", "skip")
 
@@ -167,6 +167,21 @@ class _SingleProcess:
 
     def wait_for_everyone(self) -> None:
         pass
+
+
+def share(items: Sequence, state) -> list:
+    """This process's contiguous share of ``items``: ``np.array_split`` in ``state.num_processes`` parts, part
+    ``state.process_index`` (every process computes the same split of the same list, so each item has one owner)."""
+    return [items[i] for i in np.array_split(np.arange(len(items)), state.num_processes)[state.process_index]]
+
+
+def gather(state, items: list) -> list:
+    """Every process's ``items``, concatenated in process order, on every process (identity when single-process)."""
+    if state.num_processes == 1:
+        return list(items)
+    from accelerate.utils import gather_object
+
+    return gather_object(list(items))
 
 
 def broadcast(state, payload):
@@ -338,7 +353,7 @@ def _run_pending(scorer, images, prompts, start: RunStart, state, *, batch_size,
         raise value_error("{finished}", finished=finished)
 
     pending = [i for i, k in enumerate(keys) if k not in finished]
-    mine = np.array_split(np.asarray(pending, dtype=np.int64), state.num_processes)[state.process_index].tolist()
+    mine = share(pending, state)
     dataset = _Images(mine, images, getattr(scorer, "image_transform", None), jpeg_draft, loader)
     loader = DataLoader(
         dataset, batch_size=batch_size, shuffle=False, num_workers=num_workers, collate_fn=_collate,
@@ -385,10 +400,7 @@ def _run_pending(scorer, images, prompts, start: RunStart, state, *, batch_size,
             scorer.use_request_cache(None)
             request_cache.close()
 
-    if state.num_processes > 1:
-        from accelerate.utils import gather_object
-
-        new = gather_object(new)
+    new = gather(state, new)
     return assemble_result(keys, finished, new, batches=batches)
 
 

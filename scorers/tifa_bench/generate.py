@@ -1,7 +1,8 @@
 """Generate TIFA v1.0 images with a ``diffusers`` text-to-image pipeline: batched, seeded, resumable, multi-GPU.
 
-The pipeline loading and the seeded, resumable generation are ``scorers.models.diffusion`` (shared with
-``ts2 seg generate``); this module adds the TIFA layout, the settings check and the sharding over processes.
+The pipeline loading and the seeded, resumable generation are ``scorers.models.diffusion``, the settings check and
+the sharding over processes ``scorers.scoring.generation`` (both shared with ``ts2 seg generate``); this module adds
+the TIFA layout.
 
 * **Seeded per image.** Image ``k`` of text ``t`` starts from noise drawn by its own CPU ``torch.Generator`` seeded
   with :func:`image_seed` ``(seed, t, k)``; the pipeline gets one generator per prompt in the batch, so the batch
@@ -11,8 +12,8 @@ The pipeline loading and the seeded, resumable generation are ``scorers.models.d
   temporary name and renamed, so a killed run never leaves a truncated PNG that a rerun would take as done. The
   settings are kept in ``generation.json``; a rerun with other settings (model, seed, steps...) is refused rather
   than mixing images of two configurations in one folder.
-* **Multi-GPU.** Under ``accelerate launch`` every process takes a contiguous share of the missing images (the
-  runner's sharding) on its own device.
+* **Multi-GPU.** Under ``accelerate launch`` the main process lists the missing images and every process takes a
+  contiguous share of that one list (the runner's sharding) on its own device: no image is made twice.
 
 Layout (what ``ts2 tifa-bench score --images`` reads): ``OUT/<text_id>.png`` with one image per prompt,
 ``OUT/<text_id>/<k>.png`` with several.
@@ -23,10 +24,8 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
-
-from scorers.errors import ParameterError, value_error, wording_of
-from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed
+from scorers.errors import ParameterError
+from scorers.models.diffusion import ImageJob, image_seed
 
 __all__ = ["generate_images", "image_path"]
 
@@ -54,9 +53,9 @@ def generate_images(
     ``pipeline`` is a loaded diffusers pipeline (:func:`load_pipeline`) or anything called as
     ``pipeline(prompt=[...], generator=[...], output_type="pil", **call_kwargs).images``. ``call_kwargs`` holds
     ``num_inference_steps``, ``guidance_scale``, ``height``, ``width``... and is part of the recorded settings.
-    Returns counts for this process: ``{"generated", "existing", "total"}``.
+    Returns the run's counts over all processes: ``{"total", "existing", "generated", "processes"}``.
     """
-    from scorers.scoring.runner import process_state
+    from scorers.scoring.generation import generate_shards
 
     if images_per_prompt < 1 or batch_size < 1:
         raise ParameterError("images_per_prompt and {batch_size} must be >= 1 (got {n}, {size})", n=images_per_prompt,
@@ -65,35 +64,19 @@ def generate_images(
         raise ValueError(f"got {len(text_ids)} text ids but {len(captions)} captions")
     out_dir = Path(out_dir)
     call_kwargs = dict(call_kwargs or {})
-    state = process_state()
     settings = {"model": model_name or getattr(getattr(pipeline, "config", None), "_name_or_path", None),
                 "seed": int(seed), "images_per_prompt": int(images_per_prompt),
                 "call_kwargs": json.loads(json.dumps(call_kwargs, default=str))}
-    error = None
-    if state.is_main_process:
-        try:
-            check_settings(out_dir, settings)
-            for text_id in text_ids:  # one layout per folder: never leave both <id>.png and <id>/ for a text
-                other = out_dir / text_id if images_per_prompt == 1 else out_dir / f"{text_id}.png"
-                if other.exists():
-                    raise ParameterError("{other} exists but {images_per_prompt=} writes {path}", other=other,
-                                         images_per_prompt=int(images_per_prompt),
-                                         path=image_path(out_dir, text_id, 0, images_per_prompt).relative_to(out_dir))
-        except ValueError as problem:
-            error = wording_of(problem) or str(problem)
-    if state.num_processes > 1:
-        from accelerate.utils import broadcast_object_list
 
-        box = [error]
-        broadcast_object_list(box, from_process=0)
-        error = box[0]
-    if error:
-        raise value_error("{error}", error=error)
+    def one_layout() -> None:  # one layout per folder: never leave both <id>.png and <id>/ for a text
+        for text_id in text_ids:
+            other = out_dir / text_id if images_per_prompt == 1 else out_dir / f"{text_id}.png"
+            if other.exists():
+                raise ParameterError("{other} exists but {images_per_prompt=} writes {path}", other=other,
+                                     images_per_prompt=int(images_per_prompt),
+                                     path=image_path(out_dir, text_id, 0, images_per_prompt).relative_to(out_dir))
 
-    work = [(t, c, k) for t, c in zip(text_ids, captions) for k in range(images_per_prompt)]
-    pending = [w for w in work if not image_path(out_dir, w[0], w[2], images_per_prompt).is_file()]
-    mine = [pending[i] for i in np.array_split(np.arange(len(pending)), state.num_processes)[state.process_index]]
-    jobs = [ImageJob(image_path(out_dir, t, k, images_per_prompt), c, image_seed(seed, t, k)) for t, c, k in mine]
-    generated = generate_to_files(pipeline, jobs, batch_size=batch_size, call_kwargs=call_kwargs,
-                                  progress=progress and state.is_main_process)
-    return {"generated": generated, "existing": len(work) - len(pending), "total": len(work)}
+    jobs = [ImageJob(image_path(out_dir, t, k, images_per_prompt), c, image_seed(seed, t, k))
+            for t, c in zip(text_ids, captions) for k in range(images_per_prompt)]
+    return generate_shards(pipeline, jobs, out_dir, settings, before=one_layout, batch_size=batch_size,
+                           call_kwargs=call_kwargs, progress=progress)

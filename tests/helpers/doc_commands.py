@@ -63,8 +63,9 @@ RULES: list[tuple[str, str, str]] = [
      "tests/report/test_community.py reads one at a pinned revision from a loopback stand-in of the Hub"),
     (r"^ts2 seg plan\b", "skip", "needs a text model (a served one, or " + HUB + "); tests/ts2/test_seg_synth.py runs "
      "plan against a loopback OpenAI-compatible server with a scripted reply"),
-    (r"^ts2 seg generate\b", "skip", "a diffusers pipeline " + HUB + "; tests/ts2/test_seg_synth.py generates with a "
-     "tiny random Stable Diffusion built from configs"),
+    (r"^(ts2|accelerate launch .*ts2\S*) seg generate\b", "skip", "a diffusers pipeline " + HUB + " (and GPUs); "
+     "tests/ts2/test_seg_synth.py generates with a tiny random Stable Diffusion built from configs, "
+     "tests/ts2/test_seg_generate.py on two accelerate processes"),
     (r"^ts2 seg check\b", "skip", "needs a VQA judge (" + HUB + ", or a served model); tests/ts2/test_seg_synth.py runs "
      "check against a loopback judge"),
     (r"^ts2 seg push\b", "skip", "uploads to the Hub (network, a token); tests/ts2/test_seg_synth.py tests everything up "

@@ -11,9 +11,13 @@ same seeded, resumable code as `ts2 tifa-bench generate`, and write OUT/annotati
 node's designed error set (seg_id, prompt, file_name, errors, error_types, image_source, node_prompt, seed), the
 file `ts2 seg check` and `ts2 seg build` read (--images OUT).
 
-Every image has its own seed, recorded in the seed column: batching never changes an image. A rerun skips the images
-already there, and a rerun with another pipeline, seed or call argument in the same OUT is refused. Editing a node's
-prompt in the plan gives that node new images (its folder name carries a hash of the prompt).
+Every image has its own seed, drawn from --seed, its SEG, its node and its index and recorded in the seed column:
+batching and the number of processes never change an image. A rerun skips the images already there (a killed run
+goes on where it stopped), and a rerun with another pipeline, seed or call argument in the same OUT is refused.
+Editing a node's prompt in the plan gives that node new images (its folder name carries a hash of the prompt).
+
+Several GPUs: accelerate launch $(which ts2) seg generate ... shares the missing images between the processes, each
+made once.
 
 --real N (the Real procedure): N images of each unmodified prompt, with empty errors, written to
 OUT/real_annotations.csv for a person to annotate (the demo's "Build a SEG" tab). PLAN may then be a text file with one
@@ -22,7 +26,8 @@ prompt per line instead of a plan."""
 EXAMPLES = """examples:
   ts2 seg generate plan/plan.json --pipeline stabilityai/sdxl-turbo --images-per-node 4 --seed 0 --out segs_raw \\
       --steps 4 --guidance-scale 0
-  ts2 seg generate prompts.txt --pipeline black-forest-labs/FLUX.1-schnell --real 24 --out real_raw"""
+  ts2 seg generate prompts.txt --pipeline black-forest-labs/FLUX.1-schnell --real 24 --out real_raw
+  accelerate launch $(which ts2) seg generate plan/plan.json --pipeline stabilityai/sdxl-turbo --out segs_raw"""
 
 
 def register(steps: argparse._SubParsersAction) -> None:
@@ -52,9 +57,8 @@ def register(steps: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from scorers.cli.score import parse_options
-    from scorers.models.diffusion import load_pipeline
-    from scorers.scoring.runner import process_state
-    from scorers.models.diffusion import check_settings
+    from scorers.models.diffusion import check_settings, load_pipeline
+    from scorers.scoring.runner import finish, process_state
     from scorers.ts2.seg.generate import generate_seg_images, generation_settings, plan_or_prompts
 
     plan = plan_or_prompts(args.plan)
@@ -63,12 +67,16 @@ def run(args: argparse.Namespace) -> int:
     call = {k: v for k, v in call.items() if v is not None}
     call.update(parse_options(args.option))
     check_settings(args.out, generation_settings(args.pipeline, args.seed, call), parameter="out")  # before loading
-    pipeline = load_pipeline(args.pipeline, device=process_state().device, precision=args.precision)
+    state = process_state()
+    pipeline = load_pipeline(args.pipeline, device=state.device, precision=args.precision)
     result = generate_seg_images(pipeline, plan, args.out, images_per_node=args.images_per_node, seed=args.seed,
                                  real=args.real or 0, batch_size=args.batch_size, model_name=args.pipeline,
                                  call_kwargs=call, progress=not args.no_progress)
-    for line in result.skipped:
-        print(f"skipped {line}", file=sys.stderr)
-    print(f"wrote {result.annotations}: {result.total} images ({result.existing} existed, {result.generated} "
-          f"generated now)")
+    finish()
+    if state.is_main_process:
+        for line in result.skipped:
+            print(f"skipped {line}", file=sys.stderr)
+        by = f" by {result.processes} processes" if result.processes > 1 else ""
+        print(f"wrote {result.annotations}: {result.total} images ({result.existing} existed, {result.generated} "
+              f"generated now{by})")
     return 0

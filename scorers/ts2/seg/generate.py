@@ -1,7 +1,10 @@
 """Synth step 2 and the Real procedure's images (``ts2 seg generate``): a plan's node prompts -> images + ANNOTATIONS.
 
-Generation is ``scorers.models.diffusion`` (the code of ``ts2 tifa-bench generate``): seeded per image, batched,
-resumable (an existing image is skipped; files are written atomically), settings kept in ``generation.json``.
+Generation is the code of ``ts2 tifa-bench generate``: ``scorers.models.diffusion`` (seeded per image, batched,
+resumable: an existing image is skipped, files are written atomically) and ``scorers.scoring.generation`` (settings
+kept in ``generation.json``; under ``accelerate launch`` the main process lists the missing images and each process
+makes its share of that one list, so nothing is made twice or left out). An image's seed comes from the base seed,
+its SEG, its node and its index, never from the process: one process and several make the same images.
 
 Layout under ``out``::
 
@@ -25,7 +28,9 @@ from pathlib import Path
 
 from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
-from scorers.models.diffusion import ImageJob, check_settings, generate_to_files, image_seed
+from scorers.models.diffusion import ImageJob, image_seed
+from scorers.scoring.generation import generate_shards
+from scorers.scoring.runner import process_state
 from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPE_OF_ELEMENT
 from scorers.ts2.seg.plan import read_plan, write_plan
 
@@ -38,12 +43,14 @@ ANNOTATION_COLUMNS = ("seg_id", "prompt", "file_name", "errors", "error_types", 
 
 @dataclass
 class GenerateResult:
-    """What one run made: the ANNOTATIONS file, images wanted / already there / generated, nodes left out + why."""
+    """What one run made: the ANNOTATIONS file, images wanted / already there / generated (by all processes), the
+    number of processes, nodes left out + why."""
 
     annotations: Path
     total: int = 0
     existing: int = 0
     generated: int = 0
+    processes: int = 1
     skipped: list[str] = field(default_factory=list)
 
 
@@ -112,7 +119,6 @@ def generate_seg_images(pipeline, plan: dict, out: str | Path, *, images_per_nod
         raise ParameterError("{real} must be >= 0, got {n}", n=real)
     out = Path(out)
     source = model_name or getattr(getattr(pipeline, "config", None), "_name_or_path", None) or "unknown"
-    check_settings(out, generation_settings(source, seed, call_kwargs), parameter="out")
     result = GenerateResult(out / ("real_annotations.csv" if real else "annotations.csv"))
     jobs, rows = [], []
     for seg in plan["segs"]:
@@ -134,13 +140,15 @@ def generate_seg_images(pipeline, plan: dict, out: str | Path, *, images_per_nod
                 rows.append({"seg_id": seg["seg_id"], "prompt": seg["prompt"], "file_name": name,
                              "errors": ERROR_SEPARATOR.join(errors), "error_types": ERROR_SEPARATOR.join(types), "image_source": source,
                              "node_prompt": prompt, "seed": str(noise), "procedure": "real" if real else "synth"})
-    result.total = len(jobs)
-    result.existing = sum(job.path.is_file() for job in jobs)
-    if plan.get("segs") and any(seg.get("elements") for seg in plan["segs"]):
-        write_plan(plan, out / "plan.json")  # the plan used + its question tables, beside the images
-    result.generated = generate_to_files(pipeline, jobs, batch_size=batch_size, call_kwargs=call_kwargs,
-                                         progress=progress)
-    frame = pd.DataFrame(rows, columns=list(ANNOTATION_COLUMNS))
-    write_text_atomic(result.annotations, frame.to_csv(index=False))
+    plan_copy = bool(plan.get("segs")) and any(seg.get("elements") for seg in plan["segs"])
+    counts = generate_shards(  # the plan used + its question tables, beside the images (main process, before)
+        pipeline, jobs, out, generation_settings(source, seed, call_kwargs), parameter="out",
+        before=(lambda: write_plan(plan, out / "plan.json")) if plan_copy else None, batch_size=batch_size,
+        call_kwargs=call_kwargs, progress=progress)
+    result.total, result.existing, result.generated = counts["total"], counts["existing"], counts["generated"]
+    result.processes = counts["processes"]
+    if process_state().is_main_process:
+        frame = pd.DataFrame(rows, columns=list(ANNOTATION_COLUMNS))
+        write_text_atomic(result.annotations, frame.to_csv(index=False))
     return result
 
