@@ -287,9 +287,8 @@ def edge_walks(errors: Sequence[int], edges: Iterable[tuple[int, int]]) -> list[
     """The walks along a SEG's own edges, as tuples of node positions: every maximal directed path that starts at an
     error-0 node (node ``0`` of a built SEG), in depth-first order (edges in the order given).
 
-    ``errors[k]`` is the error count of node ``k``; ``edges`` are ``(from, to)`` positions, each adding errors
-    (``errors[from] < errors[to]``, so the graph has no cycle). A head without an outgoing edge is a walk of one node.
-    Nodes no path from a head reaches are on no walk.
+    ``edges`` are ``(from, to)`` node positions, each adding errors (so no cycle). A head with no edge out is a walk of
+    one node; a node no head reaches is on no walk.
 
     Raises:
         ValueError: an edge naming no node, or one that does not add errors.
@@ -318,11 +317,8 @@ def edge_walks(errors: Sequence[int], edges: Iterable[tuple[int, int]]) -> list[
 
 def edge_pairs(errors: Sequence[int], edges: Iterable[tuple[int, int]], *, adjacent_only: bool = False
                ) -> list[tuple[int, int]]:
-    """Pairs ``(u, v)`` of node positions joined by a directed path along ``edges`` (``u`` reaches ``v``, ``u != v``),
-    sorted: the node pairs of sep (and of the official delta) under the edge rule. ``u`` has fewer errors than ``v``.
-
-    With ``adjacent_only`` only pairs whose error counts differ by exactly one (the paper's delta): the edges
-    themselves when each adds one error, as ``ts2 seg build``'s do.
+    """Pairs ``(u, v)`` of node positions joined by a directed path along ``edges`` (``u`` reaches ``v``), sorted: the
+    pairs of sep under the edge rule. ``adjacent_only``: those one error apart (the paper delta's: the edges).
 
     Raises:
         ValueError: an edge naming no node, or one that does not add errors.

@@ -15,13 +15,10 @@ Per SEG (see docs/judge-a-metric.md and the ``ts2_meta`` card for the full defin
   error counts differ by exactly one, divided by the population standard deviation of all evaluated scores;
   ``variant="official"``: all pairs with different error counts, no normalisation.
 
-Walks (``walks=``, :data:`scorers.stats.graph.WALK_RULES`): ``"levels"`` (default) is TS2's rule above, one node per
-error level, as the official evaluators and the release's numbers have it; keep it to compare with published numbers.
-``"edges"`` follows a SEG's own edges (``edges={seg_id: [(from label, to label), ...]}``, a built data dir's
-``segs.json``): rank walks are the maximal directed paths from node 0 along the edges, and the node pairs of sep and
-delta are those joined by a directed path (``u`` reaches ``v``, ``u != v``; the paper delta keeps those one error
-apart: the edges). The rules differ only where error sets do not nest (``0 -> 1a -> 2a`` and ``0 -> 1b -> 2b``: the
-level rule also walks ``0 -> 1a -> 2b``).
+Walks (``walks=``, :data:`scorers.stats.graph.WALK_RULES`): ``"levels"`` (default) is TS2's rule above, as the official
+evaluators and the release's numbers; ``"edges"`` follows each SEG's own ``edges`` (a built dir's ``segs.json``): rank
+walks are the maximal directed paths from node 0, sep and delta pair nodes joined by a directed path (the paper delta:
+those one error apart, the edges).
 
 Variants (a variant's name says what it computes):
 
@@ -398,9 +395,8 @@ def ts2_meta(
     seg_subset : SEGs to evaluate: ``"default"`` (0-163 present in the input, the paper's Table 2 set, as the CLI),
         ``"all"``/None (every SEG given), a range string or SEG ids; the delta std is taken over these SEGs' images.
     n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs for every summary value (0 = none).
-    walks : ``"levels"`` (default: TS2's rule, one node per error level, comparable with the release's numbers) or
-        ``"edges"``: follow ``edges`` (``{seg_id: [(from label, to label), ...]}``, a built data dir's ``segs.json``,
-        :func:`scorers.tables.segs_file.read_seg_edges`); see the module docstring.
+    walks, edges : ``"levels"`` (default: TS2's rule) or ``"edges"`` with ``edges`` (``{seg_id: [(from label, to
+        label), ...]}``: :func:`scorers.tables.segs_file.read_seg_edges` of a built dir's ``segs.json``).
 
     Returns
     -------
