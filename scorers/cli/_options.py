@@ -15,7 +15,7 @@ from scorers.metrics.qga.matching import YES_RULES  # numpy only
 from scorers.cli._validate import bootstrap_count, count, seconds
 from scorers.cli.answers import YES_RULE_HELP
 
-__all__ = ["BARE", "add_command", "DATA_DIR_HELP", "SEGS_HELP", "VARIANT_HELP", "release_or_given", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
+__all__ = ["BARE", "WALKS_HELP", "add_walks_argument", "walks_options", "add_command", "DATA_DIR_HELP", "SEGS_HELP", "VARIANT_HELP", "release_or_given", "N_BOOTSTRAP", "add_model_options", "add_n_bootstrap_argument", "add_orientation_arguments",
            "lower_is_better_columns", "model_options", "print_usage"]
 
 
@@ -154,3 +154,27 @@ def release_or_given(given: str | None, name: str, data_dir: str | None):
     from scorers.tables.release_download import path
 
     return path(name, data_dir)
+
+
+#: --walks of meta, report, card and submit
+WALKS_HELP = ("levels (default): TS2's rule, one node per error level, as the official evaluators and the release's "
+              "numbers; edges: along each SEG's own edges, from the segs.json beside the metadata (ts2 seg build "
+              "writes it): walks from node 0 to each sink, sep/delta over node pairs joined by a directed path")
+
+
+def add_walks_argument(parser: argparse.ArgumentParser) -> None:
+    """``--walks {levels,edges}``: one definition for every command that computes rank / sep / delta."""
+    from scorers.stats.graph import WALK_RULES
+
+    parser.add_argument("--walks", choices=WALK_RULES, default=WALK_RULES[0], help=WALKS_HELP)
+
+
+def walks_options(walks: str, metadata) -> dict:
+    """``{"walks", "segs_file"}`` for :class:`~scorers.ts2.options.MetaOptions`: ``segs_file`` is the ``segs.json``
+    beside the ``metadata`` path when there is one (the edge rule follows it; figures draw its edges), else None.
+    ``--walks edges`` without one is refused in one line, before any work."""
+    from scorers.tables.segs_file import find_segs_file, segs_file_beside
+
+    found = find_segs_file(walks, metadata=metadata)
+    beside = segs_file_beside(metadata)
+    return {"walks": walks, "segs_file": str(found) if found is not None else str(beside) if beside.is_file() else None}

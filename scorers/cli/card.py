@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, add_n_bootstrap_argument
+from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, add_n_bootstrap_argument, add_walks_argument
 from scorers.cli._validate import confidence, count, input_dir, input_file, seg_spec
 
 
@@ -73,6 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metadata", type=input_file, help="TS2 metadata.csv (default: the release's)")
     parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     parser.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
+    add_walks_argument(parser)
     scoring = parser.add_argument_group("scoring the sets first (--scorer; instead of --scores)")
     scoring.add_argument("--scorer", metavar="NAME[,NAME...]",
                          help="registered scorer(s) (ts2 score --list): score each --sets set with it, as ts2 score "
@@ -110,7 +111,7 @@ def run_card(args: argparse.Namespace) -> int:
     from scorers.report.card import (PreferenceSet, RatingSet, RewardSpec, build_cards, parse_reward_normalize,
                                write_card)
     from scorers.cli._validate import reward_weights
-    from scorers.cli._options import release_or_given
+    from scorers.cli._options import release_or_given, walks_options
     from scorers.cli._saved import command_line
     from scorers.ts2.options import MetaOptions
 
@@ -174,7 +175,8 @@ def run_card(args: argparse.Namespace) -> int:
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
     baseline = None if args.baseline.lower() == "none" else args.baseline
     options = MetaOptions(seg_subset=args.seg_subset, n_bootstrap=args.n_bootstrap, confidence=args.confidence,
-                          seed=args.seed, clean_quotes=args.clean_quotes, lower_is_better=lower)
+                          seed=args.seed, clean_quotes=args.clean_quotes, lower_is_better=lower,
+                          **walks_options(args.walks, metadata))
     cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
                         sets=[s.strip() for s in args.sets.split(",") if s.strip()], data_dir=args.data_dir,
                         options=options, offline=True if args.offline else None, command=command_line(args.argv),

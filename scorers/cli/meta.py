@@ -7,7 +7,8 @@ import os
 import sys
 
 from scorers.cli._options import (DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_command, add_n_bootstrap_argument,
-                       add_orientation_arguments, lower_is_better_columns, release_or_given)
+                       add_orientation_arguments, add_walks_argument, lower_is_better_columns, release_or_given,
+                       walks_options)
 from scorers.cli._validate import count, input_dir, input_file, seg_spec
 
 
@@ -28,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta.add_argument("--on", nargs="+", metavar="KEY", help="join on these key columns, e.g. --on seg_id file_name "
                                                              "(default: the table's own keys)")
     meta.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
+    add_walks_argument(meta)
     add_n_bootstrap_argument(meta)
     meta.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     meta.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric cells")
@@ -77,6 +79,7 @@ def run_meta(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.scores):  # local arguments first: no network wait before a typo is reported
         raise FileNotFoundError(f"SCORES {args.scores}: no such file")
     metadata = release_or_given(args.metadata, "metadata.csv", args.data_dir)
+    walks = walks_options(args.walks, metadata)
     if os.path.getsize(args.scores) >= ANNOUNCE_READ_BYTES:
         print(f"ts2 meta: reading {args.scores} ({os.path.getsize(args.scores) / 2**20:,.0f} MiB)...", file=sys.stderr)
     available = check_score_header(args.scores, csv_header(args.scores), args.columns)  # the file is read below
@@ -97,7 +100,7 @@ def run_meta(args: argparse.Namespace) -> int:
             options=MetaOptions(lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
                                 higher_is_better=args.higher_is_better, seg_subset=args.seg_subset, variant=args.variant,
                                 n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes,
-                                on=args.on, by_error_type=args.by_error_type),
+                                on=args.on, by_error_type=args.by_error_type, **walks),
             progress=progress if len(columns) >= PROGRESS_MIN_COLUMNS else None,
         )
     finally:
@@ -118,7 +121,8 @@ def run_meta(args: argparse.Namespace) -> int:
                             table=text,
                             segs=next(iter(evaluated.results.values())).rank.seg_ids, seed=args.seed,
                             n_bootstrap=args.n_bootstrap, variant=args.variant,
-                            inputs={"scores": args.scores, "metadata": metadata})
+                            inputs={"scores": args.scores, "metadata": metadata,
+                                    **({"segs": walks["segs_file"]} if args.walks == "edges" else {})})
         print(f"saved {saved} (re-print: ts2 meta --from {saved})", file=sys.stderr)
     return 0
 
@@ -128,7 +132,7 @@ _COMPUTING = (("columns", "--column", None), ("metadata", "--metadata", None), (
               ("lower_is_better", "--lower-is-better", []), ("higher_is_better", "--higher-is-better", []),
               ("variant", "--variant", "paper"), ("on", "--on", None), ("seg_subset", "--segs", "default"),
               ("n_bootstrap", "--n-bootstrap", None), ("seed", "--seed", 0), ("clean_quotes", "--clean-quotes", False),
-              ("out", "--out", None), ("by_error_type", "--by-error-type", False))
+              ("out", "--out", None), ("by_error_type", "--by-error-type", False), ("walks", "--walks", "levels"))
 
 
 def _computing_options(args: argparse.Namespace) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from scorers.cli._options import add_command, add_n_bootstrap_argument, add_orientation_arguments
 from scorers.cli._validate import count, input_dir, input_file, output_dir, seg_spec
-from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, release_or_given
+from scorers.cli._options import DATA_DIR_HELP, SEGS_HELP, add_walks_argument, release_or_given, walks_options
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--flops", action="append", default=[], metavar="COLUMN=VALUE",
                         help="FLOPs per image of a column for the cost figure, e.g. mymetric=1.2T (repeatable)")
     parser.add_argument("--variant", choices=["paper", "official"], default="paper", help="delta definition")
+    add_walks_argument(parser)
     add_n_bootstrap_argument(parser)
     parser.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     parser.add_argument("--seg", type=int, help="SEG id drawn in the error-graph figure (default: a mid-sized SEG)")
@@ -85,6 +86,7 @@ def run_report(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"scores {missing[0]}: no such file")
     metadata_path = release_or_given(args.metadata, "metadata.csv", args.data_dir)
+    walks = walks_options(args.walks, metadata_path)
     metadata = read_metadata(metadata_path)
     tables = [(path, read_score_table(path)) for path in args.scores]
     paper = read_paper_table(args.paper) if args.paper else None
@@ -110,7 +112,7 @@ def run_report(args: argparse.Namespace) -> int:
         columns=columns,
         options=MetaOptions(seg_subset=args.seg_subset, clean_quotes=args.clean_quotes,
                             lower_is_better=args.lower_is_better, higher_is_better=args.higher_is_better,
-                            variant=args.variant, n_bootstrap=args.n_bootstrap, seed=args.seed, on=args.on),
+                            variant=args.variant, n_bootstrap=args.n_bootstrap, seed=args.seed, on=args.on, **walks),
         flops=parse_flops_overrides(args.flops),
         seg_id=args.seg,
         graph_columns=args.graph_column,

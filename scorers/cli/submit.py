@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from scorers.cli._options import (DATA_DIR_HELP, N_BOOTSTRAP, SEGS_HELP, VARIANT_HELP, add_command,
-                                  add_n_bootstrap_argument)
+                                  add_n_bootstrap_argument, add_walks_argument, walks_options)
 from scorers.cli._validate import count, input_dir, number, seg_spec
 
 #: ``ts2 submit --verify``'s exit status for a rejected submission (as for any refused input)
@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                                       "(e.g. an error count)")
     write.add_argument("--variant", choices=["paper", "official", "published"], default="paper", help=VARIANT_HELP)
     write.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
+    add_walks_argument(write)
     add_n_bootstrap_argument(write)
     write.add_argument("--seed", type=count(0), default=0, help="random seed of the bootstrap resampling")
     check = submit.add_argument_group("verifying (ts2 submit --verify DIR) and pushing (ts2 submit DIR --push "
@@ -56,7 +57,7 @@ _WRITE_ONLY = (("column", "--column", None), ("name", "--name", None), ("out", "
                ("license", "--license", None), ("flops_per_image", "--flops-per-image", None),
                ("lower_is_better", "--lower-is-better", False), ("variant", "--variant", "paper"),
                ("seg_subset", "--segs", "default"), ("seed", "--seed", 0),
-               ("n_bootstrap", "--n-bootstrap", N_BOOTSTRAP))
+               ("n_bootstrap", "--n-bootstrap", N_BOOTSTRAP), ("walks", "--walks", "levels"))
 
 
 def run_submit(args: argparse.Namespace) -> int:
@@ -101,10 +102,12 @@ def _write(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"SCORES {args.path}: no such file")
     info = {"metric": args.metric, "paper_url": args.paper_url, "code_url": args.code_url, "license": args.license,
             "flops_per_image": args.flops_per_image}
+    metadata = release_path("metadata.csv", args.data_dir)
     options = MetaOptions(seg_subset=args.seg_subset, variant=args.variant, n_bootstrap=args.n_bootstrap,
-                          seed=args.seed, lower_is_better=[args.column] if args.lower_is_better else ())
+                          seed=args.seed, lower_is_better=[args.column] if args.lower_is_better else (),
+                          **walks_options(args.walks, metadata))
     out = write_submission(args.path, column=args.column, name=args.name, out=args.out,
-                           metadata=release_path("metadata.csv", args.data_dir),
+                           metadata=metadata,
                            info={k: v for k, v in info.items() if v is not None}, options=options)
     import json
 

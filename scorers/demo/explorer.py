@@ -1,20 +1,23 @@
 """SEG explorer tab logic: a SEG's prompt, its error graph (matplotlib), its images by node with every metric's score.
 
-The SEG structure is ``scorers.stats.graph.build_segs``; per-image scores are the release's columns read with
+The SEG structure is ``scorers.stats.graph.build_segs``, with a built dir's own edges when its ``segs.json`` lies beside
+the metadata or in the image folder (``data_dir``); per-image scores are the release's columns read with
 ``scorers.tables.pandas_tables``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
 """
 from __future__ import annotations
 
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from scorers.stats.graph import SEG, build_segs, file_partitions
+from scorers.stats.graph import SEG, attach_edges, build_segs, file_partitions
 from scorers.stats.meta import META_METRICS
 from scorers.ts2.reproduce import Reproduction
 from scorers.tables.join import join_scores
 from scorers.tables.pandas_tables import column_scores
+from scorers.tables.segs_file import SEGS_FILE, read_seg_edges, segs_file_beside
 
 from scorers.formatting import format_number
 from scorers.demo.seg_figure import seg_graph_figure
@@ -34,6 +37,9 @@ class SegExplorer:
                       if "partition" in self.metadata.columns else None)  # a built data dir's own partitions
         self.segs: dict[int, SEG] = {s.seg_id: s for s in build_segs(self.metadata["seg_id"], self.metadata["node"],
                                                                      partitions=partitions)}
+        segs_file = self._segs_file(tables, images)
+        if segs_file is not None:  # a built dir: its graphs are its own edges, not every pair of adjacent levels
+            self.segs = {s.seg_id: s for s in attach_edges(self.segs.values(), read_seg_edges(segs_file))}
         self.images = images
         self.published = published
         self.columns: list[str] = list(published.columns) if published is not None else []
@@ -41,6 +47,15 @@ class SegExplorer:
         if published is not None and tables.scores is not None:
             aligned = join_scores(tables.scores, self.metadata).frame
             self.values = {c: column_scores(aligned, c, clean_quotes=True) for c in self.columns}
+
+    @staticmethod
+    def _segs_file(tables: Tables, images: ImageSource):
+        """The ``segs.json`` of a built dir: beside the metadata file, else in the image folder; None for the
+        release."""
+        places = [segs_file_beside(tables.paths["metadata"])] if tables.paths.get("metadata") else []
+        if getattr(images, "data_dir", None) is not None:
+            places.append(Path(images.data_dir) / SEGS_FILE)
+        return next((p for p in places if p.is_file()), None)
 
     def choices(self) -> list[tuple[str, int]]:
         """Dropdown entries ``("SEG 12 (synth): a prompt…", 12)``."""
@@ -68,7 +83,8 @@ class SegExplorer:
         lines = [
             f"### SEG {seg.seg_id} · {seg.partition}",
             f"**Prompt:** {self.prompt(seg_id)}",
-            f"{len(seg.nodes)} nodes, {len(seg.image_positions)} images, {len(seg.walks())} walk(s); "
+            f"{len(seg.nodes)} nodes, {len(seg.image_positions)} images, {len(seg.walks())} walk(s)"
+            f"{' along its edges' if seg.edges is not None else ''}; "
             f"error levels {sorted(set(seg.errors))}.",
         ]
         if metric and self.published is not None and metric in self.published.results:
@@ -84,13 +100,17 @@ class SegExplorer:
         return "\n\n".join(lines)
 
     def figure(self, seg_id: int) -> Figure:
-        """The error graph: nodes by error level left to right, edges between consecutive levels (the walks)."""
+        """The error graph: nodes by error level left to right, the built edges (``segs.json``) when the SEG has them,
+        else edges between consecutive levels (TS2's walks)."""
         seg = self.seg(seg_id)
         levels = sorted(set(seg.errors))
         nodes = [(label, int(seg.errors[k]), len(seg.members[k])) for k, label in enumerate(seg.nodes)]
-        steps = [(seg.nodes[i], seg.nodes[j], None) for a, b in zip(levels, levels[1:])
-                 for i in range(len(seg.nodes)) if seg.errors[i] == a
-                 for j in range(len(seg.nodes)) if seg.errors[j] == b]
+        if seg.edges is not None:
+            steps = [(seg.nodes[i], seg.nodes[j], None) for i, j in seg.edges]
+        else:
+            steps = [(seg.nodes[i], seg.nodes[j], None) for a, b in zip(levels, levels[1:])
+                     for i in range(len(seg.nodes)) if seg.errors[i] == a
+                     for j in range(len(seg.nodes)) if seg.errors[j] == b]
         return seg_graph_figure(nodes, steps, title=f"SEG {seg.seg_id}: semantic error graph")
 
     def _format(self, column: str, position: int) -> str:

@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from scorers.stats.graph import SEG, build_segs, resolve_seg_subset
+from scorers.stats.graph import SEG, attach_edges, build_segs, resolve_seg_subset
 from scorers.ts2.options import MetaOptions
 from scorers.ts2.reproduce import Reproduction, reproduce_table
 from scorers.tables.pandas_tables import score_columns
@@ -72,6 +72,8 @@ def write_report(
     two best and two worst by rank Avg, plus up to two highlighted metrics). ``formats``: any of ``png, pdf, svg``
     (each figure written once per format). ``highlight``: the user's own columns, drawn apart and marked "yours" in
     every figure (default: with ``paper``, the columns it does not list). ``families`` names their family.
+    ``options.walks``: the walk rule of the numbers (``"edges"``: a note says so); with ``options.segs_file`` (a built
+    dir's ``segs.json``) the error-graph figure draws the built edges, else edges between adjacent error levels.
     """
     formats = _check_formats(formats)
     seg_subset = resolve_seg_subset(options.seg_subset, metadata["seg_id"])
@@ -122,6 +124,14 @@ def write_report(
     if seg_subset is not None:
         keep = {int(s) for s in seg_subset}
         segs = [s for s in segs if s.seg_id in keep]
+    if options.segs_file is not None:  # a built dir: the graph figure draws its own edges
+        from scorers.tables.segs_file import read_seg_edges
+
+        segs = attach_edges(segs, read_seg_edges(options.segs_file))
+    if options.walks == "edges":
+        from scorers.ts2.result_text import EDGE_WALKS_NOTE
+
+        notes.append(EDGE_WALKS_NOTE)
     seg = default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)
     chosen = list(graph_columns) if graph_columns else _contrast_columns(board, highlight)
     unknown = [c for c in chosen if c not in raw]

@@ -24,7 +24,8 @@ from scorers.report.label_placement import label_points  # noqa: E402
 from scorers.stats.graph import SEG, node_pairs  # noqa: E402
 from scorers.stats.meta import TS2Result  # noqa: E402
 
-__all__ = ["FORMATS", "correlation_heatmap", "error_graph", "pareto_front", "rank_vs_cost", "seg_histograms"]
+__all__ = ["FORMATS", "correlation_heatmap", "error_graph", "graph_edges", "pareto_front", "rank_vs_cost",
+           "seg_histograms"]
 
 DPI = 150
 FORMATS = ("png", "pdf", "svg")  # what --format accepts: raster for screens, vector for papers
@@ -246,7 +247,9 @@ def error_graph(
     formats: Sequence[str] = ("png",),
 ) -> Path:
     """Figure (d): one panel per metric in ``scores`` (per-image arrays indexed like ``seg.members``): the SEG's
-    nodes placed by error count (x) with edges between adjacent error levels, every image a dot coloured by its score.
+    nodes placed by error count (x) with the SEG's own edges when it carries them (a built dir's ``segs.json``,
+    :func:`scorers.stats.graph.attach_edges`), else edges between adjacent error levels, every image a dot coloured
+    by its score.
     With ``results`` each panel's title shows that metric's rank on this SEG (in %)."""
     names = names or {}
     columns = list(scores)
@@ -265,7 +268,7 @@ def error_graph(
         lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
         norm = matplotlib.colors.Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1e-9)
         cmap = matplotlib.colormaps["viridis"]
-        for a, b in node_pairs(seg.errors, adjacent_only=True):
+        for a, b in graph_edges(seg):
             (xa, ya), (xb, yb) = positions[a], positions[b]
             ax.plot([xa + 0.38, xb - 0.38], [ya, yb], color="0.6", linewidth=1.0, zorder=1)
         for k, label in enumerate(seg.nodes):
@@ -314,6 +317,12 @@ def error_graph(
     fig.suptitle(head + " — every image's score on its error graph", fontsize=12)
     fig.tight_layout()
     return _save(fig, path, formats)
+
+
+def graph_edges(seg: SEG) -> list[tuple[int, int]]:
+    """The edges figure (d) draws, as node positions: the SEG's own (a built dir's ``segs.json``) when it carries
+    them, else every pair of nodes on adjacent error levels (TS2's level rule)."""
+    return list(seg.edges) if seg.edges is not None else node_pairs(seg.errors, adjacent_only=True)
 
 
 def _node_layout(seg: SEG) -> list[tuple[float, float]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
 import numpy as np
@@ -20,8 +20,13 @@ __all__ = [
     "NODE_LABEL",
     "PARTITIONS",
     "SEG",
+    "WALK_RULES",
+    "attach_edges",
     "build_segs",
+    "check_walks",
     "default_partition",
+    "edge_pairs",
+    "edge_walks",
     "error_count",
     "file_partitions",
     "format_seg_range",
@@ -46,6 +51,12 @@ PartitionSpec = Union[None, Mapping[int, str], Callable[[int], str]]
 #: the set the paper's Table 2 averages over (the release's last SEG, 164, is not in it). Every output states the SEGs
 #: it used; ``--segs all`` (``seg_subset=None`` in Python) evaluates every SEG of the input.
 DEFAULT_SEG_IDS = tuple(range(164))
+
+#: The walk rules, default first. ``"levels"``: TS2's rule, one node per error level (the official evaluators' and the
+#: release's; :func:`walks`, :func:`node_pairs`). ``"edges"``: the SEG's own edges (a built data dir's ``segs.json``;
+#: :func:`edge_walks`, :func:`edge_pairs`). They differ only where nodes of one level do not all join every node of
+#: the next (error sets that do not nest: ``0 -> 1a -> 2a`` and ``0 -> 1b -> 2b``).
+WALK_RULES = ("levels", "edges")
 
 
 def error_count(label: object, *, position: int | None = None) -> int:
@@ -256,11 +267,103 @@ def node_pairs(errors: Sequence[int], *, adjacent_only: bool = False) -> list[tu
     return pairs
 
 
+def check_walks(walks: object) -> str:
+    """``walks`` if it is one of :data:`WALK_RULES`, else a ``ParameterError`` naming the choices.
+
+    Raises:
+        ParameterError: an unknown rule.
+
+    Examples:
+        >>> check_walks("edges")
+        'edges'
+    """
+    if walks not in WALK_RULES:
+        raise ParameterError("{walks} must be one of {choices}, got {value!r}", choices=", ".join(WALK_RULES),
+                             value=walks)
+    return str(walks)
+
+
+def edge_walks(errors: Sequence[int], edges: Iterable[tuple[int, int]]) -> list[tuple[int, ...]]:
+    """The walks along a SEG's own edges, as tuples of node positions: every maximal directed path that starts at an
+    error-0 node (node ``0`` of a built SEG), in depth-first order (edges in the order given).
+
+    ``edges`` are ``(from, to)`` node positions, each adding errors (so no cycle). A head with no edge out is a walk of
+    one node; a node no head reaches is on no walk.
+
+    Raises:
+        ValueError: an edge naming no node, or one that does not add errors.
+
+    Examples:
+        Error sets {}, {a}, {b}, {a, c}, {b, d} (positions 0-4) with the edges 0 -> 1 -> 3 and 0 -> 2 -> 4: two walks,
+        where TS2's level rule (:func:`walks`) has four.
+
+        >>> edge_walks([0, 1, 1, 2, 2], [(0, 1), (0, 2), (1, 3), (2, 4)])
+        [(0, 1, 3), (0, 2, 4)]
+        >>> walks([0, 1, 1, 2, 2])
+        [(0, 1, 3), (0, 1, 4), (0, 2, 3), (0, 2, 4)]
+    """
+    children = _children(errors, edges)
+    out: list[tuple[int, ...]] = []
+    for head in [k for k, e in enumerate(errors) if int(e) == 0]:
+        stack = [(head,)]
+        while stack:  # depth-first; a SEG's graph is small
+            path = stack.pop()
+            nxt = children.get(path[-1], [])
+            if not nxt:
+                out.append(path)
+            stack.extend(path + (child,) for child in reversed(nxt))
+    return out
+
+
+def edge_pairs(errors: Sequence[int], edges: Iterable[tuple[int, int]], *, adjacent_only: bool = False
+               ) -> list[tuple[int, int]]:
+    """Pairs ``(u, v)`` of node positions joined by a directed path along ``edges`` (``u`` reaches ``v``), sorted: the
+    pairs of sep under the edge rule. ``adjacent_only``: those one error apart (the paper delta's: the edges).
+
+    Raises:
+        ValueError: an edge naming no node, or one that does not add errors.
+
+    Examples:
+        >>> edge_pairs([0, 1, 1, 2, 2], [(0, 1), (0, 2), (1, 3), (2, 4)])
+        [(0, 1), (0, 2), (0, 3), (0, 4), (1, 3), (2, 4)]
+        >>> edge_pairs([0, 1, 1, 2, 2], [(0, 1), (0, 2), (1, 3), (2, 4)], adjacent_only=True)
+        [(0, 1), (0, 2), (1, 3), (2, 4)]
+    """
+    children = _children(errors, edges)
+    pairs = set()
+    for start in range(len(errors)):
+        stack, seen = list(children.get(start, [])), set()
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if not adjacent_only or int(errors[node]) - int(errors[start]) == 1:
+                pairs.add((start, node))
+            stack.extend(children.get(node, []))
+    return sorted(pairs)
+
+
+def _children(errors: Sequence[int], edges: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for a, b in edges:
+        a, b = int(a), int(b)
+        if not (0 <= a < len(errors) and 0 <= b < len(errors)):
+            raise ValueError(f"edge {a} -> {b} names a node position outside 0-{len(errors) - 1}")
+        if int(errors[a]) >= int(errors[b]):
+            raise ValueError(f"edge {a} -> {b} does not add errors (error count {errors[a]} -> {errors[b]})")
+        if b not in children.setdefault(a, []):
+            children[a].append(b)
+    return children
+
+
 @dataclass(frozen=True)
 class SEG:
     """One semantic error graph: its nodes (sorted by error count, then label) and where its images are.
 
     ``members[k]`` holds the positions (into the caller's per-image arrays) of the images on node ``nodes[k]``.
+    ``edges``: None (TS2's level rule: walks and pairs follow the error levels) or the SEG's own edges as ``(from,
+    to)`` node positions (:func:`attach_edges`: walks and pairs follow them, :func:`edge_walks`, :func:`edge_pairs`).
 
     Examples:
         >>> seg = build_segs([5, 5, 5, 5], ["2", "1b", "0", "1a"])[0]
@@ -279,6 +382,22 @@ class SEG:
     nodes: tuple[str, ...]
     errors: tuple[int, ...]
     members: tuple[np.ndarray, ...]
+    edges: tuple[tuple[int, int], ...] | None = None
+
+    @property
+    def walk_rule(self) -> str:
+        """``"edges"`` when the SEG carries its own edges, else ``"levels"`` (:data:`WALK_RULES`)."""
+        return "levels" if self.edges is None else "edges"
+
+    def walk_positions(self) -> list[tuple[int, ...]]:
+        """Walks as tuples of node positions: :func:`edge_walks` along ``edges``, else :func:`walks` by level."""
+        return walks(self.errors) if self.edges is None else edge_walks(self.errors, self.edges)
+
+    def pair_positions(self, *, adjacent_only: bool = False) -> list[tuple[int, int]]:
+        """Node pairs as positions: :func:`edge_pairs` along ``edges``, else :func:`node_pairs` by level."""
+        if self.edges is None:
+            return node_pairs(self.errors, adjacent_only=adjacent_only)
+        return edge_pairs(self.errors, self.edges, adjacent_only=adjacent_only)
 
     @property
     def image_positions(self) -> np.ndarray:
@@ -291,12 +410,52 @@ class SEG:
         return tuple(n for n, e in zip(self.nodes, self.errors) if e == 0)
 
     def walks(self) -> list[tuple[str, ...]]:
-        """Walks as tuples of node labels (see :func:`walks`)."""
-        return [tuple(self.nodes[k] for k in walk) for walk in walks(self.errors)]
+        """Walks as tuples of node labels (see :func:`walks`, or :func:`edge_walks` with ``edges``)."""
+        return [tuple(self.nodes[k] for k in walk) for walk in self.walk_positions()]
 
     def pairs(self, *, adjacent_only: bool = False) -> list[tuple[str, str]]:
-        """Node-label pairs ``(lower-error, higher-error)`` (see :func:`node_pairs`)."""
-        return [(self.nodes[a], self.nodes[b]) for a, b in node_pairs(self.errors, adjacent_only=adjacent_only)]
+        """Node-label pairs ``(lower-error, higher-error)`` (see :func:`node_pairs`, or :func:`edge_pairs` with
+        ``edges``)."""
+        return [(self.nodes[a], self.nodes[b]) for a, b in self.pair_positions(adjacent_only=adjacent_only)]
+
+
+def attach_edges(segs: Iterable[SEG], edges: Mapping[int, Iterable[tuple[str, str]]]) -> list[SEG]:
+    """The ``segs`` with their own edges (``{seg_id: [(from label, to label), ...]}``, e.g. a built data dir's
+    ``segs.json`` read by :func:`scorers.tables.segs_file.read_seg_edges`): their walks and pairs then follow the edges
+    (the ``"edges"`` rule of :data:`WALK_RULES`).
+
+    Raises:
+        ValueError: a SEG with no entry in ``edges``, an edge naming a node the SEG has no image on, or an edge that
+            does not add errors; the message names the SEG and the edge.
+
+    Examples:
+        >>> seg = build_segs([0] * 5, ["0", "1a", "1b", "2a", "2b"])[0]
+        >>> len(seg.walks()), attach_edges([seg], {0: [("0", "1a"), ("0", "1b"), ("1a", "2a"), ("1b", "2b")]})[0].walks()
+        (4, [('0', '1a', '2a'), ('0', '1b', '2b')])
+        >>> attach_edges([seg], {0: [("1a", "3")]})
+        Traceback (most recent call last):
+        ...
+        ValueError: SEG 0: edge 1a -> 3 names node '3', which holds no image of the metadata (its nodes: 0, 1a, 1b, 2a, 2b)
+    """
+    out = []
+    for seg in segs:
+        if seg.seg_id not in edges:
+            raise ValueError(f"SEG {seg.seg_id} has no entry in the edges (segs.json): it describes other SEGs than "
+                             "the metadata")
+        position = {label: k for k, label in enumerate(seg.nodes)}
+        pairs = []
+        for a, b in edges[seg.seg_id]:
+            a, b = str(a).strip(), str(b).strip()
+            for label in (a, b):
+                if label not in position:
+                    raise ValueError(f"SEG {seg.seg_id}: edge {a} -> {b} names node {label!r}, which holds no image of "
+                                     f"the metadata (its nodes: {', '.join(seg.nodes)})")
+            if seg.errors[position[a]] >= seg.errors[position[b]]:
+                raise ValueError(f"SEG {seg.seg_id}: edge {a} -> {b} does not add errors (error count "
+                                 f"{seg.errors[position[a]]} -> {seg.errors[position[b]]})")
+            pairs.append((position[a], position[b]))
+        out.append(replace(seg, edges=tuple(pairs)))
+    return out
 
 
 def build_segs(

@@ -15,6 +15,11 @@ Per SEG (see docs/judge-a-metric.md and the ``ts2_meta`` card for the full defin
   error counts differ by exactly one, divided by the population standard deviation of all evaluated scores;
   ``variant="official"``: all pairs with different error counts, no normalisation.
 
+Walks (``walks=``, :data:`scorers.stats.graph.WALK_RULES`): ``"levels"`` (default) is TS2's rule above, as the official
+evaluators and the release's numbers; ``"edges"`` follows each SEG's own ``edges`` (a built dir's ``segs.json``): rank
+walks are the maximal directed paths from node 0, sep and delta pair nodes joined by a directed path (the paper delta:
+those one error apart, the edges).
+
 Variants (a variant's name says what it computes):
 
 * ``"paper"`` (default) -- the spec's definitions above.
@@ -43,8 +48,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from scorers.stats.graph import (PARTITIONS, SEG, PartitionSpec, build_segs, format_seg_range, node_pairs, resolve_seg_subset,
-                    walks)
+from scorers.stats.graph import (PARTITIONS, SEG, PartitionSpec, attach_edges, build_segs, check_walks, format_seg_range,
+                                 resolve_seg_subset)
 from scorers.stats.resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
 from scorers.checks import as_scores, check_choice
 from scorers.errors import ParameterError
@@ -137,6 +142,8 @@ class TS2Result:
     score_std: float = float("nan")
     #: False for ``variant="official"``: the scores were used raw, ``higher_is_better`` was not applied
     oriented: bool = True
+    #: the walk rule (:data:`scorers.stats.graph.WALK_RULES`): ``"levels"`` (TS2's) or ``"edges"`` (the SEGs' own)
+    walks: str = "levels"
 
     def __getitem__(self, name: str) -> MetaResult:
         if name not in META_METRICS:
@@ -162,6 +169,8 @@ class TS2Result:
         out["higher_is_better"] = self.higher_is_better
         out["oriented"] = self.oriented
         out["score_std"] = json_float(self.score_std)
+        if self.walks != "levels":  # absent: TS2's level rule (results saved before the edge rule existed read alike)
+            out["walks"] = self.walks
         return out
 
 
@@ -170,13 +179,17 @@ class TS2Evaluator:
 
     ``seg_subset``: ``"default"`` (the SEGs of :data:`scorers.stats.graph.DEFAULT_SEG_IDS`, 0-163, present in the input: the
     paper's Table 2 set and the CLI's default), ``"all"``/None (every SEG given), a range string or SEG ids.
+    ``walks``: ``"levels"`` (TS2's rule, the default) or ``"edges"`` with ``edges`` (``{seg_id: [(from label, to
+    label), ...]}``, every evaluated SEG's own edges; see the module docstring).
 
     The SEG structure, walks and node pairs are precomputed, so evaluating the 19 released metrics costs one
     vectorised pass per SEG and metric.
 
     Raises:
         ValueError: at construction, what :func:`scorers.stats.graph.build_segs` refuses (lengths, ids, labels, a SEG
-            without head), a ``seg_subset`` naming SEGs not in the input, or nothing left to evaluate.
+            without head), a ``seg_subset`` naming SEGs not in the input, nothing left to evaluate, an unknown
+            ``walks``, ``walks="edges"`` without ``edges`` (or ``edges`` with ``walks="levels"``), or what
+            :func:`scorers.stats.graph.attach_edges` refuses.
 
     Examples:
         Two SEGs; metric ``a`` orders every walk perfectly, ``b`` backwards:
@@ -200,7 +213,15 @@ class TS2Evaluator:
         *,
         partitions: PartitionSpec = None,
         seg_subset: Iterable[int] | str | None = "default",
+        walks: str = "levels",
+        edges: Mapping[int, Iterable[tuple[str, str]]] | None = None,
     ):
+        self.walks = check_walks(walks)
+        if walks == "edges" and edges is None:
+            raise ParameterError("{walks='edges'} follows each SEG's own edges: pass {edges} ({{seg_id: [(from, to), "
+                                 "...]}}, e.g. read from a built data dir's segs.json)")
+        if walks == "levels" and edges is not None:
+            raise ParameterError("{edges} given with {walks='levels'}: pass {walks='edges'} to follow them")
         self.n_images = len(seg_ids)
         segs = build_segs(seg_ids, nodes, partitions=partitions)
         if seg_subset is None or isinstance(seg_subset, str):  # "default" (0-163 present), "all"/None, "0-10,20"
@@ -214,6 +235,8 @@ class TS2Evaluator:
             segs = [s for s in segs if s.seg_id in wanted]
         if not segs:
             raise ValueError("no SEGs to evaluate")
+        if walks == "edges":
+            segs = attach_edges(segs, edges)
         self.segs: list[SEG] = segs
         self.seg_ids = np.array([s.seg_id for s in segs], dtype=np.int64)
         self.partitions = np.array([s.partition for s in segs], dtype=object)
@@ -261,6 +284,9 @@ class TS2Evaluator:
                 column of the wrong length, or scores :func:`as_scores` refuses (also: no valid score in the evaluated SEGs).
         """
         check_choice("variant", variant, VARIANTS)
+        if variant == "published" and self.walks == "edges":
+            raise ParameterError("{variant='published'} is the paper-era code's own walks; it takes no "
+                                 "{walks='edges'}")
         if n_bootstrap < 0:
             raise ParameterError("{n_bootstrap} must be >= 0, got {value}", value=n_bootstrap)
         if not columns:
@@ -327,7 +353,8 @@ class TS2Evaluator:
         results = {}
         for c, name in enumerate(names):
             results[name] = TS2Result(**{m: summaries[name, m] for m in META_METRICS}, variant=variant,
-                                      higher_is_better=orient[name], score_std=float(stds[c]), oriented=oriented)
+                                      higher_is_better=orient[name], score_std=float(stds[c]), oriented=oriented,
+                                      walks=self.walks)
         return results
 
     def _published_layout(self, k: int):
@@ -351,6 +378,8 @@ def ts2_meta(
     n_bootstrap: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
+    walks: str = "levels",
+    edges: Mapping[int, Iterable[tuple[str, str]]] | None = None,
 ) -> TS2Result:
     """TS2 rank, sep and delta of one metric's per-image scores.
 
@@ -367,6 +396,8 @@ def ts2_meta(
     seg_subset : SEGs to evaluate: ``"default"`` (0-163 present in the input, the paper's Table 2 set, as the CLI),
         ``"all"``/None (every SEG given), a range string or SEG ids; the delta std is taken over these SEGs' images.
     n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs for every summary value (0 = none).
+    walks, edges : ``"levels"`` (default: TS2's rule) or ``"edges"`` with ``edges`` (``{seg_id: [(from label, to
+        label), ...]}``: :func:`scorers.tables.segs_file.read_seg_edges` of a built dir's ``segs.json``).
 
     Returns
     -------
@@ -393,7 +424,7 @@ def ts2_meta(
     ...
     ValueError: SEG 0 has no error-0 node (nodes: 1, 2); every SEG needs a head
     """
-    evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=seg_subset)
+    evaluator = TS2Evaluator(seg_ids, nodes, partitions=partitions, seg_subset=seg_subset, walks=walks, edges=edges)
     return evaluator.evaluate(
         scores,
         higher_is_better=higher_is_better,
@@ -477,17 +508,23 @@ class _SEGLayout:
         self.node_of = np.repeat(np.arange(len(seg.nodes)), sizes)
         errors = np.asarray(seg.errors, dtype=np.float64)
         e = errors[self.node_of]
-        walk_nodes = np.asarray(walks(seg.errors), dtype=np.int64)  # (W, L)
-        # walk_node[w, k]: node k lies on walk w; membership[w, i]: image i lies on a node of walk w
-        self.walk_node = np.zeros((walk_nodes.shape[0], len(seg.nodes)))
-        np.put_along_axis(self.walk_node, walk_nodes.reshape(walk_nodes.shape[0], -1), 1.0, axis=1)
+        # walk_node[w, k]: node k lies on walk w; membership[w, i]: image i lies on a node of walk w (walks of the
+        # level rule all have one node per level; walks along edges may differ in length)
+        walk_list = seg.walk_positions()
+        self.walk_node = np.zeros((len(walk_list), len(seg.nodes)))
+        if seg.edges is None:  # one node per level: one array operation
+            walk_nodes = np.asarray(walk_list, dtype=np.int64).reshape(len(walk_list), -1)  # (W, L)
+            np.put_along_axis(self.walk_node, walk_nodes, 1.0, axis=1)
+        else:
+            for w, walk in enumerate(walk_list):
+                self.walk_node[w, list(walk)] = 1.0
         self.membership = self.walk_node[:, self.node_of] > 0
         # [k, i] = #(e_k < e_i) + #(e_k == e_i) / 2 for node k and image i: with the node's valid-image count, a
         # walk's sum of it is an image's average rank by error count inside the walk, less 1/2
         self.err_rank = (errors[:, None] < e[None, :]) + 0.5 * (errors[:, None] == e[None, :])
         self.onehot = (self.node_of[None, :] == np.arange(len(seg.nodes))[:, None]).astype(np.float64)  # (N, n)
-        self.pairs = np.asarray(node_pairs(seg.errors), dtype=np.int64).reshape(-1, 2)
-        self.adjacent_pairs = np.asarray(node_pairs(seg.errors, adjacent_only=True), dtype=np.int64).reshape(-1, 2)
+        self.pairs = np.asarray(seg.pair_positions(), dtype=np.int64).reshape(-1, 2)
+        self.adjacent_pairs = np.asarray(seg.pair_positions(adjacent_only=True), dtype=np.int64).reshape(-1, 2)
 
     def rank(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Weighted mean of -Spearman over walks, per metric column; NaN where no walk has >= 2 valid images.

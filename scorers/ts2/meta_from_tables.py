@@ -189,7 +189,8 @@ def meta_from_tables(
     ``options`` (:class:`~scorers.ts2.options.MetaOptions`): the SEGs (``"default"``: 0-163; a keyed table may leave
     out SEGs outside them), the variant, the bootstrap, the orientation
     (:func:`scorers.stats.orientation.resolve_orientation`: ``lower_is_better``, ``higher_is_better``, the paper, the
-    release's known facts), ``clean_quotes``, and ``on``, the keys: a table without them is an error, or with
+    release's known facts), ``walks`` (``"edges"``: along the ``segs.json`` beside ``metadata``, or
+    ``segs_file``), ``clean_quotes``, and ``on``, the keys: a table without them is an error, or with
     ``lacking_keys_by_position`` paired by row position (``ts2 report``).
     """
     seg_subset, clean_quotes, on = options.seg_subset, options.clean_quotes, options.on
@@ -198,6 +199,9 @@ def meta_from_tables(
 
         raise ParameterError("{by_error_type=True} computes the paper variant; {variant=!r} is not supported with it",
                              variant=options.variant)
+    from scorers.tables.segs_file import edges_for_walks
+
+    edges = edges_for_walks(options.walks, metadata=metadata, segs_file=options.segs_file)  # before any reading
     if options.by_error_type:  # before any score is read: on the release this is the whole answer
         # the metadata is read once, here: the scores are joined with this frame (the pandas path)
         metadata, error_keys, label_types = _error_types(metadata)
@@ -224,7 +228,8 @@ def meta_from_tables(
     values = {c: read.scores(c, clean_quotes=clean_quotes) for c in wanted}
     orientation = resolve_orientation(wanted, lower_is_better=options.lower_is_better,
                                       higher_is_better=options.higher_is_better, paper=paper)
-    evaluator = TS2Evaluator(read.seg_ids, read.nodes, partitions=read.partitions, seg_subset=read.subset)
+    evaluator = TS2Evaluator(read.seg_ids, read.nodes, partitions=read.partitions, seg_subset=read.subset,
+                             walks=options.walks, edges=edges)
     results = evaluator.evaluate_many(values, higher_is_better=orientation, variant=options.variant,
                                       n_bootstrap=options.n_bootstrap, confidence=options.confidence,
                                       seed=options.seed, progress=progress)

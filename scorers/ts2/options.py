@@ -26,7 +26,12 @@ class MetaOptions:
       ``lacking_keys_by_position`` (a table without keys is paired by row position, with a note, instead of refused);
     * ``by_error_type``: also rank / sep / delta over the walks along edges of one error type
       (:mod:`scorers.stats.error_type_walks`); needs metadata with ``errors`` and ``error_types`` (a data dir built by
-      ``ts2 seg build``) and the ``paper`` variant.
+      ``ts2 seg build``) and the ``paper`` variant;
+    * ``walks``: the walk rule (:data:`scorers.stats.graph.WALK_RULES`): ``"levels"`` (default: TS2's rule, one node
+      per error level, the official evaluators', so numbers stay comparable with the release) or ``"edges"`` (the
+      built SEGs' own edges, read from ``segs_file``: default the ``segs.json`` beside the metadata file;
+      :func:`scorers.tables.segs_file.edges_for_walks`). ``segs_file`` with ``"levels"`` changes no number: the
+      report's graph figure draws its edges.
     """
 
     seg_subset: Iterable[int] | str | None = "default"
@@ -40,3 +45,5 @@ class MetaOptions:
     on: Sequence[str] | None = None
     lacking_keys_by_position: bool = False
     by_error_type: bool = False
+    walks: str = "levels"
+    segs_file: str | None = None

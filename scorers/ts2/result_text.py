@@ -11,7 +11,12 @@ from scorers.formatting import format_number
 from scorers.stats.graph import summary_keys
 from scorers.stats.meta import META_METRICS, TS2Result
 
-__all__ = ["format_error_type_table", "format_meta_table", "meta_text", "pct", "segs_line", "text_grid"]
+__all__ = ["EDGE_WALKS_NOTE", "format_error_type_table", "format_meta_table", "meta_text", "pct", "segs_line",
+           "text_grid"]
+
+#: the line under a table computed with the edge walk rule (``--walks edges``)
+EDGE_WALKS_NOTE = ("walks: along each SEG's own edges (segs.json, --walks edges), not TS2's level rule: not "
+                   "comparable with numbers computed by levels (the release's)")
 
 
 def pct(value: float | None, digits: int = 1) -> str:
@@ -63,6 +68,8 @@ def meta_text(evaluated, variant: str) -> str:
     """What ``ts2 meta`` prints and keeps in a result file's ``table`` (``ts2 submit`` too): the table, its unit, the
     by-error-type table when computed, and the notes."""
     lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
+    if any(getattr(r, "walks", "levels") == "edges" for r in evaluated.results.values()):
+        lines.append(EDGE_WALKS_NOTE)
     if getattr(evaluated, "by_error_type", None) is not None:
         lines += ["", format_error_type_table(evaluated.by_error_type)]
     lines += [f"note: {note}" for note in evaluated.notes]

@@ -295,3 +295,51 @@ def test_paper_partition_delta_figures(shared_ts2):
         inside = (md["seg_id"].to_numpy() >= lo) & (md["seg_id"].to_numpy() <= hi)
         got.append(round(100 * ref[part] * std_all / np.nanstd(scores[inside]), 1))
     assert got == [108.1, 60.2, 75.9]
+
+
+# --- --walks: TS2's level rule (default) or a built dir's own edges ----------------------------------------------
+
+
+def _assert_matches(result: dict, expected: dict) -> None:
+    """``ts2 meta --json``'s result for one column against a reference (per SEG and per partition, to 1e-9)."""
+    for metric in ("rank", "sep", "delta"):
+        for seg, want in expected[metric]["per_seg"].items():
+            assert result[metric]["per_seg"][str(seg)] == pytest.approx(want, abs=1e-9), (metric, seg)
+        assert set(result[metric]["summary"]) == set(expected[metric]["summary"])
+        for part, want in expected[metric]["summary"].items():
+            assert result[metric]["summary"][part] == pytest.approx(want, abs=1e-9), (metric, part)
+
+
+def test_meta_walks_edges_follows_segs_json_and_levels_stay_the_default(tmp_path, capsys):
+    from tests.helpers.reference_meta import built_dir_reference
+    from tests.helpers.seg_files import build_walks_dir
+
+    out, scores = build_walks_dir(tmp_path, capsys)
+    results = {}
+    for flags in ((), ("--walks", "levels"), ("--walks", "edges")):
+        code, stdout, err = run_cli(capsys, "meta", scores, "--metadata", out / "metadata.csv", "--json",
+                                    "--n-bootstrap", 0, *flags)
+        assert code == 0, err
+        results[flags] = json.loads(stdout)["my_metric"]
+    assert results[()] == results[("--walks", "levels")] and "walks" not in results[()]
+    assert results[("--walks", "edges")]["walks"] == "edges"
+    _assert_matches(results[()], built_dir_reference(out, scores, "my_metric"))
+    _assert_matches(results[("--walks", "edges")], built_dir_reference(out, scores, "my_metric", walks="edges"))
+    assert results[()]["rank"]["per_seg"]["0"] != pytest.approx(results[("--walks", "edges")]["rank"]["per_seg"]["0"])
+    code, stdout, err = run_cli(capsys, "meta", scores, "--metadata", out / "metadata.csv", "--walks", "edges",
+                                "--n-bootstrap", 0)
+    assert code == 0 and "walks: along each SEG's own edges" in stdout, err
+
+
+def test_meta_walks_edges_without_segs_json_is_one_line_naming_flag_and_file(tmp_path, capsys):
+    from tests.helpers.cli import one_line
+    from tests.helpers.seg_files import build_walks_dir
+
+    out, scores = build_walks_dir(tmp_path, capsys)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "metadata.csv").write_bytes((out / "metadata.csv").read_bytes())
+    code, stdout, err = run_cli(capsys, "meta", scores, "--metadata", bare / "metadata.csv", "--walks", "edges")
+    line = one_line(err)
+    assert code != 0 and stdout == ""
+    assert "--walks edges" in line and str(bare / "segs.json") in line, line

@@ -184,3 +184,52 @@ def test_readme_leaderboard_is_the_generated_one():
     match = re.search(r"<!-- leaderboard:start -->\n(.*?)<!-- leaderboard:end -->", readme, flags=re.S)
     assert match is not None, "README.md has no <!-- leaderboard:start --> ... <!-- leaderboard:end --> block"
     assert match.group(1).strip() == (ASSETS / "leaderboard.md").read_text(encoding="utf-8").strip()
+
+
+def test_report_walks_edges_numbers_and_the_built_graph(tmp_path, capsys, monkeypatch):
+    """``ts2 report --walks edges`` on a built dir: the leaderboard equals the edge-walk reference loop, levels stay
+    the default, and figure (d) draws the built edges (4 for SEG 0: 0-1a, 0-1b, 1a-2a, 1b-2b, not the 6 pairs of
+    adjacent levels) whatever the rule."""
+    import scorers.report as report_module
+    from scorers.report.figures import graph_edges
+    from tests.helpers.cli import run_cli
+    from tests.helpers.reference_meta import built_dir_reference
+    from tests.helpers.seg_files import build_walks_dir
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    out, scores = build_walks_dir(tmp_path, capsys)
+    drawn = []
+    original = report_module.error_graph
+
+    def spy(seg, *args, **kwargs):
+        drawn.append([(seg.nodes[a], seg.nodes[b]) for a, b in graph_edges(seg)])
+        return original(seg, *args, **kwargs)
+
+    monkeypatch.setattr(report_module, "error_graph", spy)
+    for walks in ("levels", "edges"):
+        flags = ("--walks", walks) if walks == "edges" else ()
+        code, stdout, err = run_cli(capsys, "report", scores, "--metadata", out / "metadata.csv", "--out",
+                                    tmp_path / walks, "--no-published", "--n-bootstrap", 0, "--seg", 0, *flags)
+        assert code == 0, err
+        assert ("walks: along each SEG's own edges" in stdout) == (walks == "edges")
+        saved = json.loads((tmp_path / walks / "result.json").read_text())  # the board keeps 4 decimals (in %)
+        row = next(r for r in saved["results"]["leaderboard"] if r["column"] == "my_metric")
+        expected = built_dir_reference(out, scores, "my_metric", walks=walks)
+        for metric in ("rank", "sep", "delta"):
+            for part in ("avg", "alpha", "beta"):
+                want = 100 * expected[metric]["summary"][part]
+                assert row[f"{metric}_{part}"] == pytest.approx(want, abs=5.1e-5), (walks, metric, part)
+    assert drawn == [[("0", "1a"), ("0", "1b"), ("1a", "2a"), ("1b", "2b")]] * 2
+
+
+def test_report_walks_edges_without_segs_json_is_refused(tmp_path, capsys):
+    from tests.helpers.cli import one_line, run_cli
+    from tests.helpers.seg_files import build_walks_dir
+
+    out, scores = build_walks_dir(tmp_path, capsys)
+    (out / "segs.json").unlink()
+    code, stdout, err = run_cli(capsys, "report", scores, "--metadata", out / "metadata.csv", "--out",
+                                tmp_path / "r", "--no-published", "--walks", "edges")
+    line = one_line(err)
+    assert code == 2 and "--walks edges" in line and str(out / "segs.json") in line, line
+    assert not (tmp_path / "r").exists()

@@ -66,3 +66,49 @@ def test_bad_input_is_named():
     metric = evaluate.load(MODULE)
     with pytest.raises(ValueError, match="node label"):
         metric.compute(scores=[0.1, 0.2], seg_ids=[0, 0], nodes=["0", "x1"])
+
+
+@pytest.mark.parametrize("walks", ["levels", "edges"])
+def test_built_dir_partitions_and_walks_equal_the_cli(tmp_path, capsys, walks):
+    """On a data dir built by `ts2 seg build`, `partitions` (the metadata's column) and `walks` give the numbers of
+    `ts2 meta --metadata OUT/metadata.csv [--walks edges]`, per partition, to 1e-9."""
+    import json
+
+    import evaluate
+    import pandas as pd
+
+    from tests.helpers.cli import run_cli
+    from tests.helpers.seg_files import build_walks_dir, built_edges
+
+    out, scores = build_walks_dir(tmp_path, capsys)
+    flags = ("--walks", "edges") if walks == "edges" else ()
+    code, stdout, err = run_cli(capsys, "meta", scores, "--metadata", out / "metadata.csv", "--json",
+                                "--n-bootstrap", 0, *flags)
+    assert code == 0, err
+    cli = json.loads(stdout)["my_metric"]
+    md = pd.read_csv(out / "metadata.csv", dtype=str, keep_default_na=False)
+    table = pd.read_csv(scores).set_index("file_name")
+    inputs = dict(scores=table.loc[md["file_name"], "my_metric"].tolist(), seg_ids=md["id"].astype(int).tolist(),
+                  nodes=md["rank"].tolist(), partitions=md["partition"].tolist())
+    kwargs = {"walks": "edges", "segs": str(out / "segs.json")} if walks == "edges" else {}
+    got = evaluate.load(MODULE).compute(**inputs, **kwargs)
+    assert set(got["partitions"]) == {"alpha", "beta"} and got["walks"] == walks
+    for name in ("rank", "sep", "delta"):
+        assert got[name] == pytest.approx(cli[name]["summary"]["avg"], abs=1e-9)
+        for part in ("alpha", "beta"):
+            assert got["partitions"][part][name] == pytest.approx(cli[name]["summary"][part], abs=1e-9)
+    if walks == "edges":  # the edges as a mapping, as JSON gives it (string keys, lists)
+        mapping = {str(k): [list(e) for e in v] for k, v in built_edges(out).items()}
+        again = evaluate.load(MODULE).compute(**inputs, walks="edges", segs=mapping)
+        assert again["rank"] == pytest.approx(got["rank"], abs=1e-12)
+
+
+def test_partitions_left_out_keep_ts2_partitions_and_walks_need_segs():
+    import evaluate
+
+    out = evaluate.load(MODULE).compute(scores=SCORES, seg_ids=SEGS, nodes=NODES)
+    assert set(out["partitions"]) == {"synth", "nat"} and out["walks"] == "levels"
+    with pytest.raises(ValueError, match="segs"):
+        evaluate.load(MODULE).compute(scores=SCORES, seg_ids=SEGS, nodes=NODES, walks="edges")
+    with pytest.raises(ValueError, match="one for every image"):
+        evaluate.load(MODULE).compute(scores=SCORES, seg_ids=SEGS, nodes=NODES, partitions=["a"] * 4 + [""] * 4)

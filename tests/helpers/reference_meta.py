@@ -91,18 +91,97 @@ def reference_meta(scores, seg_ids, nodes, *, higher_is_better=True, variant="pa
     return {"rank": rank, "sep": sep, "delta": delta, "std": std}
 
 
+def reference_edge_meta(scores, seg_ids, nodes, edges, *, higher_is_better=True, variant="paper"):
+    """Per-SEG rank/sep/delta under the edge rule (a built dir's own edges), computed the plain way, written apart
+    from the library: ``edges`` is ``{seg_id: [(from label, to label), ...]}``.
+
+    rank: every path that starts at an error-0 node (node "0" of a built SEG) and follows edges until a node with no outgoing edge; per path
+    -spearman(error count, score) over its images (NaN dropped, < 2 images skipped, constant input 0), weighted by
+    its number of images. sep: ks_2samp over every pair (u, v) where v can be reached from u along edges. delta
+    (paper): mean(u) - mean(v) over those pairs one error apart, over the population std of the scores; (official):
+    over every such pair, raw, NaN means skipped, 0 without a pair."""
+    frame = pd.DataFrame({"score": np.asarray(scores, dtype=float), "seg": seg_ids, "node": [str(n) for n in nodes]})
+    if not higher_is_better and variant != "official":
+        frame["score"] = -frame["score"]
+    std = float(np.std(frame["score"].dropna().to_numpy()))
+    rank, sep, delta = {}, {}, {}
+    for seg, group in frame.groupby("seg", sort=True):
+        out_of = {}
+        for a, b in edges[int(seg)]:
+            out_of.setdefault(a, []).append(b)
+
+        def paths_from(node):
+            if not out_of.get(node):
+                return [[node]]
+            return [[node] + rest for child in out_of[node] for rest in paths_from(child)]
+
+        def reachable(node):
+            seen, todo = set(), list(out_of.get(node, []))
+            while todo:
+                n = todo.pop()
+                if n not in seen:
+                    seen.add(n)
+                    todo.extend(out_of.get(n, []))
+            return seen
+
+        num = den = 0.0
+        heads = sorted(n for n in set(group["node"]) if _errors(n) == 0)  # node "0" of a built SEG
+        for path in [p for head in heads for p in paths_from(head)]:
+            sub = group[group["node"].isin(path)].dropna(subset=["score"])
+            if len(sub) < 2:
+                continue
+            x = sub["node"].map(_errors).to_numpy(dtype=float)
+            y = sub["score"].to_numpy()
+            r = 0.0 if np.all(x == x[0]) or np.all(y == y[0]) else stats.spearmanr(x, y).statistic
+            num += len(sub) * -r
+            den += len(sub)
+        rank[seg] = num / den if den else np.nan
+        raw = {n: g["score"].to_numpy() for n, g in group.groupby("node")}
+        ks, gaps = [], []
+        for u in sorted(raw):
+            for v in sorted(reachable(u)):
+                one_apart = _errors(v) - _errors(u) == 1
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    if variant == "official":
+                        statistic = stats.ks_2samp(raw[u], raw[v]).statistic  # NaN when a node holds a NaN
+                        if not np.isnan(statistic):
+                            ks.append(statistic)
+                        gap = raw[u].mean() - raw[v].mean()
+                        if not np.isnan(gap):
+                            gaps.append(gap)
+                        continue
+                    a, b = raw[u][~np.isnan(raw[u])], raw[v][~np.isnan(raw[v])]
+                    if len(a) == 0 or len(b) == 0:
+                        continue
+                    ks.append(stats.ks_2samp(a, b).statistic)
+                if one_apart:
+                    gaps.append(a.mean() - b.mean())
+        sep[seg] = float(np.mean(ks)) if ks else 0.0
+        if variant == "official":
+            delta[seg] = float(np.mean(gaps)) if gaps else 0.0
+        else:
+            delta[seg] = float(np.mean(gaps)) / std if gaps and std > 0 else np.nan
+    return {"rank": rank, "sep": sep, "delta": delta, "std": std}
+
+
 def _partition(seg: int) -> str:
     # TS2's partitions as the paper states them: Synth < 111, Nat 111-135, Real >= 136
     return "synth" if seg < 111 else ("nat" if seg < 136 else "real")
 
 
-def reference_summary(per_seg: dict) -> dict:
-    """Plain means of per-SEG values (NaN skipped): ``avg`` and each partition."""
+def reference_summary(per_seg: dict, partitions: dict | None = None) -> dict:
+    """Plain means of per-SEG values (NaN skipped): ``avg`` and each partition (TS2's by SEG id, or ``partitions``:
+    ``{seg_id: name}``, a built dir's own)."""
     def mean(values):
         values = [v for v in values if not np.isnan(v)]
         return sum(values) / len(values) if values else float("nan")
 
     out = {"avg": mean(per_seg.values())}
+    if partitions is not None:
+        for part in dict.fromkeys(partitions[int(s)] for s in per_seg):
+            out[part] = mean([v for s, v in per_seg.items() if partitions[int(s)] == part])
+        return out
     for part in ("synth", "nat", "real"):
         out[part] = mean([v for s, v in per_seg.items() if _partition(int(s)) == part])
     return out
@@ -155,3 +234,27 @@ def _released_reference(shared_dir: str, column: str, higher_is_better: bool, va
         partial.write_text(json.dumps(result))
         os.replace(partial, kept)
     return result
+
+
+def built_dir_reference(out, scores_csv, column: str, *, walks: str = "levels") -> dict:
+    """The reference loops on a built data dir (``ts2 seg build``'s ``out``) and a score file keyed by its names:
+    ``{"rank"|"sep"|"delta": {"per_seg": {...}, "summary": {"avg", partition...}}}`` under ``walks`` (``"levels"``:
+    :func:`reference_meta`; ``"edges"``: :func:`reference_edge_meta` on the edges of ``out/segs.json``, read with the
+    json module alone)."""
+    import json
+    from pathlib import Path
+
+    md = pd.read_csv(Path(out) / "metadata.csv", dtype=str, keep_default_na=False)
+    table = pd.read_csv(scores_csv, dtype={"file_name": str})
+    by_name = dict(zip(table["file_name"], table[column].astype(float)))
+    values = np.array([by_name[name] for name in md["file_name"]])
+    seg_ids, nodes = md["id"].astype(int).to_numpy(), md["rank"].to_numpy()
+    if walks == "edges":
+        edges = {seg["seg_id"]: [(e["from"], e["to"]) for e in seg["edges"]]
+                 for seg in json.loads((Path(out) / "segs.json").read_text(encoding="utf-8"))["segs"]}
+        ref = reference_edge_meta(values, seg_ids, nodes, edges)
+    else:
+        ref = reference_meta(values, seg_ids, nodes)
+    partitions = dict(zip(seg_ids.tolist(), md["partition"]))
+    return {m: {"per_seg": {int(s): float(v) for s, v in ref[m].items()},
+                "summary": reference_summary(ref[m], partitions)} for m in ("rank", "sep", "delta")}

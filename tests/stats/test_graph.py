@@ -66,3 +66,26 @@ def test_release_metadata_structure(shared_ts2):
     counts = pd.Series([s.partition for s in segs]).value_counts().to_dict()
     assert counts == {"synth": 111, "nat": 25, "real": 29}
     assert sum(len(s.walks()) for s in segs) == 1499
+
+
+def test_edge_walks_and_pairs_follow_the_edges_only():
+    from scorers.stats.graph import edge_pairs, edge_walks
+
+    # error sets {}, {a}, {b}, {a, c}, {b, d}, and {x, y, z} (no edge into it: on no walk, in no pair)
+    errors = [0, 1, 1, 2, 2, 3]
+    edges = [(0, 1), (0, 2), (1, 3), (2, 4)]
+    assert edge_walks(errors, edges) == [(0, 1, 3), (0, 2, 4)]
+    assert edge_pairs(errors, edges) == [(0, 1), (0, 2), (0, 3), (0, 4), (1, 3), (2, 4)]
+    assert edge_walks([0, 1], []) == [(0,)]  # a head without an edge out is a walk of one node
+    with pytest.raises(ValueError, match="edge 1 -> 0 does not add errors"):
+        edge_walks(errors, [(1, 0)])
+
+
+def test_seg_with_edges_walks_and_pairs_by_label():
+    from scorers.stats.graph import attach_edges
+
+    seg = attach_edges(build_segs([0] * 5, ["0", "1a", "1b", "2a", "2b"]),
+                       {0: [("0", "1a"), ("0", "1b"), ("1a", "2a"), ("1b", "2b")]})[0]
+    assert seg.walk_rule == "edges"
+    assert seg.walks() == [("0", "1a", "2a"), ("0", "1b", "2b")]
+    assert seg.pairs(adjacent_only=True) == [("0", "1a"), ("0", "1b"), ("1a", "2a"), ("1b", "2b")]

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from scorers.checks import as_scores
 from scorers.stats.meta import TS2Evaluator, compare, ts2_meta
-from tests.helpers.reference_meta import reference_meta
+from tests.helpers.reference_meta import reference_edge_meta, reference_meta
 
 
 def seg_values(result, metric):
@@ -328,3 +328,101 @@ def test_results_state_the_segs_they_cover():
                  seg_subset=[0, 1, 2, 5])
     assert r.to_dict()["segs"] == "0-2,5" and r.to_dict()["n_segs"] == 4
     assert r.segs == "0-2,5"
+
+
+# --- the edge walk rule (a built dir's own edges) -----------------------------------------------------------------
+
+#: error sets {} -> {a} -> {a, c} and {} -> {b} -> {b, d}: nodes 0, 1a, 1b, 2a, 2b, one image each; the sets do not
+#: nest across branches, so TS2's level rule walks 0 -> 1a -> 2b and 0 -> 1b -> 2a too, which no edge joins
+HAND_NODES = ["0", "1a", "1b", "2a", "2b"]
+HAND_SCORES = [1.0, 0.8, 0.4, 0.4, 0.2]
+HAND_EDGES = {0: [("0", "1a"), ("0", "1b"), ("1a", "2a"), ("1b", "2b")]}
+
+
+def test_edge_walks_by_hand_differ_from_level_walks():
+    """Hand computation (scores 0: 1.0, 1a: 0.8, 1b: 0.4, 2a: 0.4, 2b: 0.2; error counts 0, 1, 1, 2, 2).
+
+    rank, levels: four walks of 3 images. (0,1a,2a) 1.0,0.8,0.4, (0,1a,2b) 1.0,0.8,0.2 and (0,1b,2b) 1.0,0.4,0.2
+    fall strictly: -rho = 1. (0,1b,2a) 1.0,0.4,0.4: score ranks 3, 1.5, 1.5 against error ranks 1, 2, 3; centred
+    (1, -0.5, -0.5) and (-1, 0, 1): cov -1.5, sums of squares 1.5 and 2, rho = -1.5 / sqrt(3) = -0.8660254038.
+    Weighted by 3 images each: (1 + 1 + 0.8660254038 + 1) / 4 = 0.9665063509.
+    rank, edges: walks (0,1a,2a) and (0,1b,2b) only, both falling strictly: 1.0.
+    sep, levels: the 8 pairs of different error counts; one image per node, so KS is 1 between different scores and
+    0 between equal ones: (1b, 2a) 0.4 vs 0.4 gives 0, the other 7 give 1: 7 / 8 = 0.875.
+    sep, edges: the 6 pairs joined by a directed path (0-1a, 0-1b, 0-2a, 0-2b, 1a-2a, 1b-2b): all 1: 1.0.
+    delta: population std of the scores: mean 0.56, squares 0.1936 + 0.0576 + 0.0256 + 0.0256 + 0.1296 = 0.432,
+    std = sqrt(0.432 / 5) = sqrt(0.0864) = 0.2939387691.
+    delta, levels: pairs one level apart: 0-1a 0.2, 0-1b 0.6, 1a-2a 0.4, 1a-2b 0.6, 1b-2a 0.0, 1b-2b 0.2; mean 2.0 / 6
+    = 0.3333333333; / std = 1.1340230290.
+    delta, edges: the 4 edges: 0.2, 0.6, 0.4, 0.2; mean 0.35; / std = 1.1907241805.
+    """
+    levels = ts2_meta(HAND_SCORES, [0] * 5, HAND_NODES)
+    edges = ts2_meta(HAND_SCORES, [0] * 5, HAND_NODES, walks="edges", edges=HAND_EDGES)
+    assert levels.rank.per_seg[0] == pytest.approx(0.9665063509, abs=1e-9)
+    assert levels.sep.per_seg[0] == pytest.approx(0.875, abs=1e-12)
+    assert levels.delta.per_seg[0] == pytest.approx(1.1340230290, abs=1e-9)
+    assert edges.rank.per_seg[0] == pytest.approx(1.0, abs=1e-12)
+    assert edges.sep.per_seg[0] == pytest.approx(1.0, abs=1e-12)
+    assert edges.delta.per_seg[0] == pytest.approx(1.1907241805, abs=1e-9)
+    assert (levels.rank.counts[0], edges.rank.counts[0], levels.sep.counts[0], edges.sep.counts[0]) == (4, 2, 8, 6)
+    assert edges.walks == "edges" and edges.to_dict()["walks"] == "edges"
+    assert levels.walks == "levels" and "walks" not in levels.to_dict()  # absent: TS2's rule, as before
+
+
+def test_edge_walks_reference_by_hand():
+    ref = reference_edge_meta(HAND_SCORES, [0] * 5, HAND_NODES, HAND_EDGES)
+    assert (ref["rank"][0], ref["sep"][0]) == (pytest.approx(1.0), pytest.approx(1.0))
+    assert ref["delta"][0] == pytest.approx(1.1907241805, abs=1e-9)
+
+
+def test_walks_edges_needs_edges_and_refuses_the_published_variant():
+    with pytest.raises(ValueError, match="walks='edges'.*edges"):
+        ts2_meta(HAND_SCORES, [0] * 5, HAND_NODES, walks="edges")
+    with pytest.raises(ValueError, match="walks must be one of levels, edges"):
+        ts2_meta(HAND_SCORES, [0] * 5, HAND_NODES, walks="paths")
+    with pytest.raises(ValueError, match="published"):
+        ts2_meta(HAND_SCORES, [0] * 5, HAND_NODES, walks="edges", edges=HAND_EDGES, variant="published")
+    with pytest.raises(ValueError, match="SEG 0: edge 1a -> 3 names node '3'"):
+        ts2_meta(HAND_SCORES, [0] * 5, HAND_NODES, walks="edges", edges={0: [("1a", "3")]})
+    with pytest.raises(ValueError, match="SEG 0 has no entry in the edges"):
+        ts2_meta(HAND_SCORES, [0] * 5, HAND_NODES, walks="edges", edges={7: []})
+
+
+def _random_edges(seg_ids, nodes, rng):
+    """Random edges between nodes whose error counts grow (a DAG, as error sets give), some nodes left unreached."""
+    edges = {}
+    for seg in sorted(set(seg_ids.tolist())):
+        labels = sorted(set(nodes[seg_ids == seg].tolist()), key=lambda n: (int(n[:-1]), n))
+        count = {n: int(n[:-1]) for n in labels}
+        edges[seg] = [(a, b) for a in labels for b in labels if count[b] > count[a] and rng.random() < 0.5]
+    return edges
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    levels=st.lists(st.integers(1, 4), min_size=1, max_size=5),
+    per_level=st.lists(st.integers(1, 3), min_size=5, max_size=5),
+    seed=st.integers(0, 2**31 - 1),
+    tie_grid=st.sampled_from([0, 3, 10]),
+    nan_rate=st.sampled_from([0.0, 0.2]),
+    variant=st.sampled_from(["paper", "official"]),
+)
+def test_edge_walks_match_the_reference_loop_on_random_graphs(levels, per_level, seed, tie_grid, nan_rate, variant):
+    rng = np.random.default_rng(seed)
+    seg_ids, nodes = _random_segs(levels, per_level, rng)
+    edges = _random_edges(seg_ids, nodes, rng)
+    scores = rng.random(len(seg_ids))
+    if tie_grid:
+        scores = np.round(scores * tie_grid) / tie_grid
+    scores[rng.random(len(scores)) < nan_rate] = np.nan
+    if np.isnan(scores).all():
+        scores[0] = 0.5
+    ours = ts2_meta(scores, seg_ids, nodes, variant=variant, walks="edges", edges=edges)
+    ref = reference_edge_meta(scores, seg_ids, nodes, edges, variant=variant)
+    for metric in ("rank", "sep", "delta"):
+        got = seg_values(ours, metric)
+        for seg, want in ref[metric].items():
+            if np.isnan(want):
+                assert np.isnan(got[seg]), (metric, seg)
+            else:
+                assert got[seg] == pytest.approx(want, abs=1e-9), (metric, seg)

@@ -521,6 +521,8 @@ def card_provenance(read: CardInputs, *, command: str, options: MetaOptions) -> 
         "inputs": {role: {"path": str(Path(p).resolve()), "sha256": file_sha256(p)} for role, p in read.files.items()},
         "preference_sets": {n: t.attrs.get("provenance") for n, t in read.pair_tables.items()},
     }
+    if options.walks != "levels":  # absent: TS2's level rule
+        provenance["walks"] = options.walks
     if read.reward_info is not None:
         provenance["reward"] = read.reward_info
     if any(r.name == "tifa160" for r in read.ratings):

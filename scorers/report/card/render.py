@@ -171,6 +171,8 @@ def card_markdown(card: Card, figure: str | None = None) -> str:
     prov = card.provenance
     lines += ["## Provenance", "", f"- command: `{prov['command']}`", f"- ts2-evaluate {prov['ts2_evaluate_version']}",
               f"- SEGs: {prov['segs']}, bootstrap {prov['n_bootstrap']}, seed {prov['seed']}"]
+    if prov.get("walks", "levels") != "levels":
+        lines.append(f"- walks: {prov['walks']} (each SEG's own edges, segs.json; not TS2's level rule)")
     lines += [f"- {role}: `{v['path']}` sha256 {v['sha256']}" for role, v in prov["inputs"].items()]
     return "\n".join(lines) + "\n"
 

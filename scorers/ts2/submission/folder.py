@@ -234,6 +234,8 @@ def _meta_command(column: str, options, higher_is_better: bool) -> str:
             "--seed", str(options.seed), "--n-bootstrap", str(options.n_bootstrap)]
     if not higher_is_better:
         argv += ["--lower-is-better", column]
+    if options.walks != "levels":
+        argv += ["--walks", options.walks]
     return shlex.join(argv + ["--out", RESULT_FILE])
 
 
@@ -294,6 +296,7 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
     os.chmod(staging, 0o777 & ~umask)  # mkdtemp's folder is private (0700); the submission is an ordinary folder
     try:
         scores_file = _staged_scores(scores, column, staging / SCORES_FILE)
+        segs = _segs_input(options, metadata)
         evaluated = meta_from_tables(str(scores_file), metadata, columns=[column], options=options)
         result = evaluated.results[column]
         scorer = info.pop("scorer", None)
@@ -302,9 +305,10 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
         save_result(staging / RESULT_FILE, command=_meta_command(column, options, result.higher_is_better),
                     results=evaluated.to_dict(), table=meta_text(evaluated, options.variant),
                     segs=result.rank.seg_ids, seed=options.seed, n_bootstrap=options.n_bootstrap,
-                    variant=options.variant, inputs={"scores": scores_file, "metadata": metadata},
+                    variant=options.variant, inputs={"scores": scores_file, "metadata": metadata, **segs},
                     scorer_config={"scores": scorer["config"]} if scorer else {},
-                    recorded_paths={"scores": SCORES_FILE, "metadata": "metadata.csv (TS2 release)"})
+                    recorded_paths={"scores": SCORES_FILE, "metadata": "metadata.csv (TS2 release)",
+                                    "segs": "segs.json (beside metadata.csv)"})
         described = {"format": SUBMISSION_FORMAT, "name": name, "column": column, "metric": info.get("metric", column),
                      "paper_url": info.get("paper_url"), "code_url": info.get("code_url"),
                      "license": info.get("license"), "flops_per_image": info.get("flops_per_image"),
@@ -333,6 +337,14 @@ def write_submission(scores, *, column: str, name: str, out: str | os.PathLike, 
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return out
+
+
+def _segs_input(options, metadata) -> dict:
+    """``{"segs": path}`` of the ``segs.json`` the edge walk rule follows (its sha256 is recorded), else ``{}``."""
+    from scorers.tables.segs_file import find_segs_file
+
+    found = find_segs_file(options.walks, metadata=metadata, segs_file=options.segs_file)
+    return {} if found is None else {"segs": found}
 
 
 def _check_options(options) -> None:
@@ -572,6 +584,13 @@ def _check_inputs(folder: Path, result: dict, metadata) -> None:
     if inputs["scores"]["sha256"] != got:
         raise _Rejected(f"inputs.scores.sha256: claimed {inputs['scores']['sha256']}, recomputed {got} "
                         f"({SCORES_FILE})")
+    if "segs" in inputs:  # the edge walk rule: the segs.json beside the metadata
+        from scorers.tables.segs_file import segs_file_beside
+
+        beside = segs_file_beside(metadata)
+        got = sha256_file(beside) if beside.is_file() else "(no such file)"
+        if inputs["segs"]["sha256"] != got:
+            raise _Rejected(f"inputs.segs.sha256: claimed {inputs['segs']['sha256']}, recomputed {got} ({beside})")
     release = sha256_file(metadata)
     if inputs["metadata"]["sha256"] != release:
         raise _Rejected(f"inputs.metadata.sha256: claimed {inputs['metadata']['sha256']}, recomputed {release} (the "
@@ -588,9 +607,14 @@ def _recompute(folder: Path, result: dict, column: str, metadata):
     hib = claimed.get("higher_is_better", True)
     if not isinstance(hib, bool):
         raise _Rejected(f"results.{column}.higher_is_better: must be true or false")
+    from scorers.stats.graph import WALK_RULES
+
+    walks = claimed.get("walks", "levels")  # absent: TS2's level rule, as every result before the edge rule
+    if walks not in WALK_RULES:
+        raise _Rejected(f"results.{column}.walks: must be one of {', '.join(WALK_RULES)}, got {_shown(walks)}")
     options = MetaOptions(seg_subset=result["segs"], variant=result["variant"] or "paper",
                           n_bootstrap=result["n_bootstrap"] or 0, seed=result["seed"] or 0,
-                          higher_is_better={column: hib})
+                          higher_is_better={column: hib}, walks=walks)
     try:
         evaluated = meta_from_tables(str(folder / SCORES_FILE), metadata, columns=[column], options=options)
     except (ValueError, KeyError, TypeError) as error:
