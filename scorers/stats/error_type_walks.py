@@ -23,7 +23,7 @@ B = A + {e}, as :func:`scorers.stats.error_sets.error_set_edges` draws them):
 
 A SEG without a T-walk is NaN for ``T`` (left out of the means, counted as skipped); sep_T of a SEG whose pairs all
 lack valid scores is 0 (TS2's sep rule). With ``n_bootstrap``, each mean gets the bootstrap interval over SEGs of
-``ts2 meta``'s table (:func:`scorers.stats.meta.seg_mean_intervals`: one generator seeded ``seed`` per metric, type
+``ts2 meta``'s table (:func:`scorers.stats.seg_intervals.seg_mean_intervals`: one generator seeded ``seed`` per metric, type
 and meta-metric, drawing for ``avg`` and each partition in turn, resampling the SEGs with a T-walk). Scores are oriented first (higher = more faithful). Images are grouped
 into SEGs and nodes by one sort; then, per SEG, its few walks and pairs are computed in plain Python (a walk holds a
 handful of scores, where numpy's per-call cost would dominate): linear in the number of images, about 6 s of CPU
@@ -39,7 +39,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from scorers.stats.error_sets import error_set_edges, label_sets
-from scorers.stats.meta import seg_mean_intervals
+from scorers.stats.seg_intervals import seg_mean_intervals
 from scorers.stats.resampling import ConfidenceInterval
 
 __all__ = ["ErrorTypeResult", "error_type_meta", "type_walks"]
@@ -211,7 +211,7 @@ def error_type_meta(
     partitions : ``{seg_id: partition}`` (summaries per partition, as TS2's).
     segs : the SEGs to evaluate (default: all).
     n_bootstrap, confidence, seed : bootstrap percentile intervals over SEGs of every summary (0 = none), as
-        ``ts2 meta``'s table (:func:`scorers.stats.meta.seg_mean_intervals`).
+        ``ts2 meta``'s table (:func:`scorers.stats.seg_intervals.seg_mean_intervals`).
 
     Returns
     -------

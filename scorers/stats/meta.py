@@ -50,7 +50,8 @@ import numpy as np
 
 from scorers.stats.graph import (PARTITIONS, SEG, PartitionSpec, attach_edges, build_segs, check_walks, format_seg_range,
                                  resolve_seg_subset)
-from scorers.stats.resampling import ConfidenceInterval, PairedComparison, paired_mean_test, percentile_interval, resample_indices
+from scorers.stats.resampling import ConfidenceInterval, PairedComparison, paired_mean_test
+from scorers.stats.seg_intervals import seg_mean_intervals, summary_groups
 from scorers.checks import as_scores, check_choice
 from scorers.errors import ParameterError
 from scorers.json_safe import json_float
@@ -62,7 +63,6 @@ __all__ = [
     "TS2Evaluator",
     "TS2Result",
     "compare",
-    "seg_mean_intervals",
     "ts2_meta",
 ]
 
@@ -614,19 +614,10 @@ class _SEGLayout:
         return value, used
 
 
-def _groups(partitions: np.ndarray) -> dict[str, np.ndarray]:
-    """SEG positions of ``avg`` (all) and of each partition present, in summary order."""
-    groups = {"avg": np.arange(partitions.size)}
-    present = [p for p in PARTITIONS if p in set(partitions)] + sorted(set(partitions) - set(PARTITIONS))
-    for part in present:
-        groups[part] = np.flatnonzero(partitions == part)
-    return groups
-
-
 def _summarise(name: str, seg_ids: np.ndarray, partitions: np.ndarray, per_seg: np.ndarray,
                counts: np.ndarray) -> MetaResult:
     defined = ~np.isnan(per_seg)
-    statistic = {key: _nanmean(per_seg[idx]) for key, idx in _groups(partitions).items()}
+    statistic = {key: _nanmean(per_seg[idx]) for key, idx in summary_groups(partitions).items()}
     return MetaResult(
         name=name,
         seg_ids=seg_ids,
@@ -646,51 +637,6 @@ def _add_intervals(results: Sequence[MetaResult], n_bootstrap: int, confidence: 
     intervals = seg_mean_intervals([(r.per_seg, r.partitions) for r in results], n_bootstrap, confidence, seed)
     for result, interval in zip(results, intervals):
         result.confidence_interval = interval
-
-
-def seg_mean_intervals(values: Sequence[tuple[np.ndarray, np.ndarray]], n_bootstrap: int, confidence: float,
-                       seed: int) -> list[dict[str, ConfidenceInterval]]:
-    """The bootstrap intervals over SEGs of every table of meta-metrics (``ts2 meta``'s, ``--by-error-type``'s): per
-    ``(per_seg, partitions)`` pair, for ``avg`` and each partition (in summary order: synth, nat, real, then the
-    others sorted), the percentile interval of the mean of its defined (non-NaN) SEG values over ``n_bootstrap``
-    resamples of them.
-
-    The draws are those of :func:`scorers.stats.resampling.bootstrap_mean_interval` with one generator seeded ``seed`` per
-    pair, drawing for its keys in turn (a key without a defined value draws nothing and gets (NaN, NaN)): they depend
-    only on the numbers of defined values, so pairs with the same numbers share them, and their resampled means and
-    quantiles are computed together (the same reductions, row by row, as one pair at a time).
-
-    Raises:
-        ParameterError: ``n_bootstrap`` is not an integer >= 0 (a ``ValueError`` naming it).
-
-    Examples:
-        >>> (ci,) = seg_mean_intervals([(np.array([0.2, 0.4, np.nan]), np.array(["x", "x", "y"]))], 100, 0.9, 0)
-        >>> [str(key) for key in ci], ci["y"]
-        (['avg', 'x', 'y'], ConfidenceInterval(low=nan, high=nan))
-    """
-    alpha = (1.0 - confidence) / 2.0
-    out: list[dict[str, ConfidenceInterval]] = [{} for _ in values]
-    batches: dict[tuple, list[tuple[int, dict[str, np.ndarray]]]] = {}
-    for position, (per_seg, partitions) in enumerate(values):
-        kept = {key: per_seg[idx][~np.isnan(per_seg[idx])] for key, idx in _groups(partitions).items()}
-        batches.setdefault(tuple((k, v.size) for k, v in kept.items()), []).append((position, kept))
-    for sizes, members in batches.items():
-        rng = np.random.default_rng(seed)
-        for key, size in sizes:
-            if not size:
-                for position, _ in members:
-                    out[position][key] = ConfidenceInterval(float("nan"), float("nan"))
-                continue
-            idx = resample_indices(size, n_bootstrap, rng, name="n_bootstrap")
-            boot = np.empty((len(members), n_bootstrap))  # (pairs, n_bootstrap)
-            for row, (_, kept) in enumerate(members):
-                kept[key][idx].mean(axis=1, out=boot[row])
-            finite = not np.isnan(boot).any()
-            bounds = np.quantile(boot, [alpha, 1.0 - alpha], axis=1) if finite else None
-            for row, (position, _) in enumerate(members):
-                out[position][key] = (ConfidenceInterval(float(bounds[0, row]), float(bounds[1, row])) if finite
-                                      else percentile_interval(boot[row], confidence))
-    return out
 
 
 def _finite_std(values: np.ndarray, ddof: int = 0) -> float:
