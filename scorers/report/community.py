@@ -26,6 +26,10 @@ The table (:class:`Leaderboard`):
   an earlier one or of a published metric (:func:`scorers.stats.coverage.score_fingerprint`), as a duplicate of it.
   A bad submission never stops the others from being listed, an error of the verifier included.
 
+Submissions verified on other metadata (``metadata`` not the published rows' ``metadata.csv``, by sha256:
+:func:`scorers.tables.comparable.published_mismatch`) are never ranked with the published rows: those are left out,
+with a note naming both files.
+
 Edge cases: an empty source gives the published rows alone. Without the release's ``metadata.csv`` nothing can be
 verified: one error. With a metadata file given but the release's scores not to be had, the community rows are
 listed alone, with a note. A Hub revision read before can be listed again offline (``HF_HUB_OFFLINE=1``), from the
