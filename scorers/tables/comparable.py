@@ -55,17 +55,15 @@ def release_basis(data_dir: str | os.PathLike | None = None, segs: Iterable[int]
     """The :class:`Basis` of the published rows: the release's ``metadata.csv`` as :mod:`scorers.tables.release`
     finds it (``data_dir`` / ``$TS2_DATA``, else the cache), or its pinned sha256 when no copy is here (nothing is
     downloaded for this), over the SEG ids ``segs``."""
-    from scorers.tables.release import RELEASE_FILES, ReleaseFileUnavailable, cached_path, local_data_dir, \
-        local_paths, sha256_file
+    from scorers.tables.release import RELEASE_FILES, ReleaseFileUnavailable, cached_path, local_data_dir, sha256_file
 
     pinned = RELEASE_FILES["metadata.csv"]
-    found = None
-    try:
+    try:  # where release_download.path would find it, without its checks (a differing copy is its warning to give)
         folder = local_data_dir(data_dir)
-        found = local_paths([pinned], folder, False)["metadata.csv"] if folder is not None else cached_path(pinned)
+        found = folder / pinned.filename if folder is not None else cached_path(pinned)
     except (ReleaseFileUnavailable, OSError):
         found = None
-    digest = sha256_file(found) if found is not None else pinned.sha256
+    digest = sha256_file(found) if found is not None and found.is_file() else pinned.sha256
     return Basis(digest, RELEASE_METADATA).with_segs(segs)
 
 
