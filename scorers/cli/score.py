@@ -3,8 +3,8 @@
 Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it, from the official Hub dataset through
 ``scorers.ts2.dataset.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
 of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics) when it was
-computed on the release's metadata and SEGs (a built data dir's scores: one line says why they are left out). ``--set NAME``
-scores another set's images through the same runner (``scorers.sets.scoring.score_set``).
+computed on the release's metadata and SEGs (a built data dir's scores: one line says why they are left out).
+``--set NAME`` scores another set's images through the same runner (``scorers.sets.scoring.score_set``).
 """
 from __future__ import annotations
 

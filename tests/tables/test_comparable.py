@@ -30,8 +30,8 @@ def test_only_the_same_bytes_and_segs_are_comparable():
     assert published_mismatch(Basis("a" * 64, "m.csv", tuple(range(164))), release) is None
     assert published_mismatch(Basis("a" * 64, "m.csv"), release) is None  # SEGs not given: not compared
     other = published_mismatch(Basis("b" * 64, "OUT/metadata.csv", (0, 1)), release, what="your scores")
-    assert other == ("published rows left out: they were computed on the TS2 release metadata (sha256 aaaaaaaaaaaa…), "
-                     "your scores on OUT/metadata.csv (sha256 bbbbbbbbbbbb…)")
+    assert other == ("published rows left out: they were computed on the TS2 release metadata (sha256 "
+                     "aaaaaaaaaaaa…), your scores on OUT/metadata.csv (sha256 bbbbbbbbbbbb…)")
     assert published_mismatch(Basis(None, "a frame"), release).endswith("these scores on a frame (sha256 unknown)")
     assert published_mismatch(Basis("a" * 64, "m.csv", (0, 1, 5)), release) == (
         "published rows left out: they were computed on SEGs 0-163, these scores on SEGs 0-1,5")
