@@ -35,9 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         metavar="NAME=FILE",
                         help="per-image TS2 scores of metric NAME (the column NAME, or the file's only score column); "
                              "or --scorer")
-    parser.add_argument("--baseline", default="clipscore",
-                        help="baseline metric: a --scores NAME or a column of the release's released_scores.csv; "
-                             "'none' for no paired tests")
+    parser.add_argument("--baseline", default="auto",
+                        help="baseline metric: a --scores NAME, or a column of the release's released_scores.csv "
+                             "(on the release's metadata only); 'none' for no paired tests; default auto: the "
+                             "release's clipscore on the release's metadata, none on other metadata (--metadata "
+                             "OUT/metadata.csv), with a line saying so")
     parser.add_argument("--ratings", action="append", default=[], type=_name_value("--ratings"), metavar="SET=FILE",
                         help="a human rating set: tifa160=FILE (TIFA's JSON; FILE 'tifa160' = the pinned download) "
                              "or any ratings table ts2 correlate reads, holding the metrics' per-item scores")
@@ -195,6 +197,8 @@ def run_card(args: argparse.Namespace) -> int:
                 print(f"  against its parts: {card.parts_verdict}")
             for set_name, reason in card.not_evaluated.items():
                 print(f"  {set_name}: not evaluated: {reason}")
+            for note in card.notes:
+                print(f"  note: {note}")
             print(f"  wrote {', '.join(str(p) for p in written[name].values())}")
     return 0
 

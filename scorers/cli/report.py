@@ -97,7 +97,8 @@ def run_report(args: argparse.Namespace) -> int:
 
         present = [c for _, frame in tables for c in score_columns(frame)]  # every column of the user's tables
         mine = list(args.columns or present)
-        published = published_inputs(metadata, present, data_dir=args.data_dir, paper=paper)
+        published = published_inputs(metadata, present, data_dir=args.data_dir, paper=paper,
+                                     metadata_file=metadata_path)
         if published.added:
             tables.append((str(published.source), published.table))
             paper = published.paper

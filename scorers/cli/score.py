@@ -2,8 +2,9 @@
 
 Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it, from the official Hub dataset through
 ``scorers.ts2.dataset.hub_segs`` (downloaded once into the Hugging Face cache). ``--meta`` then prints the TS2 meta-metrics
-of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics). ``--set NAME``
-scores another set's images through the same runner (``scorers.sets.scoring.score_set``).
+of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics) when it was
+computed on the release's metadata and SEGs (a built data dir's scores: one line says why they are left out).
+``--set NAME`` scores another set's images through the same runner (``scorers.sets.scoring.score_set``).
 """
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--meta", action="store_true",
                         help="then print the TS2 meta-metrics of the new scores, and the new metric among the "
                              "published leaderboard rows (the release's 19 metrics; release tables from $TS2_DATA, "
-                             "else the cache, else one download)")
+                             "else the cache, else one download) when scored on the release's metadata and SEGs")
     add_model_options(parser)  # --sbert, --yes-rule and the served-model group, shared with tifa-bench score
     parser.set_defaults(handler=run_score)
 
@@ -183,7 +184,7 @@ def run_score(args: argparse.Namespace) -> int:
                   "the per-item records say why)", file=sys.stderr)
         print_usage(result.records, args, from_cache=result.from_cache)
         if args.meta:
-            print_meta(frame, result, data_dir=args.data_dir if args.set_name is None else None)
+            print_meta(frame, result, data_dir=args.data_dir)  # --set ts2 reads --data-dir as ts2 score does
     finish()
     return 0
 
@@ -194,6 +195,8 @@ def print_meta(frame, result, data_dir=None) -> None:
     The scored images are the metadata (joined on ``seg_id`` + ``file_name`` by :func:`scorers.ts2.meta_from_tables.meta_from_tables`),
     the default SEG set (0-163) is stated, and orientation comes from the scorer's own facts
     (``higher_is_better``) through :func:`scorers.stats.orientation.resolve_orientation`."""
+    from pathlib import Path
+
     from scorers.ts2.meta_from_tables import meta_from_tables
     from scorers.ts2.options import MetaOptions
     from scorers.ts2.result_text import format_meta_table
@@ -201,8 +204,6 @@ def print_meta(frame, result, data_dir=None) -> None:
     columns = list(result.extra["score_columns"])
     metadata = frame[["seg_id", "file_name", "node"]]
     if data_dir is not None:  # a built data dir's partition column (ts2 seg build) decides its partitions
-        from pathlib import Path
-
         from scorers.tables.pandas_tables import read_metadata
 
         metadata = read_metadata(Path(data_dir) / "metadata.csv")
@@ -212,30 +213,39 @@ def print_meta(frame, result, data_dir=None) -> None:
     results = {(c if evaluated.orientation[c] else f"{c} (lower is better)"): evaluated.results[c] for c in columns}
     print(format_meta_table(results))
     print("values in %")
-    print_beside_leaderboard(frame, results)
+    from scorers.tables.comparable import metadata_basis, release_basis
+
+    segs = next(iter(evaluated.results.values())).rank.seg_ids
+    if data_dir is not None:
+        ours = metadata_basis(Path(data_dir) / "metadata.csv", segs)
+    else:  # the Hub dataset at the pinned revision: the release's metadata.csv (pinned by its sha256)
+        ours = release_basis(segs=segs)
+    print_beside_leaderboard(results, ours)
 
 
-def print_beside_leaderboard(frame, results) -> None:
-    """The new metric(s) among the release's published metrics (rank Avg order); a note instead when the release
-    tables are not available (offline with nothing cached), never a failure of the finished run."""
+def print_beside_leaderboard(results, ours) -> None:
+    """The new metric(s) among the release's published metrics (rank Avg order), only when computed on the same
+    metadata and SEGs as they are (``ours``: a :class:`scorers.tables.comparable.Basis`); else one line saying why
+    they are left out. A note instead when the release tables are not available (offline with nothing cached),
+    never a failure of the finished run."""
+    from scorers.tables.comparable import published_mismatch, release_basis
     from scorers.tables.release import ReleaseFileUnavailable
-    from scorers.tables.release_download import path
     from scorers.ts2.reproduce import released_reproduction
-    from scorers.tables.pandas_tables import read_metadata
     from scorers.cli._format import format_beside_leaderboard
 
-    try:
-        published = released_reproduction(progress=False)
-        release = read_metadata(path("metadata.csv"))
-    except (ReleaseFileUnavailable, OSError, ValueError) as error:
-        first = str(error).splitlines()[0]
-        print(f"\n(published leaderboard rows not shown: {first})", file=sys.stderr)
+    release = release_basis()
+    left_out = published_mismatch(ours.with_segs(None), release)  # other metadata: nothing to compute
+    if left_out is None:
+        try:
+            published = released_reproduction(progress=False)
+        except (ReleaseFileUnavailable, OSError, ValueError) as error:
+            first = str(error).splitlines()[0]
+            print(f"\n(published leaderboard rows not shown: {first})", file=sys.stderr)
+            return
+        theirs = next(iter(published.results.values())).rank.seg_ids if published.results else None
+        left_out = published_mismatch(ours, release.with_segs(theirs))
+    if left_out is not None:
+        print(f"\n({left_out})", file=sys.stderr)
         return
     print("\nBeside the published leaderboard (metrics of the TS2 release, recomputed from its per-image scores):")
     print(format_beside_leaderboard(results, published.results))
-    ours = set(zip(frame["seg_id"].astype(int), frame["file_name"].astype(str)))
-    theirs = set(zip(release["seg_id"].astype(int), release["file_name"].astype(str)))
-    if ours != theirs:
-        print(f"note: your scores cover {len(ours & theirs)} of the release's {len(theirs)} images"
-              f"{f' (and {len(ours - theirs)} other images)' if ours - theirs else ''}: the comparison with the "
-              "published rows is indicative only", file=sys.stderr)

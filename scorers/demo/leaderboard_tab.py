@@ -242,7 +242,7 @@ def community_board(config: AppConfig, published: Reproduction | None) -> Commun
 
     try:
         board = community_leaderboard(config.submissions, metadata=config.metadata, reproduction=published,
-                                      published=published is not None)
+                                      published=published is not None, published_metadata=config.metadata)
     except (ValueError, OSError) as error:
         wording = wording_of(error)
         text = wording.worded({"submissions": "submissions source"}) if wording is not None else str(error)

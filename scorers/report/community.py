@@ -26,6 +26,10 @@ The table (:class:`Leaderboard`):
   an earlier one or of a published metric (:func:`scorers.stats.coverage.score_fingerprint`), as a duplicate of it.
   A bad submission never stops the others from being listed, an error of the verifier included.
 
+Submissions verified on other metadata (``metadata`` not the published rows' ``metadata.csv``, by sha256:
+:func:`scorers.tables.comparable.published_mismatch`) are never ranked with the published rows: those are left out,
+with a note naming both files.
+
 Edge cases: an empty source gives the published rows alone. Without the release's ``metadata.csv`` nothing can be
 verified: one error. With a metadata file given but the release's scores not to be had, the community rows are
 listed alone, with a note. A Hub revision read before can be listed again offline (``HF_HUB_OFFLINE=1``), from the
@@ -380,7 +384,8 @@ def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (),
 
 def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | None = None, metadata=None,
                           published: bool = True, sort_by: str = "rank", verify: Callable | None = None,
-                          cache_dir: str | os.PathLike | None = None, reproduction=None) -> Leaderboard:
+                          cache_dir: str | os.PathLike | None = None, reproduction=None,
+                          published_metadata=None) -> Leaderboard:
     """The leaderboard of ``submissions`` (a folder or ``OWNER/NAME[@REVISION]``,
     :func:`scorers.ts2.submission.hub.fetch_submissions`): every submission verified (:func:`read_submissions`;
     ``metadata``: the TS2 metadata to verify against, default the release's, found once:
@@ -389,7 +394,12 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
     (``data_dir`` / ``$TS2_DATA``, else the cache, else one verified download); when the release cannot be had, a
     note says so and the community rows are listed alone. The published metrics' names are reserved either way: a
     submission named like one is rejected. ``reproduction``: the published rows already computed (a
-    :class:`scorers.ts2.reproduce.Reproduction`, e.g. the demo's), used as they are.
+    :class:`scorers.ts2.reproduce.Reproduction`, e.g. the demo's), used as they are; ``published_metadata``: the
+    ``metadata.csv`` they were computed on (default: the release's).
+
+    Every submission is verified on ``metadata``, so its numbers are of that metadata's SEGs: when it is not the
+    metadata of the published rows (another sha256, :func:`scorers.tables.comparable.published_mismatch`), the
+    published rows are left out, with a note saying why; the submissions are then ranked among themselves.
     """
     source = fetch_submissions(submissions, cache_dir=cache_dir)
     if metadata is None and verify is None:  # one error when nothing could be verified, not one per submission
@@ -399,6 +409,14 @@ def community_leaderboard(submissions: str | os.PathLike, *, data_dir: str | Non
     notes, rows_published, taken = [], [], []
     from scorers.report.published import published_coverage
 
+    if published and metadata is not None:  # submissions of other metadata are never ranked with the published rows
+        from scorers.tables.comparable import metadata_basis, published_mismatch, release_basis
+
+        theirs = release_basis(data_dir) if published_metadata is None else metadata_basis(published_metadata)
+        left_out = published_mismatch(metadata_basis(metadata), theirs, what="the submissions")
+        if left_out is not None:
+            published = False
+            notes.append(left_out)
     if published and reproduction is not None:
         rows_published = published_rows(reproduction, published_coverage(reproduction, data_dir))
         taken = list(reproduction.columns)

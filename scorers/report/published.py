@@ -10,7 +10,8 @@ as one more input of :func:`scorers.report.write_report`: the published rows are
 ``ts2 reproduce``'s and ``ts2 score --meta``'s numbers.
 
 When the release cannot be had (offline with nothing cached, no ``$TS2_DATA``), or the user's metadata is not the
-release's, the report is the user's metrics alone and :attr:`Published.note` says why and how to get the release.
+release's (another sha256: :func:`scorers.tables.comparable.published_mismatch`, the check every place that ranks a
+metric among the published rows makes), the report is the user's metrics alone and :attr:`Published.note` says why.
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ class Published:
 
 
 def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, data_dir: str | None = None,
-                     paper: pd.DataFrame | None = None) -> Published:
+                     paper: pd.DataFrame | None = None, metadata_file=None) -> Published:
     """The release's published metrics to put beside ``user_columns`` (every score column of the user's tables, the
     ones not reported included) in a report over ``metadata`` (a :func:`scorers.tables.pandas_tables.read_metadata`
     frame).
@@ -63,7 +64,10 @@ def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, dat
     ``paper``: the user's own paper table (``--paper``); without it the release's Table 2 is read for names,
     families and FLOPs. Never raises for a release that cannot be had: the result's ``note`` says why and how to get
     it. A published column the user's tables already have (e.g. ``released_scores.csv`` passed by hand) is not
-    added again; when every one is there, nothing is added and there is no note.
+    added again; when every one is there, nothing is added and there is no note. ``metadata_file``: the file
+    ``metadata`` was read from: the published rows are added only when it is the release's (the same sha256,
+    :func:`scorers.tables.comparable.published_mismatch`; the SEGs are the report's own for both), else the note is
+    that check's line (unknown without a file).
     """
     from scorers.tables.pandas_tables import column_scores, read_metadata, read_score_table, score_columns
     from scorers.tables.release import ReleaseFileUnavailable
@@ -86,14 +90,13 @@ def published_inputs(metadata: pd.DataFrame, user_columns: Sequence[str], *, dat
     if len(released) != len(release_metadata):
         return Published(note=f"note: the published metrics are not added: {scores_path.name} has {len(released)} "
                               f"rows but the release's metadata.csv has {len(release_metadata)}; {HOW_TO_GET}")
-    release_keys = list(zip(release_metadata["seg_id"].astype(int), release_metadata["file_name"].astype(str)))
-    user_keys = set(zip(metadata["seg_id"].astype(int), metadata["file_name"].astype(str)))
-    if set(release_keys) != user_keys:
-        common = len(user_keys & set(release_keys))
-        return Published(note=f"note: the published metrics are not added: --metadata is not the release's "
-                              f"metadata.csv ({common} of its {len(release_keys)} images in common; the published "
-                              "scores are of the release's images); pass the release's metadata.csv to compare "
-                              "(--no-published: without this note)")
+    from scorers.tables.comparable import Basis, metadata_basis, published_mismatch, release_basis
+
+    ours = metadata_basis(metadata_file) if metadata_file is not None else Basis(None, "the given metadata frame")
+    left_out = published_mismatch(ours, release_basis(data_dir), what="your scores")
+    if left_out is not None:
+        return Published(note=f"note: {left_out}; pass the release's metadata.csv to compare (--no-published: "
+                              "without this note)")
     clash = [c for c in release_columns if c in mine]
     added = [c for c in release_columns if c not in mine]
     table = pd.DataFrame({"seg_id": release_metadata["seg_id"].to_numpy(),

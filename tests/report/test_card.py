@@ -88,7 +88,9 @@ def test_ts2_paired_test_is_the_mean_of_per_seg_differences(cards, card_run, cap
         assert row["statistic"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-12)  # float summation order
         assert row["ci_low"] <= row["statistic"] <= row["ci_high"]
     first = ts2["comparison"][0]
-    expected = "better" if first["ci_low"] > 0 else "worse" if first["ci_high"] < 0 else "no clear difference"
+    significant = first["pvalue"] <= 0.05  # better / worse only when the test is significant at 1 - 0.95
+    expected = ("better" if significant and first["ci_low"] > 0 else "worse" if significant and first["ci_high"] < 0
+                else f"no significant difference (p = {first['pvalue']:.3f} at alpha 0.05)")
     assert ts2["verdict"] == expected
 
 
@@ -440,8 +442,10 @@ def test_preference_paired_test_on_the_same_pairs(pref_run):
         assert comparison["pvalue"] == pytest.approx(min(1.0, 2 * (1 + far) / (1 + PREF_BOOT)), abs=1e-12)
     assert [c["ties"] for c in section["comparison"]] == ["calibrated", "excluded"]  # the headline first
     first = section["comparison"][0]
-    assert section["verdict"] == ("better" if first["ci_low"] > 0 else "worse" if first["ci_high"] < 0
-                                  else "no clear difference")
+    significant = first["pvalue"] <= 0.05
+    assert section["verdict"] == ("better" if significant and first["ci_low"] > 0 else "worse"
+                                  if significant and first["ci_high"] < 0
+                                  else f"no significant difference (p = {first['pvalue']:.3f} at alpha 0.05)")
 
 
 def test_reward_ts2_values_equal_ts2_meta_on_a_hand_made_weighted_sum(pref_run, capsys, shared_ts2):

@@ -192,7 +192,9 @@ def test_release_unavailable_falls_back_with_one_note(clip_csv, shared_ts2, tmp_
 
 def test_other_metadata_is_not_compared_with_the_release(clip_csv, shared_ts2, tmp_path):
     """A metadata file of other images (here: the release's first 40 SEGs only) cannot hold the published scores:
-    yours alone, with a note naming --metadata."""
+    yours alone, with one note naming both metadata files by their sha256 (hashlib's)."""
+    import hashlib
+
     metadata = pd.read_csv(shared_ts2 / "metadata.csv")
     subset = metadata[metadata["id"] <= 40]
     subset.to_csv(tmp_path / "metadata.csv", index=False)
@@ -203,8 +205,12 @@ def test_other_metadata_is_not_compared_with_the_release(clip_csv, shared_ts2, t
                                   str(tmp_path / "r")])
     assert code == 0, err
     assert pd.read_csv(tmp_path / "r" / "leaderboard.csv")["column"].tolist() == ["my_clip"]
-    note = next(line for line in printed.splitlines() if "published metrics are not added" in line)
-    assert "--metadata is not the release's metadata.csv" in note and f"{len(subset)} of its {len(metadata)}" in note
+    notes = [line for line in printed.splitlines() if "published rows left out" in line]
+    release, yours = (hashlib.sha256(p.read_bytes()).hexdigest()[:12] for p in (shared_ts2 / "metadata.csv",
+                                                                                tmp_path / "metadata.csv"))
+    assert notes == [f"note: published rows left out: they were computed on the TS2 release metadata (sha256 "
+                     f"{release}…), your scores on {tmp_path / 'metadata.csv'} (sha256 {yours}…); pass the release's "
+                     "metadata.csv to compare (--no-published: without this note)"]
 
 
 def test_the_release_passed_by_hand_is_not_added_twice(shared_ts2, tmp_path, only_the_cost_figure):

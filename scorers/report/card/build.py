@@ -6,25 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from scorers.report.card.inputs import (CardInputs, PreferenceSet, RatingSet, RewardSpec, card_provenance, is_pairs,
-                                        read_inputs)
+from scorers.report.card.inputs import (AUTO_BASELINE, CardInputs, PreferenceSet, RatingSet, RewardSpec,
+                                        card_provenance, is_pairs, read_inputs, resolve_baseline)
 from scorers.report.card.schema import Card
-from scorers.report.card.sections import (SharedResults, preference_others, preference_section, rating_others,
-                                          rating_section, ts2_result, ts2_section)
+from scorers.report.card.sections import (SharedResults, is_judged, preference_others, preference_section,
+                                          rating_others, rating_section, ts2_result, ts2_section)
 from scorers.sets.registry import PAIRS, RATINGS, SEGS, set_names
 from scorers.ts2.options import MetaOptions
 
 __all__ = ["build_cards"]
 
-#: the verdicts of a paired test that count in a card's line (not "no comparison" / "no interval")
-JUDGED = ("better", "worse", "no clear difference")
-
-
 def build_cards(
     scores: Mapping[str, str | Path],
     *,
     metadata,
-    baseline: str | None = "clipscore",
+    baseline: str | None = AUTO_BASELINE,
     ratings: Sequence[RatingSet] = (),
     sets: Sequence[str] | None = None,
     data_dir: str | None = None,
@@ -37,8 +33,12 @@ def build_cards(
 ) -> dict[str, Card]:
     """``{metric: card}`` for every metric of ``scores`` (name -> per-image TS2 scores file).
 
-    ``baseline``: a name among ``scores`` or a column of the release's ``released_scores.csv`` (default the release's
-    ``clipscore``; None: no paired tests). ``ratings``: the human rating sets. ``sets``: names asked for; one that is
+    ``baseline``: a name among ``scores`` or a column of the release's ``released_scores.csv`` (a release column
+    only when ``metadata`` is the release's: :func:`~scorers.report.card.inputs.resolve_baseline`); None: no paired
+    tests; ``"auto"`` (default): the release's ``clipscore`` on the release's metadata, else none, with a note saying
+    so. The TS2 section places the metric among the release's published rows only when it was computed on the same
+    metadata (sha256) and SEG set (:func:`scorers.tables.comparable.published_mismatch`); otherwise one note says why
+    they are left out. ``ratings``: the human rating sets. ``sets``: names asked for; one that is
     neither ``ts2`` nor given in ``ratings`` is listed as not evaluated with the reason. ``options``
     (:class:`~scorers.ts2.options.MetaOptions`, default 1,000 bootstrap resamples): the SEGs, the bootstrap (every
     interval and paired test of the card), ``clean_quotes`` (stray quote characters stripped from the ``scores``
@@ -50,17 +50,28 @@ def build_cards(
     ``<name>_ts2_scores.csv`` (``seg_id, file_name, <name>``; default: the current folder), and on each human set its
     scores come from the parts' columns there (normalisation statistics over that set's images).
     """
+    from scorers.tables.comparable import metadata_basis, published_mismatch, release_basis
+
+    ours, release = metadata_basis(metadata), release_basis(data_dir)
+    baseline, baseline_note = resolve_baseline(baseline, scores, ours, release)
     read = read_inputs(scores, metadata=metadata, baseline=baseline, ratings=ratings, preferences=preferences,
                        sets=sets, data_dir=data_dir, options=options, offline=offline, reward=reward,
                        reward_dir=reward_dir)
-    shared = SharedResults()
-    try:
-        from scorers.ts2.reproduce import released_reproduction
+    if baseline_note:
+        read.baseline_note = baseline_note
+    shared = SharedResults(basis=ours)
+    other_metadata = published_mismatch(ours, release)
+    if other_metadata is not None:  # not computed at all: they could not be placed beside these metrics
+        shared.left_out = other_metadata
+    else:
+        try:
+            from scorers.ts2.reproduce import released_reproduction
 
-        shared.published = released_reproduction(data_dir, seg_subset=options.seg_subset, progress=False,
-                                                 n_bootstrap=options.n_bootstrap)
-    except (FileNotFoundError, ValueError) as error:  # ReleaseFileUnavailable is a FileNotFoundError
-        shared.published_reason = f"the published rows are not available: {str(error).splitlines()[0]}"
+            shared.published = released_reproduction(data_dir, seg_subset=options.seg_subset, progress=False,
+                                                     n_bootstrap=options.n_bootstrap)
+            shared.published_basis = release
+        except (FileNotFoundError, ValueError) as error:  # ReleaseFileUnavailable is a FileNotFoundError
+            shared.published_reason = f"the published rows are not available: {str(error).splitlines()[0]}"
     base = None
     if read.baseline_source is not None:
         src, col, quotes = read.baseline_source
@@ -146,24 +157,25 @@ def _add_other_metrics(read: CardInputs, card_sets: dict, options: MetaOptions, 
 def _card(read: CardInputs, name: str, card_sets: dict, base, baseline, confidence: float, provenance: dict) -> Card:
     """Metric ``name``'s card: its sections and its verdict lines (against the baseline; a reward against each
     part)."""
-    judged = [s for s in card_sets.values() if s.get("verdict") in JUDGED]
+    judged = [s for s in card_sets.values() if is_judged(s.get("verdict"))]
     better = sum(s["verdict"] == "better" for s in judged)
     worse = sum(s["verdict"] == "worse" for s in judged)
     level = f"{confidence:.0%}"
-    if base is None and not read.baseline_note and baseline in (None, ""):
+    if base is None and baseline in (None, ""):
         summary = "no baseline: no paired tests"
     elif name == baseline:
         summary = f"{name} is the baseline"
     else:
         summary = (f"better than {baseline} on {better} of {len(judged)} sets, worse on {worse}, "
                    f"{level} paired intervals")
+    notes = [read.baseline_note, (card_sets.get("ts2") or {}).get("published_left_out")]
     card = Card(metric=name, baseline=baseline, verdict=summary, sets=card_sets, provenance=provenance,
-                notes=[read.baseline_note] if read.baseline_note else [])
+                notes=[n for n in notes if n])
     if name in read.parts_of:
         lines = []
         for part in read.parts_of[name]:
             judged_p = [s["parts"][part]["verdict"] for s in card_sets.values()
-                        if part in (s.get("parts") or {}) and s["parts"][part]["verdict"] in JUDGED]
+                        if part in (s.get("parts") or {}) and is_judged(s["parts"][part]["verdict"])]
             lines.append(f"better than {part} on {judged_p.count('better')} of {len(judged_p)} sets, worse on "
                          f"{judged_p.count('worse')}")
         card.reward = read.reward_info

@@ -14,9 +14,10 @@ from scorers.rewards.normalisation import weighted_reward
 from scorers.sets.registry import PAIRS, canonical_name, find_set, set_names
 from scorers.ts2.options import MetaOptions
 
-__all__ = ["SET_SCORE_KEYS", "CardInputs", "PreferenceSet", "RatingSet", "RewardSpec", "card_provenance",
+__all__ = ["AUTO_BASELINE", "RELEASE_BASELINE", "SET_SCORE_KEYS", "CardInputs", "PreferenceSet", "RatingSet",
+           "RewardSpec", "card_provenance",
            "file_sha256", "human_columns", "is_pairs", "pair_keys", "parse_reward_normalize", "rating_column", "rating_wanted",
-           "read_inputs", "read_pair_table", "read_set_scores", "read_table", "score_column"]
+           "read_inputs", "read_pair_table", "read_set_scores", "read_table", "resolve_baseline", "score_column"]
 
 
 @dataclass
@@ -464,6 +465,38 @@ def _check_named_columns(read: CardInputs) -> None:
             where, frame = next(iter(tables.items()))
             raise ValueError(f"--ratings-column {metric}={column}: no column {column!r} in the human sets' files "
                              f"({where} has {preview_names([str(c) for c in frame.columns], 6)})")
+
+
+#: the baseline a card takes when none is named (``baseline="auto"``, ``ts2 card`` without ``--baseline``)
+AUTO_BASELINE = "auto"
+#: what ``"auto"`` becomes on the release's metadata: the release's CLIPScore column
+RELEASE_BASELINE = "clipscore"
+
+
+def resolve_baseline(baseline: str | None, scores: Mapping[str, object], ours,
+                     release) -> tuple[str | None, str | None]:
+    """``(baseline, note)`` of a card computed on the metadata ``ours`` (a :class:`scorers.tables.comparable.Basis`;
+    ``release``: the release's). ``"auto"`` (unless a ``scores`` name) is the release's :data:`RELEASE_BASELINE` on
+    the release's metadata, else None with a note saying why. A baseline that is no ``scores`` name is a column of
+    the release's ``released_scores.csv``, whose scores are of the release's images only: on other metadata it is
+    an error naming ``--baseline none`` and ``--baseline NAME``."""
+    from scorers.tables.comparable import published_mismatch
+
+    if baseline is None or baseline in scores:
+        return baseline, None
+    on_release = published_mismatch(ours, release) is None
+    if baseline == AUTO_BASELINE:
+        if on_release:
+            return RELEASE_BASELINE, None
+        return None, (f"no baseline: the default baseline is the release's {RELEASE_BASELINE}, whose scores are of "
+                      f"the release's images, and these scores are on {ours.metadata_text()}; --baseline NAME (one of "
+                      "the --scores names) gives paired tests")
+    if not on_release:
+        raise ValueError(f"--baseline {baseline}: not one of the --scores names ({', '.join(scores)}), and the "
+                         f"release's released_scores.csv holds scores of the release's images, not of "
+                         f"{ours.source}; give --baseline none (no paired tests) or --baseline NAME with NAME one "
+                         "of the --scores names")
+    return baseline, None
 
 
 def _baseline_source(read: CardInputs, baseline: str, data_dir, clean_quotes: bool) -> None:

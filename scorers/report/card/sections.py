@@ -15,18 +15,25 @@ from scorers.report.card.inputs import (PreferenceSet, RatingSet, human_columns,
 from scorers.sets.registry import PAIRS, RATINGS, get_set, headline_of
 from scorers.ts2.options import MetaOptions
 
-__all__ = ["SharedResults", "pair_notes", "preference_others", "preference_section", "rating_others", "rating_section", "ts2_result",
+__all__ = ["NOT_SIGNIFICANT", "SharedResults", "is_judged", "pair_notes", "preference_others", "preference_section",
+           "rating_others", "rating_section", "ts2_result",
            "ts2_section", "verdict_of"]
 
 
 @dataclass
 class SharedResults:
     """What the cards of one run share: the release's ``published`` rows (a
-    :class:`~scorers.ts2.reproduce.Reproduction`, or None with ``published_reason``), each metric's TS2 result (a
-    reward's parts are compared with it) and each set's ``others`` (the grey rows), computed once."""
+    :class:`~scorers.ts2.reproduce.Reproduction`, or None with ``published_reason``) and what they were computed on
+    (``published_basis``; ``basis``: the cards' own metadata, :class:`scorers.tables.comparable.Basis`;
+    ``left_out``: why they are not placed beside these metrics, other metadata), each
+    metric's TS2 result (a reward's parts are compared with it) and each set's ``others`` (the grey rows), computed
+    once."""
 
     published: object | None = None
     published_reason: str = "the published rows are not available"
+    basis: object | None = None
+    published_basis: object | None = None
+    left_out: str | None = None
     ts2_results: dict = field(default_factory=dict)
     others: dict = field(default_factory=dict)
 
@@ -48,17 +55,49 @@ def _finite(x):
     return None if x is None or not np.isfinite(x) else float(x)
 
 
-def verdict_of(comparison: dict | None) -> str:
+#: how a verdict starts when the paired test is not significant at the stated level
+NOT_SIGNIFICANT = "no significant difference"
+
+
+def verdict_of(comparison: dict | None, alpha: float = 0.05) -> str:
+    """The verdict of one paired test (``statistic``, ``ci_low``, ``ci_high``, ``pvalue``: a
+    :meth:`scorers.stats.resampling.PairedComparison.to_dict`): ``better`` / ``worse`` only when it is significant
+    at level ``alpha`` (1 - the confidence of the interval): its interval excludes 0 on that side and its p-value is
+    at most ``alpha``; otherwise ``no significant difference (p = 0.237 at alpha 0.05)``. A test without a p-value
+    is judged by its interval alone.
+
+    Examples:
+        >>> verdict_of({"ci_low": 0.01, "ci_high": 0.3, "pvalue": 0.237})
+        'no significant difference (p = 0.237 at alpha 0.05)'
+        >>> verdict_of({"ci_low": 0.01, "ci_high": 0.3, "pvalue": 0.004})
+        'better'
+    """
     if comparison is None:
         return "no comparison"
     low, high = comparison.get("ci_low"), comparison.get("ci_high")
     if low is None or high is None:
         return "no interval"
-    if low > 0:
+    pvalue = comparison.get("pvalue")
+    significant = pvalue is None or not np.isfinite(pvalue) or pvalue <= alpha
+    if significant and low > 0:
         return "better"
-    if high < 0:
+    if significant and high < 0:
         return "worse"
-    return "no clear difference"
+    from scorers.formatting import format_number
+
+    shown = "" if pvalue is None or not np.isfinite(pvalue) else f"p = {format_number(pvalue, 3)} at "
+    return f"{NOT_SIGNIFICANT} ({shown}alpha {alpha:g})"
+
+
+def _alpha(options: MetaOptions) -> float:
+    """The level of a card's paired tests: 1 - the confidence of its intervals."""
+    return round(1.0 - options.confidence, 12)
+
+
+def is_judged(verdict: str | None) -> bool:
+    """A verdict that counts in a card's line: better, worse or not significant (not "no comparison" / "no
+    interval")."""
+    return verdict in ("better", "worse") or str(verdict or "").startswith(NOT_SIGNIFICANT)
 
 
 def ts2_section(name, column, source, baseline, metadata, options: MetaOptions, shared: SharedResults, *,
@@ -76,7 +115,16 @@ def ts2_section(name, column, source, baseline, metadata, options: MetaOptions, 
     shared.ts2_results[name] = result
     section = {"status": "evaluated", "headline": get_set("ts2").headline.convention,
                "column": column, "source": str(source), "meta": evaluated.to_dict()[column], "notes": evaluated.notes}
-    published = shared.published
+    published, left_out = shared.published, shared.left_out
+    if published is not None and shared.basis is not None and shared.published_basis is not None:  # same SEGs?
+        from scorers.tables.comparable import published_mismatch
+
+        theirs = next(iter(published.results.values())).rank.seg_ids if published.results else None
+        left_out = published_mismatch(shared.basis.with_segs(result.rank.seg_ids),
+                                      shared.published_basis.with_segs(theirs))
+        if left_out is not None:
+            published = None
+    section["published_left_out"] = left_out
     if published is not None:
         values = {c: r.rank.statistic.get("avg") for c, r in published.results.items()}
         ours = result.rank.statistic.get("avg")
@@ -91,7 +139,8 @@ def ts2_section(name, column, source, baseline, metadata, options: MetaOptions, 
         }
     else:
         section["published"] = None
-        section["notes"] = section["notes"] + [shared.published_reason]
+        if left_out is None:  # left out: the card's own note says why
+            section["notes"] = section["notes"] + [shared.published_reason]
 
     def against(other):
         """(summary, ci, paired comparisons over SEGs) of this metric against the TS2 result ``other``"""
@@ -106,13 +155,13 @@ def ts2_section(name, column, source, baseline, metadata, options: MetaOptions, 
         section["baseline_meta"] = {"column": baseline["ts2_column"], "source": baseline["ts2_source"],
                                     "summary": summary, "ci": ci}
         section["comparison"] = comparisons
-        section["verdict"] = verdict_of(comparisons[0])
+        section["verdict"] = verdict_of(comparisons[0], _alpha(options))
     if parts:
         section["parts"] = {}
         for part in parts:
             summary, ci, comparisons = against(shared.ts2_results[part])
             section["parts"][part] = {"summary": summary, "ci": ci, "comparison": comparisons,
-                                      "verdict": verdict_of(comparisons[0])}
+                                      "verdict": verdict_of(comparisons[0], _alpha(options))}
     return section
 
 
@@ -180,7 +229,7 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
         section["baseline_row"], comparison = against(baseline_name, base_col)
         section["baseline_column"] = base_col
         section["comparison"] = [comparison]
-        section["verdict"] = verdict_of(comparison)
+        section["verdict"] = verdict_of(comparison, _alpha(options))
     if parts:
         section["parts"] = {}
         for part in parts:
@@ -190,7 +239,7 @@ def rating_section(rating: RatingSet, name: str, baseline_name: str | None, fram
                 continue
             row, comparison = against(part, part_col)
             section["parts"][part] = {"column": part_col, "row": row, "comparison": [comparison],
-                                      "verdict": verdict_of(comparison)}
+                                      "verdict": verdict_of(comparison, _alpha(options))}
     return section
 
 
@@ -288,7 +337,7 @@ def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None
         section["baseline_column"] = base_col
         section["baseline_rows"] = rows_of(*_pair_scores(scores, base_col, pairs, flip))
         section["comparison"] = comparisons(base_col, flip)
-        section["verdict"] = verdict_of(section["comparison"][0])
+        section["verdict"] = verdict_of(section["comparison"][0], _alpha(options))
     if parts:
         section["parts"] = {}
         for part in parts:
@@ -299,7 +348,7 @@ def preference_section(pset: PreferenceSet, name: str, baseline_name: str | None
             flip = part in lower_is_better
             section["parts"][part] = {"column": part_col, "rows": rows_of(*_pair_scores(scores, part_col, pairs, flip)),
                                       "comparison": comparisons(part_col, flip)}
-            section["parts"][part]["verdict"] = verdict_of(section["parts"][part]["comparison"][0])
+            section["parts"][part]["verdict"] = verdict_of(section["parts"][part]["comparison"][0], _alpha(options))
     return section
 
 
