@@ -14,8 +14,9 @@ ANNOTATIONS is a CSV with one row per image:
 Images with the same error set share a node, labelled by :func:`scorers.stats.error_sets.node_labels`; an edge runs
 from set A to set B when B is A plus one error (:func:`scorers.stats.error_sets.error_set_edges`).
 
-OUT holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition, errors, error_types``: the
-release's columns, then the partition and each image's sorted error set with its types), ``images/`` (copies, named
+OUT holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition, errors, error_types,
+source_file``: the release's columns, then the partition, each image's sorted error set with its types, and the file
+it was copied from as ANNOTATIONS names it, normalised, so that scores keyed by either name join), ``images/`` (copies, named
 ``images/SSS-KK.ext`` as the release names them) and ``segs.json`` (each SEG's nodes, error sets, edges and error
 types), plus ``warnings.txt`` when there are warnings, and the question tables (:data:`QUESTION_TABLES`) found beside
 ANNOTATIONS when the SEG ids are kept (renumbered ids would no longer match them: a warning says so).
@@ -39,6 +40,7 @@ from scorers.errors import ParameterError
 from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, KEY_SEPARATOR, error_set_edges, label_sets,
                                       unreachable)
 from scorers.tables.error_columns import fail_first_row, parse_error_columns, row_location
+from scorers.tables.join import SOURCE_COLUMN, normal_file_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -176,6 +178,20 @@ def _files(frame: pd.DataFrame, images, source: str) -> list[str]:
         except ValueError as problem:
             raise ValueError(f"{row_location(source, frame.iloc[k])}: file_name {problem}") from None
     return files
+
+
+def _source_files(frame: pd.DataFrame, images) -> list[str]:
+    """Each image's ``source_file``: its ``file_name`` as ANNOTATIONS gives it, normalised
+    (:func:`scorers.tables.join.normal_file_name`); an absolute name inside ``images`` is made relative to it."""
+    root = os.path.abspath(images) if images is not None else None
+    names = []
+    for name in frame["file_name"].tolist():
+        text = normal_file_name(name)
+        if root is not None and os.path.isabs(text):
+            relative = os.path.relpath(text, root).replace(os.sep, "/")
+            text = text if relative.startswith("..") else relative
+        names.append(text)
+    return names
 
 
 def _one_per_seg(frame: pd.DataFrame, column: str, source: str) -> None:
@@ -366,7 +382,7 @@ def build_seg_dir(
     >>> built.n_segs, built.n_images, built.n_nodes, built.n_edges, len(built.warnings)
     (1, 3, 3, 2, 3)
     >>> (folder / "out" / "metadata.csv").read_text().splitlines()[2]
-    '0,a red dog,images/000-01.png,,1a,custom,dog,'
+    '0,a red dog,images/000-01.png,,1a,custom,dog,,y.png'
     """
     source = str(annotations)
     if images is not None and not os.path.isdir(images):
@@ -384,11 +400,12 @@ def build_seg_dir(
     frame["out_name"] = _out_names(frame)
     nodes, segs, warnings, counts, n_nodes, n_edges = _nodes(frame)
     frame["node"] = nodes
+    frame["source_file"] = _source_files(frame, images)
     _prepare_out(out, overwrite)
     metadata = frame[["id", "prompt", "out_name", "image_source", "node", "partition", "sorted_errors",
-                      "sorted_types"]].copy()
+                      "sorted_types", "source_file"]].copy()
     metadata.columns = ["id", "target_prompt", "file_name", "image_source", "rank", "partition", "errors",
-                        "error_types"]
+                        "error_types", SOURCE_COLUMN]
     metadata.to_csv(out / "metadata.csv", index=False)
     (out / "images").mkdir(exist_ok=True)
     if paths is not None and copy_images:
