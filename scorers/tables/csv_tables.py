@@ -24,7 +24,7 @@ import numpy as np
 from scorers.checks import INTEGER, parse_float, parse_int
 from scorers.stats.graph import NODE_LABEL, file_partitions
 from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS, header_key, text_scores
-from scorers.tables.join import (ROW_POSITION_NOTE, SOURCE_COLUMN, check_row_positions, key_rows, normal_file_name,
+from scorers.tables.join import (ROW_POSITION_NOTE, SOURCE_COLUMN, check_row_positions, key_rows, normal_file_names,
                                  table_keys)
 
 __all__ = ["LightMetadata", "LightPaperTable", "csv_header", "light_header", "light_metadata", "light_paper_table",
@@ -151,8 +151,8 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
             return None
     sources = None
     if SOURCE_COLUMN in columns:
-        sources = np.asarray([normal_file_name(c) if c.strip() else "" for c in columns[SOURCE_COLUMN].tolist()],
-                             dtype=object)
+        cells = np.strings.strip(columns[SOURCE_COLUMN])
+        sources = np.where(cells == "", "", np.asarray(normal_file_names(cells), dtype=str)).astype(object)
     return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object), partitions,
                          sources)
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: the frames come from the caller (and csv_
     import pandas as pd
 
 __all__ = ["ROW_POSITION_NOTE", "SOURCE_COLUMN", "Joined", "check_row_positions", "join_scores", "key_rows",
-           "normal_file_name", "table_keys"]
+           "normal_file_name", "normal_file_names", "table_keys"]
 
 #: What every output says when a table is paired with the metadata by row position.
 ROW_POSITION_NOTE = "paired by row position: the table has no seg_id/file_name keys"
@@ -108,6 +108,22 @@ def normal_file_name(name: str) -> str:
     return posixpath.normpath(str(name).strip().replace("\\", "/"))
 
 
+def normal_file_names(names: Sequence[str]) -> list[str]:
+    """:func:`normal_file_name` of each name, a whole column at once: only the names that may change (a ``\\``,
+    ``//``, a ``.`` or ``..`` part, a space at either end) go through it one by one."""
+    text = np.asarray(names, dtype=str)
+    if text.size == 0:
+        return []
+    slashed = np.strings.add(np.strings.add("/", np.strings.replace(text, "\\", "/")), "/")
+    odd = ((np.strings.find(text, "\\") >= 0) | (np.strings.find(slashed, "//") >= 0)
+           | (np.strings.find(slashed, "/./") >= 0) | (np.strings.find(slashed, "/../") >= 0)
+           | (np.strings.strip(text) != text))
+    out = text.tolist()
+    for k in np.flatnonzero(odd).tolist():
+        out[k] = normal_file_name(out[k])
+    return out
+
+
 def _integers(values: Sequence, what: str, line: str) -> np.ndarray:
     return integer_column(values, what, lambda row: f"{line}line {row + 2}")
 
@@ -122,8 +138,9 @@ def _source_keys(metadata: pd.DataFrame, second: str) -> list[tuple] | None:
     if second != "file_name" or SOURCE_COLUMN not in metadata.columns:
         return None
     seg = metadata["seg_id"].astype(np.int64).tolist()
-    names = metadata[SOURCE_COLUMN].astype(str).str.strip().tolist()
-    return [(s, normal_file_name(n) if n else "") for s, n in zip(seg, names)]
+    names = metadata[SOURCE_COLUMN].astype(str).str.strip().to_numpy(dtype=str)
+    normal = normal_file_names(names)
+    return [(s, n if name else "") for s, n, name in zip(seg, normal, names.tolist())]
 
 
 def _metadata_keys(metadata: pd.DataFrame, second: str) -> list[tuple]:
@@ -213,29 +230,32 @@ def _by_either_name(ours: list[tuple], target: list, source_keys: Sequence[tuple
                     where: str) -> list:
     """``target`` (the metadata row of each score key by its built name, None where none) completed by the source
     names; a ``ValueError`` naming the first key that is one image's built name and another's source name, or the
-    first image named by two rows."""
+    first image named by two rows. Whole-table set operations; rows are visited one by one only to word an error."""
     by_source = {key: k for k, key in enumerate(source_keys) if key[1]}
     target = list(target)
-    for row, (key, built) in enumerate(zip(ours, target)):
-        # a built name is normal text (images/SSS-KK.ext): looked up as it is; any other name is normalised first
-        source = by_source.get(key) if built is not None else by_source.get((key[0], normal_file_name(key[1])))
-        if built is not None and source is not None and source != built:
-            raise ValueError(f"{where}line {row + 2}: file name {key[1]!r} of SEG {key[0]} names two images: "
-                             f"{metadata_keys[built][1]} by its built name and {metadata_keys[source][1]} by its "
-                             f"source_file; the join cannot tell which is meant")
-        if built is None:
-            target[row] = source
-    first: dict[int, int] = {}
-    for row, k in enumerate(target):
-        if k is None:
-            continue
-        if k in first:
-            seg, name = metadata_keys[k]
-            also = source_keys[k][1]
-            raise ValueError(f"{where}two score rows for one image: SEG {seg}, {name} (source_file {also}) on lines "
-                             f"{first[k] + 2} ({ours[first[k]][1]!r}) and {row + 2} ({ours[row][1]!r}); each image "
-                             "needs exactly one row, keyed by its built or its source file name")
-        first[k] = row
+    # a key matched by its built name (normal text, images/SSS-KK.ext) that is also another image's source name
+    both = [row for row, key in enumerate(ours) if key in by_source and target[row] is not None
+            and by_source[key] != target[row]] if not by_source.keys().isdisjoint(ours) else []
+    if both:
+        row = both[0]
+        key, built, source = ours[row], target[row], by_source[ours[row]]
+        raise ValueError(f"{where}line {row + 2}: file name {key[1]!r} of SEG {key[0]} names two images: "
+                         f"{metadata_keys[built][1]} by its built name and {metadata_keys[source][1]} by its "
+                         "source_file; the join cannot tell which is meant")
+    unmatched = [row for row, built in enumerate(target) if built is None]
+    if not unmatched:
+        return target
+    for row, name in zip(unmatched, normal_file_names([ours[row][1] for row in unmatched])):
+        target[row] = by_source.get((ours[row][0], name))
+    found = np.asarray([-1 if k is None else k for k in target], dtype=np.int64)
+    values, counts = np.unique(found[found >= 0], return_counts=True)
+    if (counts > 1).any():
+        k = int(values[counts > 1][0])
+        rows = np.flatnonzero(found == k)[:2].tolist()
+        seg, name = metadata_keys[k]
+        raise ValueError(f"{where}two score rows for one image: SEG {seg}, {name} (source_file {source_keys[k][1]}) on "
+                         f"lines {rows[0] + 2} ({ours[rows[0]][1]!r}) and {rows[1] + 2} ({ours[rows[1]][1]!r}); each "
+                         "image needs exactly one row, keyed by its built or its source file name")
     return target
 
 
