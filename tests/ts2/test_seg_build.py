@@ -430,6 +430,8 @@ def test_source_file_is_the_annotations_name_normalised_and_relative(tmp_path, c
     assert code == 0, err
     meta = pd.read_csv(tmp_path / "out" / "metadata.csv", dtype=str, keep_default_na=False)
     assert meta["source_file"].tolist() == ["a.png", "sub/c.png", "b.png", "sub/c2.png"]
+    segs = json.loads((tmp_path / "out" / "segs.json").read_text())["segs"]  # the same names in segs.json
+    assert [src for seg in segs for node in seg["nodes"] for src in node["sources"]] == meta["source_file"].tolist()
 
 
 @pytest.mark.parametrize("spelling", ["sub/../a.png", ".//a.png", "absolute", "link"])

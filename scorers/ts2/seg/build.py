@@ -263,7 +263,7 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict
 
     The labels, edges and unreachable nodes of each SEG come from :mod:`scorers.stats.error_sets` (one call per SEG,
     over its distinct error sets, never per image); images are grouped by one ``groupby``."""
-    out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["file_name"].to_numpy(dtype=object)
+    out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["source_file"].to_numpy(dtype=object)
     members = frame.groupby(["id", "key"], sort=False).indices  # {(id, key): row positions}, file order
     first = frame.drop_duplicates("id")
     info = dict(zip(first["id"].tolist(), zip(first["seg_id"].tolist(), first["prompt"].tolist(),
@@ -398,9 +398,9 @@ def build_seg_dir(
     paths = _check_images(frame, source) if images is not None else None
     frame["id"] = _seg_ids(frame, source)
     frame["out_name"] = _out_names(frame)
+    frame["source_file"] = _source_files(frame, images)
     nodes, segs, warnings, counts, n_nodes, n_edges = _nodes(frame)
     frame["node"] = nodes
-    frame["source_file"] = _source_files(frame, images)
     _prepare_out(out, overwrite)
     metadata = frame[["id", "prompt", "out_name", "image_source", "node", "partition", "sorted_errors",
                       "sorted_types", "source_file"]].copy()
