@@ -137,3 +137,16 @@ def test_card_and_report_join_source_names(built, capsys, monkeypatch):
     code, out, err = run_cli(capsys, "report", built / "src.csv", "--metadata", metadata, "--out", built / "report",
                              "--no-published", "--n-bootstrap", 20, "--offline")
     assert code == 0, err
+
+
+def test_the_pandas_free_reader_takes_source_names_too(built):
+    """``ts2 meta``'s fast path (tables/csv_tables) joins source names itself rather than handing over to pandas."""
+    from scorers.tables.csv_tables import light_metadata, light_scores
+
+    source_keyed(built, lambda n: "./" + n).to_csv(built / "src.csv", index=False)
+    metadata = light_metadata(built / "my_segs" / "metadata.csv")
+    assert metadata.source_file.tolist() == pd.read_csv(built / "annotations.csv")["file_name"].tolist()
+    values, pairing, note = light_scores(built / "src.csv", metadata, columns=None, required_segs=None,
+                                         clean_quotes=False, max_columns=10)
+    expected = pd.read_csv(built / "my_segs_scores.csv")["my_metric"].to_numpy()
+    assert pairing == "keys (seg_id, file_name)" and note is None and np.array_equal(values["my_metric"], expected)
