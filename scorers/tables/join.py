@@ -1,15 +1,16 @@
 """The one score-table join: rows of a per-image score table matched to the metadata's images.
 
 A table with keys (``seg_id`` + ``file_name``, or ``seg_id`` + ``image_id``; the release's ``id`` is read as
-``seg_id``) is joined on them, whatever its row order: sorting, filtering or shuffling a scores CSV cannot move a score
-onto another image. A duplicated key and a key absent from the metadata are errors naming the first few. On a data
-dir built by ``ts2 seg build`` (its ``metadata.csv`` has a ``source_file`` column: each image's file as ANNOTATIONS
-named it) a ``file_name`` key may be either name, the built one (``images/001-02.png``) or the source one
+``seg_id``) is joined on them, whatever its row order: sorting, filtering or shuffling a scores CSV cannot move a
+score onto another image. A duplicated key and a key absent from the metadata are errors naming the first few. On a
+data dir built by ``ts2 seg build`` (its ``metadata.csv`` has a ``source_file`` column: each image's file as
+ANNOTATIONS named it) a ``file_name`` key may be either name, the built one (``images/001-02.png``) or the source one
 (``cats/one-cat-1.png``); a name that is one image's built name and another's source name, or two rows for one image,
-is an error naming it. Only a table without keys is paired by row position, and the result says so (:attr:`Joined.note`). ``ts2 meta``, ``ts2 report``,
-``ts2 reproduce``, ``ts2 score --meta``, the demo and :func:`scorers.ts2.meta_from_tables.meta_from_tables` all go through
-it: :func:`join_scores` joins a pandas frame, and the pandas-free reader of :mod:`scorers.tables.csv_tables` calls
-the same rules (:func:`table_keys`, :func:`key_rows`, :func:`check_row_positions`) on its columns of text.
+is an error naming it. Only a table without keys is paired by row position, and the result says so
+(:attr:`Joined.note`). ``ts2 meta``, ``ts2 report``, ``ts2 reproduce``, ``ts2 score --meta``, the demo and
+:func:`scorers.ts2.meta_from_tables.meta_from_tables` all go through it: :func:`join_scores` joins a pandas frame, and
+the pandas-free reader of :mod:`scorers.tables.csv_tables` calls the same rules (:func:`table_keys`, :func:`key_rows`,
+:func:`check_row_positions`) on its columns of text.
 """
 from __future__ import annotations
 

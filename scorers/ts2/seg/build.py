@@ -16,10 +16,10 @@ from set A to set B when B is A plus one error (:func:`scorers.stats.error_sets.
 
 OUT holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition, errors, error_types,
 source_file``: the release's columns, then the partition, each image's sorted error set with its types, and the file
-it was copied from as ANNOTATIONS names it, normalised, so that scores keyed by either name join), ``images/`` (copies, named
-``images/SSS-KK.ext`` as the release names them) and ``segs.json`` (each SEG's nodes, error sets, edges and error
-types), plus ``warnings.txt`` when there are warnings, and the question tables (:data:`QUESTION_TABLES`) found beside
-ANNOTATIONS when the SEG ids are kept (renumbered ids would no longer match them: a warning says so).
+it was copied from as ANNOTATIONS names it, normalised, so that scores keyed by either name join), ``images/``
+(copies, named ``images/SSS-KK.ext`` as the release names them) and ``segs.json`` (each SEG's nodes, error sets, edges
+and error types), plus ``warnings.txt`` when there are warnings, and the question tables (:data:`QUESTION_TABLES`)
+found beside ANNOTATIONS when the SEG ids are kept (renumbered ids would no longer match them: a warning says so).
 
 Every refusal is one line naming the ANNOTATIONS line, its SEG and its file. The table is checked with whole-column
 operations (pandas); only the image files are touched one by one (they must be opened and copied).
