@@ -32,6 +32,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--revision", help="Hub revision (branch, tag or commit) of --repo-id")
     export.add_argument("--overwrite", action="store_true", help="replace an existing export in --out")
     export.set_defaults(handler=_export)
+    unpack = actions.add_parser(
+        "unpack",
+        help="an export (ts2 dataset export, ts2 seg push) back as a data dir: metadata.csv, images/, segs.json...",
+        description="Load EXPORT's segs config with datasets.load_dataset and write OUT in the release's layout: "
+        "metadata.csv (with a built set's partition, errors, error_types and source_file), images/ (the embedded "
+        "files, byte for byte) and the files found beside the shards (segs.json, warnings.txt, the question CSVs). "
+        "Every ts2 command then reads OUT (--data-dir OUT, --metadata OUT/metadata.csv). For a Hub repository, "
+        "download it first: hf download OWNER/NAME --repo-type dataset --local-dir EXPORT.",
+    )
+    unpack.add_argument("export", metavar="EXPORT", help="export folder (README.md, segs/train-*.parquet...)")
+    unpack.add_argument("--out", required=True, help="data dir to write (empty or new, unless --overwrite)")
+    unpack.add_argument("--cache-dir", help="datasets cache for loading the export")
+    unpack.add_argument("--overwrite", action="store_true", help="write into a non-empty --out")
+    unpack.set_defaults(handler=_unpack)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -59,4 +73,14 @@ def _export(args: argparse.Namespace) -> int:
         print(f"{config}: {result.rows[config]:,} rows -> {len(files)} shard(s), {size:.1f} MB in {files[0].parent}")
     print(f"card: {result.readme}")
     print(f"load with: datasets.load_dataset({str(result.out)!r}, 'segs', split='train')")
+    return 0
+
+
+def _unpack(args: argparse.Namespace) -> int:
+    from scorers.ts2.export import unpack_export
+
+    out = unpack_export(args.export, args.out, cache_dir=args.cache_dir, overwrite=args.overwrite)
+    files = sorted(p.name for p in out.iterdir() if p.is_file())
+    n_images = sum(1 for _ in (out / "images").rglob("*") if _.is_file()) if (out / "images").is_dir() else 0
+    print(f"unpacked {args.export} into {out}: {', '.join(files)}, images/ ({n_images:,} files)")
     return 0

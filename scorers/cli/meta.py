@@ -16,8 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     meta = add_command(subparsers, "meta", run_meta, help="rank/sep/delta of per-image scores")
     meta.add_argument("scores", nargs="?", type=input_file, metavar="SCORES",
                       help="per-image scores CSV: joined with --metadata on seg_id + file_name (or image_id) when it "
-                           "has them, in any row order; a table without keys is paired by row position (the output "
-                           "says so)")
+                           "has them, in any row order (on a data dir built by ts2 seg build, file_name may be the "
+                           "built name or the image's source_file); a table without keys is paired by row position "
+                           "(the output says so)")
     meta.add_argument("--metadata", type=input_file,
                       help="TS2 metadata.csv (id, target_prompt, file_name, rank...); default: the "
                            "release's, from --data-dir / $TS2_DATA, else the cache (downloaded once)")

@@ -27,7 +27,7 @@ METADATA_COLUMNS = {
 }
 #: columns that identify an image (never treated as score columns)
 KEY_COLUMNS = ("id", "seg_id", "image_id", "file_name", "node", "rank", "prompt", "target_prompt", "image_source",
-               "error_count", "partition", "is_head")
+               "error_count", "partition", "is_head", "source_file")
 
 #: Most metric columns one score table may bring without naming the wanted ones (``--column``): a file wider than
 #: this is almost always a mistake (a transposed table, a pivot), and reading it whole costs minutes and gigabytes.

@@ -24,7 +24,8 @@ import numpy as np
 from scorers.checks import INTEGER, parse_float, parse_int
 from scorers.stats.graph import NODE_LABEL, file_partitions
 from scorers.tables.columns import KEY_COLUMNS, METADATA_COLUMNS, header_key, text_scores
-from scorers.tables.join import ROW_POSITION_NOTE, check_row_positions, key_rows, table_keys
+from scorers.tables.join import (ROW_POSITION_NOTE, SOURCE_COLUMN, check_row_positions, key_rows, normal_file_names,
+                                 table_keys)
 
 __all__ = ["LightMetadata", "LightPaperTable", "csv_header", "light_header", "light_metadata", "light_paper_table",
            "light_scores", "light_table2_full_precision", "paper_table"]
@@ -89,12 +90,20 @@ def csv_header(path: str | Path) -> list[str]:
 class LightMetadata:
     """``metadata.csv`` as arrays: ``seg_id`` (int64), ``node`` and ``file_name`` (stripped text), in file order;
     ``partitions``: ``{seg_id: partition}`` from the file's ``partition`` column (a built data dir), None without
-    one (the release: id ranges)."""
+    one (the release: id ranges); ``source_file``: each image's normalised source file name (a built data dir's
+    ``source_file`` column, :func:`scorers.tables.join.normal_file_name`), None without one."""
 
     def __init__(self, seg_id: np.ndarray, node: np.ndarray, file_name: np.ndarray,
-                 partitions: dict[int, str] | None = None):
+                 partitions: dict[int, str] | None = None, source_file: np.ndarray | None = None):
         self.seg_id, self.node, self.file_name = seg_id, node, file_name
         self.partitions = partitions
+        self.source_file = source_file
+
+    def source_keys(self) -> list[tuple] | None:
+        """``(seg id, source file)`` per row for :func:`scorers.tables.join.key_rows`, None without sources."""
+        if self.source_file is None:
+            return None
+        return list(zip(self.seg_id.tolist(), self.source_file.tolist()))
 
     def __len__(self) -> int:
         return self.seg_id.size
@@ -111,7 +120,7 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
     renamed = {METADATA_COLUMNS.get(name, name) for name in header}
     if len(renamed) != len(header):  # "id" and "seg_id" both present: the pandas path decides
         return None
-    needed = {"seg_id", "prompt", "file_name", "node", "partition"}  # a built dir's errors columns are not read
+    needed = {"seg_id", "prompt", "file_name", "node", "partition", SOURCE_COLUMN}  # a built dir's errors: not read
     keep = {name for name in header if METADATA_COLUMNS.get(name, name) in needed}
     columns = {METADATA_COLUMNS.get(name, name): cells for name, cells in _columns(rows, keep).items()}
     if any(c not in columns for c in ("seg_id", "prompt", "file_name", "node")):
@@ -140,7 +149,12 @@ def light_metadata(path: str | Path) -> LightMetadata | None:
             partitions = file_partitions(seg_id, columns["partition"])
         except ValueError:  # the pandas path words it
             return None
-    return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object), partitions)
+    sources = None
+    if SOURCE_COLUMN in columns:
+        cells = np.strings.strip(columns[SOURCE_COLUMN])
+        sources = np.where(cells == "", "", np.asarray(normal_file_names(cells), dtype=str)).astype(object)
+    return LightMetadata(seg_id, np.asarray(nodes, dtype=object), np.asarray(file_names, dtype=object), partitions,
+                         sources)
 
 
 def light_scores(
@@ -181,7 +195,7 @@ def light_scores(
         if keys is not None:
             taken, covered = key_rows(table, keys, metadata.seg_id,
                                       list(zip(metadata.seg_id.tolist(), metadata.file_name.tolist())),
-                                      required_segs=required_segs)
+                                      required_segs=required_segs, source_keys=metadata.source_keys())
             cells = {c: np.where(covered, table[c][taken], "") for c in wanted}
             pairing, note = f"keys ({', '.join(keys)})", None
         else:

@@ -1,12 +1,16 @@
 """The one score-table join: rows of a per-image score table matched to the metadata's images.
 
 A table with keys (``seg_id`` + ``file_name``, or ``seg_id`` + ``image_id``; the release's ``id`` is read as
-``seg_id``) is joined on them, whatever its row order: sorting, filtering or shuffling a scores CSV cannot move a score
-onto another image. A duplicated key and a key absent from the metadata are errors naming the first few. Only a table
-without keys is paired by row position, and the result says so (:attr:`Joined.note`). ``ts2 meta``, ``ts2 report``,
-``ts2 reproduce``, ``ts2 score --meta``, the demo and :func:`scorers.ts2.meta_from_tables.meta_from_tables` all go through
-it: :func:`join_scores` joins a pandas frame, and the pandas-free reader of :mod:`scorers.tables.csv_tables` calls
-the same rules (:func:`table_keys`, :func:`key_rows`, :func:`check_row_positions`) on its columns of text.
+``seg_id``) is joined on them, whatever its row order: sorting, filtering or shuffling a scores CSV cannot move a
+score onto another image. A duplicated key and a key absent from the metadata are errors naming the first few. On a
+data dir built by ``ts2 seg build`` (its ``metadata.csv`` has a ``source_file`` column: each image's file as
+ANNOTATIONS named it) a ``file_name`` key may be either name, the built one (``images/001-02.png``) or the source one
+(``cats/one-cat-1.png``); a name that is one image's built name and another's source name, or two rows for one image,
+is an error naming it. Only a table without keys is paired by row position, and the result says so
+(:attr:`Joined.note`). ``ts2 meta``, ``ts2 report``, ``ts2 reproduce``, ``ts2 score --meta``, the demo and
+:func:`scorers.ts2.meta_from_tables.meta_from_tables` all go through it: :func:`join_scores` joins a pandas frame, and
+the pandas-free reader of :mod:`scorers.tables.csv_tables` calls the same rules (:func:`table_keys`, :func:`key_rows`,
+:func:`check_row_positions`) on its columns of text.
 """
 from __future__ import annotations
 
@@ -20,10 +24,14 @@ from scorers.checks import integer_column
 if TYPE_CHECKING:  # annotations only: the frames come from the caller (and csv_tables imports this module)
     import pandas as pd
 
-__all__ = ["ROW_POSITION_NOTE", "Joined", "check_row_positions", "join_scores", "key_rows", "table_keys"]
+__all__ = ["ROW_POSITION_NOTE", "SOURCE_COLUMN", "Joined", "check_row_positions", "join_scores", "key_rows",
+           "normal_file_name", "normal_file_names", "table_keys"]
 
 #: What every output says when a table is paired with the metadata by row position.
 ROW_POSITION_NOTE = "paired by row position: the table has no seg_id/file_name keys"
+
+#: the ``metadata.csv`` column of a built data dir naming each image's source file (a second name to join on)
+SOURCE_COLUMN = "source_file"
 
 _SEG_NAMES = ("seg_id", "id")
 _SHOW = 5  # keys named in an error
@@ -89,12 +97,51 @@ def table_keys(table) -> tuple[tuple[str, ...] | None, str | None]:
     return None, None
 
 
+def normal_file_name(name: str) -> str:
+    r"""A relative file name as text, normalised: stripped, ``\`` read as ``/``, ``.``, ``..`` and repeated ``/``
+    folded (``ts2 seg build`` records each image's ``source_file`` so, and the join compares score keys so).
+
+        >>> normal_file_name(" ./cats//one-cat-1.png "), normal_file_name("cats\\sub\\..\\a.png")
+        ('cats/one-cat-1.png', 'cats/a.png')
+    """
+    import posixpath
+
+    return posixpath.normpath(str(name).strip().replace("\\", "/"))
+
+
+def normal_file_names(names: Sequence[str]) -> list[str]:
+    """:func:`normal_file_name` of each name, a whole column at once: only the names that may change (a ``\\``,
+    ``//``, a ``.`` or ``..`` part, a space at either end) go through it one by one."""
+    text = np.asarray(names, dtype=str)
+    if text.size == 0:
+        return []
+    slashed = np.strings.add(np.strings.add("/", np.strings.replace(text, "\\", "/")), "/")
+    odd = ((np.strings.find(text, "\\") >= 0) | (np.strings.find(slashed, "//") >= 0)
+           | (np.strings.find(slashed, "/./") >= 0) | (np.strings.find(slashed, "/../") >= 0)
+           | (np.strings.strip(text) != text))
+    out = text.tolist()
+    for k in np.flatnonzero(odd).tolist():
+        out[k] = normal_file_name(out[k])
+    return out
+
+
 def _integers(values: Sequence, what: str, line: str) -> np.ndarray:
     return integer_column(values, what, lambda row: f"{line}line {row + 2}")
 
 
 def _key_text(key: tuple) -> str:
     return "(" + ", ".join(repr(k) if isinstance(k, str) else str(k) for k in key) + ")"
+
+
+def _source_keys(metadata: pd.DataFrame, second: str) -> list[tuple] | None:
+    """``(seg id, normalised source file)`` per metadata row when the join is on file names and the metadata has a
+    :data:`SOURCE_COLUMN` (a built data dir); None otherwise."""
+    if second != "file_name" or SOURCE_COLUMN not in metadata.columns:
+        return None
+    seg = metadata["seg_id"].astype(np.int64).tolist()
+    names = metadata[SOURCE_COLUMN].astype(str).str.strip().to_numpy(dtype=str)
+    normal = normal_file_names(names)
+    return [(s, n if name else "") for s, n, name in zip(seg, normal, names.tolist())]
 
 
 def _metadata_keys(metadata: pd.DataFrame, second: str) -> list[tuple]:
@@ -115,13 +162,18 @@ def key_rows(
     required_segs: Iterable[int] | None = None,
     where: str = "",
     line: str = "",
+    source_keys: Sequence[tuple] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(taken, covered)``: for each metadata row, the row of ``table`` (a frame or ``{column: cells}``) whose keys
     ``keys`` (e.g. ``("seg_id", "file_name")``) are its entry of ``metadata_keys`` (``(seg id, file name or image
     id)`` per metadata row; ``metadata_seg``: its SEG ids), 0 where none (``covered`` False). SEG ids and image ids
     must be integers; a duplicated key, a SEG id or key absent from the metadata, or a metadata row of
     ``required_segs`` (default: every SEG) that the table leaves out is a ``ValueError`` naming the first few (and the
-    CSV lines: data row k is line k + 2); ``where`` starts every message, ``line`` every line reference."""
+    CSV lines: data row k is line k + 2); ``where`` starts every message, ``line`` every line reference.
+
+    ``source_keys`` (a built data dir: ``(seg id, normalised source file)`` per metadata row, ``""`` where none) is a
+    second name of each image: a key matches its metadata row by either name. A name that is one image's built name
+    and another's source name, or two rows that name one image (by both names), is a ``ValueError`` naming it."""
     seg_col, second = keys
     seg = _integers(table[seg_col], "SEG id", line)
     known_segs = set(np.asarray(metadata_seg, dtype=np.int64).tolist())
@@ -149,15 +201,19 @@ def key_rows(
                          "needs exactly one row")
 
     position = {key: k for k, key in enumerate(metadata_keys)}
-    absent = [row for row, key in enumerate(ours) if key not in position]
+    target = [position.get(key) for key in ours]
+    if source_keys is not None:
+        target = _by_either_name(ours, target, source_keys, metadata_keys, where)
+    absent = [row for row, k in enumerate(target) if k is None]
     if absent:
         shown = ", ".join(f"{_key_text(ours[r])} (line {r + 2})" for r in absent[:_SHOW])
         more = f" and {len(absent) - _SHOW} more" if len(absent) > _SHOW else ""
-        raise ValueError(f"{where}{len(absent)} score row(s) match no metadata row ({seg_col}, {second}): "
+        either = " or source_file" if source_keys is not None else ""
+        raise ValueError(f"{where}{len(absent)} score row(s) match no metadata row ({seg_col}, {second}{either}): "
                          f"{shown}{more} (unknown file name or image id?)")
 
     index = np.full(len(metadata_keys), -1, dtype=np.int64)
-    index[[position[key] for key in ours]] = np.arange(len(ours))
+    index[target] = np.arange(len(ours))
     covered = index >= 0
     meta_seg = np.asarray(metadata_seg, dtype=np.int64)
     needed = np.ones(len(metadata_keys), dtype=bool) if required_segs is None else np.isin(meta_seg, list(required_segs))
@@ -169,6 +225,39 @@ def key_rows(
         raise ValueError(f"{where}{missing.size} metadata row(s) have no score row; first: {shown}"
                          f"{' ...' if missing.size > _SHOW else ''}{hint}")
     return np.where(covered, index, 0), covered
+
+
+def _by_either_name(ours: list[tuple], target: list, source_keys: Sequence[tuple], metadata_keys: Sequence[tuple],
+                    where: str) -> list:
+    """``target`` (the metadata row of each score key by its built name, None where none) completed by the source
+    names; a ``ValueError`` naming the first key that is one image's built name and another's source name, or the
+    first image named by two rows. Whole-table set operations; rows are visited one by one only to word an error."""
+    by_source = {key: k for k, key in enumerate(source_keys) if key[1]}
+    target = list(target)
+    # a key matched by its built name (normal text, images/SSS-KK.ext) that is also another image's source name
+    both = [row for row, key in enumerate(ours) if key in by_source and target[row] is not None
+            and by_source[key] != target[row]] if not by_source.keys().isdisjoint(ours) else []
+    if both:
+        row = both[0]
+        key, built, source = ours[row], target[row], by_source[ours[row]]
+        raise ValueError(f"{where}line {row + 2}: file name {key[1]!r} of SEG {key[0]} names two images: "
+                         f"{metadata_keys[built][1]} by its built name and {metadata_keys[source][1]} by its "
+                         "source_file; the join cannot tell which is meant")
+    unmatched = [row for row, built in enumerate(target) if built is None]
+    if not unmatched:
+        return target
+    for row, name in zip(unmatched, normal_file_names([ours[row][1] for row in unmatched])):
+        target[row] = by_source.get((ours[row][0], name))
+    found = np.asarray([-1 if k is None else k for k in target], dtype=np.int64)
+    values, counts = np.unique(found[found >= 0], return_counts=True)
+    if (counts > 1).any():
+        k = int(values[counts > 1][0])
+        rows = np.flatnonzero(found == k)[:2].tolist()
+        seg, name = metadata_keys[k]
+        raise ValueError(f"{where}two score rows for one image: SEG {seg}, {name} (source_file {source_keys[k][1]}) on "
+                         f"lines {rows[0] + 2} ({ours[rows[0]][1]!r}) and {rows[1] + 2} ({ours[rows[1]][1]!r}); each "
+                         "image needs exactly one row, keyed by its built or its source file name")
+    return target
 
 
 def check_row_positions(table, n_rows: int, metadata_seg: np.ndarray, *, where: str = "", line: str = "",
@@ -244,7 +333,8 @@ def join_scores(
 
     meta_seg = metadata["seg_id"].astype(np.int64).to_numpy()
     taken, covered = key_rows(scores, keys, meta_seg, _metadata_keys(metadata, keys[1]),
-                              required_segs=required_segs, where=where, line=line)
+                              required_segs=required_segs, where=where, line=line,
+                              source_keys=_source_keys(metadata, keys[1]))
     frame = scores.iloc[taken].reset_index(drop=True)
     if not covered.all():
         frame = frame.astype(object)

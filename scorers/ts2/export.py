@@ -9,6 +9,12 @@ Layout written under ``OUT`` (also the layout of a Hub repo uploaded from it)::
 
 The Parquet schema metadata carries the ``datasets`` features in a spelling every version reads (lists as ``[x]``
 rather than the ``List`` type of ``datasets`` >= 4), so the export loads on old and new ``datasets`` alike.
+
+A data dir built by ``ts2 seg build`` keeps its own columns in the ``segs`` rows: ``errors``, ``error_types`` and
+``source_file`` (:data:`BUILD_COLUMNS`) beside ``partition``. ``ts2 seg push`` also puts :data:`SIDE_FILES`
+(``segs.json``, ``warnings.txt``, the question CSVs) beside the shards, and :func:`unpack_export` (``ts2 dataset
+unpack``) writes such an export back in the release's layout (``metadata.csv``, ``images/`` and those files), which
+every ``ts2`` command reads.
 """
 from __future__ import annotations
 
@@ -25,10 +31,17 @@ from scorers.errors import Wording
 from scorers.ts2.dataset import CONFIGS, find_builder_script, load_ts2
 from scorers.units import parse_quantity
 
-__all__ = ["ExportResult", "export_parquet", "parse_size"]
+__all__ = ["BUILD_COLUMNS", "SIDE_FILES", "ExportResult", "export_parquet", "parse_size", "unpack_export"]
 
 #: the question config's CSV in a local data_dir
 QUESTION_FILES = {"tifa_questions": "tifa_questions.csv", "dsg_questions": "dsg_questions.csv"}
+#: ``metadata.csv`` columns of a data dir built by ``ts2 seg build`` that the ``segs`` rows keep (text, "" for none)
+BUILD_COLUMNS = ("errors", "error_types", "source_file")
+#: files of a built data dir that travel beside the Parquet shards (``ts2 seg push``), as they are
+SIDE_FILES = ("segs.json", "warnings.txt", "tifa_questions.csv", "dsg_questions.csv")
+#: the release's ``metadata.csv`` columns and the ``segs`` columns they come from, then a build's own
+_METADATA_OUT = (("id", "seg_id"), ("target_prompt", "prompt"), ("file_name", "file_name"),
+                 ("image_source", "image_source"), ("rank", "node"))
 _ROW_GROUP = {"segs": 100}  # rows per Parquet row group (images ~0.1 MB each); questions use one group per shard
 
 
@@ -88,6 +101,8 @@ def export_parquet(
         raise FileExistsError(Wording("{out} is not empty; pass {overwrite=True} to replace the export there", out=out))
     # build (and so validate) every config before writing anything, so a bad source leaves OUT untouched
     built = {config: load_ts2(config, data_dir, cache_dir=cache_dir, **config_kwargs) for config in configs}
+    if "segs" in built and data_dir is not None:
+        built["segs"] = _with_build_columns(built["segs"], Path(data_dir) / "metadata.csv")
     card = export_card(configs)
     for name in CONFIGS:  # overwrite: replace only what an export writes
         if (out / name).is_dir():
@@ -114,6 +129,88 @@ def export_parquet(
     result.readme = out / "README.md"
     result.readme.write_text(card, encoding="utf-8")
     return result
+
+
+def _with_build_columns(dataset: Any, metadata: Path) -> Any:
+    """``dataset`` (the ``segs`` rows of a local data dir) with the :data:`BUILD_COLUMNS` its ``metadata.csv`` has,
+    matched by ``file_name`` (unique: the builder checked it); unchanged for the release, which has none."""
+    import datasets
+
+    from scorers.tables.pandas_tables import read_csv
+
+    frame = read_csv(metadata, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    present = [c for c in BUILD_COLUMNS if c in frame.columns]
+    if not present:
+        return dataset
+    rows = dict(zip(frame["file_name"].str.strip(), range(len(frame))))
+    taken = [rows[name] for name in dataset["file_name"]]
+    for column in present:
+        values = frame[column].str.strip().to_numpy(dtype=object)[taken].tolist()
+        dataset = dataset.add_column(column, values, feature=datasets.Value("string"))
+    return dataset
+
+
+def unpack_export(export: str | os.PathLike, out: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None,
+                  overwrite: bool = False) -> Path:
+    """An export (a folder :func:`export_parquet` or ``ts2 seg push`` wrote, or a local copy of a Hub dataset made
+    from one) back in the release's layout under ``out``: ``metadata.csv``, ``images/`` (the embedded files, byte for
+    byte) and the :data:`SIDE_FILES` found beside the shards.
+
+    ``metadata.csv`` has the release's columns (``id, target_prompt, file_name, image_source, rank``), plus, for a
+    built data dir (the rows carry :data:`BUILD_COLUMNS`, or partitions other than TS2's id ranges), ``partition`` and
+    the build's columns, in the order ``ts2 seg build`` writes them. ``ValueError`` (one line): ``out`` not empty
+    without ``overwrite``, no ``segs`` config, an image name that leaves ``out``.
+    """
+    import datasets
+    import pandas as pd
+
+    from scorers.checks import resolve_inside
+    from scorers.stats.graph import partition_of
+
+    export, out = Path(export), Path(out)
+    if not export.is_dir():
+        raise ValueError(f"{export}: no such folder (give the folder of an export: README.md and segs/*.parquet)")
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise ValueError(Wording("{out} is not empty; pass {overwrite=True} to replace what is there", out=out))
+    quiet = datasets.utils.are_progress_bars_disabled()
+    datasets.utils.disable_progress_bars()  # a few rows: no bar on the terminal
+    try:
+        rows = datasets.load_dataset(str(export), "segs", split="train",
+                                     cache_dir=None if cache_dir is None else str(cache_dir))
+    except ValueError as error:
+        raise ValueError(f"{export}: no segs config to load ({' '.join(str(error).split())[:200]})") from None
+    finally:
+        if not quiet:
+            datasets.utils.enable_progress_bars()
+    rows = rows.cast_column("image", datasets.Image(decode=False))
+    names = rows.column_names
+    frame = pd.DataFrame({release: list(rows[column]) for release, column in _METADATA_OUT})
+    built = [c for c in BUILD_COLUMNS if c in names]
+    partitions = list(rows["partition"]) if "partition" in names else None
+    if partitions is not None and (built or any(p != partition_of(int(s)) for s, p in zip(frame["id"], partitions))):
+        frame["partition"] = partitions
+    for column in built:
+        frame[column] = list(rows[column])
+    out.mkdir(parents=True, exist_ok=True)
+    folders: dict = {}
+    targets = []
+    for name in frame["file_name"]:
+        try:
+            targets.append(resolve_inside(out, name, what=f"the folder {out}", folders=folders))
+        except ValueError as problem:
+            raise ValueError(f"{export}: image file_name {problem}") from None
+    for target, cell in zip(targets, rows.select_columns(["image"])["image"]):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as handle:
+            handle.write(cell["bytes"])
+    frame.to_csv(out / "metadata.csv", index=False)
+    for name in SIDE_FILES:
+        if (export / name).is_file():
+            shutil.copyfile(export / name, out / name)
+        elif (out / name).is_file():  # overwrite: what this export lacks is not left from an earlier one
+            (out / name).unlink()
+    return out
 
 
 def portable_features(features: Any) -> Any:

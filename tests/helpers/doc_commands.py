@@ -70,6 +70,9 @@ RULES: list[tuple[str, str, str]] = [
      "check against a loopback judge"),
     (r"^ts2 seg push\b", "skip", "uploads to the Hub (network, a token); tests/ts2/test_seg_synth.py tests everything up "
      "to the upload call"),
+    (r"^ts2 dataset unpack my-segs-download|^ts2 meta \S+ --metadata my_segs_again/", "skip", "reads a download of "
+     "what ts2 seg push sends (network); tests/ts2/test_seg_push.py unpacks a dry run's folder and runs ts2 meta "
+     "on it"),
     (r"^ts2 seg build raw/|^ts2 meta clip_scores\.csv --metadata built/", "skip", "reads what the Synth commands "
      "above write; tests/ts2/test_seg_synth.py and examples/07_build_your_own_segs.ipynb run the chain end to end"),
     (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard|seg build)\b", "run", ""),

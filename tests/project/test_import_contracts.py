@@ -68,6 +68,8 @@ NETWORK_ALLOWED = {
     "scorers/models/imagereward.py": ({"huggingface_hub.hf_hub_download"}, "the ImageReward checkpoint (model weights)"),
     "scorers/models/open_clip_weights.py": ({"huggingface_hub.hf_hub_download"}, "the HPSv2 checkpoint (model weights)"),
     "scorers/rewards/remote.py": ({"httpx"}, "RemoteReward: POST /score to a `ts2 serve` reward service"),
+    "scorers/ts2/seg/push.py": ({"huggingface_hub.HfApi"}, "ts2 seg push: segs.json, warnings.txt and the question "
+                                "tables beside the Parquet shards (create_commit)"),
     "scorers/ts2/submission/hub.py": ({"huggingface_hub.snapshot_download", "huggingface_hub.HfApi"}, "every Hub "
                                       "read and write of a submission: ts2 submit --push, a leaderboard submission as "
                                       "a pull request on a Hub dataset (create_commit, create_pr=True); the "

@@ -63,6 +63,22 @@ def test_images_round_trip_byte_for_byte(exported, data_dir, tmp_path):
         assert np.array_equal(np.asarray(decoded), np.asarray(Image.open(io.BytesIO(original))))
 
 
+def test_unpack_gives_back_the_release_layout(exported, data_dir, tmp_path):
+    """The release's export unpacked: its metadata.csv's columns and cells (no partition column: the release keeps
+    TS2's id ranges) and its images, byte for byte."""
+    import pandas as pd
+
+    from scorers.ts2.export import unpack_export
+
+    back = unpack_export(exported.out, tmp_path / "back", cache_dir=tmp_path / "load-cache")
+    original = pd.read_csv(data_dir / "metadata.csv", dtype=str, keep_default_na=False)
+    again = pd.read_csv(back / "metadata.csv", dtype=str, keep_default_na=False)
+    assert list(again.columns) == ["id", "target_prompt", "file_name", "image_source", "rank"]
+    assert again.equals(original[list(again.columns)])
+    for name in original["file_name"].iloc[[0, 777, 2839]]:
+        assert (back / name).read_bytes() == (data_dir / name).read_bytes()
+
+
 def test_card_yaml_configs_and_three_ways_in(exported):
     text = exported.readme.read_text(encoding="utf-8")
     front = yaml.safe_load(text.split("---\n")[1])

@@ -109,7 +109,8 @@ def test_build_writes_the_release_layout(tmp_path, capsys):
     assert "built 2 SEG(s), 10 image(s), 7 node(s), 6 edge(s)" in stdout and "alpha: 1, beta: 1" in stdout
     meta = pd.read_csv(out / "metadata.csv", dtype=str, keep_default_na=False)
     assert list(meta.columns) == ["id", "target_prompt", "file_name", "image_source", "rank", "partition", "errors",
-                                  "error_types"]
+                                  "error_types", "source_file"]
+    assert meta["source_file"].tolist() == pd.read_csv(path)["file_name"].tolist()  # each image's ANNOTATIONS name
     # non-integer seg_ids are numbered by first appearance; labels by hand: {dog} < {red} -> 1a, 1b
     assert meta["id"].tolist() == ["0"] * 7 + ["1"] * 3
     assert meta["rank"].tolist() == ["0", "0", "1a", "1b", "2", "3", "1b", "0", "1", "1"]
@@ -415,6 +416,22 @@ def test_an_absolute_file_name_inside_images_is_taken(tmp_path, capsys):
     code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
     assert code == 0, err
     assert (tmp_path / "out" / "images" / "000-00.png").read_bytes() == (images / "a.png").read_bytes()
+
+
+def test_source_file_is_the_annotations_name_normalised_and_relative(tmp_path, capsys):
+    """``source_file``: the name ANNOTATIONS gives, ``.``/``..`` and ``//`` folded, an absolute name inside --images
+    made relative to it (the names a user keys their own scores by)."""
+    images, _ = _outside_setup(tmp_path)
+    path = tmp_path / "annotations.csv"
+    path.write_text(f"seg_id,prompt,file_name,errors\n0,p,{images / 'a.png'},\n0,p,sub/./c.png,x\n"
+                    "1,q,./sub/../b.png,\n1,q,sub//c2.png,y\n")
+    (images / "sub" / "c2.png").write_bytes((images / "sub" / "c.png").read_bytes())
+    code, _, err = run_cli(capsys, "seg", "build", path, "--images", images, "--out", tmp_path / "out")
+    assert code == 0, err
+    meta = pd.read_csv(tmp_path / "out" / "metadata.csv", dtype=str, keep_default_na=False)
+    assert meta["source_file"].tolist() == ["a.png", "sub/c.png", "b.png", "sub/c2.png"]
+    segs = json.loads((tmp_path / "out" / "segs.json").read_text())["segs"]  # the same names in segs.json
+    assert [src for seg in segs for node in seg["nodes"] for src in node["sources"]] == meta["source_file"].tolist()
 
 
 @pytest.mark.parametrize("spelling", ["sub/../a.png", ".//a.png", "absolute", "link"])

@@ -285,11 +285,15 @@ def test_push_sends_the_local_export_and_the_card(tmp_path, monkeypatch, capsys)
                         lambda self, repo, **kw: sent.append(("data", repo, kw["config_name"], self)))
     monkeypatch.setattr(huggingface_hub.DatasetCard, "push_to_hub",
                         lambda self, repo, **kw: sent.append(("card", repo, kw["repo_type"], str(self))))
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_commit",
+                        lambda self, repo, operations, **kw: sent.append(("files", repo, kw["repo_type"], operations)))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
     code, out, err = run_cli(capsys, "seg", "push", root, "--repo", "me/my-segs", "--license", "cc-by-4.0")
     assert code == 0, err
     assert [s[:3] for s in sent] == [("data", "me/my-segs", "segs"), ("data", "me/my-segs", "tifa_questions"),
-                                     ("data", "me/my-segs", "dsg_questions"), ("card", "me/my-segs", "dataset")]
+                                     ("data", "me/my-segs", "dsg_questions"), ("files", "me/my-segs", "dataset"),
+                                     ("card", "me/my-segs", "dataset")]
+    sent.pop(3)  # the question CSVs beside the Parquet (tests/ts2/test_seg_push.py)
     export = tmp_path / "built-hub"
     for _, _, config, dataset in sent[:3]:
         loaded = datasets.load_dataset(str(export), config, cache_dir=str(tmp_path / "load"))

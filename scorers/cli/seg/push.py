@@ -4,9 +4,11 @@ from __future__ import annotations
 import argparse
 
 DESCRIPTION = """Export a built data dir (the OUT of `ts2 seg build`) as Parquet, as `ts2 dataset export` does (config
-segs, plus tifa_questions / dsg_questions when their CSVs are in OUT), write a dataset card (procedures used,
-generators, images per node, per partition and per error type, the licence), load every config back from that local
-export with datasets.load_dataset, and push each with push_to_hub, the card last.
+segs, with the build's partition, errors, error_types and source_file columns, plus tifa_questions / dsg_questions
+when their CSVs are in OUT), copy segs.json, warnings.txt and the question CSVs beside it, write a dataset card
+(procedures used, generators, images per node, per partition and per error type, the licence), load every config back
+from that local export with datasets.load_dataset, and push each with push_to_hub, then those files, the card last.
+`ts2 dataset unpack` turns a download of the repository back into a data dir.
 
 --dry-run stops before the upload: the export folder then holds exactly what would be sent (README.md is the card).
 The token is huggingface_hub's (HF_TOKEN or `hf auth login`) unless --token-env names another variable."""

@@ -14,11 +14,12 @@ ANNOTATIONS is a CSV with one row per image:
 Images with the same error set share a node, labelled by :func:`scorers.stats.error_sets.node_labels`; an edge runs
 from set A to set B when B is A plus one error (:func:`scorers.stats.error_sets.error_set_edges`).
 
-OUT holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition, errors, error_types``: the
-release's columns, then the partition and each image's sorted error set with its types), ``images/`` (copies, named
-``images/SSS-KK.ext`` as the release names them) and ``segs.json`` (each SEG's nodes, error sets, edges and error
-types), plus ``warnings.txt`` when there are warnings, and the question tables (:data:`QUESTION_TABLES`) found beside
-ANNOTATIONS when the SEG ids are kept (renumbered ids would no longer match them: a warning says so).
+OUT holds ``metadata.csv`` (``id, target_prompt, file_name, image_source, rank, partition, errors, error_types,
+source_file``: the release's columns, then the partition, each image's sorted error set with its types, and the file
+it was copied from as ANNOTATIONS names it, normalised, so that scores keyed by either name join), ``images/``
+(copies, named ``images/SSS-KK.ext`` as the release names them) and ``segs.json`` (each SEG's nodes, error sets, edges
+and error types), plus ``warnings.txt`` when there are warnings, and the question tables (:data:`QUESTION_TABLES`)
+found beside ANNOTATIONS when the SEG ids are kept (renumbered ids would no longer match them: a warning says so).
 
 Every refusal is one line naming the ANNOTATIONS line, its SEG and its file. The table is checked with whole-column
 operations (pandas); only the image files are touched one by one (they must be opened and copied).
@@ -39,6 +40,7 @@ from scorers.errors import ParameterError
 from scorers.stats.error_sets import (ERROR_SEPARATOR, ERROR_TYPES, KEY_SEPARATOR, error_set_edges, label_sets,
                                       unreachable)
 from scorers.tables.error_columns import fail_first_row, parse_error_columns, row_location
+from scorers.tables.join import SOURCE_COLUMN, normal_file_name
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -178,6 +180,20 @@ def _files(frame: pd.DataFrame, images, source: str) -> list[str]:
     return files
 
 
+def _source_files(frame: pd.DataFrame, images) -> list[str]:
+    """Each image's ``source_file``: its ``file_name`` as ANNOTATIONS gives it, normalised
+    (:func:`scorers.tables.join.normal_file_name`); an absolute name inside ``images`` is made relative to it."""
+    root = os.path.abspath(images) if images is not None else None
+    names = []
+    for name in frame["file_name"].tolist():
+        text = normal_file_name(name)
+        if root is not None and os.path.isabs(text):
+            relative = os.path.relpath(text, root).replace(os.sep, "/")
+            text = text if relative.startswith("..") else relative
+        names.append(text)
+    return names
+
+
 def _one_per_seg(frame: pd.DataFrame, column: str, source: str) -> None:
     first = frame.groupby("seg_id", sort=False)[column].transform("first")
     first_line = frame.groupby("seg_id", sort=False)["line"].transform("first")
@@ -247,7 +263,7 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict
 
     The labels, edges and unreachable nodes of each SEG come from :mod:`scorers.stats.error_sets` (one call per SEG,
     over its distinct error sets, never per image); images are grouped by one ``groupby``."""
-    out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["file_name"].to_numpy(dtype=object)
+    out_names, sources = frame["out_name"].to_numpy(dtype=object), frame["source_file"].to_numpy(dtype=object)
     members = frame.groupby(["id", "key"], sort=False).indices  # {(id, key): row positions}, file order
     first = frame.drop_duplicates("id")
     info = dict(zip(first["id"].tolist(), zip(first["seg_id"].tolist(), first["prompt"].tolist(),
@@ -366,7 +382,7 @@ def build_seg_dir(
     >>> built.n_segs, built.n_images, built.n_nodes, built.n_edges, len(built.warnings)
     (1, 3, 3, 2, 3)
     >>> (folder / "out" / "metadata.csv").read_text().splitlines()[2]
-    '0,a red dog,images/000-01.png,,1a,custom,dog,'
+    '0,a red dog,images/000-01.png,,1a,custom,dog,,y.png'
     """
     source = str(annotations)
     if images is not None and not os.path.isdir(images):
@@ -382,13 +398,14 @@ def build_seg_dir(
     paths = _check_images(frame, source) if images is not None else None
     frame["id"] = _seg_ids(frame, source)
     frame["out_name"] = _out_names(frame)
+    frame["source_file"] = _source_files(frame, images)
     nodes, segs, warnings, counts, n_nodes, n_edges = _nodes(frame)
     frame["node"] = nodes
     _prepare_out(out, overwrite)
     metadata = frame[["id", "prompt", "out_name", "image_source", "node", "partition", "sorted_errors",
-                      "sorted_types"]].copy()
+                      "sorted_types", "source_file"]].copy()
     metadata.columns = ["id", "target_prompt", "file_name", "image_source", "rank", "partition", "errors",
-                        "error_types"]
+                        "error_types", SOURCE_COLUMN]
     metadata.to_csv(out / "metadata.csv", index=False)
     (out / "images").mkdir(exist_ok=True)
     if paths is not None and copy_images:

@@ -4,14 +4,18 @@
 ``scorers.ts2.export.export_parquet`` (config ``segs``, plus ``tifa_questions`` / ``dsg_questions`` when their CSVs are
 in OUT), loads each config back with ``datasets.load_dataset`` from that local export (what ``push_to_hub`` will
 send) and writes the card (:func:`seg_card`): the procedures used, the generators, the counts per node and per error
-type, and the licence. :func:`push_segs` then calls ``DatasetDict.push_to_hub(repo, config_name=...)`` per config and
-uploads the card last (``push_to_hub`` writes its own README, which the card replaces; both name the same
-``configs``).
+type, and the licence. The ``segs`` rows keep the build's ``partition``, ``errors``, ``error_types`` and
+``source_file``; ``segs.json``, ``warnings.txt`` and the question CSVs are copied beside the shards
+(``scorers.ts2.export.SIDE_FILES``). :func:`push_segs` then calls ``DatasetDict.push_to_hub(repo, config_name=...)``
+per config, uploads those files in one commit, and the card last (``push_to_hub`` writes its own README, which the
+card replaces; both name the same ``configs``). ``ts2 dataset unpack`` turns a download of the repo back into a data
+dir (:func:`scorers.ts2.export.unpack_export`).
 """
 from __future__ import annotations
 
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -31,12 +35,14 @@ _REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 @dataclass
 class PushPlan:
-    """What a push sends: the export folder, the ``datasets`` object per config, the card text and its file."""
+    """What a push sends: the export folder, the ``datasets`` object per config, the card text and its file, and the
+    files beside the shards (``side_files``: names inside ``export``)."""
 
     export: Path
     datasets: dict[str, Any] = field(default_factory=dict)
     card: str = ""
     readme: Path | None = None
+    side_files: list[str] = field(default_factory=list)
 
 
 def _counts_table(counts, header: tuple[str, str]) -> str:
@@ -107,7 +113,7 @@ def prepare_push(data_dir: str | os.PathLike, export: str | os.PathLike, *, repo
     import datasets
     import pandas as pd
 
-    from scorers.ts2.export import export_parquet
+    from scorers.ts2.export import SIDE_FILES, export_parquet
 
     if not _REPO.match(str(repo)):
         raise ParameterError("{repo} must be a Hub dataset id OWNER/NAME, got {value!r}", value=repo)
@@ -118,6 +124,12 @@ def prepare_push(data_dir: str | os.PathLike, export: str | os.PathLike, *, repo
     result = export_parquet(export, data_dir=data_dir, configs=configs, cache_dir=cache_dir, overwrite=overwrite)
     metadata = pd.read_csv(data_dir / "metadata.csv", dtype=str, keep_default_na=False)
     plan = PushPlan(Path(result.out))
+    for name in SIDE_FILES:  # beside the shards, as they are; one left by an earlier export is removed
+        if (plan.export / name).is_file():
+            (plan.export / name).unlink()
+        if (data_dir / name).is_file():
+            shutil.copyfile(data_dir / name, plan.export / name)
+            plan.side_files.append(name)
     plan.card = seg_card(metadata, repo=repo, configs=configs, license=license, procedures=procedures)
     plan.readme = write_text_atomic(plan.export / "README.md", plan.card)
     load_cache = Path(cache_dir) if cache_dir else plan.export.parent / f".{plan.export.name}-load-cache"
@@ -127,13 +139,20 @@ def prepare_push(data_dir: str | os.PathLike, export: str | os.PathLike, *, repo
 
 
 def push_segs(plan: PushPlan, repo: str, *, token: str | None = None, private: bool = False) -> list[str]:
-    """Upload: ``push_to_hub`` per config, then the card. Returns what was sent, one line per call."""
-    from huggingface_hub import DatasetCard
+    """Upload: ``push_to_hub`` per config, the side files (``segs.json``...) in one commit, then the card. Returns
+    what was sent, one line per call."""
+    from huggingface_hub import CommitOperationAdd, DatasetCard, HfApi
 
     sent = []
     for name, dataset in plan.datasets.items():
         dataset.push_to_hub(repo, config_name=name, token=token, private=private)
         sent.append(f"{name}: {sum(d.num_rows for d in dataset.values())} rows")
+    if plan.side_files:
+        operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(plan.export / name))
+                      for name in plan.side_files]
+        HfApi(token=token).create_commit(repo, operations, commit_message=f"Add {', '.join(plan.side_files)}",
+                                         repo_type="dataset")
+        sent.append(f"{', '.join(plan.side_files)}: beside the Parquet")
     DatasetCard(plan.card).push_to_hub(repo, repo_type="dataset", token=token)
     sent.append("README.md: the card")
     return sent
