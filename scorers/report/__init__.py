@@ -74,7 +74,16 @@ def write_report(
     formats = _check_formats(formats)
     seg_subset = resolve_seg_subset(options.seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
-    reproduction = reproduce_table(tables, metadata, paper, columns=_ordered_columns(tables, paper, columns),
+    ordered = _ordered_columns(tables, paper, columns)
+    unknown = [c for c in graph_columns or () if c not in (ordered or [])]
+    if unknown:  # the cheap checks before the expensive step (the meta-metrics and their intervals)
+        raise ValueError(f"graph column(s) {unknown} not found; available: {ordered}")
+    segs = build_segs(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy())
+    if seg_subset is not None:
+        keep = {int(s) for s in seg_subset}
+        segs = [s for s in segs if s.seg_id in keep]
+    seg = default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)
+    reproduction = reproduce_table(tables, metadata, paper, columns=ordered,
                                    options=replace(options, seg_subset=seg_subset, lacking_keys_by_position=True))
     wanted, raw = reproduction.columns, reproduction.values
     notes = list(reproduction.notes)
@@ -110,11 +119,6 @@ def write_report(
     else:
         notes.append("correlation_heatmap.png needs at least two metric columns; skipped")
 
-    segs = build_segs(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy())
-    if seg_subset is not None:
-        keep = {int(s) for s in seg_subset}
-        segs = [s for s in segs if s.seg_id in keep]
-    seg = default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)
     chosen = list(graph_columns) if graph_columns else _contrast_columns(board, highlight)
     unknown = [c for c in chosen if c not in raw]
     if unknown:
