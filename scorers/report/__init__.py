@@ -82,7 +82,7 @@ def write_report(
     if seg_subset is not None:
         keep = {int(s) for s in seg_subset}
         segs = [s for s in segs if s.seg_id in keep]
-    seg = default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)
+    seg = (default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)) if segs else None  # none: refused next
     reproduction = reproduce_table(tables, metadata, paper, columns=ordered,
                                    options=replace(options, seg_subset=seg_subset, lacking_keys_by_position=True))
     wanted, raw = reproduction.columns, reproduction.values
