@@ -55,7 +55,7 @@ class Parser(argparse.ArgumentParser):
 
 #: the top-level help's epilog: the usual order of the commands
 WORKFLOW = """workflow (judge your metric with TS2):
-  1. ts2 score clip_score --out my.csv    score the 2,840 TS2 images (or bring my.csv: seg_id,file_name,node,SCORE)
+  1. ts2 score clip_score --out my.csv    score the 2,840 TS2 images (or bring my.csv keyed by seg_id,file_name)
   2. ts2 meta my.csv                      rank / sep / delta of your scores, per partition (release metadata.csv)
   3. ts2 report my.csv --out report/     the paper's table and figures, your metric among the 19 published ones
   ts2 reproduce: the paper's Table 2 from the release; ts2 score --list: the scorers; ts2 COMMAND --help: options"""
