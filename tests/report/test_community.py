@@ -353,8 +353,8 @@ def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, scores, shared_ts
         assert by_branch.source == f"Hub dataset ts2-community/submissions@main (commit {commit})"
         with pytest.raises(ParameterError) as error:
             community_leaderboard("ts2-community/submissions@v9", cache_dir=cache)
-        assert str(error.value) == ("submissions='ts2-community/submissions@v9': the Hub dataset could not be read "
-                                    "(revision v9 not found in ts2-community/submissions)")
+        assert str(error.value) == ("submissions='ts2-community/submissions@v9': no such local folder, and the Hub "
+                                    "dataset could not be read (revision v9 not found in ts2-community/submissions)")
         with pytest.raises(ParameterError) as error:
             community_leaderboard(f"someone/else@{commit}", cache_dir=cache)
         assert str(error.value).endswith("(no dataset someone/else (a private or gated one needs HF_TOKEN))")
@@ -431,6 +431,22 @@ def test_cli_unknown_source_is_one_line(tmp_path):
     assert done.stderr.strip().splitlines() == [
         f"ts2 leaderboard: error: --submissions {tmp_path / 'nope' / 'x' / 'y'}: no such folder, and not a Hub "
         "dataset id OWNER/NAME[@REVISION]"]
+
+
+def test_cli_mistyped_local_folder_says_so_before_the_hub(tmp_path, shared_ts2, monkeypatch, capsys):
+    """``lb/boardd`` beside ``lb/board`` reads like OWNER/NAME: the error says first that no such folder exists."""
+    from huggingface_hub import constants
+
+    from scorers.cli import main
+
+    (tmp_path / "lb" / "board").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # no request: what the Hub answered is the offline cache
+    assert main(["leaderboard", "--submissions", "lb/boardd", "--metadata", str(shared_ts2 / "metadata.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ts2 leaderboard: error: --submissions lb/boardd: no such local folder, and the Hub "
+                          "dataset could not be read ("), err
+    assert len(err.strip().splitlines()) == 1
 
 
 # ----------------------------------------------------------------------------- the round trip
