@@ -295,3 +295,17 @@ def test_paper_partition_delta_figures(shared_ts2):
         inside = (md["seg_id"].to_numpy() >= lo) & (md["seg_id"].to_numpy() <= hi)
         got.append(round(100 * ref[part] * std_all / np.nanstd(scores[inside]), 1))
     assert got == [108.1, 60.2, 75.9]
+
+
+@pytest.mark.parametrize("first_seg", [0, 170])  # a built dir's SEG ids inside, or past, the release's
+def test_scores_of_a_built_dir_on_the_release_metadata_name_the_metadata_flag(capsys, shared_ts2, tmp_path, first_seg):
+    """File names as ``ts2 seg build`` writes them (images/SSS-KK.png) that are no release row: the error names
+    ``--metadata OUT/metadata.csv``; with --metadata given, no such hint."""
+    rows = [(first_seg + s, f"images/{s:03d}-{k:02d}.png", 0.1 * k) for s in range(3) for k in range(4)]
+    scores = tmp_path / "mine.csv"
+    pd.DataFrame(rows, columns=["seg_id", "file_name", "mine"]).to_csv(scores, index=False)
+    code, _, err = run_cli(capsys, "meta", scores, "--data-dir", shared_ts2, "--n-bootstrap", "0")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--metadata OUT/metadata.csv" in err, err
+    code, _, err = run_cli(capsys, "meta", scores, "--metadata", shared_ts2 / "metadata.csv", "--n-bootstrap", "0")
+    assert code == 2 and "--metadata OUT/metadata.csv" not in err
