@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "relation, action): walks from node 0 that add errors of that type only; needs metadata "
                            "with errors and error_types (a data dir built by ts2 seg build), paper variant")
     meta.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    meta.add_argument("--wide", action="store_true",
+                      help="one row per metric, every partition's cell with its interval (wider than 100 columns); "
+                           "default: one row per metric and meta-metric, Avg with its interval, one value per partition")
     meta.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, SEG set, seed, "
                                                           "package version, inputs' sha256, scorer config")
     meta.add_argument("--from", dest="from_result", metavar="RESULT_JSON",
@@ -106,7 +109,7 @@ def run_meta(args: argparse.Namespace) -> int:
             bar.close()
     from scorers.ts2.result_text import meta_text
 
-    text = meta_text(evaluated, args.variant)
+    text = meta_text(evaluated, args.variant, wide=args.wide)
     if args.json:
         print(json.dumps(evaluated.to_dict()))  # "pairing" and "notes" per column say how rows were matched
     else:
