@@ -507,8 +507,7 @@ def test_the_demo_reads_its_submissions_source(mixed_folder, shared_ts2, tmp_pat
     community = community_board(config, published)
     assert community.problem is None
     view = community_view(community.board)
-    mine = view[view["source"] == "community"].set_index("metric")
-    assert set(mine.index) == set(VERIFIED)
+    assert set(view["submission"]) == set(VERIFIED)  # the verified submissions alone: the published rows are above
     assert list(rejected_view(community.board)["submission"]) == list(REJECTED)
     missing = community_board(config.with_(submissions=str(tmp_path / "no" / "such" / "x")), published)
     assert missing.board is None
@@ -620,7 +619,7 @@ def test_incomplete_submissions_are_listed_apart_with_their_coverage(hostile, sh
     assert (in_csv["clip-25"]["group"], in_csv["clip-25"]["#"], in_csv["clip-25"]["segs_used"]) == (
         INCOMPLETE_GROUP, "", "139")
     # the demo's table
-    view = community_view(board).set_index("metric")
+    view = community_view(board).set_index("submission")
     assert (view.loc["clip-picked", "group"], view.loc["clip-picked", "#"]) == (INCOMPLETE_GROUP, "-")
     assert view.loc["clip-picked", "coverage"] == picked["coverage"]
 
