@@ -34,10 +34,28 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         raise UsageError(f"{self.prog}: error: {message}")
 
+    def _check_value(self, action: argparse.Action, value) -> None:
+        """A value outside ``choices`` (a mistyped command or choice) is refused with the close match first:
+        ``ts2 scor`` -> ``invalid choice: 'scor' (did you mean 'score'?)``."""
+        if action.choices is not None and value not in action.choices:
+            from scorers.checks import did_you_mean
+
+            choices = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{did_you_mean(value, action.choices)} "
+                                                 f"(choose from {choices})")
+
+    def parse_known_args(self, args=None, namespace=None):
+        """As argparse's, but an argument that no (sub-)command takes is refused by the sub-command that ran
+        (``ts2 meta: error: unrecognized arguments: --bogus``), not by ``ts2``."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self.prog == "ts2":
+            _command_parser(self, namespace).error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
 
 #: the top-level help's epilog: the usual order of the commands
 WORKFLOW = """workflow (judge your metric with TS2):
-  1. ts2 score clip_score --out my.csv    score the 2,840 TS2 images (or bring my.csv: seg_id,file_name,node,SCORE)
+  1. ts2 score clip_score --out my.csv    score the 2,840 TS2 images (or bring my.csv keyed by seg_id,file_name)
   2. ts2 meta my.csv                      rank / sep / delta of your scores, per partition (release metadata.csv)
   3. ts2 report my.csv --out report/     the paper's table and figures, your metric among the 19 published ones
   ts2 reproduce: the paper's Table 2 from the release; ts2 score --list: the scorers; ts2 COMMAND --help: options"""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 from scorers.cli._options import (DATA_DIR_HELP, SEGS_HELP, VARIANT_HELP, add_command, add_n_bootstrap_argument,
@@ -39,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "relation, action): walks from node 0 that add errors of that type only; needs metadata "
                            "with errors and error_types (a data dir built by ts2 seg build), paper variant")
     meta.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    meta.add_argument("--wide", action="store_true",
+                      help="one row per metric, every partition's cell with its interval (wider than 100 columns); "
+                           "default: one row per metric and meta-metric, Avg with its interval, one value per partition")
     meta.add_argument("--out", metavar="RESULT_JSON", help="also save the result: numbers, command, SEG set, seed, "
                                                           "package version, inputs' sha256, scorer config")
     meta.add_argument("--from", dest="from_result", metavar="RESULT_JSON",
@@ -96,20 +100,20 @@ def run_meta(args: argparse.Namespace) -> int:
         bar.update(1)
 
     try:
-        evaluated = meta_from_tables(  # a path: read without pandas when the file is plain (csv_tables)
+        evaluated = _with_built_dir_hint(args, metadata, lambda: meta_from_tables(  # a path: read without pandas when the file is plain (csv_tables)
             args.scores, metadata, columns=args.columns,
             options=MetaOptions(lower_is_better=lower_is_better_columns(args.lower_is_better, columns),
                                 higher_is_better=args.higher_is_better, seg_subset=args.seg_subset, variant=args.variant,
                                 n_bootstrap=args.n_bootstrap, seed=args.seed, clean_quotes=args.clean_quotes,
                                 on=args.on, by_error_type=args.by_error_type, **walks),
             progress=progress if len(columns) >= PROGRESS_MIN_COLUMNS else None,
-        )
+        ))
     finally:
         if bar is not None:
             bar.close()
     from scorers.ts2.result_text import meta_text
 
-    text = meta_text(evaluated, args.variant)
+    text = meta_text(evaluated, args.variant, wide=args.wide)
     if args.json:
         print(json.dumps(evaluated.to_dict()))  # "pairing" and "notes" per column say how rows were matched
     else:
@@ -126,6 +130,36 @@ def run_meta(args: argparse.Namespace) -> int:
                                     **({"segs": walks["segs_file"]} if args.walks == "edges" else {})})
         print(f"saved {saved} (re-print: ts2 meta --from {saved})", file=sys.stderr)
     return 0
+
+
+#: a file name as ``ts2 seg build`` names a built data dir's images (``images/SSS-KK.ext``: SEG id, position)
+_BUILT_NAME = re.compile(r"images/\d{3,}-\d{2,}\.\w+")
+
+
+def _with_built_dir_hint(args: argparse.Namespace, metadata, compute):
+    """``compute()``; when it fails on the release's metadata (no --metadata given) and the scores' file names look
+    like a built data dir's but are not the release's, the error also names ``--metadata OUT/metadata.csv``."""
+    try:
+        return compute()
+    except ValueError as error:
+        if args.metadata is not None or not _names_a_built_dir(args.scores, metadata):
+            raise
+        from scorers.errors import value_error
+
+        raise value_error("{error}; these file names look like a data dir built by ts2 seg build (images/SSS-KK), "
+                          "not the release's: pass --metadata OUT/metadata.csv of that dir", error=error) from None
+
+
+def _names_a_built_dir(scores: str, metadata) -> bool:
+    """Whether the scores' ``file_name`` column holds a built dir's image name that the release metadata lacks."""
+    import pandas as pd
+
+    try:
+        names = pd.read_csv(scores, usecols=["file_name"], dtype=str)["file_name"].dropna().str.strip()
+        known = set(pd.read_csv(metadata, usecols=["file_name"], dtype=str)["file_name"].str.strip())
+    except (ValueError, OSError):  # no file_name column, or a table that does not read: no hint
+        return False
+    return any(_BUILT_NAME.fullmatch(n) and n not in known for n in names)
 
 
 #: the options of ``ts2 meta`` that change what is computed: refused with ``--from`` (dest, flag, default)

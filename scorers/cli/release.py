@@ -79,9 +79,11 @@ def _fetch(args: argparse.Namespace) -> int:
         raise ValueError("name the files to fetch (see `ts2 release list`) or pass --all, not both")
     names, skipped = list(args.names), []
     if args.all:
-        local = local_data_dir(args.data_dir) is not None  # a local copy may hold files that have no download
-        names = [n for n, f in RELEASE_FILES.items() if local or f.url is not None]
+        folder = local_data_dir(args.data_dir)  # a local copy may hold files that have no download
+        names = [n for n, f in RELEASE_FILES.items() if f.url is not None or (folder and (folder / n).is_file())]
         skipped = [f for n, f in RELEASE_FILES.items() if n not in names]
+        if folder is not None:
+            _check_local_copy(folder, names, args.data_dir is None)
     found = paths(names, args.data_dir, progress=not args.quiet)
     if args.out is not None:
         found = _copy_into(found, Path(args.out))
@@ -93,6 +95,22 @@ def _fetch(args: argparse.Namespace) -> int:
         print(f"release folder: {Path(args.out).resolve()} (use it with TS2_DATA={Path(args.out).resolve()} or "
               f"--data-dir)", file=sys.stderr)
     return 0
+
+
+def _check_local_copy(folder: Path, names: list, from_env: bool) -> None:
+    """``fetch --all`` reads a local release copy (``$TS2_DATA`` / ``--data-dir``), never the network: one short line
+    when it lacks files (the fix: add them there, or fetch them into the cache without it)."""
+    from scorers.tables.release import DATA_ENV, is_offline
+
+    missing = [n for n in names if not (folder / n).is_file()]
+    if not missing:
+        return
+    origin, drop = (f"${DATA_ENV}={folder}", f"unset {DATA_ENV}") if from_env else (f"--data-dir {folder}",
+                                                                                  "drop --data-dir")
+    more = f" and {len(missing) - 2} more" if len(missing) > 2 else ""
+    raise ValueError(f"{origin} lacks {', '.join(missing[:2])}{more}; add {'it' if len(missing) == 1 else 'them'} "
+                     f"there, or {drop} to download {'it' if len(missing) == 1 else 'them'}"
+                     + (" (needs network; HF_HUB_OFFLINE=1 is set)" if is_offline() else ""))
 
 
 def _copy_into(found: dict, out: Path) -> dict:

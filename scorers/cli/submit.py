@@ -136,8 +136,9 @@ def _verify(args: argparse.Namespace):
     check = verify_submission(args.path, metadata=release_path("metadata.csv", args.data_dir),
                               rescore=args.rescore, seed=args.rescore_seed, data_dir=args.data_dir)
     name = escape_controls(check.name)
-    if not check.ok:
-        print(f"ts2 submit: rejected {name}: {escape_controls(check.reason)}", file=sys.stderr)
+    if not check.ok:  # named by its folder, as the leaderboard lists a rejected submission
+        print(f"ts2 submit: rejected {escape_controls(str(args.path))}: {escape_controls(check.reason)}",
+              file=sys.stderr)
         return None
     print(escape_controls(check.result["table"], keep_newlines=True))
     if args.rescore:

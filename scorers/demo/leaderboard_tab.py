@@ -30,6 +30,7 @@ __all__ = [
     "REJECTED_COLUMNS",
     "Community",
     "community_board",
+    "community_caption",
     "community_view",
     "rejected_view",
     "LEADERBOARD_COLUMNS",
@@ -114,10 +115,7 @@ def leaderboard_view(
 ) -> pd.DataFrame:
     """One row per metric (published + uploaded), values in % rounded to 0.1, best first by ``sort_by``; the
     ``<meta> 95% CI`` columns hold the bootstrap percentile interval over SEGs (``"-"`` where none)."""
-    if partition not in PARTITION_CHOICES:
-        raise ValueError(f"partition must be one of {PARTITION_CHOICES}, got {partition!r}")
-    if sort_by not in META_METRICS:
-        raise ValueError(f"sort_by must be one of {META_METRICS}, got {sort_by!r}")
+    _check_view(partition, sort_by)
     names, families = {}, {}
     if paper is not None and "name" in paper.columns:
         for record in paper.drop_duplicates("column").to_dict("records"):
@@ -213,7 +211,7 @@ def evaluate_upload(
 # ----------------------------------------------------------------------------- community submissions
 
 #: the community table's columns (values in %, 0.1) and the rejected list's
-COMMUNITY_COLUMNS = ["group", "#", "metric", "source", "verified by", "rank", "sep", "delta", "coverage"]
+COMMUNITY_COLUMNS = ["group", "#", "metric", "submission", "verified by", "rank", "sep", "delta", "coverage"]
 REJECTED_COLUMNS = ["submission", "name", "reason"]
 
 
@@ -251,15 +249,52 @@ def community_board(config: AppConfig, published: Reproduction | None) -> Commun
     return Community(board=board, source=config.submissions)
 
 
-def community_view(board) -> pd.DataFrame:
-    """The community table: every row of ``board`` (published and verified ones, grouped by variant and SEG set; the
-    incomplete ones last, in their own group, unranked: ``#`` is ``-``), the averages in % rounded to 0.1, and each
-    row's coverage (cells scored, SEGs used)."""
-    records = [{"group": row["group"], "#": "-" if row["#"] is None else row["#"], "metric": row["name"],
-                "source": row["source"], "verified by": row["verified_by"],
-                **{meta: None if row[f"{meta}_avg"] is None else round(float(row[f"{meta}_avg"]), 1)
-                   for meta in META_METRICS}, "coverage": row.get("coverage")} for row in board.rows]
+def _check_view(partition: str, sort_by: str) -> None:
+    if partition not in PARTITION_CHOICES:
+        raise ValueError(f"partition must be one of {PARTITION_CHOICES}, got {partition!r}")
+    if sort_by not in META_METRICS:
+        raise ValueError(f"sort_by must be one of {META_METRICS}, got {sort_by!r}")
+
+
+def community_view(board, *, partition: str = "avg", sort_by: str = "rank") -> pd.DataFrame:
+    """The verified community rows (the published ones are the tab's main table, under their display names): each
+    submission's display name (``metric``: ``metric.json``'s, ``ts2 submit --metric``) and ``submission`` name, its
+    group (variant and SEG set; the incomplete ones last, unranked: ``#`` is ``-``), the ``partition``'s values in %
+    rounded to 0.1 and its coverage (cells scored, SEGs used). ``#`` is its place in its group by ``sort_by`` in that
+    partition, the group's published metrics counted (they are listed above), best first."""
+    _check_view(partition, sort_by)
+    from scorers.report.community import INCOMPLETE_GROUP
+
+    key = f"{sort_by}_{partition}"
+
+    def order(row: dict) -> tuple:  # best first, rows without a value last
+        value = row.get(key)
+        missing = value is None or math.isnan(value)
+        return missing, 0.0 if missing else -value
+
+    groups: dict[str, list[dict]] = {}
+    for row in board.rows:  # already in group order, the incomplete group last
+        groups.setdefault(row["group"], []).append(row)
+    records = []
+    for label, members in groups.items():
+        for place, row in enumerate(sorted(members, key=order), start=1):  # stable: published first on ties
+            if row["source"] != "community":
+                continue
+            records.append({"group": label, "#": "-" if label == INCOMPLETE_GROUP else place, "metric": row["metric"],
+                            "submission": row["name"], "verified by": row["verified_by"],
+                            **{meta: None if row.get(f"{meta}_{partition}") is None
+                               or math.isnan(row[f"{meta}_{partition}"])
+                               else round(float(row[f"{meta}_{partition}"]), 1) for meta in META_METRICS},
+                            "coverage": row.get("coverage")})
     return pd.DataFrame(records, columns=COMMUNITY_COLUMNS)
+
+
+def community_caption(view: pd.DataFrame, *, partition: str = "avg", sort_by: str = "rank") -> str:
+    """What the community table shows, counted: its verified submissions, ranked and incomplete, and the view."""
+    unranked = int((view["#"] == "-").sum())
+    return (f"{len(view)} verified community submission(s): {len(view) - unranked} ranked, {unranked} incomplete "
+            f"(not ranked); {partition} values in %, sorted by {sort_by} (# counts the published metrics of its "
+            "group too)")
 
 
 def rejected_view(board) -> pd.DataFrame:
@@ -305,6 +340,7 @@ def build_leaderboard_tab(config: AppConfig, *, tables: Tables, published: Repro
     import gradio as gr
 
     published_names = set(published.columns) if published is not None else set()
+    controls = None
 
     def table_for(uploaded: list[UploadedMetric], partition: str, sort_by: str):
         return _styled(leaderboard_view(published, tables.paper, uploaded, partition=partition, sort_by=sort_by))
@@ -372,11 +408,13 @@ def build_leaderboard_tab(config: AppConfig, *, tables: Tables, published: Repro
         partition.change(on_view, [uploaded_state, partition, sort_by], board)
         sort_by.change(on_view, [uploaded_state, partition, sort_by], board)
         clear.click(on_clear, [partition, sort_by], [board, upload_status, uploaded_state])
-    _community_section(community_board(config, published), error)
+        controls = (partition, sort_by)
+    _community_section(community_board(config, published), error, controls)
 
 
-def _community_section(community: Community, error: Callable[[str], str]) -> None:
-    """The verified community rows beside the published ones, and the rejected submissions with their reasons."""
+def _community_section(community: Community, error: Callable[[str], str], controls=None) -> None:
+    """The verified community rows (the published ones are the table above), following the tab's partition and sort
+    ``controls`` (two radios; None: avg, by rank), and the rejected submissions with their reasons."""
     import gradio as gr
 
     gr.Markdown(COMMUNITY_INTRO)
@@ -392,12 +430,21 @@ def _community_section(community: Community, error: Callable[[str], str]) -> Non
     verified = sum(1 for row in board.rows if row["source"] == "community")
     gr.Markdown(f"Submissions: {board.source}: **{verified} verified**, **{len(board.rejected)} rejected**.",
                 elem_id="community-status")
-    frame = community_view(board)
-    marks = (frame["source"] == "community").tolist()
-    styled = frame.style.apply(lambda row: [HIGHLIGHT if marks[row.name] else ""] * len(row), axis=1).format(
-        precision=1, na_rep="-", subset=list(META_METRICS))
-    gr.Dataframe(value=styled, interactive=False, elem_id="community-board", max_height=1100,
-                 label="published and verified community metrics, grouped by variant and SEG set (values in %)")
+
+    def shown(part: str = "avg", sort: str = "rank"):
+        frame = community_view(board, partition=part, sort_by=sort)
+        styled = frame.style.format(precision=1, na_rep="-", subset=list(META_METRICS))
+        return styled, community_caption(frame, partition=part, sort_by=sort)
+
+    first, caption = shown()
+    table = gr.Dataframe(value=first, label=caption, interactive=False, elem_id="community-board", max_height=1100)
+    if controls is not None:
+        def on_view(part, sort):
+            value, label = shown(part, sort)
+            return gr.update(value=value, label=label)
+
+        for control in controls:
+            control.change(on_view, list(controls), table)
     if board.notes:
         gr.Markdown("\n\n".join(f"*{n}*" for n in board.notes), elem_id="community-notes")
     if board.rejected:

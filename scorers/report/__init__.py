@@ -79,7 +79,20 @@ def write_report(
     seg_subset = resolve_seg_subset(options.seg_subset, metadata["seg_id"])
     tables = [("scores", scores)] if isinstance(scores, pd.DataFrame) else list(scores)
     by_type, by_type_note = _error_type_choice(metadata, options)
-    reproduction = reproduce_table(tables, metadata, paper, columns=_ordered_columns(tables, paper, columns),
+    ordered = _ordered_columns(tables, paper, columns)
+    unknown = [c for c in graph_columns or () if c not in (ordered or [])]
+    if unknown:  # the cheap checks before the expensive step (the meta-metrics and their intervals)
+        raise ValueError(f"graph column(s) {unknown} not found; available: {ordered}")
+    segs = build_segs(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy())
+    if seg_subset is not None:
+        keep = {int(s) for s in seg_subset}
+        segs = [s for s in segs if s.seg_id in keep]
+    if options.segs_file is not None:  # a built dir: the graph figure draws its own edges
+        from scorers.tables.segs_file import read_seg_edges
+
+        segs = attach_edges(segs, read_seg_edges(options.segs_file))
+    seg = (default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)) if segs else None  # none: refused next
+    reproduction = reproduce_table(tables, metadata, paper, columns=ordered,
                                    options=replace(options, seg_subset=seg_subset, lacking_keys_by_position=True,
                                                    by_error_type=by_type))
     wanted, raw = reproduction.columns, reproduction.values
@@ -120,19 +133,10 @@ def write_report(
     else:
         notes.append("correlation_heatmap.png needs at least two metric columns; skipped")
 
-    segs = build_segs(metadata["seg_id"].to_numpy(), metadata["node"].to_numpy())
-    if seg_subset is not None:
-        keep = {int(s) for s in seg_subset}
-        segs = [s for s in segs if s.seg_id in keep]
-    if options.segs_file is not None:  # a built dir: the graph figure draws its own edges
-        from scorers.tables.segs_file import read_seg_edges
-
-        segs = attach_edges(segs, read_seg_edges(options.segs_file))
     if options.walks == "edges":
         from scorers.ts2.result_text import EDGE_WALKS_NOTE
 
         notes.append(EDGE_WALKS_NOTE)
-    seg = default_seg(segs) if seg_id is None else _find_seg(segs, seg_id)
     chosen = list(graph_columns) if graph_columns else _contrast_columns(board, highlight)
     unknown = [c for c in chosen if c not in raw]
     if unknown:

@@ -203,7 +203,7 @@ class TS2Evaluator:
         >>> TS2Evaluator([0, 0], ["0", "1"], seg_subset=[7])
         Traceback (most recent call last):
         ...
-        ValueError: seg_subset names SEG ids not present in the input: [7]
+        scorers.errors.ParameterError: seg_subset names SEG ids not present in the input: [7]
     """
 
     def __init__(
@@ -231,7 +231,8 @@ class TS2Evaluator:
             known = {s.seg_id for s in segs}
             unknown = sorted(wanted - known)
             if unknown:
-                raise ValueError(f"seg_subset names SEG ids not present in the input: {unknown[:10]}")
+                raise ParameterError("{seg_subset} names SEG ids not present in the input: {unknown}",
+                                     unknown=unknown[:10])
             segs = [s for s in segs if s.seg_id in wanted]
         if not segs:
             raise ValueError("no SEGs to evaluate")

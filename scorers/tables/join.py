@@ -221,9 +221,11 @@ def key_rows(
     if missing.size:
         shown = ", ".join(_key_text(metadata_keys[k]) for k in missing[:_SHOW])
         hint = ("" if required_segs is None else
-                "; to evaluate only the SEGs the table covers, select them (--segs / seg_subset)")
-        raise ValueError(f"{where}{missing.size} metadata row(s) have no score row; first: {shown}"
-                         f"{' ...' if missing.size > _SHOW else ''}{hint}")
+                "; to evaluate only the SEGs the table covers, select them ({seg_subset})")
+        from scorers.errors import value_error  # a ParameterError naming seg_subset: ts2 says --segs
+
+        raise value_error("{text}" + hint, text=f"{where}{missing.size} metadata row(s) have no score row; first: "
+                                                f"{shown}{' ...' if missing.size > _SHOW else ''}")
     return np.where(covered, index, 0), covered
 
 

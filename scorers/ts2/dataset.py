@@ -220,12 +220,30 @@ def hub_segs(
         ))
     try:
         builder.download_and_prepare()
-    except FileNotFoundError as error:  # the builder's message, on one line
-        raise FileNotFoundError(" ".join(str(error).split())) from None
+    except FileNotFoundError as error:  # one line naming the fix: a local data_dir (and what $TS2_DATA holds)
+        if not constants.HF_HUB_OFFLINE or prepared:
+            raise FileNotFoundError(" ".join(str(error).split())) from None
+        raise FileNotFoundError(Wording(
+            "could not fetch the TS2 dataset {repo_id!r}: offline (HF_HUB_OFFLINE=1) and not in the Hugging Face cache; "
+            "pass {data_dir=DIR} holding metadata.csv and images/{checked}", repo_id=repo_id,
+            checked=_release_folder_note())) from None
     dataset = builder.as_dataset(split="train")
     metadata = dataset.select_columns(["seg_id", "prompt", "file_name", "node"]).to_pandas()
     metadata["seg_id"] = metadata["seg_id"].astype(np.int64)
     return metadata, EncodedImages(dataset)
+
+
+def _release_folder_note() -> str:
+    """What ``$TS2_DATA`` holds, said after a failed Hub read of the images: a folder to pass, or one without images."""
+    from scorers.tables.release import DATA_ENV
+
+    folder = os.environ.get(DATA_ENV, "").strip()
+    if not folder:
+        return ""
+    has = [name for name in ("metadata.csv", "images") if os.path.exists(os.path.join(folder, name))]
+    if len(has) == 2:
+        return f" (${DATA_ENV}={folder} holds both: pass it)"
+    return f" (${DATA_ENV}={folder}, checked, holds {'no images/' if 'images' not in has else 'no metadata.csv'})"
 
 
 def read_question_frame(

@@ -19,7 +19,7 @@ from typing import Mapping
 
 from scorers.atomic import write_text_atomic
 from scorers.formatting import escape_controls
-from scorers.ts2.result_text import format_meta_table
+from scorers.ts2.result_text import meta_table_layouts
 
 __all__ = ["FORMAT", "check_payload", "check_table", "meta_results", "save_result"]
 
@@ -149,8 +149,9 @@ def check_table(payload: dict, where: str) -> bool:
     if rebuilt is None:
         return False
 
-    derived = format_meta_table(rebuilt).split("\n")
     saved = payload["table"].split("\n")
+    layouts = [text.split("\n") for text in meta_table_layouts(rebuilt)]  # default, --wide, before empty columns left
+    derived = next((lines for lines in layouts if saved[1:2] == lines[1:2]), layouts[0])  # the one its header is
     for k, line in enumerate(derived):
         if k >= len(saved) or saved[k] != line:
             found = saved[k] if k < len(saved) else "(no such line)"

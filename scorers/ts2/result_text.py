@@ -11,8 +11,8 @@ from scorers.formatting import format_number
 from scorers.stats.graph import summary_keys
 from scorers.stats.meta import META_METRICS, TS2Result
 
-__all__ = ["EDGE_WALKS_NOTE", "format_error_type_table", "format_meta_table", "meta_text", "pct", "segs_line",
-           "text_grid"]
+__all__ = ["COMPACT_WIDTH", "EDGE_WALKS_NOTE", "format_error_type_table", "format_meta_table", "meta_table_layouts",
+           "meta_text", "pct", "segs_line", "text_grid"]
 
 #: the line under a table computed with the edge walk rule (``--walks edges``)
 EDGE_WALKS_NOTE = ("walks: along each SEG's own edges (segs.json, --walks edges), not TS2's level rule: not "
@@ -24,21 +24,62 @@ def pct(value: float | None, digits: int = 1) -> str:
     return format_number(value, digits, scale=100.0)
 
 
-def format_meta_table(results: Mapping[str, TS2Result]) -> str:
-    """One row per metric: rank/sep/delta x avg/synth/nat/real in %, then SEGs used/skipped; a first line states the
-    evaluated SEGs. With bootstrap intervals (``n_bootstrap``), each cell shows its 95% interval:
-    ``68.2 [63.8, 71.8]``."""
+#: the widest ``ts2 meta`` table by default (terminal columns), release metric names and three partitions included
+COMPACT_WIDTH = 100
+
+
+def _present_keys(results: Mapping[str, TS2Result]) -> list[str]:
+    """The summary columns that hold a value for some metric: ``avg`` and each partition with evaluated SEGs (an
+    empty partition, e.g. ``nat`` and ``real`` of ``--segs 0-10``, is left out)."""
+    import math
+
     keys = summary_keys(k for result in results.values() for k in result.rank.statistic)  # a built dir's partitions
-    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs used/skipped"]
+
+    def has(p: str) -> bool:
+        return any(v is not None and not math.isnan(v) for result in results.values() for m in META_METRICS
+                   for v in [result[m].statistic.get(p)])
+
+    return [p for p in keys if p == "avg" or has(p)]
+
+
+def _cell(result: TS2Result, metric: str, p: str) -> str:
+    ci = result[metric].confidence_interval
+    return pct(result[metric].statistic.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
+
+
+def format_meta_table(results: Mapping[str, TS2Result], *, wide: bool = False) -> str:
+    """The rank/sep/delta table in %; a first line states the evaluated SEGs; partitions without SEGs are left out.
+
+    By default one row per metric and meta-metric: Avg with its 95% bootstrap interval when there is one (``68.2
+    [63.8, 71.8]``), one value per partition, the metric's SEGs used/skipped on its first row (within
+    :data:`COMPACT_WIDTH` columns for the release). ``wide``: one row per metric, rank/sep/delta x avg and
+    partitions, every cell with its interval."""
+    keys = _present_keys(results)
+    if wide:
+        return _wide_table(results, keys)
+    intervals = any(result[m].confidence_interval for result in results.values() for m in META_METRICS)
+    header = ["metric", "meta", "avg [95% CI]" if intervals else "avg", *keys[1:], "segs used/skipped"]
     lines = []
     for name, result in results.items():
-        cells = [name]
-        for metric in META_METRICS:
-            summary, ci = result[metric].statistic, result[metric].confidence_interval
-            cells += [pct(summary.get(p)) + (f" [{pct(ci[p][0])}, {pct(ci[p][1])}]" if ci and p in ci else "")
-                      for p in keys]
-        cells.append(f"{result.rank.n_used}/{result.rank.n_skipped}")
-        lines.append(cells)
+        for k, metric in enumerate(META_METRICS):
+            lines.append([name if k == 0 else "", metric, _cell(result, metric, "avg")]
+                         + [pct(result[metric].statistic.get(p)) for p in keys[1:]]
+                         + [f"{result.rank.n_used}/{result.rank.n_skipped}" if k == 0 else ""])
+    grid = "\n".join(line.rstrip() for line in text_grid([header] + lines).split("\n"))
+    return segs_line(results) + "\n" + grid
+
+
+def meta_table_layouts(results: Mapping[str, TS2Result]) -> list[str]:
+    """Every table ``ts2 meta`` prints, or printed, for ``results``: the default, ``--wide``, and the wide table
+    with its empty partition columns kept (result files saved before these were left out)."""
+    every_key = summary_keys(k for result in results.values() for k in result.rank.statistic)
+    return [format_meta_table(results), format_meta_table(results, wide=True), _wide_table(results, every_key)]
+
+
+def _wide_table(results: Mapping[str, TS2Result], keys) -> str:
+    header = ["metric"] + [f"{m}:{p}" for m in META_METRICS for p in keys] + ["segs used/skipped"]
+    lines = [[name] + [_cell(result, m, p) for m in META_METRICS for p in keys]
+             + [f"{result.rank.n_used}/{result.rank.n_skipped}"] for name, result in results.items()]
     return segs_line(results) + "\n" + text_grid([header] + lines)
 
 
@@ -64,10 +105,10 @@ def _with_interval(value: float | None, ci: Mapping | None, key: str) -> str:
     return pct(value) + (f" [{pct(ci[key][0])}, {pct(ci[key][1])}]" if ci and key in ci else "")
 
 
-def meta_text(evaluated, variant: str) -> str:
-    """What ``ts2 meta`` prints and keeps in a result file's ``table`` (``ts2 submit`` too): the table, its unit, the
-    by-error-type table when computed, and the notes."""
-    lines = [format_meta_table(evaluated.results), "values in % (--json gives fractions)"]
+def meta_text(evaluated, variant: str, *, wide: bool = False) -> str:
+    """What ``ts2 meta`` prints and keeps in a result file's ``table`` (``ts2 submit`` too): the table (``wide``: one
+    row per metric, :func:`format_meta_table`), its unit, the by-error-type table when computed, and the notes."""
+    lines = [format_meta_table(evaluated.results, wide=wide), "values in % (--json gives fractions)"]
     if any(getattr(r, "walks", "levels") == "edges" for r in evaluated.results.values()):
         lines.append(EDGE_WALKS_NOTE)
     if getattr(evaluated, "by_error_type", None) is not None:

@@ -307,3 +307,39 @@ def test_a_renamed_option_is_the_one_the_error_names(tmp_path, capsys, monkeypat
     assert code == 2
     assert capsys.readouterr().err == ("ts2 meta: error: --lower-better 'nope': no such score column; available: "
                                        "['a']\n")
+
+
+def test_an_unknown_seg_id_is_said_as_the_segs_flag(tmp_path, capsys):
+    scores = tmp_path / "s.csv"
+    scores.write_text("seg_id,file_name,a\n0,x.jpg,0.5\n0,y.jpg,0.1\n", encoding="utf-8")
+    metadata = tmp_path / "m.csv"
+    metadata.write_text("id,target_prompt,file_name,image_source,rank\n0,p,x.jpg,s,0\n0,p,y.jpg,s,1\n",
+                        encoding="utf-8")
+    code = main(["meta", str(scores), "--metadata", str(metadata), "--segs", "0,999", "--n-bootstrap", "0"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == "ts2 meta: error: --segs names SEG ids not present in the input: [999]\n"
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["meta", "s.csv", "--bogus"], "ts2 meta: error: unrecognized arguments: --bogus"),
+    (["tifa-bench", "report", "r.json", "--out", "o", "--bogus"],
+     "ts2 tifa-bench report: error: unrecognized arguments: --bogus"),
+])
+def test_an_unknown_argument_is_refused_by_the_sub_command(tmp_path, monkeypatch, capsys, argv, said):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.csv").write_text("seg_id,file_name,a\n0,x.jpg,0.5\n", encoding="utf-8")
+    (tmp_path / "r.json").write_text("{}", encoding="utf-8")
+    assert main(argv) == 2
+    assert capsys.readouterr().err == said + "\n"
+
+
+def test_a_mistyped_command_suggests_the_close_one(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.csv").write_text("seg_id,file_name,a\n0,x.jpg,0.5\n", encoding="utf-8")
+    assert main(["scor"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ts2: error: argument COMMAND: invalid choice: 'scor' (did you mean 'score'?)"), err
+    assert len(err.strip().splitlines()) == 1
+    assert main(["meta", "s.csv", "--variant", "pap"]) == 2
+    assert "invalid choice: 'pap' (did you mean 'paper'?)" in capsys.readouterr().err

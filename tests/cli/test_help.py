@@ -90,3 +90,15 @@ def test_top_level_help_shows_the_workflow_and_version():
     parser = build_parser()
     with pytest.raises(SystemExit):
         parser.parse_args(["--version"])
+
+
+def test_top_help_and_readme_name_the_same_key_columns():
+    """``ts2 --help`` says what a score file is keyed by in the README's words."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    said = set(re.findall(r"keyed by `([\w,]+)`", readme))
+    assert said, "the README says what a score file is keyed by"
+    help_text = PARSERS["ts2"].format_help()
+    keyed = re.findall(r"keyed by ([\w,]+)", help_text)
+    assert keyed and set(keyed) == said, (keyed, said)

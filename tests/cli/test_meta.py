@@ -98,11 +98,13 @@ def test_meta_command_matches_the_reference_loop(shared_ts2, capsys):
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "SEGs: 0-163 (164 SEGs)"
-    header, row = lines[1].split(), next(l for l in lines if l.startswith("llmscore_ec")).split()
+    assert lines[1].split()[:6] == ["metric", "meta", "avg", "synth", "nat", "real"]
+    first = next(k for k, line in enumerate(lines) if line.startswith("llmscore_ec"))
     ref = released_reference(str(shared_ts2), "llmscore_ec", higher_is_better=False, variant="official")
-    for metric in ("rank", "sep", "delta"):
-        for part in ("avg", "synth", "nat", "real"):
-            shown = row[header.index(f"{metric}:{part}")]
+    for k, metric in enumerate(("rank", "sep", "delta")):  # one row per meta-metric
+        cells = lines[first + k].split()
+        values = cells[cells.index(metric) + 1:][:4]
+        for part, shown in zip(("avg", "synth", "nat", "real"), values):
             assert shown == f"{100 * ref[metric]['summary'][part]:.1f}", (metric, part)
     # --lower-is-better really flips: the same column read as higher-is-better has the opposite rank sign
     # (llmscore_ec is a known lower-is-better column of the release, so reading it the other way is asked for)
@@ -343,3 +345,17 @@ def test_meta_walks_edges_without_segs_json_is_one_line_naming_flag_and_file(tmp
     line = one_line(err)
     assert code != 0 and stdout == ""
     assert "--walks edges" in line and str(bare / "segs.json") in line, line
+
+
+@pytest.mark.parametrize("first_seg", [0, 170])  # a built dir's SEG ids inside, or past, the release's
+def test_scores_of_a_built_dir_on_the_release_metadata_name_the_metadata_flag(capsys, shared_ts2, tmp_path, first_seg):
+    """File names as ``ts2 seg build`` writes them (images/SSS-KK.png) that are no release row: the error names
+    ``--metadata OUT/metadata.csv``; with --metadata given, no such hint."""
+    rows = [(first_seg + s, f"images/{s:03d}-{k:02d}.png", 0.1 * k) for s in range(3) for k in range(4)]
+    scores = tmp_path / "mine.csv"
+    pd.DataFrame(rows, columns=["seg_id", "file_name", "mine"]).to_csv(scores, index=False)
+    code, _, err = run_cli(capsys, "meta", scores, "--data-dir", shared_ts2, "--n-bootstrap", "0")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--metadata OUT/metadata.csv" in err, err
+    code, _, err = run_cli(capsys, "meta", scores, "--metadata", shared_ts2 / "metadata.csv", "--n-bootstrap", "0")
+    assert code == 2 and "--metadata OUT/metadata.csv" not in err

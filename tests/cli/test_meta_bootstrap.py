@@ -6,7 +6,7 @@ from scorers.cli import main
 
 def test_meta_table_shows_bootstrap_intervals(shared_ts2, capsys):
     args = ["meta", str(shared_ts2 / "released_scores.csv"), "--metadata", str(shared_ts2 / "metadata.csv"),
-            "--column", "clipscore", "--n-bootstrap", "200", "--seed", "3"]
+            "--column", "clipscore", "--wide", "--n-bootstrap", "200", "--seed", "3"]
     assert main(args + ["--json"]) == 0
     payload = json.loads(capsys.readouterr().out)["clipscore"]
     assert main(args) == 0
@@ -15,7 +15,7 @@ def test_meta_table_shows_bootstrap_intervals(shared_ts2, capsys):
     header = lines[1].split()
     row = lines[3]
     assert header[0] == "metric" and row.startswith("clipscore")
-    # every summary cell carries the interval the JSON output reports for it, in % with one decimal
+    # --wide: every summary cell carries the interval the JSON output reports for it, in % with one decimal
     for metric in ("rank", "sep", "delta"):
         for part in ("avg", "synth", "nat", "real"):
             value = payload[metric]["summary"][part]

@@ -170,6 +170,22 @@ def test_errors_name_the_problem(shared_ts2, tmp_path, capsys):
     assert "llmscore_over" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flags, said", [(["--seg", "999"], "--seg 999: no such SEG"),
+                                         (["--graph-column", "nope"], "graph column(s) ['nope'] not found")])
+def test_cheap_checks_fail_before_the_meta_metrics_are_computed(shared_ts2, tmp_path, capsys, monkeypatch, flags,
+                                                                said):
+    """A bad ``--seg`` or ``--graph-column`` is refused before the expensive step (the meta-metrics and intervals)."""
+    def never(*args, **kwargs):
+        raise AssertionError("the meta-metrics were computed before the cheap checks")
+
+    monkeypatch.setattr("scorers.report.reproduce_table", never)
+    errors, _ = _user_tables(shared_ts2, tmp_path)
+    code = main(["report", str(errors), "--metadata", str(shared_ts2 / "metadata.csv"), "--on", "seg_id", "file_name",
+                 "--out", str(tmp_path / "o"), "--no-published", *flags])
+    assert code == 2
+    assert said in capsys.readouterr().err
+
+
 def test_docs_assets_are_generated_not_typed(released_report):
     """docs/assets/ is the output of the documented command: regenerate (README, Reports) when this fails."""
     for name in ("leaderboard.md", "leaderboard.tex", "leaderboard.csv"):

@@ -89,21 +89,35 @@ def test_the_tab_shows_a_verified_community_row_and_a_rejected_one(page, submiss
     status = page.locator("#community-status").inner_text()
     assert "1 verified" in status and "1 rejected" in status
     rows = _table(page, "community-board")
-    assert len(rows) == 20  # the 19 published metrics and the verified one, one group
-    community = [row for row in rows if row[3] == "community"]
-    assert len(community) == 1
-    group, position, name, source, verified_by, *values, coverage = community[0]
-    assert (group, name, verified_by) == ("default", "noisy-clip", "ts2-evaluate 0.1.0")
+    assert len(rows) == 1  # the verified submission alone: the 19 published metrics are the table above
+    group, position, metric, name, verified_by, *values, coverage = rows[0]
+    assert (group, metric, name, verified_by) == ("default", "CLIP with noise", "noisy-clip", "ts2-evaluate 0.1.0")
     assert values == expected
     assert coverage == "2835/2835 cells scored, 164/164 SEGs used"
-    ranks = [float(row[5]) for row in rows]
-    assert ranks == sorted(ranks, reverse=True)
-    assert int(position) == 1 + sum(r > float(expected[0]) for r in ranks)
+    published = [float(row[4]) for row in _table(page, "leaderboard")]  # the main table's rank column
+    assert len(published) == 19
+    assert int(position) == 1 + sum(r > float(expected[0]) for r in published)
+    assert "1 verified community submission(s): 1 ranked, 0 incomplete" in page.locator("#community-board").inner_text()
+
+    # the partition control: the community row shows its synth values too
+    synth = [f"{100 * meta[m]['summary']['synth']:.1f}" for m in ("rank", "sep", "delta")]
+    page.get_by_label("synth").check()
+    page.wait_for_function(
+        "(v) => [...document.querySelectorAll('#community-board [role=row]')].some(r => r.innerText.includes(v))",
+        arg=synth[1],
+    )
+    assert _table(page, "community-board")[0][5:8] == synth
+    assert "synth values in %" in page.locator("#community-board").inner_text()
+    page.get_by_label("avg").check()
+    page.wait_for_function(
+        "(v) => [...document.querySelectorAll('#community-board [role=row]')].some(r => r.innerText.includes(v))",
+        arg=expected[1],
+    )
 
     rejected = _table(page, "community-rejected")
     assert len(rejected) == 1
     folder, claimed, reason = rejected[0]
     assert (folder, claimed) == ("b-tampered", "tampered")
     assert reason.startswith("results.noisy_clip.rank.summary.avg: claimed 0.99, recomputed ")
-    assert "tampered" not in {row[2] for row in rows}
+    assert "tampered" not in {row[3] for row in rows}
     page.screenshot(path=str(ARTIFACTS / "community-leaderboard.png"), full_page=True)

@@ -125,3 +125,12 @@ def test_mkdocs_build_strict(tmp_path):
     assert (tmp_path / "site" / "reference" / "api" / "index.html").is_file()
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "ts2_meta" in api and "RemoteReward" in api  # rendered from the docstrings
+
+
+def test_segs_json_is_described_as_one_json_document():
+    """``segs.json`` is one JSON document (``json.load`` reads it), never "one SEG per line" or JSON lines."""
+    for page in [README, *site_pages()]:
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        for match in re.finditer(r"segs\.json", text):
+            near = text[match.start():match.start() + 120].lower()
+            assert not re.search(r"per line|json lines|jsonl", near), (page, near)

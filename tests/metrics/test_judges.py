@@ -206,7 +206,8 @@ def ts2_score(*args):
 
 
 def check_meta_table(stdout, columns):
-    assert "rank:avg" in stdout and "sep:avg" in stdout and "delta:avg" in stdout
+    assert re.search(r"^metric +meta +avg", stdout, re.M)  # one row per metric and meta-metric
+    assert all(re.search(rf"^.* {m} +-?\d", stdout, re.M) for m in ("rank", "sep", "delta"))
     for column in columns:
         assert column in stdout
 

@@ -388,7 +388,7 @@ def test_tifa_served_reports_tokens_and_cost_and_never_writes_the_key(data_dir, 
     assert f"served requests: {n_requests} sent now, 0 answered from the cache" in done.stderr
     assert f"tokens sent now: {30 * n_requests} prompt + {n_requests} completion" in done.stderr
     assert f"cost {cost:.4f}" in done.stderr
-    assert "rank:avg" in done.stdout
+    assert "\nmetric" in done.stdout and " rank " in done.stdout and " delta " in done.stdout
     records = [json.loads(line) for line in (out.parent / "tifa.records.jsonl").read_text().splitlines()]
     first = records[0]["record"]
     assert first["usage"]["requests"] == len(first["questions"]) == len(first["requests"])

@@ -353,8 +353,8 @@ def test_a_hub_dataset_read_at_a_pinned_revision(mixed_folder, scores, shared_ts
         assert by_branch.source == f"Hub dataset ts2-community/submissions@main (commit {commit})"
         with pytest.raises(ParameterError) as error:
             community_leaderboard("ts2-community/submissions@v9", cache_dir=cache)
-        assert str(error.value) == ("submissions='ts2-community/submissions@v9': the Hub dataset could not be read "
-                                    "(revision v9 not found in ts2-community/submissions)")
+        assert str(error.value) == ("submissions='ts2-community/submissions@v9': no such local folder, and the Hub "
+                                    "dataset could not be read (revision v9 not found in ts2-community/submissions)")
         with pytest.raises(ParameterError) as error:
             community_leaderboard(f"someone/else@{commit}", cache_dir=cache)
         assert str(error.value).endswith("(no dataset someone/else (a private or gated one needs HF_TOKEN))")
@@ -433,6 +433,22 @@ def test_cli_unknown_source_is_one_line(tmp_path):
         "dataset id OWNER/NAME[@REVISION]"]
 
 
+def test_cli_mistyped_local_folder_says_so_before_the_hub(tmp_path, shared_ts2, monkeypatch, capsys):
+    """``lb/boardd`` beside ``lb/board`` reads like OWNER/NAME: the error says first that no such folder exists."""
+    from huggingface_hub import constants
+
+    from scorers.cli import main
+
+    (tmp_path / "lb" / "board").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # no request: what the Hub answered is the offline cache
+    assert main(["leaderboard", "--submissions", "lb/boardd", "--metadata", str(shared_ts2 / "metadata.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ts2 leaderboard: error: --submissions lb/boardd: no such local folder, and the Hub "
+                          "dataset could not be read ("), err
+    assert len(err.strip().splitlines()) == 1
+
+
 # ----------------------------------------------------------------------------- the round trip
 
 
@@ -491,8 +507,7 @@ def test_the_demo_reads_its_submissions_source(mixed_folder, shared_ts2, tmp_pat
     community = community_board(config, published)
     assert community.problem is None
     view = community_view(community.board)
-    mine = view[view["source"] == "community"].set_index("metric")
-    assert set(mine.index) == set(VERIFIED)
+    assert set(view["submission"]) == set(VERIFIED)  # the verified submissions alone: the published rows are above
     assert list(rejected_view(community.board)["submission"]) == list(REJECTED)
     missing = community_board(config.with_(submissions=str(tmp_path / "no" / "such" / "x")), published)
     assert missing.board is None
@@ -604,7 +619,7 @@ def test_incomplete_submissions_are_listed_apart_with_their_coverage(hostile, sh
     assert (in_csv["clip-25"]["group"], in_csv["clip-25"]["#"], in_csv["clip-25"]["segs_used"]) == (
         INCOMPLETE_GROUP, "", "139")
     # the demo's table
-    view = community_view(board).set_index("metric")
+    view = community_view(board).set_index("submission")
     assert (view.loc["clip-picked", "group"], view.loc["clip-picked", "#"]) == (INCOMPLETE_GROUP, "-")
     assert view.loc["clip-picked", "coverage"] == picked["coverage"]
 

@@ -332,6 +332,26 @@ def test_cli_list_then_fetch_all(sources, fresh_cache, capsys):
     assert status == {name: ("cached" if name in DOWNLOADABLE else "missing") for name in RELEASE_FILES}
 
 
+def test_cli_fetch_all_from_an_incomplete_local_copy_offline_is_one_short_line(shared_ts2, tmp_path, monkeypatch,
+                                                                               capsys):
+    """``$TS2_DATA`` set, offline: the answer names the folder, what it lacks and the fix, in one short line."""
+    import shutil
+
+    from huggingface_hub import constants
+
+    copy = tmp_path / "release"
+    shutil.copytree(shared_ts2, copy)
+    (copy / "table2_full_precision.csv").unlink(missing_ok=True)
+    monkeypatch.setenv("TS2_DATA", str(copy))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["release", "fetch", "--all", "--quiet"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0].replace(str(copy), "DIR")) <= 160, lines
+    assert f"$TS2_DATA={copy} lacks table2_full_precision.csv" in lines[0] and "unset TS2_DATA" in lines[0]
+    assert "paper_table2.csv" not in lines[0]  # no listing of every release name
+
+
 def test_cli_list_shows_unpinned_not_none(tmp_path, monkeypatch, capsys):
     """A file whose digest could not be read (trust on first use) shows 'unpinned' in the sha256 column, never None;
     every release file of the real table is pinned."""

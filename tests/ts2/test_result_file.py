@@ -112,7 +112,7 @@ def edit(path: Path, change) -> Path:
 def test_from_refuses_a_table_edited_by_hand(saved, capsys):
     path, _numbers, printed = saved
     payload = json.loads(path.read_text())
-    cell = payload["table"].split("\n")[3].split()[1]  # the first metric's rank:avg, as printed
+    cell = payload["table"].split("\n")[3].split()[2]  # the first metric's rank avg, as printed
     assert cell in printed
     edit(path, lambda p: p.update(table=p["table"].replace(cell, "99.9", 1)))
     code, out, err = run_cli(capsys, "meta", "--from", path)

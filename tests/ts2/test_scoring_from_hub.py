@@ -106,8 +106,23 @@ def test_offline_with_nothing_cached_is_one_clear_error(hub_fixture):
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     error = [line for line in done.stderr.splitlines() if line.startswith("ts2 score: error:")]
-    assert len(error) == 1 and "saxon/T2IScoreScore" in error[0] and "data_dir" in error[0]
+    assert len(error) == 1 and "saxon/T2IScoreScore" in error[0] and "--data-dir" in error[0]
     assert len(hub.requests) == before  # offline means no request at all
+
+
+def test_offline_error_names_the_data_dir_flag_and_the_ts2_data_folder_checked(hub_fixture):
+    """The fix is said as the command's flag (``--data-dir DIR``, not ``data_dir=``) with what ``$TS2_DATA`` holds."""
+    root, _, clip, hub = hub_fixture
+    tables = root / "release-tables"  # a TS2_DATA folder as the release's tables come: no images/
+    tables.mkdir(exist_ok=True)
+    (tables / "metadata.csv").write_text("id,target_prompt,file_name,image_source,rank\n", encoding="utf-8")
+    env = _env(hub, root / "hf-empty", HF_HUB_OFFLINE="1", TS2_DATA=str(tables))
+    done = _score(["clip_score", "--model", clip, "--out", "offline.csv", "--no-progress"], env, root)
+    assert done.returncode == 2
+    error = [line for line in done.stderr.splitlines() if line.startswith("ts2 score: error:")]
+    assert len(error) == 1, done.stderr
+    assert "--data-dir DIR" in error[0] and "data_dir=" not in error[0]
+    assert f"$TS2_DATA={tables}" in error[0] and "no images/" in error[0]
 
 
 def test_encoded_images_are_the_files_bytes_and_pickle(hub_fixture, monkeypatch):

@@ -406,8 +406,22 @@ def test_the_cli_exits_2_naming_the_first_mismatch(copy, shared_ts2, capsys):
     assert main(["submit", "--verify", str(copy), "--data-dir", str(shared_ts2)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith(f"ts2 submit: rejected clip-small: results.{COLUMN}.sep.summary.avg: claimed 0.123, "
+    assert err.startswith(f"ts2 submit: rejected {copy}: results.{COLUMN}.sep.summary.avg: claimed 0.123, "
                           "recomputed 0.")
+
+
+def test_the_cli_names_a_rejected_submission_by_its_folder(small_submission, shared_ts2, tmp_path, capsys):
+    """metric.json says ``clip-small``; the folder is ``another-folder``: the rejection names the folder, as the
+    leaderboard does."""
+    folder = Path(shutil.copytree(small_submission, tmp_path / "another-folder"))
+    edit_json(folder, "result.json", lambda d: d["results"][COLUMN]["sep"]["summary"].update(avg=0.123))
+    resign(folder)
+    assert main(["submit", "--verify", str(folder), "--data-dir", str(shared_ts2)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ts2 submit: rejected {folder}: results.{COLUMN}"), err
+    assert "clip-small" not in err
+    assert main(["submit", "--verify", str(tmp_path / "nope"), "--data-dir", str(shared_ts2)]) == 2
+    assert capsys.readouterr().err == f"ts2 submit: rejected {tmp_path / 'nope'}: not a submission folder\n"
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -430,7 +444,7 @@ def test_push_refuses_a_bad_repo_and_a_submission_that_does_not_verify(copy, sha
     assert "--repo 'no-owner' is not OWNER/NAME" in capsys.readouterr().err
     (copy / "metric.json").unlink()
     assert main(["submit", str(copy), "--push", "--repo", "o/n", "--data-dir", str(shared_ts2)]) == 2
-    assert "rejected clip-small: missing file: metric.json" in capsys.readouterr().err
+    assert f"rejected {copy}: missing file: metric.json" in capsys.readouterr().err
 
 
 def test_a_refused_push_names_the_error_without_the_token(small_submission, shared_ts2, monkeypatch, capsys):
@@ -493,7 +507,7 @@ def test_rescore_accepts_the_claimed_model_and_catches_another(tiny_scored, tmp_
     out = capsys.readouterr().out
     assert "rescored 3 image(s) (seed 0) within the scorer's tolerance: " in out
     assert main(["submit", "--verify", str(dishonest), "--data-dir", str(data), "--rescore", "3"]) == 2
-    assert "rejected tiny-b: --rescore: clip_score of " in capsys.readouterr().err
+    assert f"rejected {dishonest}: --rescore: clip_score of " in capsys.readouterr().err  # its folder, not its name
 
 
 def test_rescore_without_a_registry_scorer_rescores_nothing(small_submission, shared_ts2, capsys):

@@ -316,7 +316,8 @@ def _nodes(frame: pd.DataFrame) -> tuple[np.ndarray, list[dict], list[str], dict
 
 
 def _segs_json(payload: dict) -> str:
-    """``segs.json``: one SEG per line (the C encoder writes each; an indented dump is ten times slower)."""
+    """``segs.json``: one JSON document (read it whole, ``json.load``), laid out with each SEG on a line of its own
+    (the C encoder writes each; an indented dump is ten times slower)."""
     head = {k: v for k, v in payload.items() if k != "segs"}
     lines = [json.dumps(seg, ensure_ascii=False) for seg in payload["segs"]]
     return json.dumps(head, ensure_ascii=False)[:-1] + ', "segs": [\n' + ",\n".join(lines) + "\n]}\n"

@@ -21,7 +21,7 @@ import numpy as np
 
 from scorers.errors import ParameterError
 from scorers.ts2.seg.plan import removed_with, yes_no_of
-from scorers.stats.error_sets import ERROR_SEPARATOR, split_error_labels
+from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPE_OF_ELEMENT, split_error_labels
 
 __all__ = ["REVIEW_COLUMNS", "check_images", "judge_yes", "load_judge", "read_annotation_table", "split_labels"]
 
@@ -104,14 +104,14 @@ def check_images(annotations, images_dir: str | Path, plan: dict, judge: Any, *,
     frame = frame.assign(_line=np.arange(len(frame)) + 2)
     frame = frame[frame["seg_id"].isin(list(segs))].reset_index(drop=True)
     errors_of = split_labels(frame["errors"])
-    asks: list[list[tuple[str, str, bool]]] = []  # per row: (label, question, expected yes)
+    asks: list[list[tuple[str, str, bool, str]]] = []  # per row: (label, question, expected yes, error type)
     notes: list[list[str]] = []
     for seg_id, errors in zip(frame["seg_id"], errors_of):
         elements = segs[int(seg_id)]["elements"]
         labels = {e["label"] for e in elements}
         gone = set(removed_with(elements, [e for e in errors if e in labels]))
-        asks.append([(e["label"], yes_no_of(e), e["label"] not in gone) for e in elements
-                     if e["label"] not in gone or e["label"] in errors])
+        asks.append([(e["label"], yes_no_of(e), e["label"] not in gone, ERROR_TYPE_OF_ELEMENT.get(e["type"], "missing"))
+                     for e in elements if e["label"] not in gone or e["label"] in errors])
         notes.append([f"{e}: not an element of the plan" for e in errors if e not in labels])
     p_yes: list[np.ndarray] = []
     bar = tqdm(total=len(frame), unit="img", desc="check", disable=not progress)
@@ -125,7 +125,7 @@ def check_images(annotations, images_dir: str | Path, plan: dict, judge: Any, *,
             except (OSError, ValueError) as error:
                 raise ValueError(f"ANNOTATIONS row {frame['_line'].iloc[r]}: file_name {path}: cannot read the "
                                  f"image ({error})") from None
-        pairs = [(pictures[r], question) for r in rows for _, question, _ in asks[r]]
+        pairs = [(pictures[r], question) for r in rows for _, question, _, _ in asks[r]]
         flat = judge_yes(judge, [p for p, _ in pairs], [q for _, q in pairs], probabilities=probabilities) \
             if pairs else np.zeros(0)
         offset = 0
@@ -137,14 +137,14 @@ def check_images(annotations, images_dir: str | Path, plan: dict, judge: Any, *,
     out = []
     for r in range(len(frame)):
         details, answers, margins = list(notes[r]), {}, []
-        for (label, question, expect_yes), p in zip(asks[r], p_yes[r]):
+        for (label, question, expect_yes, error_type), p in zip(asks[r], p_yes[r]):
             answers[question] = None if math.isnan(p) else round(float(p), 4)
             if math.isnan(p):
                 continue
             said_yes = p >= 0.5
             if said_yes != expect_yes:
                 margins.append(abs(2 * p - 1))
-                details.append(f"{label}: designed {'present' if expect_yes else 'missing'}, judge says "
+                details.append(f"{label}: designed {'present' if expect_yes else error_type}, judge says "
                                f"{'yes' if said_yes else 'no'} to {question!r} (P(yes)={p:.2f})")
         if margins or include_all or notes[r]:
             out.append({"seg_id": int(frame["seg_id"].iloc[r]), "file_name": str(frame["file_name"].iloc[r]),

@@ -452,7 +452,7 @@ def _verify(folder: Path, state: dict, metadata, rescore: int, seed: int, data_d
     from scorers.tables.release import sha256_file
 
     if not folder.is_dir():
-        raise _Rejected(f"{folder}: not a submission folder")
+        raise _Rejected("not a submission folder")
     present = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
     missing = [f for f in SUBMISSION_FILES if f not in present]
     if missing:

@@ -182,7 +182,7 @@ def fetch_submissions(submissions: str | os.PathLike, *, cache_dir: str | os.Pat
             record.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(record, json.dumps(listing))
     except Exception as error:  # the client's errors: offline, not found, revision not found, HTTP, OS
-        raise ParameterError("{given}: the Hub dataset could not be read ({why})",
+        raise ParameterError("{given}: no such local folder, and the Hub dataset could not be read ({why})",
                              given=mention("submissions", given), why=_hub_problem(error, repo, revision)) from None
     snapshot = Path(snapshot)
     return SubmissionsSource(given=given, folder=snapshot / SUBMISSIONS_FOLDER, repo=repo, revision=revision,
