@@ -141,7 +141,10 @@ def run_report(args: argparse.Namespace) -> int:
     board = report.board
     report.paths["result"] = save_result(  # the numbers + how they were made (ts2 meta --from re-prints it)
         Path(args.out) / "result.json", command=command_line(getattr(args, "argv", None)),
-        results={"leaderboard": json.loads(board.to_json(orient="records")),
+        results={"leaderboard": json.loads(board.to_json(orient="records")),  # in %, as the tables show it
+                 # every number at full precision, as ts2 meta --json gives it (fractions)
+                 "meta": {column: report.reproduction.results[column].to_dict()
+                          for column in report.reproduction.columns},
                  **({"by_error_type": {c: {t: r.to_dict() for t, r in types.items()}
                                        for c, types in report.reproduction.by_error_type.items()}}
                     if report.reproduction.by_error_type is not None else {})},

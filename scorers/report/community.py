@@ -13,8 +13,9 @@ The table (:class:`Leaderboard`):
 - verified rows beside the published rows (the TS2 release's 19 metrics, recomputed from the release's per-image
   scores by :func:`scorers.ts2.reproduce.released_reproduction`), each marked with the ts2-evaluate version that
   verified or recomputed it;
-- one *group* per (variant, SEG set): the default group is variant ``paper`` on SEGs 0-163, the published rows'; a
-  row on another variant or SEG set is labelled with its group and ranked only inside it;
+- one *group* per (variant, SEG set, walk rule): the default group is variant ``paper`` on SEGs 0-163 by TS2's
+  levels, the published rows'; a row on another variant or SEG set, or computed along a built dir's edges
+  (``--walks edges``), is labelled with its group and ranked only inside it;
 - only *complete* rows are ranked: every image of the evaluated SEGs scored with a finite number (a blank cell is
   skipped by rank/sep/delta, so leaving out the images a metric orders worst would raise its numbers). An
   incomplete row is listed apart, in the group :data:`INCOMPLETE_GROUP`, unranked, with its coverage (cells scored /
@@ -52,7 +53,7 @@ from scorers.stats.meta import META_METRICS, SUMMARY_KEYS
 from scorers.ts2.submission.hub import SUBMISSIONS_FOLDER, SubmissionsSource, fetch_submissions
 
 __all__ = ["COVERAGE_COLUMNS", "DEFAULT_SEGS", "DEFAULT_VARIANT", "DESCRIPTION_COLUMNS", "INCOMPLETE_GROUP",
-           "TABLE_COLUMNS", "VALUE_COLUMNS", "coverage_cells", "is_complete",
+           "TABLE_COLUMNS", "VALUE_COLUMNS", "coverage_cells", "is_complete", "is_value_column", "table_columns",
            "build_leaderboard", "community_leaderboard", "group_label", "Leaderboard", "leaderboard_text",
            "plain_files", "printable", "published_rows", "read_submissions", "Rejected", "submission_folders",
            "verifier_label"]
@@ -104,11 +105,11 @@ class Leaderboard:
         """The rows as a DataFrame with :data:`TABLE_COLUMNS` (values in %)."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows, columns=list(TABLE_COLUMNS))
+        return pd.DataFrame(self.rows, columns=table_columns(self.rows))
 
     def to_dict(self) -> dict:
         """``ts2 leaderboard --json``: the same rows, values as fractions (``unit``), with the rejected list."""
-        rows = [{k: (None if v is None else v / 100.0) if k in VALUE_COLUMNS else v for k, v in row.items()}
+        rows = [{k: (None if v is None else v / 100.0) if is_value_column(k) else v for k, v in row.items()}
                 for row in self.rows]
         return {"source": self.source, "unit": "fraction", "sort_by": self.sort_by, "rows": rows,
                 "rejected": [r.to_dict() for r in self.rejected], "notes": list(self.notes)}
@@ -199,7 +200,8 @@ def _numbers(result: dict | None) -> dict[str, dict[str, float | None]] | None:
         values = {}
         for meta in META_METRICS:
             summary = entry[meta].get("summary", {})
-            for partition in SUMMARY_KEYS:
+            others = sorted(str(k) for k in summary if k not in SUMMARY_KEYS) if isinstance(summary, dict) else []
+            for partition in (*SUMMARY_KEYS, *others):  # a built dir's own partitions too
                 value = summary.get(partition)
                 values[f"{meta}_{partition}"] = (None if value is None or not math.isfinite(float(value))
                                                  else 100.0 * float(value))
@@ -266,9 +268,10 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
         from scorers.ts2.submission.folder import verify_submission as verify
 
     seen = {_key(str(name)): f"the published metric {name}" for name in taken}
-    # the same scores in one group (variant; the fingerprint covers the SEG set): a copy. The published rows are in
-    # the default group
-    copies = {(DEFAULT_VARIANT, digest): f"the published metric {name}" for digest, name in (fingerprints or {}).items()}
+    # the same scores in one group (variant, walk rule; the fingerprint covers the SEG set): a copy. The published
+    # rows are in the default group
+    copies = {(DEFAULT_VARIANT, "levels", digest): f"the published metric {name}"
+              for digest, name in (fingerprints or {}).items()}
     rows, rejected = [], []
     refused = dict(refused or {})
     entries = {p.name: p for p in submission_folders(folder)}
@@ -303,7 +306,10 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
             rejected.append(Rejected(shown, label, f"result: {count} metric results; a submission holds one metric"))
             continue
         digest = getattr(check, "fingerprint", None)
-        digest = None if digest is None else (check.variant or DEFAULT_VARIANT, digest)
+        claimed = next(iter(check.result["results"].values()), {}) \
+            if isinstance(check.result, dict) and isinstance(check.result.get("results"), dict) else {}
+        walks = claimed.get("walks", "levels") if isinstance(claimed, dict) else "levels"
+        digest = None if digest is None else (check.variant or DEFAULT_VARIANT, walks, digest)
         if digest is not None and digest in copies:
             rejected.append(Rejected(shown, label, f"duplicate of {copies[digest]}: the same scores under another "
                                                    f"name ({label!r})"))
@@ -314,10 +320,9 @@ def read_submissions(folder: str | os.PathLike, *, verify: Callable | None = Non
         meta = check.metadata if isinstance(check.metadata, dict) else {}
         coverage = getattr(check, "coverage", None)
         if coverage is None:  # a verifier that does not say: the result's own, which the real verifier recomputed
-            coverage = next(iter(check.result["results"].values()), {}).get("coverage") \
-                if isinstance(check.result, dict) and isinstance(check.result.get("results"), dict) else None
+            coverage = claimed.get("coverage") if isinstance(claimed, dict) else None
         rows.append({"name": label, "source": "community", "verified_by": verifier_label(check.verified_by),
-                     "variant": check.variant or DEFAULT_VARIANT, "segs": _segs_text(check.segs),
+                     "variant": check.variant or DEFAULT_VARIANT, "segs": _segs_text(check.segs), "walks": walks,
                      **coverage_cells(coverage), **next(iter(numbers.values())), **_description(meta, label)})
     return rows, rejected
 
@@ -347,17 +352,33 @@ def published_rows(reproduction, coverage: dict | None = None) -> list[dict]:
     return list(by_column.values())
 
 
-def group_label(variant: str, segs: str) -> str:
-    """``"default"`` for the published rows' variant and SEG set, else ``"variant V, SEGs S"``."""
-    if variant == DEFAULT_VARIANT and segs == DEFAULT_SEGS:
+def is_value_column(name: str) -> bool:
+    """A meta-metric's value column (``rank_avg``, ``sep_real``, a built dir's ``delta_alpha``...)."""
+    return str(name).partition("_")[0] in META_METRICS and bool(str(name).partition("_")[2])
+
+
+def table_columns(rows: Sequence[dict]) -> list[str]:
+    """:data:`TABLE_COLUMNS`, with the value columns of other partitions that ``rows`` hold (a built dir's own, in
+    ``ts2 seg build``'s ``partition`` column) after TS2's, in name order."""
+    extra = sorted({k for row in rows for k in row if is_value_column(k) and k not in VALUE_COLUMNS},
+                   key=lambda k: (META_METRICS.index(k.partition("_")[0]), k.partition("_")[2]))
+    at = TABLE_COLUMNS.index(VALUE_COLUMNS[-1]) + 1
+    return [*TABLE_COLUMNS[:at], *extra, *TABLE_COLUMNS[at:]]
+
+
+def group_label(variant: str, segs: str, walks: str = "levels") -> str:
+    """``"default"`` for the published rows' variant, SEG set and walk rule (TS2's levels), else ``"variant V, SEGs
+    S"`` (with ``", walks along edges"`` for numbers computed along a built dir's edges, ``--walks edges``: never
+    ranked with numbers computed by levels)."""
+    if variant == DEFAULT_VARIANT and segs == DEFAULT_SEGS and walks == "levels":
         return "default"
-    return f"variant {variant}, SEGs {segs}"
+    return f"variant {variant}, SEGs {segs}" + (", walks along edges" if walks == "edges" else "")
 
 
 def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (), *,
                       rejected: Sequence[Rejected] = (), source: str = "", notes: Sequence[str] = (),
                       sort_by: str = "rank") -> Leaderboard:
-    """Group the rows by (variant, SEG set), the default group first (then by label), rank each group by
+    """Group the rows by (variant, SEG set, walk rule), the default group first (then by label), rank each group by
     ``sort_by`` average (best first; ties keep published before community, then name order) and number them; an
     incomplete row (:func:`is_complete`) goes to :data:`INCOMPLETE_GROUP`, last, unnumbered (``#`` None).
 
@@ -370,7 +391,8 @@ def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (),
     key = f"{sort_by}_avg"
     groups: dict[str, list[dict]] = {}
     for row in [*published, *community]:
-        label = group_label(row["variant"], row["segs"]) if is_complete(row) else INCOMPLETE_GROUP
+        label = group_label(row["variant"], row["segs"], row.get("walks") or "levels") if is_complete(row) \
+            else INCOMPLETE_GROUP
         groups.setdefault(label, []).append(row)
     ordered = sorted(groups, key=lambda g: (g == INCOMPLETE_GROUP, g != "default", g))
     rows = []
@@ -378,6 +400,7 @@ def build_leaderboard(community: Sequence[dict], published: Sequence[dict] = (),
         members = sorted(groups[label], key=lambda r: (r.get(key) is None, -(r.get(key) or 0.0)))
         for position, row in enumerate(members, start=1):
             rows.append({column: row.get(column) for column in TABLE_COLUMNS}
+                        | {k: v for k, v in row.items() if is_value_column(k) and k not in VALUE_COLUMNS}
                         | {"group": label, "#": None if label == INCOMPLETE_GROUP else position})
     return Leaderboard(rows=rows, rejected=list(rejected), source=source, notes=list(notes), sort_by=sort_by)
 

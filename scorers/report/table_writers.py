@@ -130,7 +130,7 @@ def to_latex(board: pd.DataFrame, *, digits: int = 1, ci: str = "avg", caption: 
 
 def write_tables(board: pd.DataFrame, out_dir: str | Path, *, stem: str = "leaderboard", digits: int = 1,
                  ci: str = "avg") -> dict[str, Path]:
-    """Write ``<stem>.md``, ``<stem>.tex`` and ``<stem>.csv`` (full precision, every interval) under ``out_dir``."""
+    """Write ``<stem>.md``, ``<stem>.tex`` and ``<stem>.csv`` (the board as it is: every value and interval) under ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": out_dir / f"{stem}.md", "latex": out_dir / f"{stem}.tex", "csv": out_dir / f"{stem}.csv"}
