@@ -148,8 +148,8 @@ def _random_segs(draw_levels, draw_nodes_per_level, rng):
     return np.array(seg_ids), np.array(nodes)
 
 
-@settings(max_examples=60, deadline=None)
-@given(
+#: random SEGs for the property tests: levels, images per level, scores (ties, NaNs) and the variant
+RANDOM_SEGS = dict(
     levels=st.lists(st.integers(1, 4), min_size=1, max_size=5),
     per_level=st.lists(st.integers(1, 3), min_size=5, max_size=5),
     seed=st.integers(0, 2**31 - 1),
@@ -157,6 +157,10 @@ def _random_segs(draw_levels, draw_nodes_per_level, rng):
     nan_rate=st.sampled_from([0.0, 0.2]),
     variant=st.sampled_from(["paper", "official"]),
 )
+
+
+@settings(max_examples=60, deadline=None)
+@given(**RANDOM_SEGS)
 def test_matches_reference_loop_on_random_segs(levels, per_level, seed, tie_grid, nan_rate, variant):
     rng = np.random.default_rng(seed)
     seg_ids, nodes = _random_segs(levels, per_level, rng)
@@ -399,14 +403,7 @@ def _random_edges(seg_ids, nodes, rng):
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    levels=st.lists(st.integers(1, 4), min_size=1, max_size=5),
-    per_level=st.lists(st.integers(1, 3), min_size=5, max_size=5),
-    seed=st.integers(0, 2**31 - 1),
-    tie_grid=st.sampled_from([0, 3, 10]),
-    nan_rate=st.sampled_from([0.0, 0.2]),
-    variant=st.sampled_from(["paper", "official"]),
-)
+@given(**RANDOM_SEGS)
 def test_edge_walks_match_the_reference_loop_on_random_graphs(levels, per_level, seed, tie_grid, nan_rate, variant):
     rng = np.random.default_rng(seed)
     seg_ids, nodes = _random_segs(levels, per_level, rng)
