@@ -225,8 +225,8 @@ def print_meta(frame, result, data_dir=None) -> None:
 
 def print_beside_leaderboard(results, ours) -> None:
     """The new metric(s) among the release's published metrics (rank Avg order), only when computed on the same
-    metadata and SEGs as they are (``ours``: a :class:`scorers.tables.comparable.Basis`); else one line saying why
-    they are left out. A note instead when the release tables are not available (offline with nothing cached),
+    metadata (``ours``: a :class:`scorers.tables.comparable.Basis`); the published rows are then recomputed from the
+    release's per-image scores on the SEGs that were scored. Else one line saying why they are left out. A note instead when the release tables are not available (offline with nothing cached),
     never a failure of the finished run."""
     from scorers.tables.comparable import published_mismatch, release_basis
     from scorers.tables.release import ReleaseFileUnavailable
@@ -236,8 +236,9 @@ def print_beside_leaderboard(results, ours) -> None:
     release = release_basis()
     left_out = published_mismatch(ours.with_segs(None), release)  # other metadata: nothing to compute
     if left_out is None:
-        try:
-            published = released_reproduction(progress=False)
+        try:  # on the release's metadata: the published rows recomputed on the very SEGs that were scored
+            published = released_reproduction(progress=False,
+                                              seg_subset="default" if ours.segs is None else list(ours.segs))
         except (ReleaseFileUnavailable, OSError, ValueError) as error:
             first = str(error).splitlines()[0]
             print(f"\n(published leaderboard rows not shown: {first})", file=sys.stderr)

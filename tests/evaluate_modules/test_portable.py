@@ -85,7 +85,7 @@ print(json.dumps(out))
     out = json.loads(done.stdout.strip().splitlines()[-1])
     for folder in FOLDERS:
         expected = ["predictions", "references"] if folder.name == "human_agreement" else (
-            ["nodes", "scores", "seg_ids"] if folder.name == "ts2_meta" else ["images", "prompts"])
+            ["nodes", "partitions", "scores", "seg_ids"] if folder.name == "ts2_meta" else ["images", "prompts"])
         assert out[folder.name]["features"] == expected, folder.name
     assert out["ts2_meta_rank"] == pytest.approx(1.0)
     assert out["agreement"]["pearson"] == pytest.approx(1.0)  # float rounding of an exact 1

@@ -2,12 +2,14 @@
 
 A loopback stand-in for the Hub (``tests/helpers/loopback_hub.py``) serves a generated TS2 data dir (SEGs 0-2, 45 images) as
 ``saxon/T2IScoreScore`` at the pinned commit. The expected values come from outside the Hub path: the same scorer on
-the same files through ``--data-dir`` (the plain, already tested path) and the request log of the server.
+the same files through ``--data-dir`` (the plain, already tested path), the request log of the server, and the plain
+scipy reference loop (``tests/helpers/reference_meta.py``) on the release's scores for the published rows.
 """
 from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 
 from scorers.tables.release import HUB_REPO, HUB_REVISION
 from tests.helpers.loopback_hub import LoopbackHubDataset, point_hub_at
+from tests.helpers.reference_meta import released_reference
 from tests.helpers.environment import console_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,18 +87,30 @@ def test_hub_run_writes_the_data_dir_csv_and_a_second_run_downloads_nothing(hub_
     assert "(0 scored now, 45 from cache, 0 skipped)" in resumed.stderr
 
 
-def test_meta_leaves_out_the_published_rows_of_other_segs(hub_fixture, shared_ts2):
-    """The Hub dataset at the pinned revision is the release's metadata, but this stand-in holds SEGs 0-2 only: the
-    published rows (the release's SEGs 0-163) are not a ranking for 3 SEGs; one line says so."""
+def test_meta_ranks_the_new_metric_among_the_published_rows_on_the_same_segs(hub_fixture, shared_ts2):
+    """The Hub dataset at the pinned revision is the release's metadata, and this stand-in holds SEGs 0-2: the
+    published rows are recomputed from the release's per-image scores on those very SEGs, then ranked with ours."""
     root, _, clip, hub = hub_fixture
     env = _env(hub, root / "hf-b", TS2_DATA=str(shared_ts2))
     done = _score(["clip_score", "--model", clip, "--form", "cosine", "--num-workers", "0", "--no-progress",
                    "--out", "meta.csv", "--meta"], env, root)
     assert done.returncode == 0, done.stderr
-    assert "SEGs: 0-2 (3 SEGs)" in done.stdout and "clip_score" in done.stdout
-    assert "Beside the published leaderboard" not in done.stdout and "gpt4v_dsg" not in done.stdout
-    assert "(published rows left out: they were computed on SEGs 0-163, these scores on SEGs 0-2)" in \
-        done.stderr.splitlines()
+    assert "SEGs: 0-2 (3 SEGs)" in done.stdout and "published rows left out" not in done.stderr
+    out = done.stdout
+    assert "Beside the published leaderboard" in out
+    rows = {}
+    for line in out.split("Beside the published leaderboard", 1)[1].splitlines():
+        match = re.match(r"^\s*(\d+) (>> )?(\S+)\s+(-|[-\d.]+)\s+(-|[-\d.]+)\s+(-|[-\d.]+)", line)
+        if match:
+            rows[(match.group(2) or "") + match.group(3)] = (int(match.group(1)), match.group(4), match.group(5))
+    assert len(rows) == 20 and ">> clip_score" in rows  # the release's 19 metrics and ours
+    for column in ("clipscore", "gpt4v_dsg"):
+        want = released_reference(str(shared_ts2), column, max_seg=2)  # plain scipy loop over SEGs 0-2
+        assert rows[column][1] == f"{100 * want['rank']['summary']['avg']:.1f}"
+        assert rows[column][2] == f"{100 * want['sep']['summary']['avg']:.1f}"
+    ranked = sorted(rows.values())
+    values = [float(v[1]) for v in ranked if v[1] != "-"]
+    assert values == sorted(values, reverse=True)  # best rank Avg first
 
 
 def test_offline_with_nothing_cached_is_one_clear_error(hub_fixture):
