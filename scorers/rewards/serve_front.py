@@ -47,6 +47,10 @@ class Front:
         self._server = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        # the connections' tasks, held here: asyncio keeps only weak references to tasks, and Python 3.11's
+        # start_server keeps none to the handler it starts, so a handler waiting while its socket's reading is paused
+        # (nothing else refers to it) was garbage-collected mid-request and its client waited for a reply forever
+        self._handlers: set[asyncio.Task] = set()
         self.thread = threading.Thread(target=self._run, name="ts2-serve-front", daemon=True)
 
     def start(self) -> "Front":
@@ -85,10 +89,17 @@ class Front:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
         if not self.thread.is_alive():
+            left = asyncio.all_tasks(self.loop)  # connections accepted while stopping: cancelled and finished here,
+            for task in left:  # so that none is destroyed pending (a warning per connection at shutdown)
+                task.cancel()
+            if left:
+                self.loop.run_until_complete(asyncio.wait(left, timeout=5))
             self.loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.stats["connections"] += 1
+        handler = asyncio.current_task()
+        self._handlers.add(handler)
         backend = None
         try:
             try:
@@ -120,6 +131,7 @@ class Front:
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
+            self._handlers.discard(handler)
             for stream in (backend, writer):
                 if stream is not None:
                     try:
