@@ -4,7 +4,9 @@ answered 408 and closed at the header deadline (Ray Serve's proxy, uvicorn, kept
 and a good request is served meanwhile; a head over 16 KiB is a 431. Bounded: every client stops by itself."""
 from __future__ import annotations
 
+import gc
 import json
+import socket
 import threading
 import time
 
@@ -66,3 +68,30 @@ def test_a_head_over_16_kib_is_a_431(front):
         conn.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n")
         reply = conn.recv(4096)
     assert reply.startswith(b"HTTP/1.1 431 ")
+
+
+class SlowEcho(Echo):
+    def respond(self, method, path, headers, body):
+        time.sleep(1.5)  # the service's forward: the front's handler waits on the backend meanwhile
+        return super().respond(method, path, headers, body)
+
+
+def test_a_request_waiting_on_the_backend_survives_garbage_collection():
+    # Python 3.11's start_server keeps no reference to a connection's task, and the backend's stream reader is held
+    # only weakly by its protocol: once the client has sent all it will (here it shuts its sending side, so the
+    # upstream relay ends), the handler waiting for the backend's reply is an unreachable cycle, destroyed by the next
+    # collection ("Task was destroyed but it is pending!"), and the client got no reply. The front holds its tasks.
+    with SlowEcho() as backend:
+        relay = start_front("127.0.0.1", 0, int(backend.base.rsplit(":", 1)[1]), header_timeout_s=5.0)
+        try:
+            with socket.create_connection(("127.0.0.1", relay.port), timeout=10) as client:
+                client.sendall(b"POST /score HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}")
+                client.shutdown(socket.SHUT_WR)
+                time.sleep(0.7)  # the request is at the backend, which answers after 1.5 s
+                gc.collect()
+                reply = b""
+                while chunk := client.recv(65536):
+                    reply += chunk
+            assert reply.startswith(b"HTTP/1.0 200") and json.loads(reply.split(b"\r\n\r\n", 1)[1])["bytes"] == 2
+        finally:
+            relay.close()
