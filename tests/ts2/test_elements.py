@@ -15,6 +15,9 @@ from scorers.ts2.elements import RELEASED_VARIANTS, built_elements, element_rows
 from tests.helpers.cli import one_line, run_cli
 from tests.helpers.element_files import write_built_set
 
+#: the release files the release tests read (their names are computed, so the tests carry the marker by hand)
+PER_QUESTION = tuple(f"per_question/{v}.csv" for v in RELEASED_VARIANTS)
+
 
 def _loop_rates(folder, variant: str) -> dict[str, tuple[int, int]]:
     """(wrong answers, answers) per node error count: walk the rows, a new image where question_id == 0, images in
@@ -34,6 +37,7 @@ def _loop_rates(folder, variant: str) -> dict[str, tuple[int, int]]:
     return {k: (w, n) for k, (w, n) in tally.items()}
 
 
+@pytest.mark.release_files(*PER_QUESTION)
 def test_released_json_equals_a_plain_loop_over_the_six_files(shared_ts2, capsys):
     code, out, err = run_cli(capsys, "elements", "--released", "--json", "--data-dir", shared_ts2)
     assert code == 0, err
@@ -58,6 +62,7 @@ def test_released_json_equals_a_plain_loop_over_the_six_files(shared_ts2, capsys
         assert rates == sorted(rates)
 
 
+@pytest.mark.release_files("per_question/mplug_tifa.csv")
 def test_released_table_text_names_its_intervals(shared_ts2, capsys):
     code, out, err = run_cli(capsys, "elements", "--released", "mplug_tifa", "--n-bootstrap", "50", "--data-dir",
                              shared_ts2)
@@ -65,6 +70,7 @@ def test_released_table_text_names_its_intervals(shared_ts2, capsys):
     assert "95% bootstrap over SEGs (50 resamples)" in out and "mplug_tifa" in out and "llava_dsg" not in out
 
 
+@pytest.mark.release_files("per_question/mplug_dsg.csv", "per_question/llava_dsg.csv")
 def test_released_compare_states_mcnemar_on_heads(shared_ts2, capsys):
     code, out, err = run_cli(capsys, "elements", "--released", "mplug_dsg", "llava_dsg", "--compare", "mplug_dsg",
                              "llava_dsg", "--json", "--n-bootstrap", "20", "--data-dir", shared_ts2)
@@ -84,6 +90,7 @@ def test_released_compare_states_mcnemar_on_heads(shared_ts2, capsys):
     assert "McNemar" in paired["test"] and paired["n"] == int(head.sum())
 
 
+@pytest.mark.release_files("per_question/mplug_tifa.csv")
 def test_a_per_question_file_that_does_not_line_up_with_metadata_is_one_line(shared_ts2, tmp_path, capsys):
     (tmp_path / "per_question").mkdir()
     shutil.copy(shared_ts2 / "per_question" / "mplug_tifa.csv", tmp_path / "per_question" / "mplug_tifa.csv")
@@ -212,6 +219,7 @@ def test_element_rows_mark_each_answer(tmp_path):
     assert rows["element"].tolist() == ["cat", "red", "table"]
 
 
+@pytest.mark.release_files("per_question/mplug_tifa.csv", "tifa_questions.csv")
 def test_released_element_rows_know_the_truth_only_on_heads(shared_ts2):
     rows = element_rows("mplug_tifa", data_dir=shared_ts2, image="images/000-00.jpg")
     assert rows["question_id"].tolist() == list(range(len(rows))) and len(rows) > 0
