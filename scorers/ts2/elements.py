@@ -265,18 +265,46 @@ def read_element_questions(path: str | Path) -> pd.DataFrame:
     if missing:
         raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; a question table has id, prompt, "
                          "question_id, question, choices, answer (+ element, the error label it checks)")
-    for column in ("element", "element_type"):
+    for column in ("element", "element_type", "element_of"):
         if column not in frame.columns:
             frame[column] = ""
-    out = frame.rename(columns={"id": "seg_id"})[["seg_id", "question_id", "question", "element", "element_type"]]
+    out = frame.rename(columns={"id": "seg_id"})[["seg_id", "question_id", "question", "element", "element_type",
+                                                  "element_of"]]
     out = out.assign(seg_id=out["seg_id"].astype(np.int64), question_id=out["question_id"].astype(np.int64),
-                     element=out["element"].str.strip(), element_type=out["element_type"].str.strip())
+                     element=out["element"].str.strip(), element_type=out["element_type"].str.strip(),
+                     element_of=out["element_of"].str.strip())
     return out
 
 
+def _dependencies(qtable) -> dict[int, dict[str, set[str]]]:
+    """Per SEG, each element's entities (the question table's ``element_of``): removing one removes the element."""
+    from scorers.stats.error_sets import ERROR_SEPARATOR
+
+    out: dict[int, dict[str, set[str]]] = {}
+    if qtable is None or "element_of" not in qtable.columns:
+        return out
+    rows = qtable.loc[qtable["element_of"].astype(str).str.len() > 0, ["seg_id", "element", "element_of"]]
+    for seg, element, of in rows.drop_duplicates().itertuples(index=False):
+        out.setdefault(int(seg), {}).setdefault(element, set()).update(of.split(ERROR_SEPARATOR))
+    return out
+
+
+def _removed(errors: list[str], depends: dict[str, set[str]]) -> set[str]:
+    """An image's errors plus, transitively, every element that depends on one of them: an attribute of a missing
+    entity is not shown either (``ts2 seg plan``'s ``removed``), so a "no" to it is right, not a false alarm."""
+    gone = set(errors)
+    grew = bool(depends)
+    while grew:
+        more = {element for element, of in depends.items() if element not in gone and of & gone}
+        gone |= more
+        grew = bool(more)
+    return gone
+
+
 def built_frame(records, *, metadata, questions=None) -> pd.DataFrame:
-    """The records joined with the truth: per answer ``error_count``, ``said_wrong``, ``truly_wrong`` (NaN where the
-    question names no element), ``element``, ``element_type``, ``prob_wrong`` (1 - ``p_expected``)."""
+    """The records joined with the truth: per answer ``error_count``, ``said_wrong``, ``truly_wrong`` (the element is
+    in the image's errors, or depends on one through the question table's ``element_of``; None where the question names
+    no element), ``element``, ``element_type``, ``prob_wrong`` (1 - ``p_expected``)."""
     import pandas as pd
 
     from scorers.stats.error_sets import ERROR_SEPARATOR
@@ -323,7 +351,9 @@ def built_frame(records, *, metadata, questions=None) -> pd.DataFrame:
         if errs and kinds:
             label_types.update({(int(seg), e): t for e, t in zip(errs.split(ERROR_SEPARATOR),
                                                                   kinds.split(ERROR_SEPARATOR))})
-    sets = [set(e.split(ERROR_SEPARATOR)) if e else set() for e in errors]
+    depends = _dependencies(qtable)
+    sets = [_removed(e.split(ERROR_SEPARATOR) if e else [], depends.get(int(seg), {}))
+            for e, seg in zip(errors, out["seg_id"])]
     element = out["element"].to_numpy(dtype=object)
     out["truly_wrong"] = [None if not el else el in s for el, s in zip(element, sets)]
     fill = [t or label_types.get((int(s), el), "") for t, s, el in zip(out["element_type"], out["seg_id"], element)]

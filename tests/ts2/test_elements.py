@@ -251,3 +251,30 @@ def test_seg_check_review_reads_its_judge_probabilities(tmp_path):
                        n_bootstrap=10)["m"]["detection"]["overall"]["auroc"], abs=1e-12)
     with pytest.raises(ValueError, match="pass the question table"):
         built_elements(review, metadata=files["metadata"])
+
+
+def test_an_attribute_of_a_missing_entity_is_truly_wrong(tmp_path):
+    # SEG 0's node 1 removes the dog: "is the dog brown?" is then not shown either (ts2 seg plan's `removed`), so the
+    # metric's "no" there is a detection, not a false alarm; the ball stays, so its "no" is a false alarm
+    (tmp_path / "metadata.csv").write_text(
+        "seg_id,prompt,file_name,node,errors,error_types,partition\n"
+        "0,a brown dog and a ball,d0.png,0,,,synth\n0,a brown dog and a ball,d1.png,1,dog,missing,synth\n")
+    (tmp_path / "dsg_questions.csv").write_text(
+        "id,prompt,question_id,parent_question_id,question,choices,answer,element,element_type,element_of\n"
+        "0,a brown dog and a ball,0,-1,is there a dog?,yes|no,yes,dog,missing,\n"
+        "0,a brown dog and a ball,1,0,is the dog brown?,yes|no,yes,brown (dog),attribute,dog\n"
+        "0,a brown dog and a ball,2,-1,is there a ball?,yes|no,yes,ball,missing,\n")
+    said = {"d0.png": [True, True, True], "d1.png": [False, False, False]}  # True: the expected "yes"
+    lines = [json.dumps({"key": f"0:{f}", "record": {"questions": [
+        {"question_id": q, "expected": "yes", "answer": "yes" if ok else "no", "correct": ok} for q, ok in
+        enumerate(oks)]}}) for f, oks in said.items()]
+    (tmp_path / "m.records.jsonl").write_text("\n".join(lines) + "\n")
+    summary = built_elements(tmp_path / "m.records.jsonl", metadata=tmp_path / "metadata.csv",
+                             questions=tmp_path / "dsg_questions.csv", n_bootstrap=10)
+    detection = summary["m"]["detection"]
+    # by hand, d1: dog (wrong, said wrong) TP; brown (dog) (wrong through the dog, said wrong) TP; ball (shown, said
+    # wrong) FP; d0: three TN
+    overall = detection["overall"]
+    assert (overall["tp"], overall["fp"], overall["fn"], overall["tn"]) == (2, 1, 0, 3)
+    attribute = detection["by_type"]["attribute"]
+    assert (attribute["tp"], attribute["fp"], attribute["fn"], attribute["tn"]) == (1, 0, 0, 1)

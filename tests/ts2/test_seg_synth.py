@@ -107,12 +107,14 @@ def test_plan_lists_elements_ablations_and_question_tables(server, tmp_path, cap
     tifa = pd.read_csv(tmp_path / "tifa_questions.csv")
     dsg = pd.read_csv(tmp_path / "dsg_questions.csv", dtype={"parent_question_id": str})
     assert list(tifa.columns) == ["id", "prompt", "question_id", "question", "choices", "answer", "element",
-                                  "element_type"]
+                                  "element_type", "element_of"]
     assert list(dsg.columns) == ["id", "prompt", "question_id", "parent_question_id", "question", "choices", "answer",
-                                 "element", "element_type"]
+                                 "element", "element_type", "element_of"]
     # each question names the element (the error label of the nodes) it checks, and the error its removal makes
     assert dsg["element"].tolist() == ["dog", "red", "ball", "chases"]
     assert dsg["element_type"].tolist() == ["missing", "attribute", "missing", "action"]
+    # and the entities it depends on (removing the dog removes "red" and "chases": ts2 elements' truth follows them)
+    assert dsg["element_of"].fillna("").tolist() == ["", "dog", "", "dog;ball"]
     assert set(tifa["element"]) == {"dog", "red", "ball", "chases"}
     # 6 TIFA questions written by the model + "does the image show dog and ball with chases?" (chases had no yes/no)
     assert len(tifa) == 7 and tifa["question_id"].tolist() == list(range(7))

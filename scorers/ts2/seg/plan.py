@@ -34,7 +34,7 @@ from typing import Any, Sequence
 from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
 from scorers.metrics.qga.generation import CATEGORIES, parse_generation
-from scorers.stats.error_sets import ERROR_TYPE_OF_ELEMENT
+from scorers.stats.error_sets import ERROR_SEPARATOR, ERROR_TYPE_OF_ELEMENT
 
 __all__ = ["ELEMENT_COLUMNS", "ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT",
            "ablations", "element_prompt", "parse_elements", "parse_rewrite", "plan_segs", "question_frames",
@@ -324,20 +324,22 @@ def plan_segs(prompts: Sequence[str], lm: Any, *, max_errors: int = 2, first_id:
             "segs": segs}
 
 
-#: the columns a plan's question tables add to the release's layout: the element (error label) a question checks and
-#: the error type its removal makes (``ts2 elements`` reads them)
-ELEMENT_COLUMNS = ("element", "element_type")
+#: the columns a plan's question tables add to the release's layout: the element (error label) a question checks, the
+#: error type its removal makes, and the entities it depends on (``;``-joined: removing one removes it too);
+#: ``ts2 elements`` reads them
+ELEMENT_COLUMNS = ("element", "element_type", "element_of")
 
 
 def _element_columns(element: dict) -> dict:
-    return {"element": element["label"], "element_type": ERROR_TYPE_OF_ELEMENT.get(element.get("type"), "")}
+    return {"element": element["label"], "element_type": ERROR_TYPE_OF_ELEMENT.get(element.get("type"), ""),
+            "element_of": ERROR_SEPARATOR.join(element.get("of") or [])}
 
 
 def question_frames(plan: dict):
     """``(tifa, dsg)`` question tables of a plan, in the release's layout (``id, prompt, question_id[,
     parent_question_id], question, choices, answer``) plus :data:`ELEMENT_COLUMNS` (``element``: the label of the
     element a question checks, as a node's ``errors`` name it; ``element_type``: missing / attribute / relation /
-    action), validated by ``scorers.metrics.qga.questions``.
+    action; ``element_of``: the entities it depends on), validated by ``scorers.metrics.qga.questions``.
 
     TIFA: every question of every element. DSG: each element's yes/no question; an attribute, relation or action
     depends on the questions of its entities. SEGs without elements have no rows.
