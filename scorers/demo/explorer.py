@@ -24,13 +24,11 @@ from scorers.tables.pandas_tables import column_scores
 from scorers.tables.segs_file import SEGS_FILE, read_seg_edges, segs_file_beside
 
 from scorers.formatting import format_number
+from scorers.ts2.elements import RELEASED_VARIANTS
 from scorers.demo.seg_figure import seg_graph_figure
 from scorers.demo.sources import ImageSource, Tables, placeholder_image
 
-__all__ = ["ANSWER_MARKS", "RELEASED_ANSWERS", "SegExplorer", "answer_mark"]
-
-#: the release's per-question answers the explorer offers by default (``per_question/<variant>.csv``)
-RELEASED_ANSWERS = ("mplug_tifa", "llava_tifa", "blip1_tifa", "mplug_dsg", "llava_dsg", "blip1_dsg")
+__all__ = ["ANSWER_MARKS", "SegExplorer", "answer_mark"]
 
 #: how a question's row is marked: (the metric says the element is wrong, the truth) -> mark
 ANSWER_MARKS = {(False, False): "right", (True, False): "wrong: false alarm",
@@ -50,9 +48,12 @@ class SegExplorer:
     """Everything the explorer shows, indexed once: SEGs by id, per-image scores, per-SEG meta-metric values."""
 
     def __init__(self, tables: Tables, published: Reproduction | None, images: ImageSource, *,
-                 answers: Mapping[str, object] | Sequence[str] = RELEASED_ANSWERS):
-        """``answers``: the per-question answers offered for a chosen image: names of the release's variants, or
-        ``{name: records}`` (a records file or frame of built SEGs, read against this metadata)."""
+                 answers: Mapping[str, object] | Sequence[str] = RELEASED_VARIANTS, questions=None,
+                 data_dir=None):
+        """``answers``: the per-question answers offered for a chosen image: names of the release's variants
+        (:data:`scorers.ts2.elements.RELEASED_VARIANTS`, read from ``data_dir``, default ``$TS2_DATA`` / the
+        cache), or ``{name: records}`` (records files of built SEGs, read against this metadata, their elements from
+        the question table ``questions``)."""
         if tables.metadata is None:
             raise ValueError("the release metadata is not available")
         self.metadata = tables.metadata.reset_index(drop=True)
@@ -65,6 +66,7 @@ class SegExplorer:
             self.segs = {s.seg_id: s for s in attach_edges(self.segs.values(), read_seg_edges(segs_file))}
         self.images = images
         self.metadata_path = tables.paths.get("metadata")
+        self.questions, self.answers_dir = questions, data_dir
         self.answers: dict[str, object] = (dict(answers) if isinstance(answers, Mapping)
                                            else {name: name for name in answers})
         self.published = published
@@ -197,7 +199,8 @@ class SegExplorer:
         given = self.answers[source]
         released = isinstance(given, str) and given == source
         metadata = None if released else (self.metadata_path or self.metadata)
-        frame = element_rows(given, metadata=metadata, image=file_name)
+        frame = element_rows(given, metadata=metadata, data_dir=self.answers_dir, image=file_name,
+                             questions=None if released else self.questions)
         columns = {"question": "question", "answer": "answer", "expected": "expected", "element": "element"}
         out = pd.DataFrame({label: frame[column] if column in frame.columns else None
                             for label, column in columns.items()})
@@ -210,6 +213,8 @@ class SegExplorer:
         right = int(marks.str.startswith("right").sum())
         wrong = int(marks.str.startswith("wrong").sum())
         unknown = int(marks.str.startswith("truth unknown").sum())
+        if table.empty:
+            return f"`{source}` has no answers for `{file_name}`."
         line = f"`{source}` on `{file_name}`: {len(table)} question(s), {right} right, {wrong} wrong"
         if unknown:
             line += (f", {unknown} with the truth unknown (the release holds an image's error count, not which "

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["ELEMENT_RESERVED_KEYS", "ElementSource", "element_entries", "element_section", "read_element_summaries"]
+from scorers.ts2.elements import RESERVED
 
-#: the top-level keys of an elements JSON that are not metric names (contract of ``ts2 elements --json``)
-ELEMENT_RESERVED_KEYS = ("unit", "truth", "interval", "paired")
+__all__ = ["ElementSource", "element_entries", "element_section", "read_element_summaries"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +29,9 @@ class ElementSource:
 
 
 def element_entries(summary: Mapping) -> dict[str, dict]:
-    """``{metric: entry}`` of an elements summary: every key but the reserved ones."""
-    return {k: v for k, v in summary.items() if k not in ELEMENT_RESERVED_KEYS}
+    """``{metric: entry}`` of an elements summary: every key but the reserved ones
+    (:data:`scorers.ts2.elements.RESERVED`)."""
+    return {k: v for k, v in summary.items() if k not in RESERVED}
 
 
 def read_element_summaries(sources: Sequence[ElementSource], *, metadata=None,
