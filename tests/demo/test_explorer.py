@@ -136,3 +136,15 @@ def explorer_tables(metadata_path):
     from scorers.tables.pandas_tables import read_metadata
 
     return Tables(metadata=read_metadata(metadata_path), paths={"metadata": metadata_path})
+
+
+def test_explorer_tab_has_the_question_widgets(config, monkeypatch, shared_ts2):
+    from scorers.demo import build_app
+
+    monkeypatch.setenv("TS2_DATA", str(shared_ts2))
+    components = build_app(config).get_config_file()["components"]
+    by_id = {c.get("props", {}).get("elem_id"): c["props"] for c in components}
+    assert {"question-image", "question-note", "question-table"} <= set(by_id)
+    assert by_id["question-image"]["value"] == "images/000-00.jpg"
+    assert [label for label, _value in by_id["question-image"]["choices"]][:2] == ["node 0 · images/000-00.jpg",
+                                                                                  "node 1a · images/000-01.jpg"]
