@@ -67,11 +67,11 @@ class _TopFormatter(argparse.RawDescriptionHelpFormatter, DefaultsHelpFormatter)
 
 def command_modules() -> tuple:
     """The modules of the sub-command groups, in the order ``ts2 --help`` lists them (alphabetical)."""
-    from scorers.cli import (answers, card, correlate, dataset, demo, leaderboard, meta, release, report, reproduce,
-                             score, seg, serve, submit, tifa_bench)
+    from scorers.cli import (answers, card, correlate, dataset, demo, elements, leaderboard, meta, release, report,
+                             reproduce, score, seg, serve, submit, tifa_bench)
 
-    return (answers, card, correlate, dataset, demo, leaderboard, meta, release, report, reproduce, score, seg, serve,
-            submit, tifa_bench)
+    return (answers, card, correlate, dataset, demo, elements, leaderboard, meta, release, report, reproduce, score,
+            seg, serve, submit, tifa_bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

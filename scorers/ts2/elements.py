@@ -28,7 +28,7 @@ from scorers.stats.element_verdicts import element_detection, group_rate, wrong_
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["RELEASED_VARIANTS", "TRUTHS", "built_elements", "element_rows", "load_element_summary",
+__all__ = ["RELEASED_VARIANTS", "TRUTHS", "built_elements", "compare_elements", "element_rows", "load_element_summary",
            "read_element_records", "read_released_answers", "released_elements", "summary_header"]
 
 #: the release's per-question files, ``<vlm>_<kind>``
@@ -478,3 +478,64 @@ def load_element_summary(path, *, metadata=None, questions=None) -> dict:
     if metadata is None:
         raise ValueError(f"{path}: a records file needs the built metadata.csv (metadata=...) to know the truth")
     return built_elements(path, metadata=metadata, questions=questions)
+
+
+# --- two metrics on the same questions ---------------------------------------------------------------------------
+
+
+def compare_elements(a, b, *, metadata=None, questions=None, data_dir=None, method: str = "mcnemar",
+                     n_bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0) -> dict:
+    """The paired test (:func:`scorers.stats.element_verdicts.paired_element_test`) of two metrics answered on the
+    same questions, as the summary's ``paired`` entry: ``{"a", "b", "on", **test}``.
+
+    * two released variants of one question set (``mplug_tifa`` and ``llava_tifa``): the answers on node-0 images,
+      where the expected answer is the truth (``correct`` is the release's matching); rows paired by position, checked
+      to name the same SEG and question;
+    * two records files (with ``metadata``): the answers whose element is known, ``correct`` = the verdict
+      (said wrong or not) equals the truth; paired on (image, question).
+
+    Raises
+    ------
+    ValueError
+        variants of different question sets, or records that share no (image, question).
+    """
+    import pandas as pd
+
+    from scorers.stats.element_verdicts import paired_element_test
+
+    if isinstance(a, str) and isinstance(b, str) and a in RELEASED_VARIANTS and b in RELEASED_VARIANTS:
+        if a.split("_")[1] != b.split("_")[1]:
+            raise ValueError(f"--compare {a} {b}: variants answer different question sets (tifa vs dsg); compare "
+                             "two of one set")
+        from scorers.tables.pandas_tables import read_metadata
+        from scorers.tables.release_download import paths
+
+        found = paths(["metadata.csv", f"per_question/{a}.csv", f"per_question/{b}.csv"], data_dir)
+        metadata_frame = read_metadata(found["metadata.csv"])
+        seg_ids = metadata_frame["seg_id"].to_numpy(dtype=np.int64)
+        image_a, qid_a, correct_a = read_released_answers(found[f"per_question/{a}.csv"], seg_ids)
+        image_b, qid_b, correct_b = read_released_answers(found[f"per_question/{b}.csv"], seg_ids)
+        if image_a.size != image_b.size or (image_a != image_b).any() or (qid_a != qid_b).any():
+            raise ValueError(f"--compare {a} {b}: the two files do not answer the same questions row by row")
+        head = metadata_frame["error_count"].to_numpy()[image_a] == 0
+        correct_a, correct_b, groups, on = correct_a[head], correct_b[head], seg_ids[image_a][head], \
+            "answers on node-0 images (expected answer = truth)"
+    else:
+        if metadata is None:
+            raise ValueError("comparing two records files needs the built metadata.csv (--metadata)")
+        qtable = read_element_questions(questions) if questions is not None else None
+        frames = [built_frame(r, metadata=metadata, questions=qtable) for r in (a, b)]
+        cols = ["file_name", "question_id", "seg_id", "said_wrong", "truly_wrong"]
+        known = [f.loc[f["truly_wrong"].notna(), cols] for f in frames]
+        joined = pd.merge(known[0], known[1][["file_name", "question_id", "said_wrong"]],
+                          on=["file_name", "question_id"], suffixes=("_a", "_b"))
+        if joined.empty:
+            raise ValueError(f"--compare {a} {b}: the records share no (image, question) whose element is known")
+        truth = joined["truly_wrong"].to_numpy(dtype=bool)
+        correct_a = joined["said_wrong_a"].to_numpy(dtype=bool) == truth
+        correct_b = joined["said_wrong_b"].to_numpy(dtype=bool) == truth
+        groups, on = joined["seg_id"].to_numpy(), "answers whose element is known (verdict = truth)"
+        a, b = metric_name(a), metric_name(b)
+    test = paired_element_test(correct_a, correct_b, groups, method=method, n_bootstrap=n_bootstrap,
+                               confidence=confidence, seed=seed)
+    return {"a": str(a), "b": str(b), "on": on, **test.to_dict()}

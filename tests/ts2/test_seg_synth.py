@@ -106,8 +106,14 @@ def test_plan_lists_elements_ablations_and_question_tables(server, tmp_path, cap
     assert "1 SEGs, 4 elements, 8 nodes with a prompt" in out
     tifa = pd.read_csv(tmp_path / "tifa_questions.csv")
     dsg = pd.read_csv(tmp_path / "dsg_questions.csv", dtype={"parent_question_id": str})
-    assert list(tifa.columns) == ["id", "prompt", "question_id", "question", "choices", "answer"]
-    assert list(dsg.columns) == ["id", "prompt", "question_id", "parent_question_id", "question", "choices", "answer"]
+    assert list(tifa.columns) == ["id", "prompt", "question_id", "question", "choices", "answer", "element",
+                                  "element_type"]
+    assert list(dsg.columns) == ["id", "prompt", "question_id", "parent_question_id", "question", "choices", "answer",
+                                 "element", "element_type"]
+    # each question names the element (the error label of the nodes) it checks, and the error its removal makes
+    assert dsg["element"].tolist() == ["dog", "red", "ball", "chases"]
+    assert dsg["element_type"].tolist() == ["missing", "attribute", "missing", "action"]
+    assert set(tifa["element"]) == {"dog", "red", "ball", "chases"}
     # 6 TIFA questions written by the model + "does the image show dog and ball with chases?" (chases had no yes/no)
     assert len(tifa) == 7 and tifa["question_id"].tolist() == list(range(7))
     assert dsg["question"].tolist() == ["is there a dog?", "is the dog red?", "is there a ball?",

@@ -34,8 +34,9 @@ from typing import Any, Sequence
 from scorers.atomic import write_text_atomic
 from scorers.errors import ParameterError
 from scorers.metrics.qga.generation import CATEGORIES, parse_generation
+from scorers.stats.error_sets import ERROR_TYPE_OF_ELEMENT
 
-__all__ = ["ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT",
+__all__ = ["ELEMENT_COLUMNS", "ELEMENT_FEW_SHOT", "ELEMENT_TYPES", "PLAN_VERSION", "ParsedElements", "REWRITE_FEW_SHOT",
            "ablations", "element_prompt", "parse_elements", "parse_rewrite", "plan_segs", "question_frames",
            "read_plan", "removed_with", "rewrite_prompt", "write_plan", "yes_no_of", "yes_no_question"]
 
@@ -323,9 +324,20 @@ def plan_segs(prompts: Sequence[str], lm: Any, *, max_errors: int = 2, first_id:
             "segs": segs}
 
 
+#: the columns a plan's question tables add to the release's layout: the element (error label) a question checks and
+#: the error type its removal makes (``ts2 elements`` reads them)
+ELEMENT_COLUMNS = ("element", "element_type")
+
+
+def _element_columns(element: dict) -> dict:
+    return {"element": element["label"], "element_type": ERROR_TYPE_OF_ELEMENT.get(element.get("type"), "")}
+
+
 def question_frames(plan: dict):
     """``(tifa, dsg)`` question tables of a plan, in the release's layout (``id, prompt, question_id[,
-    parent_question_id], question, choices, answer``), validated by ``scorers.metrics.qga.questions``.
+    parent_question_id], question, choices, answer``) plus :data:`ELEMENT_COLUMNS` (``element``: the label of the
+    element a question checks, as a node's ``errors`` name it; ``element_type``: missing / attribute / relation /
+    action), validated by ``scorers.metrics.qga.questions``.
 
     TIFA: every question of every element. DSG: each element's yes/no question; an attribute, relation or action
     depends on the questions of its entities. SEGs without elements have no rows.
@@ -337,17 +349,19 @@ def question_frames(plan: dict):
     tifa, dsg = [], []
     for seg in plan["segs"]:
         ids: dict[str, int] = {}
-        questions = [q for element in seg["elements"] for q in element["questions"]]
+        questions = [(element, q) for element in seg["elements"] for q in element["questions"]]
         tifa += [{"id": seg["seg_id"], "prompt": seg["prompt"], "question_id": k, "question": q["question"],
-                  "choices": "|".join(q["choices"]), "answer": q["answer"]} for k, q in enumerate(questions)]
+                  "choices": "|".join(q["choices"]), "answer": q["answer"], **_element_columns(element)}
+                 for k, (element, q) in enumerate(questions)]
         for element in seg["elements"]:
             parents = [ids[e] for e in element.get("of") or [] if e in ids]
             ids[element["label"]] = len(ids)
             dsg.append({"id": seg["seg_id"], "prompt": seg["prompt"], "question_id": ids[element["label"]],
                         "parent_question_id": "-".join(map(str, parents)) if parents else "-1",
-                        "question": yes_no_of(element), "choices": "yes|no", "answer": "yes"})
-    tifa_cols = ["id", "prompt", "question_id", "question", "choices", "answer"]
-    dsg_cols = ["id", "prompt", "question_id", "parent_question_id", "question", "choices", "answer"]
+                        "question": yes_no_of(element), "choices": "yes|no", "answer": "yes",
+                        **_element_columns(element)})
+    tifa_cols = ["id", "prompt", "question_id", "question", "choices", "answer", *ELEMENT_COLUMNS]
+    dsg_cols = ["id", "prompt", "question_id", "parent_question_id", "question", "choices", "answer", *ELEMENT_COLUMNS]
     questions_from_records(tifa, kind="tifa", source="plan (tifa questions)")
     questions_from_records(dsg, kind="dsg", source="plan (dsg questions)")
     return pd.DataFrame(tifa, columns=tifa_cols), pd.DataFrame(dsg, columns=dsg_cols)
