@@ -197,10 +197,17 @@ def _element_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
             if detected:
                 row += _rate_cells(detected.get(count), "detection_rate")
             rows.append(row)
+    accuracy = section.get("element_accuracy")
+    if accuracy:
+        text.append(f"element accuracy (as EvalMuse reports it): {_pct(accuracy.get('accuracy'))}% "
+                    f"{_pct_interval(accuracy.get('low'), accuracy.get('high'))} of {accuracy.get('n')} "
+                    "elements".replace("  ", " "))
     paired = section.get("paired")
     if paired:
-        text.append(f"paired test ({paired.get('method')}): statistic {_fmt(paired.get('statistic'))}, "
-                    f"p = {_fmt(paired.get('p_value'))}")
+        text.append(f"paired test {paired.get('a')} vs {paired.get('b')} ({paired.get('test')}): statistic "
+                    f"{_fmt(paired.get('statistic'))}, p = {_fmt(paired.get('p_value'))}; accuracy difference "
+                    f"{_pct(paired.get('difference'))} pp {_pct_interval(paired.get('low'), paired.get('high'))}"
+                    .rstrip())
     out.append((title, rows, text))
     by_type = section.get("by_type") or {}
     if by_type:
