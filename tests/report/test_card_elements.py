@@ -148,3 +148,24 @@ def test_bad_elements_arguments_are_one_line(argv, needle, tmp_path, capsys, sha
     code, _out, err = run_cli(capsys, "card", "--scores", f"mplug_tifa={scores}", "--baseline", "none",
                               "--data-dir", shared_ts2, "--out", tmp_path / "out", *argv)
     assert code != 0 and needle in err and "Traceback" not in err
+
+
+def test_evalmuse_accuracy_and_the_paired_test_are_lines_of_the_section():
+    from scorers.report.card import card_markdown
+    from scorers.report.card.elements import ElementSource, element_section
+
+    fig = {"precision": 0.6, "recall": 0.75, "f1": 2 / 3, "balanced_accuracy": 0.7, "accuracy": 0.7, "auroc": None,
+           "n": 10, "n_wrong": 4, "intervals": {}}
+    summary = {"unit": "fraction", "truth": "evalmuse",
+               "interval": {"confidence": 0.9, "n_bootstrap": 50, "over": "prompts"},
+               "my_vqa": {"element_accuracy": {"accuracy": 0.7, "n": 10, "low": 0.5, "high": 0.9},
+                          "detection": {"overall": fig, "by_type": {"object": fig}}},
+               "paired": {"a": "my_vqa", "b": "other", "on": "elements", "test": "McNemar exact binomial",
+                          "statistic": 1.0, "p_value": 0.625, "difference": 0.125, "low": -0.1, "high": 0.3}}
+    md = card_markdown(_card(element_section([(ElementSource("em.json"), summary)], "my_vqa")))
+    assert "- element accuracy (as EvalMuse reports it): 70.0% [50.0, 90.0] of 10 elements" in md
+    assert ("- paired test my_vqa vs other (McNemar exact binomial): statistic 1.000, p = 0.625; accuracy difference "
+            "12.5 pp [-10.0, 30.0]") in md
+    assert "CIs: 90% bootstrap over prompts (50 resamples)" in md
+    assert "| object | 60.0 | 75.0 | 66.7 | 70.0 | 70.0 | - | 10 | 4 |" in md
+    assert "| error count |" not in md  # EvalMuse has no error counts
