@@ -143,7 +143,8 @@ def wrong_rates(wrong, error_count, groups, *, n_bootstrap: int = 1000, confiden
     Raises
     ------
     ParameterError
-        arrays of different lengths, a ``wrong`` that is not boolean, ``n_bootstrap`` < 0, ``confidence`` outside (0, 1).
+        arrays of different lengths, a ``wrong`` that is not boolean, ``n_bootstrap`` < 0, ``confidence`` outside
+        (0, 1).
     """
     confidence = _check_confidence(confidence)
     wrong = _bool_array(wrong, "wrong")

@@ -369,7 +369,7 @@ def built_elements(records, *, metadata, questions=None, n_bootstrap: int = 1000
 def metric_name(path) -> str:
     """A records file's metric name: its file name without ``.records.jsonl`` / ``.records.csv`` / ``.csv``."""
     name = Path(str(path)).name
-    for suffix in (".records.jsonl", ".records.csv", ".jsonl", ".csv"):
+    for suffix in (".records.jsonl", ".records.csv", ".jsonl", ".json", ".csv"):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
