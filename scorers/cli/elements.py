@@ -85,13 +85,12 @@ def run_elements(args: argparse.Namespace) -> int:
             raise ValueError("--compare works with --released or --metadata")
         summary["paired"] = compare_elements(*args.compare, metadata=args.metadata, questions=args.questions,
                                              data_dir=args.data_dir, method=args.test, **kw)
-    text = json.dumps(summary, indent=None if args.json else 2)
     if args.out:
         from scorers.atomic import write_text_atomic
 
-        write_text_atomic(args.out, text + "\n")
+        write_text_atomic(args.out, json.dumps(summary, indent=2) + "\n")
         print(f"wrote {args.out}", file=sys.stderr)
-    print(text if args.json else format_elements(summary))
+    print(json.dumps(summary) if args.json else format_elements(summary))
     return 0
 
 

@@ -301,8 +301,9 @@ def built_frame(records, *, metadata, questions=None) -> pd.DataFrame:
     where = answers["file_name"].map(rows)
     if where.isna().any():
         k = int(np.flatnonzero(where.isna().to_numpy())[0])
-        raise ValueError(f"{getattr(records, 'name', records) if not isinstance(records, pd.DataFrame) else 'records'} "
-                         f"line {answers['line'].iloc[k]}: image {answers['file_name'].iloc[k]!r} is not in {source}")
+        where_records = "records" if isinstance(records, pd.DataFrame) else str(records)
+        raise ValueError(f"{where_records} line {answers['line'].iloc[k]}: image {answers['file_name'].iloc[k]!r} is "
+                         f"not in {source}")
     at = where.to_numpy(dtype=np.int64)
     out = answers.copy()
     out["seg_id"] = frame["seg_id"].to_numpy(dtype=np.int64)[at]
@@ -317,14 +318,12 @@ def built_frame(records, *, metadata, questions=None) -> pd.DataFrame:
         out["element"] = keyed["element"].reindex(index).fillna("").to_numpy(dtype=object)
         out["element_type"] = keyed["element_type"].reindex(index).fillna("").to_numpy(dtype=object)
     errors = frame["sorted_errors"].to_numpy(dtype=object)[at]
-    types = frame["sorted_types"].to_numpy(dtype=object)[at]
     label_types: dict[tuple[int, str], str] = {}
     for seg, errs, kinds in zip(frame["seg_id"], frame["sorted_errors"], frame["sorted_types"]):
         if errs and kinds:
             label_types.update({(int(seg), e): t for e, t in zip(errs.split(ERROR_SEPARATOR),
                                                                   kinds.split(ERROR_SEPARATOR))})
     sets = [set(e.split(ERROR_SEPARATOR)) if e else set() for e in errors]
-    del types
     element = out["element"].to_numpy(dtype=object)
     out["truly_wrong"] = [None if not el else el in s for el, s in zip(element, sets)]
     fill = [t or label_types.get((int(s), el), "") for t, s, el in zip(out["element_type"], out["seg_id"], element)]

@@ -228,3 +228,25 @@ def test_released_element_rows_know_the_truth_only_on_heads(shared_ts2):
     assert rows["question"].iloc[0] != "" and rows["expected"].iloc[0] == "yes"
     other = element_rows("mplug_tifa", data_dir=shared_ts2, image="images/000-01.jpg")
     assert other["truly_wrong"].isna().all()
+
+
+def test_seg_check_review_reads_its_judge_probabilities(tmp_path):
+    files = write_built_set(tmp_path)
+    from tests.helpers.element_files import ANSWERS, IMAGES, QUESTIONS
+
+    text = {(s, q): t for s, q, t, _, _ in QUESTIONS}
+    rows = ["seg_id,file_name,errors,disagreements,confidence,details,answers"]
+    for seg, name, _, errors, _ in IMAGES:
+        answers = {text[(seg, q)]: p for q, (_, p) in enumerate(ANSWERS[name])}
+        rows.append(f"{seg},{name},{errors},0,0,,\"{json.dumps(answers).replace(chr(34), chr(34) * 2)}\"")
+    review = tmp_path / "review.csv"
+    review.write_text("\n".join(rows) + "\n")
+    summary = built_elements(review, metadata=files["metadata"], questions=files["questions"], n_bootstrap=10)
+    overall = summary["review"]["detection"]["overall"]
+    # the judge says wrong where P(yes) < 0.5, as the planted verdicts do: the same confusion counts
+    assert (overall["tp"], overall["fp"], overall["fn"], overall["tn"]) == (4, 2, 2, 10)
+    assert overall["auroc"] == pytest.approx(
+        built_elements(files["records"], metadata=files["metadata"], questions=files["questions"],
+                       n_bootstrap=10)["m"]["detection"]["overall"]["auroc"], abs=1e-12)
+    with pytest.raises(ValueError, match="pass the question table"):
+        built_elements(review, metadata=files["metadata"])
