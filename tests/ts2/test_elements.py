@@ -176,6 +176,7 @@ def test_summary_round_trips_through_json(tmp_path, capsys):
                            files["questions"], "--out", out, "--n-bootstrap", "20")
     assert code == 0, err
     assert load_element_summary(out) == json.loads(out.read_text())
+    assert "NaN" not in out.read_text()  # undefined figures are null
     direct = load_element_summary(files["records"], metadata=files["metadata"], questions=files["questions"])
     assert direct["m"]["detection"]["overall"]["tp"] == 4
 
