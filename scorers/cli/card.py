@@ -72,6 +72,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "release facts, else higher is better)")
     parser.add_argument("--clean-quotes", action="store_true", help="strip stray quote characters from numeric "
                                                                     "cells of the --scores files")
+    parser.add_argument("--elements", action="append", default=[], metavar="[NAME=]FILE",
+                        help="a 'finds the error' section: a ts2 elements --json file, or per-question records "
+                             "(built SEGs: with --metadata OUT/metadata.csv); each card takes the entry named as its "
+                             "metric, NAME=FILE gives card NAME the file's entry NAME or its only entry (repeatable)")
     parser.add_argument("--metadata", type=input_file, help="TS2 metadata.csv (default: the release's)")
     parser.add_argument("--data-dir", type=input_dir, help=DATA_DIR_HELP)
     parser.add_argument("--segs", dest="seg_subset", type=seg_spec, default="default", help=SEGS_HELP)
@@ -179,7 +183,7 @@ def run_card(args: argparse.Namespace) -> int:
     options = MetaOptions(seg_subset=args.seg_subset, n_bootstrap=args.n_bootstrap, confidence=args.confidence,
                           seed=args.seed, clean_quotes=args.clean_quotes, lower_is_better=lower,
                           **walks_options(args.walks, metadata))
-    cards = build_cards(scores, metadata=metadata, baseline=baseline, ratings=ratings,
+    cards = build_cards(scores, metadata=metadata, elements=_element_sources(args.elements, scores), baseline=baseline, ratings=ratings,
                         sets=[s.strip() for s in args.sets.split(",") if s.strip()], data_dir=args.data_dir,
                         options=options, offline=True if args.offline else None, command=command_line(args.argv),
                         preferences=preferences, reward=reward, reward_dir=args.out)
@@ -201,6 +205,26 @@ def run_card(args: argparse.Namespace) -> int:
                 print(f"  note: {note}")
             print(f"  wrote {', '.join(str(p) for p in written[name].values())}")
     return 0
+
+
+def _element_sources(given: list[str], scores: dict) -> list:
+    """``--elements [NAME=]FILE`` values as the card reads them; NAME must be a ``--scores`` name."""
+    import os
+
+    from scorers.report.card.elements import ElementSource
+
+    sources = []
+    for text in given:
+        name, sep, path = text.partition("=")
+        if not sep or os.path.isfile(text):  # a path holding "=" is a path
+            name, path = None, text
+        name = name.strip() if name else None
+        if name is not None and name not in scores:
+            raise ValueError(f"--elements {text}: {name} is not a --scores name ({', '.join(scores)})")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"--elements {text}: no such file")
+        sources.append(ElementSource(path=path, metric=name))
+    return sources
 
 
 def _score_sets(args: argparse.Namespace) -> dict:

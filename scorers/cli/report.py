@@ -59,6 +59,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     human.add_argument("--human-group-by", choices=["none", "item", "system"], default="none",
                        help="grouping of the human-agreement coefficients (default none)")
     human.add_argument("--offline", action="store_true", help="--ratings tifa160: Hugging Face cache only")
+    found = parser.add_argument_group("which error did the metric see? (optional; see ts2 elements)")
+    found.add_argument("--elements", action="append", default=[], type=input_file, metavar="FILE",
+                       help="a ts2 elements --json file, or per-question records (built SEGs: with --metadata "
+                            "OUT/metadata.csv): adds elements.md/.csv and elements_wrong_rate.png, the wrong-answer "
+                            "rate against the error count, one line per metric (repeatable)")
+    found.add_argument("--elements-released", action="store_true",
+                       help="add the release's six per-question variants (mplug|llava|blip1 x tifa|dsg), as ts2 "
+                            "elements --released")
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -135,6 +143,7 @@ def run_report(args: argparse.Namespace) -> int:
         )
         report.paths.update(paths)
         report.notes.extend(notes)
+    elements = _elements(args, metadata_path, report)
     from scorers.cli._saved import command_line
     from scorers.ts2.result_file import save_result
 
@@ -147,11 +156,13 @@ def run_report(args: argparse.Namespace) -> int:
                           for column in report.reproduction.columns},
                  **({"by_error_type": {c: {t: r.to_dict() for t, r in types.items()}
                                        for c, types in report.reproduction.by_error_type.items()}}
-                    if report.reproduction.by_error_type is not None else {})},
+                    if report.reproduction.by_error_type is not None else {}),
+                 **({"elements": elements} if elements else {})},
         table=Path(report.paths["markdown"]).read_text(encoding="utf-8") if "markdown" in report.paths else "",
         segs=report.reproduction.segs, seed=args.seed, n_bootstrap=args.n_bootstrap, variant=args.variant,
         inputs={**{f"scores[{i}]": p for i, p in enumerate(args.scores)}, "metadata": metadata_path,
                 **({"paper": args.paper} if args.paper else {}), **({"ratings": args.ratings} if args.ratings else {}),
+                **{f"elements[{i}]": p for i, p in enumerate(args.elements)},
                 **({"published": str(published.source)} if published is not None and published.added else {})})
     added = f" ({len(published.columns)} published + yours)" if published is not None and published.added else ""
     print(f"{len(report.board)} metric(s){added}, SEGs {report.reproduction.segs} -> {args.out}")
@@ -161,6 +172,25 @@ def run_report(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(note)
     return 0
+
+
+def _elements(args: argparse.Namespace, metadata_path, report) -> dict:
+    """``--elements`` / ``--elements-released``: write the elements table and figure into the report; returns
+    ``{metric: entry}`` for ``result.json`` ({} when neither was given)."""
+    if not (args.elements or args.elements_released):
+        return {}
+    from scorers.report.elements import elements_by_metric, write_element_report
+    from scorers.ts2.elements import load_element_summary, released_elements
+
+    summaries = [load_element_summary(path, metadata=metadata_path) for path in args.elements]
+    if args.elements_released:
+        summaries.append(released_elements(data_dir=args.data_dir, n_bootstrap=args.n_bootstrap, seed=args.seed))
+    formats = [f.strip().lower().lstrip(".") for f in args.format.split(",") if f.strip()]
+    paths, notes = write_element_report(summaries, Path(args.out), digits=args.digits, formats=formats,
+                                        highlight=args.highlight or ())
+    report.paths.update(paths)
+    report.notes.extend(notes)
+    return elements_by_metric(summaries)
 
 
 def _families(specs: list[str]) -> dict[str, str]:

@@ -2,11 +2,15 @@
 
 The SEG structure is ``scorers.stats.graph.build_segs``, with a built dir's own edges when its ``segs.json`` lies beside
 the metadata or in the image folder (``data_dir``); per-image scores are the release's columns read with
-``scorers.tables.pandas_tables``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. Nothing is computed here.
+``scorers.tables.pandas_tables``; per-SEG rank/sep/delta are the published results' ``per_seg`` values. For a chosen
+image, each question with a metric's answer, marked right or wrong against the truth, is
+:func:`scorers.ts2.elements.element_rows` (the release's per-question answers, or records of built SEGs). Nothing is
+computed here.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,16 +24,36 @@ from scorers.tables.pandas_tables import column_scores
 from scorers.tables.segs_file import SEGS_FILE, read_seg_edges, segs_file_beside
 
 from scorers.formatting import format_number
+from scorers.ts2.elements import RELEASED_VARIANTS
 from scorers.demo.seg_figure import seg_graph_figure
 from scorers.demo.sources import ImageSource, Tables, placeholder_image
 
-__all__ = ["SegExplorer"]
+__all__ = ["ANSWER_MARKS", "SegExplorer", "answer_mark"]
+
+#: how a question's row is marked: (the metric says the element is wrong, the truth) -> mark
+ANSWER_MARKS = {(False, False): "right", (True, False): "wrong: false alarm",
+                (True, True): "right: error found", (False, True): "wrong: error missed"}
+
+
+def answer_mark(said_wrong: bool, truly_wrong: bool | None) -> str:
+    """A question's mark: the metric's verdict (``said_wrong``: its answer disagrees with the expected one) against
+    the truth (``truly_wrong``: the element is wrong in the image; None: unknown, e.g. a released image with errors,
+    whose error set the release does not hold)."""
+    if truly_wrong is None or truly_wrong != truly_wrong:  # None or NaN
+        return "truth unknown: " + ("says wrong" if said_wrong else "says right")
+    return ANSWER_MARKS[(bool(said_wrong), bool(truly_wrong))]
 
 
 class SegExplorer:
     """Everything the explorer shows, indexed once: SEGs by id, per-image scores, per-SEG meta-metric values."""
 
-    def __init__(self, tables: Tables, published: Reproduction | None, images: ImageSource):
+    def __init__(self, tables: Tables, published: Reproduction | None, images: ImageSource, *,
+                 answers: Mapping[str, object] | Sequence[str] = RELEASED_VARIANTS, questions=None,
+                 data_dir=None):
+        """``answers``: the per-question answers offered for a chosen image: names of the release's variants
+        (:data:`scorers.ts2.elements.RELEASED_VARIANTS`, read from ``data_dir``, default ``$TS2_DATA`` / the
+        cache), or ``{name: records}`` (records files of built SEGs, read against this metadata, their elements from
+        the question table ``questions``)."""
         if tables.metadata is None:
             raise ValueError("the release metadata is not available")
         self.metadata = tables.metadata.reset_index(drop=True)
@@ -41,6 +65,10 @@ class SegExplorer:
         if segs_file is not None:  # a built dir: its graphs are its own edges, not every pair of adjacent levels
             self.segs = {s.seg_id: s for s in attach_edges(self.segs.values(), read_seg_edges(segs_file))}
         self.images = images
+        self.metadata_path = tables.paths.get("metadata")
+        self.questions, self.answers_dir = questions, data_dir
+        self.answers: dict[str, object] = (dict(answers) if isinstance(answers, Mapping)
+                                           else {name: name for name in answers})
         self.published = published
         self.columns: list[str] = list(published.columns) if published is not None else []
         self.values: dict[str, np.ndarray] = {}
@@ -151,3 +179,44 @@ class SegExplorer:
                 image = self.images.get(row["file_name"]) if "file_name" in row else None
                 items.append((image if image is not None else placeholder_image(f"node {seg.nodes[k]}"), caption))
         return items
+
+    def image_choices(self, seg_id: int) -> list[tuple[str, str]]:
+        """Image dropdown entries ``("node 1a · images/000-01.jpg", "images/000-01.jpg")`` in node order."""
+        seg = self.seg(seg_id)
+        return [(f"node {seg.nodes[k]} · {self.metadata['file_name'].iloc[int(p)]}",
+                 str(self.metadata["file_name"].iloc[int(p)]))
+                for k, members in enumerate(seg.members) for p in members]
+
+    def question_table(self, file_name: str, source: str) -> pd.DataFrame:
+        """One row per question of image ``file_name`` under the answers ``source`` (a name of :attr:`answers`):
+        the question, the metric's answer, the expected answer, the element it checks, and its mark
+        (:func:`answer_mark`): right or wrong against the truth, or the truth unknown. A ``ValueError`` names an
+        unknown source or image."""
+        if source not in self.answers:
+            raise ValueError(f"unknown answers {source!r}; this explorer has {', '.join(self.answers) or 'none'}")
+        from scorers.ts2.elements import element_rows
+
+        given = self.answers[source]
+        released = isinstance(given, str) and given == source
+        metadata = None if released else (self.metadata_path or self.metadata)
+        frame = element_rows(given, metadata=metadata, data_dir=self.answers_dir, image=file_name,
+                             questions=None if released else self.questions)
+        columns = {"question": "question", "answer": "answer", "expected": "expected", "element": "element"}
+        out = pd.DataFrame({label: frame[column] if column in frame.columns else None
+                            for label, column in columns.items()})
+        out["mark"] = [answer_mark(s, t) for s, t in zip(frame["said_wrong"], frame["truly_wrong"])]
+        return out
+
+    def question_summary(self, file_name: str, source: str, table: pd.DataFrame) -> str:
+        """One line over :meth:`question_table`: how many answers are marked right, wrong and unknown."""
+        marks = table["mark"].astype(str)
+        right = int(marks.str.startswith("right").sum())
+        wrong = int(marks.str.startswith("wrong").sum())
+        unknown = int(marks.str.startswith("truth unknown").sum())
+        if table.empty:
+            return f"`{source}` has no answers for `{file_name}`."
+        line = f"`{source}` on `{file_name}`: {len(table)} question(s), {right} right, {wrong} wrong"
+        if unknown:
+            line += (f", {unknown} with the truth unknown (the release holds an image's error count, not which "
+                     "elements are wrong; on a node-0 image every wrong answer is a false alarm)")
+        return line

@@ -1,4 +1,5 @@
-"""The demo's SEG explorer tab: one SEG's error graph, gallery and per-image scores
+"""The demo's SEG explorer tab: one SEG's error graph, gallery and per-image scores, and for a chosen image each
+question with the metric's answer marked right or wrong against the truth
 (:class:`scorers.demo.explorer.SegExplorer` computes what it shows). Gradio is imported only inside
 :func:`build_explorer_tab`, which ``ui.build_app`` calls.
 """
@@ -50,6 +51,39 @@ def build_explorer_tab(config: AppConfig, *, explorer: SegExplorer | None, image
                                  elem_id="seg-gallery")
         seg_table = gr.Dataframe(explorer.image_table(first), interactive=False,
                                  label="Every metric's score per image", elem_id="seg-table")
+        # which error did the metric see: one image's questions, each answer marked against the truth
+        image_choices = explorer.image_choices(first)
+        sources = list(explorer.answers)
+        with gr.Row():
+            image_pick = gr.Dropdown(image_choices, value=image_choices[0][1] if image_choices else None,
+                                     label="Image", elem_id="question-image", scale=3)
+            answers_pick = gr.Dropdown(sources, value=sources[0] if sources else None, label="Answers", scale=1)
+        question_note = gr.Markdown("Choose an image and its answers: each question with the metric's answer, marked "
+                                    "against the truth.", elem_id="question-note")
+        question_table = gr.Dataframe(interactive=False, label="Each question: the metric's answer, marked against "
+                                                               "the truth", elem_id="question-table")
+
+        def on_image(file_name, source):
+            if not file_name or not source:
+                return "", gr.update()
+            try:
+                table = explorer.question_table(file_name, source)
+                return explorer.question_summary(file_name, source, table), table
+            except (ValueError, FileNotFoundError) as problem:
+                return error(str(problem)), gr.update(value=None)
+            except Exception as problem:
+                return unexpected(problem), gr.update(value=None)
+
+        def on_seg_images(seg_id):
+            try:
+                choices = explorer.image_choices(seg_id)
+            except ValueError:
+                return gr.update()
+            return gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+        for trigger in (image_pick.change, answers_pick.change):
+            trigger(on_image, [image_pick, answers_pick], [question_note, question_table])
+        seg_pick.change(on_seg_images, [seg_pick], [image_pick])
 
         def on_seg(seg_id, metric):
             try:

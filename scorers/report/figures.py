@@ -25,7 +25,7 @@ from scorers.stats.graph import SEG, node_pairs  # noqa: E402
 from scorers.stats.meta import TS2Result  # noqa: E402
 
 __all__ = ["FORMATS", "correlation_heatmap", "error_graph", "graph_edges", "pareto_front", "rank_vs_cost",
-           "seg_histograms"]
+           "seg_histograms", "wrong_rate_figure"]
 
 DPI = 150
 FORMATS = ("png", "pdf", "svg")  # what --format accepts: raster for screens, vector for papers
@@ -316,6 +316,35 @@ def error_graph(
         head += f': "{_shorten(prompt, 90)}"'
     fig.suptitle(head + " — every image's score on its error graph", fontsize=12)
     fig.tight_layout()
+    return _save(fig, path, formats)
+
+
+def wrong_rate_figure(frame: pd.DataFrame, path: str | Path, *, highlight: Collection[str] = (),
+                      formats: Sequence[str] = ("png",)) -> Path:
+    """The elements figure: the rate of wrong answers (%) against the image's node error count, one line per metric
+    with its bootstrap interval as a band (:func:`scorers.report.elements.wrong_rate_frame`'s rows: ``metric,
+    error_count, wrong_rate, ci_low, ci_high``, in %). At 0 errors it is the false-alarm rate; a metric that finds
+    errors rises with the count. ``highlight`` metrics are drawn thick, marked "(yours)"."""
+    fig, ax = plt.subplots(figsize=(7.5, 5), layout="constrained")
+    for k, (metric, rows) in enumerate(frame.groupby("metric", sort=False)):
+        rows = rows.sort_values("error_count")
+        x, y = rows["error_count"].to_numpy(float), rows["wrong_rate"].to_numpy(float)
+        colour = _FAMILY_COLOURS[k % len(_FAMILY_COLOURS)]
+        mine = metric in highlight
+        ax.plot(x, y, "o-", color=colour, linewidth=2.6 if mine else 1.5,
+                label=f"{metric} (yours)" if mine else str(metric))
+        low, high = rows["ci_low"].to_numpy(float), rows["ci_high"].to_numpy(float)
+        if np.isfinite(low).any():
+            ax.fill_between(x, low, high, color=colour, alpha=0.15, linewidth=0)
+    counts = sorted(frame["error_count"].unique())
+    ax.set_xticks(counts)
+    ax.set_xlabel("errors in the image (node error count; 0 = the SEG's head)")
+    ax.set_ylabel("wrong answers (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.set_title("Answers that disagree with the expected answer, by error count\n"
+                 "(at 0 errors: false alarms; bands: bootstrap intervals over SEGs)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
     return _save(fig, path, formats)
 
 

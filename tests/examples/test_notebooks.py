@@ -1,5 +1,5 @@
 """The example notebooks run top to bottom (cwd = examples/, as a user opens them), offline, and are committed without
-outputs. Those of the release (01-04, 06) read its tables through ``TS2_DATA``; ``05_tifa_benchmark`` (TIFA v1.0 on
+outputs. Those of the release (01-04, 06, 08) read its tables through ``TS2_DATA``; ``05_tifa_benchmark`` (TIFA v1.0 on
 tiny local models) and ``07_build_your_own_segs`` (the Synth path plan -> generate -> check -> build -> score -> meta
 -> card) need neither the release nor the network."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RELEASE_NOTEBOOKS = ("01_quickstart.ipynb", "02_reproduce_table2.ipynb", "03_bring_your_own_metric.ipynb",
-                     "04_human_agreement.ipynb", "06_report_card.ipynb")
+                     "04_human_agreement.ipynb", "06_report_card.ipynb", "08_which_error.ipynb")
 OFFLINE_NOTEBOOKS = ("05_tifa_benchmark.ipynb", "07_build_your_own_segs.ipynb")
 #: the notebooks that read the paper's Table 2 (``find_release_table2``: paper_table2.csv from TS2_DATA, else
 #: table2_full_precision.csv from the cache or its download): without either they skip before they run

@@ -75,7 +75,10 @@ RULES: list[tuple[str, str, str]] = [
      "on it"),
     (r"^ts2 seg build raw/|^ts2 meta clip_scores\.csv --metadata built/", "skip", "reads what the Synth commands "
      "above write; tests/ts2/test_seg_synth.py and examples/07_build_your_own_segs.ipynb run the chain end to end"),
-    (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard|seg build)\b", "run", ""),
+    (r"^ts2 elements \S+\.(jsonl|json|csv) ", "skip", "reads a metric's per-question records or EvalMuse predictions and "
+     "the EvalMuse labels (a download); the tests of ts2 elements run built SEGs and EvalMuse on files made in the "
+     "test, and examples/08_which_error.ipynb runs all three offline"),
+    (r"^ts2 (meta|reproduce|report|answers-to-scores|card|submit|leaderboard|seg build|elements)\b", "run", ""),
 ]
 
 

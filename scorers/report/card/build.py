@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from scorers.report.card.elements import ElementSource, element_section, read_element_summaries
 from scorers.report.card.inputs import (AUTO_BASELINE, CardInputs, PreferenceSet, RatingSet, RewardSpec,
-                                        card_provenance, is_pairs, read_inputs, resolve_baseline)
+                                        card_provenance, file_sha256, is_pairs, read_inputs, resolve_baseline)
 from scorers.report.card.schema import Card
 from scorers.report.card.sections import (SharedResults, is_judged, preference_others, preference_section,
                                           rating_others, rating_section, ts2_result, ts2_section)
@@ -30,6 +31,7 @@ def build_cards(
     preferences: Sequence[PreferenceSet] = (),
     reward: RewardSpec | None = None,
     reward_dir: str | Path | None = None,
+    elements: Sequence[ElementSource] = (),
 ) -> dict[str, Card]:
     """``{metric: card}`` for every metric of ``scores`` (name -> per-image TS2 scores file).
 
@@ -48,7 +50,10 @@ def build_cards(
     score files). ``reward``: a weighted reward over metrics of ``scores`` (each part must be one), judged as one
     more metric named ``reward.name``; its per-image TS2 scores are written to ``reward_dir`` as
     ``<name>_ts2_scores.csv`` (``seg_id, file_name, <name>``; default: the current folder), and on each human set its
-    scores come from the parts' columns there (normalisation statistics over that set's images).
+    scores come from the parts' columns there (normalisation statistics over that set's images). ``elements``:
+    ``ts2 elements --json`` files or per-question records (:class:`~scorers.report.card.elements.ElementSource`,
+    records of built SEGs read against ``metadata``), each card's "finds the error" section
+    (:func:`~scorers.report.card.elements.element_section`); none: the cards have no such section.
     """
     from scorers.tables.comparable import metadata_basis, published_mismatch, release_basis
 
@@ -79,6 +84,10 @@ def build_cards(
                                lower_is_better=baseline in options.lower_is_better)
         base = {"name": baseline, "ts2": evaluated.results[col], "ts2_column": col, "ts2_source": str(src)}
     provenance = card_provenance(read, command=command, options=options)
+    found = read_element_summaries(elements, metadata=metadata) if elements else []
+    for k, (source, _summary) in enumerate(found):
+        provenance["inputs"][f"elements[{k}]"] = {"path": str(Path(source.path).resolve()),
+                                                  "sha256": file_sha256(source.path)}
     cards = {}
     for name, src in read.scores.items():
         card_sets = {}
@@ -88,6 +97,7 @@ def build_cards(
                 provenance["segs"] = card_sets["ts2"]["meta"]["segs"]
         _add_other_metrics(read, card_sets, options, shared)
         cards[name] = _card(read, name, card_sets, base, baseline, options.confidence, provenance)
+        cards[name].elements = element_section(found, name, only_card=len(read.scores) == 1)
     return cards
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from scorers.json_safe import json_default
 from scorers.report.card.schema import Card, display_unit, section_kind
 
-__all__ = ["FIGURE_CAPTION", "UNIT_LINES", "card_figure", "card_html", "card_markdown", "draw_card_figure", "figure_dots",
+__all__ = ["ELEMENT_TRUTHS", "FIGURE_CAPTION", "UNIT_LINES", "card_figure", "card_html", "card_markdown", "draw_card_figure", "figure_dots",
            "figure_title", "write_card"]
 
 
@@ -144,6 +144,94 @@ def _error_type_lines(metric: str, by_type: dict) -> tuple[str, list[list[str]],
     return "ts2 per error type", rows, text
 
 
+#: what each truth source of an elements file knows, in words (the card's "finds the error" section)
+ELEMENT_TRUTHS = {"released": "the release: a node-0 image shows every element, so a wrong answer on a head is a false "
+                              "alarm; images with errors: only their count is known",
+                  "built": "built SEGs: each image's error set (metadata.csv), each question's element",
+                  "evalmuse": "EvalMuse-40K: each element's mean human label, binarised as EvalMuse binarises it"}
+
+#: a detection figure's rows in the card: (key, heading)
+_DETECTION = (("precision", "precision"), ("recall", "recall"), ("f1", "F1"),
+              ("balanced_accuracy", "balanced accuracy"), ("accuracy", "accuracy"), ("auroc", "AUROC"))
+
+
+def _rate_cells(entry: dict | None, key: str = "wrong_rate") -> list[str]:
+    if not entry:
+        return ["", "", ""]
+    return [_pct(entry.get(key)), _pct_interval(entry.get("low"), entry.get("high")), str(entry.get("n", ""))]
+
+
+def _element_lines(card: Card) -> list[tuple[str, list[list[str]], list[str]]]:
+    """The "finds the error" blocks (``card.elements``; none without it): the wrong-answer rate by node error count
+    (with the detection rate of built SEGs beside it), the rates per question type, and the detection figures
+    (precision, recall, F1, balanced accuracy, accuracy, AUROC) overall and per element type, each with its
+    interval."""
+    section = card.elements
+    if section is None:
+        return []
+    title = "finds the error"
+    if section["status"] != "evaluated":
+        return [(title, [], [f"not evaluated: {section['reason']}"])]
+    interval = section.get("interval") or {}
+    truth = section.get("truth")
+    text = [f"truth: {ELEMENT_TRUTHS.get(truth, truth)}"]
+    head = section.get("false_alarm_rate_node0") or (section.get("by_error_count") or {}).get("0")
+    if head:
+        text.append(f"false alarms on heads (node 0, every element shown): {_pct(head.get('wrong_rate'))}% "
+                    f"{_pct_interval(head.get('low'), head.get('high'))} of {head.get('n')} answers".rstrip())
+    text.append("values in % (the JSON holds fractions); a wrong answer disagrees with the expected answer (before "
+                "DSG's parent gating)")
+    from scorers.formatting import format_number
+
+    text.append(f"CIs: {format_number(interval.get('confidence'), 0, scale=100.0)}% bootstrap over {interval.get('over', 'SEGs')} "
+                f"({interval.get('n_bootstrap')} resamples); {section['source']}, entry {section['entry']}")
+    out = []
+    by_count = section.get("by_error_count") or {}
+    detected = section.get("detection_by_error_count") or {}
+    rows = []
+    if by_count or detected:
+        rows.append(["error count", "wrong answers (%)", "CI (%)", "answers"]
+                    + (["wrong elements found (%)", "CI (%)", "wrong elements"] if detected else []))
+        for count in sorted(set(by_count) | set(detected), key=int):
+            row = [count] + _rate_cells(by_count.get(count))
+            if detected:
+                row += _rate_cells(detected.get(count), "detection_rate")
+            rows.append(row)
+    accuracy = section.get("element_accuracy")
+    if accuracy:
+        text.append(f"element accuracy (as EvalMuse reports it): {_pct(accuracy.get('accuracy'))}% "
+                    f"{_pct_interval(accuracy.get('low'), accuracy.get('high'))} of {accuracy.get('n')} "
+                    "elements".replace("  ", " "))
+    paired = section.get("paired")
+    if paired:
+        text.append(f"paired test {paired.get('a')} vs {paired.get('b')} ({paired.get('test')}): statistic "
+                    f"{_fmt(paired.get('statistic'))}, p = {_fmt(paired.get('p_value'))}; accuracy difference "
+                    f"{_pct(paired.get('difference'))} pp {_pct_interval(paired.get('low'), paired.get('high'))}"
+                    .rstrip())
+    out.append((title, rows, text))
+    by_type = section.get("by_type") or {}
+    if by_type:
+        type_rows = [["question type", "wrong answers (%)", "CI (%)", "answers"]]
+        type_rows += [[kind] + _rate_cells(entry) for kind, entry in by_type.items()]
+        out.append((f"{title}: per question type", type_rows, ["values in %; CIs as above"]))
+    detection = section.get("detection")
+    if detection:
+        figures = [("all", detection.get("overall"))] + list((detection.get("by_type") or {}).items())
+        det_rows = [["element type"] + [h for _k, h in _DETECTION] + ["elements", "wrong"]]
+        for kind, fig in figures:
+            if not fig:
+                continue
+            cells = [kind]
+            for key, _heading in _DETECTION:
+                low, high = (fig.get("intervals") or {}).get(key) or (None, None)
+                cells.append(f"{_pct(fig.get(key))} {_pct_interval(low, high)}".rstrip())
+            det_rows.append(cells + [str(fig.get("n", "")), str(fig.get("n_wrong", ""))])
+        out.append((f"{title}: detection", det_rows,
+                    ["'the metric says this element is wrong' against the truth; values in % with their CIs; "
+                     "AUROC of the probability of the expected answer (- without one)"]))
+    return out
+
+
 def _reward_text(reward: dict) -> str:
     terms = " + ".join(f"{_fmt(w, 4)} * n({name})" for name, w in reward["weights"].items())
     norm = reward["normalize"]
@@ -158,7 +246,7 @@ def card_markdown(card: Card, figure: str | None = None) -> str:
         lines += [f"- weighted reward: {_reward_text(card.reward)}",
                   f"- against its parts: {card.parts_verdict}", ""]
     lines += [f"- note: {n}" for n in card.notes] + ([""] if card.notes else [])
-    for title, rows, text in _set_lines(card):
+    for title, rows, text in _set_lines(card) + _element_lines(card):
         lines += [f"## {title}", ""]
         if rows:
             lines.append("| " + " | ".join(rows[0]) + " |")
@@ -191,7 +279,7 @@ def card_html(card: Card, png: bytes | None = None) -> str:
                      f"<li>against its parts: {e(card.parts_verdict)}</li></ul>")
     if card.notes:
         parts.append("<ul>" + "".join(f"<li>note: {e(n)}</li>" for n in card.notes) + "</ul>")
-    for title, rows, text in _set_lines(card):
+    for title, rows, text in _set_lines(card) + _element_lines(card):
         parts.append(f"<h2>{e(title)}</h2>")
         if rows:
             parts.append("<table><tr>" + "".join(f"<th>{e(c)}</th>" for c in rows[0]) + "</tr>")

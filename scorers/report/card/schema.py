@@ -32,7 +32,9 @@ class Card:
     """One metric's report card: its ``verdict`` line against the ``baseline``, one section per set (see the module
     docstring), ``notes``, ``provenance`` (the command, the package version, the SEG set, bootstrap settings, each
     input's sha256) and, for a weighted reward, ``reward`` (its definition and normalisation statistics) and
-    ``parts_verdict`` (its line against each part). Values are fractions (``unit``)."""
+    ``parts_verdict`` (its line against each part); ``elements``: the "finds the error" section when elements were
+given (:func:`scorers.report.card.elements.element_section`), else None and absent from the JSON. Values are
+fractions (``unit``)."""
 
     metric: str
     baseline: str | None
@@ -43,6 +45,7 @@ class Card:
     reward: dict | None = None
     parts_verdict: str | None = None
     unit: str = "fraction"
+    elements: dict | None = None
 
     @property
     def not_evaluated(self) -> dict[str, str]:
@@ -52,8 +55,9 @@ class Card:
     def to_dict(self) -> dict:
         """The card as ``NAME.json`` and ``ts2 card --json`` hold it."""
         extra = {} if self.reward is None else {"reward": self.reward, "parts_verdict": self.parts_verdict}
+        found = {} if self.elements is None else {"elements": self.elements}
         return {"metric": self.metric, "baseline": self.baseline, "verdict": self.verdict, **extra, "sets": self.sets,
-                "not_evaluated": self.not_evaluated, "notes": self.notes, "provenance": self.provenance,
+                **found, "not_evaluated": self.not_evaluated, "notes": self.notes, "provenance": self.provenance,
                 "unit": self.unit}
 
     @classmethod
@@ -61,7 +65,8 @@ class Card:
         """A card from its JSON object (:meth:`to_dict`); a missing field is a ``KeyError`` naming it."""
         return cls(metric=data["metric"], baseline=data["baseline"], verdict=data["verdict"], sets=data["sets"],
                    provenance=data["provenance"], notes=list(data.get("notes", [])), reward=data.get("reward"),
-                   parts_verdict=data.get("parts_verdict"), unit=data.get("unit", "fraction"))
+                   parts_verdict=data.get("parts_verdict"), unit=data.get("unit", "fraction"),
+                   elements=data.get("elements"))
 
 
 def section_kind(set_name: str, section: dict) -> str:
