@@ -317,10 +317,12 @@ def built_frame(records, *, metadata, questions=None) -> pd.DataFrame:
         raise ValueError(f"{source}: no errors column; built SEGs (ts2 seg build) list each image's errors; for the "
                          "release use --released")
     frame = meta[["seg_id", "file_name", "node", "errors"]].copy()
-    frame["error_types"] = meta["error_types"] if "error_types" in meta.columns else ""
     frame["line"] = meta["line"].to_numpy() if "line" in meta.columns else np.arange(2, len(frame) + 2)
     frame["errors"] = frame["errors"].astype(str).str.strip()
-    frame["error_types"] = frame["error_types"].astype(str).str.strip()
+    if "error_types" in meta.columns:  # a dir built from ANNOTATIONS without types has none (or an empty column)
+        types = meta["error_types"].fillna("").astype(str).str.strip()
+        if (types != "").any():
+            frame["error_types"] = types
     parse_error_columns(frame, source)
     qtable = (read_element_questions(questions) if questions is not None and not isinstance(questions, pd.DataFrame)
               else questions)
@@ -456,8 +458,9 @@ def element_rows(variant_or_records, *, metadata=None, data_dir=None, image=None
         frame = pd.DataFrame({"image": built["file_name"], "seg_id": built["seg_id"],
                               "question_id": built["question_id"], "question": built["question"],
                               "answer": built["answer"], "expected": built["expected"],
-                              "said_wrong": built["said_wrong"], "truly_wrong": built["truly_wrong"],
-                              "element": built["element"].replace("", None)})
+                              "said_wrong": built["said_wrong"], "truly_wrong": built["truly_wrong"]})
+        # object, so that "no element" stays None (pandas 3 would read a str column's None back as NaN)
+        frame["element"] = pd.Series([e or None for e in built["element"]], index=frame.index, dtype=object)
     if image is not None:
         frame = frame[frame["image"] == str(image)].reset_index(drop=True)
     return frame

@@ -278,3 +278,25 @@ def test_an_attribute_of_a_missing_entity_is_truly_wrong(tmp_path):
     assert (overall["tp"], overall["fp"], overall["fn"], overall["tn"]) == (2, 1, 0, 3)
     attribute = detection["by_type"]["attribute"]
     assert (attribute["tp"], attribute["fp"], attribute["fn"], attribute["tn"]) == (1, 0, 0, 1)
+
+
+@pytest.mark.parametrize("types_column", ["none", "empty"])
+def test_a_dir_built_without_error_types_is_read(tmp_path, types_column):
+    # ANNOTATIONS need only seg_id, prompt, file_name, errors: its built metadata.csv has no types (or an empty column)
+    types_header, types_cell = {"none": ("", ""), "empty": (",error_types", ",")}[types_column]
+    (tmp_path / "metadata.csv").write_text(
+        f"seg_id,prompt,file_name,node,errors{types_header}\n0,a dog,d0.png,0,{types_cell}\n"
+        f"0,a dog,d1.png,1,dog{types_cell}\n")
+    (tmp_path / "q.csv").write_text("id,prompt,question_id,question,choices,answer,element\n"
+                                    "0,a dog,0,is there a dog?,yes|no,yes,dog\n0,a dog,1,is it sunny?,yes|no,yes,\n")
+    lines = [json.dumps({"key": f"0:{f}", "record": {"questions": [
+        {"question_id": q, "expected": "yes", "answer": "no", "correct": False} for q in (0, 1)]}})
+        for f in ("d0.png", "d1.png")]
+    (tmp_path / "m.records.jsonl").write_text("\n".join(lines) + "\n")
+    summary = built_elements(tmp_path / "m.records.jsonl", metadata=tmp_path / "metadata.csv",
+                             questions=tmp_path / "q.csv", n_bootstrap=10)
+    overall = summary["m"]["detection"]["overall"]
+    # by hand: the dog question says wrong on both images; the dog is missing in d1 only (TP) and shown in d0 (FP)
+    assert (overall["tp"], overall["fp"], overall["fn"], overall["tn"]) == (1, 1, 0, 0)
+    rows = element_rows(tmp_path / "m.records.jsonl", metadata=tmp_path / "metadata.csv", questions=tmp_path / "q.csv")
+    assert rows["element"].tolist() == ["dog", None, "dog", None]  # a question naming no element: None, not NaN
