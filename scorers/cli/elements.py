@@ -115,9 +115,14 @@ def format_elements(summary: dict) -> str:
              f"{interval.get('over', 'SEGs')} ({interval.get('n_bootstrap')} resamples)"]
     counts = sorted({c for m in metrics for c in summary[m].get("by_error_count", {})}, key=int)
     if counts:
-        lines += ["", "wrong-answer rate by node error count (at 0: the false-alarm rate)"]
-        rows = [["metric", *counts]]
-        rows += [[m, *(_cell(summary[m]["by_error_count"].get(c), "wrong_rate") for c in counts)] for m in metrics]
+        lines += ["", "wrong-answer rate (%) by node error count (at 0: the false-alarm rate)"]
+        rows = [["metric", "errors", "wrong %", "interval", "answers"]]
+        for m in metrics:
+            entries = summary[m].get("by_error_count", {})
+            for k, c in enumerate(c for c in counts if c in entries):
+                entry = entries[c]
+                span = f"[{pct(entry['low'])}, {pct(entry['high'])}]" if entry.get("low") is not None else "-"
+                rows.append([m if k == 0 else "", c, pct(entry.get("wrong_rate")), span, f"{entry.get('n', 0):,}"])
         lines.append(text_grid(rows))
     for m in metrics:
         block = summary[m]
