@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,16 +126,18 @@ def score_stream(scorer, read: Reader, out: str | Path, *, cache_dir: str | Path
         result = StreamResult(resumed=done)
         bar = tqdm(total=total, initial=done, unit="img", desc=getattr(scorer, "name", "score"), disable=not progress)
         try:
+            start = done
             with ShardWriter(path) as writer:
                 for chunk in read(done):
                     scored = (engine or run)(scorer, chunk.images, chunk.prompts, chunk.keys, batch_size=batch_size,
                                              num_workers=num_workers, on_error=on_error, progress=False,
                                              jpeg_draft=jpeg_draft)
-                    writer.append({"key": k, "score": None if np.isnan(s) else float(s), "record": r, "error": e,
-                                   "stamp": item_stamp(im, p)}
+                    writer.append({"key": k, "score": None if np.isnan(s) else float(s), "record": r,
+                                   "error": e and numbered_from(e, start), "stamp": item_stamp(im, p)}
                                   for k, s, r, e, im, p in zip(scored.keys, scored.scores, scored.records,
                                                                scored.errors, chunk.images, chunk.prompts))
                     result.computed += scored.computed
+                    start += len(chunk.keys)
                     bar.update(len(chunk.keys))
         finally:
             bar.close()
@@ -143,6 +146,13 @@ def score_stream(scorer, read: Reader, out: str | Path, *, cache_dir: str | Path
         cache.unlock()
     result.higher_is_better = dict(getattr(scorer, "higher_is_better", {}))
     return result
+
+
+def numbered_from(message: str, start: int) -> str:
+    """The runner's ``cannot read image #i`` (``i`` counted in the chunk) counted from the first row, as a run over
+    all rows says it."""
+    found = re.match(r"cannot read image #(\d+)", message)
+    return message if found is None else f"cannot read image #{int(found.group(1)) + start}{message[found.end():]}"
 
 
 def check_resume_point(read: Reader, done: int, last: dict, path: Path) -> None:

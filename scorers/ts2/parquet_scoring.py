@@ -43,7 +43,7 @@ class SegsParquet:
     """The rows of Parquet ``files`` as a stream reader for :func:`scorers.scoring.stream.score_stream`:
     ``reader(skip, images=True)`` yields :class:`~scorers.scoring.stream.Chunk` s of at most ``chunk_rows`` rows from
     row ``skip`` on. Whole files and row groups before ``skip`` are passed over from the footers, unread; pyarrow
-    reads one row group at a time. ``rows``: the number of rows (from the footers)."""
+    reads one row group at a time (no read-ahead). ``rows``: the number of rows (from the footers)."""
 
     def __init__(self, files: list[Path], chunk_rows: int = 10_000):
         import pyarrow.parquet as pq
@@ -74,8 +74,9 @@ class SegsParquet:
             if first == len(groups):
                 continue
             with pq.ParquetFile(file) as parquet:
+                # use_threads=False: one row group at a time (with threads, pyarrow reads ahead up to half a file)
                 for batch in parquet.iter_batches(batch_size=self.chunk_rows, row_groups=range(first, len(groups)),
-                                                  columns=columns):
+                                                  columns=columns, use_threads=False):
                     if skip:
                         batch, skip = batch.slice(skip), max(0, skip - batch.num_rows)
                     if batch.num_rows:

@@ -52,8 +52,28 @@ def segs_table(start: int, stop: int, pngs: list[bytes]):
     })
 
 
+def build_open_clip_8px(root: str | Path, *, seed: int = 0) -> str:
+    """A smaller open_clip CLIP than ``tests.helpers.tiny_embed_models``' (8 px images, one 8 px patch, width 16, one
+    layer per tower: the cost per row is the pipeline's, not the model's); returns ``"local-dir:<folder>"``, for
+    ``clip_score`` with ``allow_random_weights``."""
+    import json
+
+    import open_clip
+    import torch
+
+    torch.manual_seed(seed)
+    config = {"embed_dim": 8, "vision_cfg": {"image_size": 8, "layers": 1, "width": 16, "head_width": 8,
+                                             "patch_size": 8},
+              "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 16, "heads": 2, "layers": 1}}
+    out = Path(root) / "open_clip_8px"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "open_clip_config.json").write_text(json.dumps({"model_cfg": config, "preprocess_cfg": {}}))
+    torch.save(open_clip.CLIP(**config).state_dict(), out / "open_clip_pytorch_model.bin")
+    return f"local-dir:{out}"
+
+
 def write_segs_export(folder: str | Path, rows: int, *, shard_rows: int = 100_000, row_group: int = 1_000,
-                      variants: int = 16, image_size: int = 8) -> Path:
+                      variants: int = 64, image_size: int = 8) -> Path:
     """``folder/segs/train-XXXXX-of-YYYYY.parquet`` holding ``rows`` synthetic rows; returns ``folder``."""
     import math
 
@@ -66,5 +86,5 @@ def write_segs_export(folder: str | Path, rows: int, *, shard_rows: int = 100_00
     for shard in range(shards):
         start, stop = shard * shard_rows, min(rows, (shard + 1) * shard_rows)
         pq.write_table(segs_table(start, stop, pngs), folder / "segs" / f"train-{shard:05d}-of-{shards:05d}.parquet",
-                       row_group_size=row_group)
+                       row_group_size=row_group, use_dictionary=["prompt", "node"])  # images stored per row
     return folder
