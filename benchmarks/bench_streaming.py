@@ -2,8 +2,8 @@
 stays near 1.0), and rows/s.
 
 Data: synthetic SEG rows in the ``ts2 dataset export`` layout (``tests.helpers.stream_parquet.write_segs_export``:
-8 px PNGs, 64 variants, each row's bytes stored, 100,000-row shards, 1,000-row row groups), scored with ``clip_score`` on an 8 px
-open_clip CLIP with random weights (``build_open_clip_8px``: the per-row cost is the pipeline's: read, decode,
+8 px PNGs, 64 variants, each row's bytes stored, 100,000-row shards, 1,000-row row groups), scored with
+``clip_score`` on an 8 px open_clip CLIP with random weights (``build_open_clip_8px``: the per-row cost is the pipeline's: read, decode,
 preprocess, score, checkpoint, CSV). Each size runs in a child process of its own (``score_parquet``, the library
 call behind ``ts2 score --parquet``), which reports its peak RSS (``ru_maxrss``) after writing the CSV.
 
@@ -45,7 +45,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000", help="row counts, comma-separated (each in a child)")
     parser.add_argument("--chunk-rows", type=int, default=10_000)
     parser.add_argument("--batch-size", type=int, default=1024)
-    parser.add_argument("--child", nargs=5, metavar=("EXPORT", "MODEL", "OUT", "CHUNK", "BATCH"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, metavar=("EXPORT", "MODEL", "OUT", "CHUNK", "BATCH"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         export, model, out, chunk, batch = args.child

@@ -5,6 +5,7 @@ Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it,
 of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics) when it was
 computed on the release's metadata and SEGs (a built data dir's scores: one line says why they are left out).
 ``--set NAME`` scores another set's images through the same runner (``scorers.sets.scoring.score_set``).
+``--parquet EXPORT`` streams the rows of a Parquet export in bounded chunks (``scorers.ts2.parquet_scoring``).
 """
 from __future__ import annotations
 

@@ -179,8 +179,6 @@ def write_stream_outputs(read: Reader, path: Path, out: Path, result: StreamResu
     """The output files from the checkpoint ``path``, chunk by chunk in row order (two passes over the file: the
     record columns first, so that the CSV header is known). Every line's key must be the row's (``RuntimeError``
     otherwise: the checkpoint does not match the rows)."""
-    import pandas as pd
-
     scalar: dict[str, bool] = {}  # record column -> numeric so far
     nested = False
     for entry in _entries(path):
@@ -195,42 +193,56 @@ def write_stream_outputs(read: Reader, path: Path, out: Path, result: StreamResu
     errors_path = out.with_name(out.stem + ".errors.csv")
     records_path = out.with_name(out.stem + ".records.jsonl")
     entries = _entries(path)
-    errors_handle = None
-    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle, \
-            (open(records_path, "w", encoding="utf-8") if nested else nullcontext()) as records_handle:
-        header = True
-        for chunk in read(0, images=False):
-            lines = [next(entries, None) for _ in chunk.keys]
-            for key, entry in zip(chunk.keys, lines):
-                if entry is None or entry["key"] != key:
-                    raise RuntimeError(f"{path} does not match the rows: row {result.rows + 1} is {key!r}, the "
-                                       f"checkpoint has {None if entry is None else entry['key']!r}")
-            frame = pd.DataFrame({name: chunk.rows[name] for name in key_columns})
-            frame[column] = np.array([np.nan if e["score"] is None else float(e["score"]) for e in lines])
-            for name in scalar:
-                frame[name] = [(e.get("record") or {}).get(name) for e in lines]
-            frame.to_csv(handle, index=False, header=header)
-            header = False
-            failed = [i for i, e in enumerate(lines) if e.get("error")]
-            if failed:
-                if errors_handle is None:
-                    errors_handle = open(errors_path, "w", encoding="utf-8", newline="")
-                bad = frame.iloc[failed][list(key_columns)].copy()
-                bad["error"] = [lines[i]["error"] for i in failed]
-                bad.to_csv(errors_handle, index=False, header=result.skipped == 0)
-                result.skipped += len(failed)
-            if nested:
-                for e in lines:
-                    records_handle.write(json.dumps({"key": e["key"], "record": e.get("record")},
-                                                    ensure_ascii=False) + "\n")
-            result.rows += len(lines)
-        if header:  # no rows: the header alone
-            pd.DataFrame(columns=[*key_columns, column, *scalar]).to_csv(handle, index=False)
-        if next(entries, None) is not None:
-            raise RuntimeError(f"{path} holds more rows than the input ({result.rows}); delete the cache folder")
-    if errors_handle is not None:
-        errors_handle.close()
-    elif errors_path.exists():  # an earlier run's list: nothing is skipped now
+    try:
+        write_rows(read, path, out, result, entries, column=column, key_columns=key_columns, scalar=scalar,
+                   nested=nested, errors_path=errors_path, records_path=records_path)
+    finally:
+        entries.close()
+    if result.skipped == 0 and errors_path.exists():  # an earlier run's list: nothing is skipped now
         errors_path.unlink()
     result.written = [out] + ([errors_path] if result.skipped else []) + ([records_path] if nested else [])
 
+
+def write_rows(read: Reader, path: Path, out: Path, result: StreamResult, entries: Iterator[dict], *, column: str,
+               key_columns: Sequence[str], scalar: dict, nested: bool, errors_path: Path, records_path: Path) -> None:
+    """The second pass of :func:`write_stream_outputs`: the CSV (atomically), the skipped images' list and the
+    records file, one chunk of rows at a time."""
+    import pandas as pd
+
+    errors_handle = None
+    try:
+        with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle, \
+                (open(records_path, "w", encoding="utf-8") if nested else nullcontext()) as records_handle:
+            header = True
+            for chunk in read(0, images=False):
+                lines = [next(entries, None) for _ in chunk.keys]
+                for key, entry in zip(chunk.keys, lines):
+                    if entry is None or entry["key"] != key:
+                        raise RuntimeError(f"{path} does not match the rows: row {result.rows + 1} is {key!r}, the "
+                                           f"checkpoint has {None if entry is None else entry['key']!r}")
+                frame = pd.DataFrame({name: chunk.rows[name] for name in key_columns})
+                frame[column] = np.array([np.nan if e["score"] is None else float(e["score"]) for e in lines])
+                for name in scalar:
+                    frame[name] = [(e.get("record") or {}).get(name) for e in lines]
+                frame.to_csv(handle, index=False, header=header)
+                header = False
+                failed = [i for i, e in enumerate(lines) if e.get("error")]
+                if failed:
+                    if errors_handle is None:
+                        errors_handle = open(errors_path, "w", encoding="utf-8", newline="")
+                    bad = frame.iloc[failed][list(key_columns)].copy()
+                    bad["error"] = [lines[i]["error"] for i in failed]
+                    bad.to_csv(errors_handle, index=False, header=result.skipped == 0)
+                    result.skipped += len(failed)
+                if nested:
+                    for e in lines:
+                        records_handle.write(json.dumps({"key": e["key"], "record": e.get("record")},
+                                                        ensure_ascii=False) + "\n")
+                result.rows += len(lines)
+            if header:  # no rows: the header alone
+                pd.DataFrame(columns=[*key_columns, column, *scalar]).to_csv(handle, index=False)
+            if next(entries, None) is not None:
+                raise RuntimeError(f"{path} holds more rows than the input ({result.rows}); delete the cache folder")
+    finally:
+        if errors_handle is not None:
+            errors_handle.close()

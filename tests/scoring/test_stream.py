@@ -138,3 +138,24 @@ def test_committed_rows_cuts_a_torn_line(tmp_path):
     assert (n, last["key"]) == (3, "2")
     assert path.read_bytes() == whole
     assert committed_rows(tmp_path / "none.jsonl") == (0, None)
+
+
+class WordCounter:
+    """A scorer with records: a scalar number, a scalar string and a nested list per item (no model)."""
+
+    name, config = "words", {"name": "words"}
+
+    def score_with_records(self, images, prompts):
+        scores = [len(p.split()) + image.size[0] / 100 for image, p in zip(images, prompts)]
+        return scores, [{"n_words": len(p.split()), "first": p.split()[0], "words": p.split()} for p in prompts]
+
+
+def test_record_columns_and_the_records_file_are_the_plain_paths(tmp_path):
+    rows = make_rows(80)
+    result = stream(WordCounter(), ListReader(rows), tmp_path / "s.csv")
+    plain_outputs(WordCounter(), rows, tmp_path / "p.csv")
+    for suffix in (".csv", ".records.jsonl"):
+        assert (tmp_path / f"s{suffix}").read_bytes() == (tmp_path / f"p{suffix}").read_bytes(), suffix
+    assert result.score_columns == ["words", "n_words"]
+    assert pd.read_csv(tmp_path / "s.csv").columns.tolist() == ["seg_id", "file_name", "node", "words", "n_words",
+                                                                "first"]

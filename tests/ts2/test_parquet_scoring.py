@@ -1,6 +1,7 @@
 """scorers.ts2.parquet_scoring (``ts2 score --parquet``): a ``ts2 dataset export`` streams to the CSV that ``ts2 score
 --data-dir`` writes for the same images; the reader starts at any row and holds one row group at a time; a run killed
-with SIGKILL at two points and resumed writes the uninterrupted run's CSV (nothing lost, nothing twice; scores equal to 1e-6, the last float32 digits of a fresh process's batches)."""
+with SIGKILL at two points and resumed writes the uninterrupted run's CSV (nothing lost, nothing twice; scores equal
+to 1e-6: a fresh process embeds the prompts in other batches, and float32's last digits follow the batches)."""
 from __future__ import annotations
 
 import os
