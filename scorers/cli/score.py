@@ -5,6 +5,7 @@ Images come from ``--data-dir`` (``metadata.csv`` + ``images/``) or, without it,
 of the new scores, and the new metric among the published leaderboard rows (the release's 19 metrics) when it was
 computed on the release's metadata and SEGs (a built data dir's scores: one line says why they are left out).
 ``--set NAME`` scores another set's images through the same runner (``scorers.sets.scoring.score_set``).
+``--parquet EXPORT`` streams the rows of a Parquet export in bounded chunks (``scorers.ts2.parquet_scoring``).
 """
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="local folder with metadata.csv and images/ (default: the official Hub "
                              "dataset saxon/T2IScoreScore at the pinned revision, through load_ts2, "
                              "downloaded once into the Hugging Face cache)")
+    parser.add_argument("--parquet", metavar="EXPORT",
+                        help="stream the SEG rows of a Parquet export (ts2 dataset export / ts2 seg push folder, a "
+                             "folder of .parquet files, or one file): read, scored and written in chunks of "
+                             "--chunk-rows rows, never all in memory; a killed run resumes at its next row")
+    parser.add_argument("--chunk-rows", type=count(1), metavar="N",
+                        help="--parquet: rows read, scored and checkpointed per step (default 10000; memory holds "
+                             "one chunk; a kill loses at most one chunk's work)")
     parser.add_argument("--set", dest="set_name", metavar="NAME",
                         help=f"the set whose images to score (default ts2): {', '.join(set_names())}; rating sets "
                              "give one score per rating row beside the set's columns, preference sets one per image "
@@ -155,6 +163,10 @@ def run_score(args: argparse.Namespace) -> int:
                        batch_size=args.batch_size, num_workers=args.num_workers, on_error=args.on_error,
                        progress=not args.no_progress, jpeg_draft=args.jpeg_draft, engine=args.engine,
                        engine_options=engine_options)
+    if args.parquet is not None:
+        return run_score_parquet(args, run_options)
+    if args.chunk_rows is not None:
+        raise ValueError("--chunk-rows applies to --parquet")
     if args.set_name is None:
         if args.images_dir or args.set_file:
             raise ValueError("--images-dir and --set-file apply to --set NAME (TS2 reads --data-dir)")
@@ -186,6 +198,23 @@ def run_score(args: argparse.Namespace) -> int:
         if args.meta:
             print_meta(frame, result, data_dir=args.data_dir)  # --set ts2 reads --data-dir as ts2 score does
     finish()
+    return 0
+
+
+def run_score_parquet(args: argparse.Namespace, run_options: dict) -> int:
+    """``ts2 score --parquet``: :func:`scorers.ts2.parquet_scoring.score_parquet` (a stream), then one summary line."""
+    from scorers.ts2.parquet_scoring import score_parquet
+
+    used = [flag for flag, value in (("--data-dir", args.data_dir), ("--set", args.set_name),
+                                     ("--images-dir", args.images_dir), ("--set-file", args.set_file),
+                                     ("--meta", args.meta)) if value]
+    if used:
+        raise ValueError(f"--parquet reads its rows from the export; drop {', '.join(used)} (for the meta-metrics, "
+                         "run ts2 meta on the CSV it writes)")
+    result = score_parquet(args.scorer, args.parquet, args.out, chunk_rows=args.chunk_rows or 10_000,
+                           **run_options)
+    print(f"wrote {args.out}: {result.rows} rows ({result.computed} scored now, {result.resumed} by an earlier run, "
+          f"{result.skipped} skipped)", file=sys.stderr)
     return 0
 
 

@@ -61,7 +61,8 @@ from scorers.checks import check_pairs
 from scorers.errors import ParameterError, value_error, wording_of
 
 __all__ = ["RunResult", "RunStart", "assemble_result", "broadcast", "check_run_inputs", "check_run_options", "finish",
-           "gather", "pairs_output", "process_state", "record_columns", "run", "score_pairs", "share", "start_run"]
+           "gather", "pairs_output", "process_state", "record_columns", "run", "run_fingerprint", "score_pairs", "share",
+           "start_run"]
 
 ON_ERROR = ("raise", "skip")
 
@@ -276,6 +277,15 @@ class RunStart:
             self.cache.unlock()
 
 
+def run_fingerprint(scorer, jpeg_draft: int | None = None) -> dict:
+    """What a cache records of a run's settings (its fingerprint): the scorer's ``config``, plus ``jpeg_draft`` when
+    set (it changes the scores)."""
+    fingerprint = dict(getattr(scorer, "config", {"name": getattr(scorer, "name", "score")}))
+    if jpeg_draft:
+        fingerprint["jpeg_draft"] = int(jpeg_draft)
+    return fingerprint
+
+
 def start_run(scorer, images: Sequence[Any], prompts: Sequence[str], keys: Sequence | None, *, has_loader: bool,
               cache_dir: str | Path | None = None, jpeg_draft: int | None = None, inputs: dict | None = None,
               fast_stamp: bool = False, **options) -> RunStart:
@@ -287,10 +297,7 @@ def start_run(scorer, images: Sequence[Any], prompts: Sequence[str], keys: Seque
     if jpeg_draft and has_loader:
         raise ValueError(f"jpeg_draft applies to PIL decoding; scorer {getattr(scorer, 'name', scorer)!r} reads "
                          "images with its own image_loader (e.g. decode='device')")
-    fingerprint = dict(getattr(scorer, "config", {"name": getattr(scorer, "name", "score")}))
-    if jpeg_draft:
-        fingerprint["jpeg_draft"] = int(jpeg_draft)
-    cache = ScoreCache(cache_dir, fingerprint, inputs) if cache_dir is not None else None
+    cache = ScoreCache(cache_dir, run_fingerprint(scorer, jpeg_draft), inputs) if cache_dir is not None else None
     stamps = ({k: item_stamp(im, p, fast=fast_stamp) for k, im, p in zip(keys, images, prompts)}
               if cache is not None else {})
     return RunStart(keys=keys, cache=cache, stamps=stamps)
