@@ -30,7 +30,7 @@ import numpy as np
 
 from scorers.errors import ParameterError
 from scorers.models.images import open_for, to_rgb
-from scorers.scoring.engines.ray_loopback import start_local_ray
+from scorers.scoring.engines.ray_loopback import join_ray, start_local_ray
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
 __all__ = ["QUIETED", "RayScorer", "ensure_ray", "quiet_ray_logging", "run_ray"]
@@ -78,7 +78,8 @@ def quiet_ray_logging() -> None:
 
 def ensure_ray(address: str | None = None):
     """The ``ray`` module, initialised: joins ``address`` (default ``$RAY_ADDRESS``) or else starts a local Ray on
-    127.0.0.1 only (:func:`scorers.scoring.engines.ray_loopback.start_local_ray`), unless this process already is;
+    127.0.0.1 only (:func:`scorers.scoring.engines.ray_loopback.start_local_ray`), unless this process already is
+    (a cluster on 127.0.0.1 is joined on loopback: :func:`~scorers.scoring.engines.ray_loopback.join_ray`);
     its console output quieted (:func:`quiet_ray_logging`)."""
     ray = _import_ray()
     quiet_ray_logging()
@@ -87,7 +88,7 @@ def ensure_ray(address: str | None = None):
         if address is None and not os.environ.get("RAY_ADDRESS"):
             start_local_ray(**options)
         else:
-            ray.init(address=address, **options)
+            join_ray(address, **options)
     return ray
 
 
@@ -250,6 +251,25 @@ def run_ray(
     return assemble_result(keys, finished, new, batches=0, extra={"engine": "ray"})
 
 
+def _lost_worker_errors(ray) -> tuple:
+    """Ray's errors for a worker, an actor or a node that went away (a killed raylet, a lost machine)."""
+    errors = ray.exceptions
+    return (errors.RayActorError, errors.WorkerCrashedError, errors.NodeDiedError, errors.ObjectLostError,
+            errors.LocalRayletDiedError)
+
+
+def _batches_or_lost(scored, lost: tuple, new: list, total: int, cached: bool):
+    """The scored batches as they arrive; a worker or node lost mid-run is one line (a ``ValueError``) that says how
+    many items are kept and that a rerun scores the rest (resume from the cache)."""
+    try:
+        yield from scored.iter_batches(batch_size=None, batch_format="numpy")
+    except lost as error:
+        kept = (f"{len(new)} of the {total} items to score are in the cache: run the same command again to score "
+                f"the rest" if cached else "no cache: a rerun scores every item")
+        raise ValueError(f"the Ray cluster lost a worker or a node mid-run ({type(error).__name__}); {kept}") \
+            from error
+
+
 def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, batch_size, on_error, progress,
                    jpeg_draft) -> list[dict]:
     if not pending:
@@ -285,8 +305,9 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
         )
     new: list[dict] = []
     bar = tqdm(total=len(rows), unit="img", desc=f"{scorer.name} (ray)", disable=not progress)
+    lost = _lost_worker_errors(ray)
     try:
-        for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
+        for batch in _batches_or_lost(scored, lost, new, len(rows), writer is not None):
             entries = []
             for key, score, record, error in zip(batch["key"], batch["score"], batch["record"], batch["error"]):
                 key = str(key)
