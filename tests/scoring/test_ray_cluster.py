@@ -108,9 +108,12 @@ def cluster_data(tmp_path_factory) -> Path:
 
 def test_score_on_a_two_node_cluster_equals_the_default_engine_and_uses_both_nodes(cluster_data, clip_path,
                                                                                     tmp_path):
+    from scorers.ts2.scoring import score_data_dir
+
     model = ["clip_score", "--model", clip_path, "--option", "form=cosine"]
-    default = Run([*model, *_score_args(cluster_data, tmp_path / "default.csv", "--num-workers", "0")])
-    assert default.wait() == 0, default.text()
+    # the default engine in this process: what `ts2 score clip_score --num-workers 0` writes
+    score_data_dir("clip_score", cluster_data, tmp_path / "default.csv", model=clip_path,
+                   scorer_options={"form": "cosine"}, batch_size=BATCH, num_workers=0, progress=False)
     with LoopbackCluster() as cluster:
         assert {cluster.head_id, cluster.worker_id} == cluster.alive_nodes()
         run = Run([*model, *_score_args(cluster_data, tmp_path / "ray.csv", "--engine", "ray", "--ray-address",

@@ -251,6 +251,10 @@ def run_ray(
     return assemble_result(keys, finished, new, batches=0, extra={"engine": "ray"})
 
 
+#: seconds the scorer actors have to start (each builds its scorer: a large model loads) before the run stops
+ACTORS_START_S = 1800
+
+
 def _lost_worker_errors(ray) -> tuple:
     """Ray's errors for a worker, an actor or a node that went away (a killed raylet, a lost machine)."""
     errors = ray.exceptions
@@ -261,8 +265,13 @@ def _lost_worker_errors(ray) -> tuple:
 def _batches_or_lost(scored, lost: tuple, new: list, total: int, cached: bool):
     """The scored batches as they arrive; a worker or node lost mid-run is one line (a ``ValueError``) that says how
     many items are kept and that a rerun scores the rest (resume from the cache)."""
+    import ray
+
     try:
         yield from scored.iter_batches(batch_size=None, batch_format="numpy")
+    except ray.exceptions.GetTimeoutError:
+        raise ParameterError("the Ray cluster did not start the scorer actors within {seconds} s: too few free "
+                             "CPUs/GPUs for them? (ask for fewer: {workers})", seconds=ACTORS_START_S) from None
     except lost as error:
         kept = (f"{len(new)} of the {total} items to score are in the cache: run the same command again to score "
                 f"the rest" if cached else "no cache: a rerun scores every item")
@@ -279,6 +288,9 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
 
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
+    # the pool's actors all start (their scorers built) before the first batch goes out, so every actor gets work:
+    # on a cluster the batches spread over the nodes instead of going to whichever actor came up first
+    context.wait_for_min_actors_s = ACTORS_START_S
     rows = [{"key": keys[i], "image": images[i] if isinstance(images[i], (bytes, str)) else str(images[i]),
              "prompt": prompts[i]} for i in pending]
     dataset = ray.data.from_items(rows, override_num_blocks=max(1, -(-len(rows) // batch_size)))
