@@ -172,7 +172,7 @@ def test_the_workers_hook_opens_every_interface_grpc_server_on_loopback(monkeypa
 
 
 @pytest.mark.parametrize("address, loopback", [("127.0.0.1:6379", True), ("localhost:6379", True),
-                                               ("ray://127.0.0.1:10001", True), ("[::1]:6379", True),
+                                               ("ray://127.0.0.1:10001", False), ("[::1]:6379", True),
                                                ("10.0.0.5:6379", False), ("ray://head:10001", False),
                                                ("auto", False), (None, False)])
 def test_a_cluster_on_a_loopback_address_is_joined_on_loopback(monkeypatch, address, loopback):

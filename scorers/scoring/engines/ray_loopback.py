@@ -60,11 +60,12 @@ def loopback_grpc() -> None:
 
 
 def is_loopback_address(address: str | None) -> bool:
-    """``address`` (``HOST:PORT``, ``ray://HOST:PORT``) names this machine's loopback: 127.x.x.x, ``localhost`` or
-    ``::1``."""
-    if not address:
+    """``address``, a cluster's GCS address (``HOST:PORT``), names this machine's loopback: 127.x.x.x, ``localhost``
+    or ``::1``. A Ray Client address (``ray://HOST:PORT``) is not one, wherever it points: Ray dials it as given, and
+    a port-forward to a remote cluster (``ray://127.0.0.1:10001``) leads to that cluster's own addresses."""
+    if not address or "://" in address:
         return False
-    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]").lower()
+    host = address.rsplit(":", 1)[0].strip("[]").lower()
     return host.startswith("127.") or host in _LOOPBACK_HOSTS
 
 
