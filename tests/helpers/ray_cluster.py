@@ -109,12 +109,12 @@ class LoopbackCluster:
 
     def actor_nodes(self, class_part: str) -> dict[str, set[str]]:
         """Ray's state API: node id -> the states of the actors whose class name contains ``class_part`` (dead ones
-        included: the state API keeps them)."""
+        included: the state API keeps them; an actor that was never placed has no node and is left out)."""
         from ray.util.state import list_actors
 
         found: dict[str, set[str]] = {}
         for actor in list_actors(address=self.state_address(), detail=True, limit=10_000, raise_on_missing_output=False):
-            if class_part in (actor.class_name or ""):
+            if class_part in (actor.class_name or "") and actor.node_id:
                 found.setdefault(actor.node_id, set()).add(actor.state)
         return found
 
