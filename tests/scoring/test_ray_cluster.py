@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -89,6 +90,19 @@ def _score_args(data_dir: Path, out: Path, *extra: str) -> list[str]:
     return ["--data-dir", str(data_dir), "--out", str(out), "--batch-size", str(BATCH), "--no-progress", *extra]
 
 
+def _recipe(address: str, data_dir: Path, out: Path) -> list[str]:
+    """The arguments of docs/scorers/scale.md's loopback recipe (``ts2 score clip_score --data-dir ts2_data --out
+    clip.csv --engine ray --ray-address 127.0.0.1:PORT``) with this cluster's address, data and output filled in."""
+    from tests.helpers.doc_commands import readme_commands
+
+    page = (ROOT / "docs" / "scorers" / "scale.md").read_text(encoding="utf-8")
+    (command,) = [c for _, c in readme_commands(page) if c.endswith("--ray-address 127.0.0.1:PORT")]
+    fill = {"127.0.0.1:PORT": address, "ts2_data": str(data_dir), "clip.csv": str(out)}
+    words = [fill.get(word, word) for word in shlex.split(command)]
+    assert words[:2] == ["ts2", "score"] and "--engine" in words, command
+    return words[2:]
+
+
 def _finished_keys(cache_dir: Path) -> list[str]:
     """The keys the score cache holds, one per line written (a key twice = scored twice)."""
     return [json.loads(line)["key"] for shard in sorted(Path(cache_dir).glob("**/*.jsonl"))
@@ -116,8 +130,8 @@ def test_score_on_a_two_node_cluster_equals_the_default_engine_and_uses_both_nod
                    scorer_options={"form": "cosine"}, batch_size=BATCH, num_workers=0, progress=False)
     with LoopbackCluster() as cluster:
         assert {cluster.head_id, cluster.worker_id} == cluster.alive_nodes()
-        run = Run([*model, *_score_args(cluster_data, tmp_path / "ray.csv", "--engine", "ray", "--ray-address",
-                                        cluster.address)], cluster)
+        run = Run(_recipe(cluster.address, cluster_data, tmp_path / "ray.csv") + model[1:] + _score_args(
+            cluster_data, tmp_path / "ray.csv")[4:], cluster)
         try:
             assert run.wait() == 0, run.text()
         finally:
