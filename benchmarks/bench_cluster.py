@@ -76,7 +76,8 @@ def main() -> None:
     for nodes, (up, wall, used) in figures.items():
         print(f"{nodes} node(s): cluster start {up:.1f} s (apart), ts2 score {wall:.1f} s = {n / wall:.1f} img/s, "
               f"scorer actors on {used} node(s)")
-    print(f"ratio two / one nodes (ts2 score wall time): {figures[2][1] / figures[1][1]:.2f}x; max |score difference| {diff:.1e} "
+    print(f"ratio two / one nodes (ts2 score wall time): {figures[2][1] / figures[1][1]:.2f}x; "
+          f"max |score difference| {diff:.1e} "
           f"(Ray Data bundles blocks into batches as they arrive: float32 rounding)")
 
 

@@ -45,7 +45,13 @@ def _serve_cluster(worker_cpus: int, head_cpus: int) -> None:
         nodes.append(cluster.add_node(node_ip_address=LOOPBACK, num_cpus=worker_cpus,
                                       resources={WORKER_RESOURCE: 1}))
     cluster.wait_for_nodes()
-    facts = {"address": cluster.address, "dashboard": cluster.webui_url, "session_dir": cluster.head_node.get_session_dir_path(),
+    # the helper wrote this cluster's address to /tmp/ray/ray_current_cluster, where a plain ray.init() or
+    # "auto" of any process of the machine would find and join it: this cluster is joined by its address only
+    from ray._common.utils import reset_ray_address
+
+    reset_ray_address()
+    facts = {"address": cluster.address, "dashboard": cluster.webui_url,
+             "session_dir": cluster.head_node.get_session_dir_path(),
              "nodes": [{"node_id": node.node_id, "raylet_pid": _raylet_pid(node), "head": node is cluster.head_node}
                        for node in nodes]}
     print("CLUSTER " + json.dumps(facts), flush=True)
@@ -113,7 +119,8 @@ class LoopbackCluster:
         from ray.util.state import list_actors
 
         found: dict[str, set[str]] = {}
-        for actor in list_actors(address=self.state_address(), detail=True, limit=10_000, raise_on_missing_output=False):
+        for actor in list_actors(address=self.state_address(), detail=True, limit=10_000,
+                                 raise_on_missing_output=False):
             if class_part in (actor.class_name or "") and actor.node_id:
                 found.setdefault(actor.node_id, set()).add(actor.state)
         return found
