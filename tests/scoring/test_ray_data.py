@@ -195,3 +195,23 @@ def test_a_worker_lost_mid_run_is_one_line_saying_the_rerun_resumes(kind):
                                  f"score are in the cache: run the same command again to score the rest")
     with pytest.raises(ValueError, match=rf"\({kind}\); no cache: a rerun scores every item$"):
         list(_batches_or_lost(Dataset(), _lost_worker_errors(ray), [], 45, False))
+
+
+def test_a_scorer_pool_that_cannot_start_is_one_line_naming_the_workers_option():
+    """The pool waits for all its actors (so every node gets work); when the cluster cannot start them in time, Ray
+    Data's ``GetTimeoutError`` becomes one line naming the parameter that asks for fewer (the CLI: --ray-workers)."""
+    import ray
+
+    from scorers.errors import wording_of
+    from scorers.scoring.engines.ray_data import ACTORS_START_S, _batches_or_lost, _lost_worker_errors
+
+    class Dataset:
+        def iter_batches(self, **kwargs):
+            raise ray.exceptions.GetTimeoutError("Timed out while starting actors.")
+            yield
+
+    with pytest.raises(ValueError) as raised:
+        list(_batches_or_lost(Dataset(), _lost_worker_errors(ray), [], 45, True))
+    assert str(raised.value) == (f"the Ray cluster did not start the scorer actors within {ACTORS_START_S} s: too few "
+                                 f"free CPUs/GPUs for them? (ask for fewer: workers)")
+    assert wording_of(raised.value) is not None and raised.value.__cause__ is None
