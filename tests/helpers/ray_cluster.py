@@ -39,7 +39,8 @@ def _serve_cluster(worker_cpus: int, head_cpus: int) -> None:
 
     cluster = Cluster(initialize_head=True, head_node_args={
         "node_ip_address": LOOPBACK, "num_cpus": head_cpus, "resources": {HEAD_RESOURCE: 1},
-        "include_dashboard": True, "dashboard_host": LOOPBACK, "dashboard_port": free_port()})
+        "include_dashboard": True, "dashboard_host": LOOPBACK, "dashboard_port": free_port(),
+        "dashboard_agent_listen_port": free_port()})  # not Ray's fixed default: clusters of parallel tests coexist
     nodes = [cluster.head_node]
     if worker_cpus:
         nodes.append(cluster.add_node(node_ip_address=LOOPBACK, num_cpus=worker_cpus,
