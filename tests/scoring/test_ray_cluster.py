@@ -31,6 +31,7 @@ from tests.helpers.ts2_fixture_data import make_data_dir  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (Path("/proc").is_dir() and have_ss()), reason="reads /proc and runs ss (Linux)")
 
+DEAD_S = 120  # Ray's health checks mark a node whose raylet died dead within seconds to a minute
 RUN_S = 240  # one `ts2 score` run, at most (a safety bound, not a speed check: Ray workers import torch)
 N_IMAGES = 45  # SEGs 0, 1, 2
 BATCH = 5  # 45 = 9 x 5: both engines score the same 9 batches, so the scores are bit-equal
@@ -197,6 +198,10 @@ def test_a_killed_worker_node_loses_no_row_and_scores_none_twice(tmp_path):
                     rf"{N_IMAGES} items to score are in the cache: run the same command again to score the rest",
                     said[0]), whole[-4000:]
                 assert code == 2 and done_first < N_IMAGES
+                deadline = time.monotonic() + DEAD_S  # the rerun, once Ray has marked the node dead
+                while cluster.worker_id in cluster.alive_nodes():
+                    assert time.monotonic() < deadline, f"the killed node still alive after {DEAD_S} s"
+                    time.sleep(1)
                 second = Run(ray_args, cluster)
                 try:
                     assert second.wait() == 0, second.text()

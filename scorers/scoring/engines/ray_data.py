@@ -255,6 +255,18 @@ def run_ray(
 ACTORS_START_S = 1800
 
 
+class _DropLost(logging.Filter):
+    """Ray Data's console error, with its traceback, for a worker or node lost mid-run: the engine says it in one line
+    (:func:`_batches_or_lost`); the session's log file keeps it."""
+
+    def __init__(self, kinds: tuple):
+        super().__init__()
+        self.kinds = kinds
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], self.kinds))
+
+
 def _lost_worker_errors(ray) -> tuple:
     """Ray's errors for a worker, an actor or a node that went away (a killed raylet, a lost machine)."""
     errors = ray.exceptions
@@ -318,6 +330,9 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
     new: list[dict] = []
     bar = tqdm(total=len(rows), unit="img", desc=f"{scorer.name} (ray)", disable=not progress)
     lost = _lost_worker_errors(ray)
+    for handler in logging.getLogger("ray.data").handlers:
+        if not isinstance(handler, logging.FileHandler) and not any(isinstance(f, _DropLost) for f in handler.filters):
+            handler.addFilter(_DropLost(lost))
     try:
         for batch in _batches_or_lost(scored, lost, new, len(rows), writer is not None):
             entries = []
