@@ -370,7 +370,7 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
     import threading
 
     from scorers.rewards import ray_local
-    from scorers.scoring.engines.ray_loopback import start_local_ray
+    from scorers.scoring.engines.ray_loopback import join_ray, start_local_ray
 
     app_checks = {k: app_options[k] for k in ("max_batch_size", "batch_wait_ms", "limits", "service", "num_gpus")
                   if k in app_options}
@@ -394,7 +394,7 @@ def serve_rewards(weights, *, host: str = "127.0.0.1", port: int = 8000, blockin
         if not ray.is_initialized():
             started_here = True  # a Ctrl-C inside ray.init still shuts down what it started
             init = {"include_dashboard": False, "configure_logging": False}
-            context = start_local_ray(**init) if local else ray.init(address=address, **init)
+            context = start_local_ray(**init) if local else join_ray(address, **init)
             if blocking and main_thread:
                 signal.signal(signal.SIGTERM, _raise_stop)  # ray.init put its own (sys.exit) in place of ours
             session_dir = (getattr(context, "address_info", None) or {}).get("session_dir")

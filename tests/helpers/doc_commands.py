@@ -31,9 +31,13 @@ RULES: list[tuple[str, str, str]] = [
     (r"benchmarks/bench_vqa\.py --compare prefix-cache", "skip", "minutes of CPU; tests/models/test_prefix_cache.py runs "
      "this command with 1 image and 1 repeat"),
     (r"^vllm serve|^export OPENAI_BASE_URL", "skip", "starts / points at a GPU model server (vLLM)"),
-    (r"^(RAY_\w+=\S+ )*(ray (start|get-auth-token)|ts2 score .*--engine ray)", "skip",
+    (r"^ts2 score .*--engine ray --ray-address 127\.0\.0\.1:PORT$", "skip", "joins a two-node Ray cluster on loopback, "
+     "and the default CLIP " + HUB + "; tests/scoring/test_ray_cluster.py runs this very command (PORT and a tiny "
+     "local CLIP filled in) on such a cluster"),
+    (r"^(RAY_\w+=\S+ )*(ray (start|get-auth-token|up|exec|rsync-down|down)|ts2 score .*--engine ray)", "skip",
      "starts / joins a Ray cluster (or makes its token), and the default models " + HUB +
      "; tests/scoring/test_ray_data.py runs the Ray engine on a local Ray with a tiny local CLIP"),
+    (r"^(docker|kubectl) ", "skip", "builds an image / drives a Kubernetes cluster (KubeRay)"),
     (r"^(\w+=\S+ )?ts2 serve\b", "skip", "serves until stopped; tests/rewards/test_serve.py runs the service on loopback "
      "with a tiny local CLIP"),
     (r"^ts2 score \S+ .*--model openai:", "skip", "needs a served model; tests/models/test_openai_compat.py and test_judges.py run "
@@ -98,6 +102,8 @@ PY_RULES: list[tuple[str, str, str]] = [
      "test_qga_generation.py run them on tiny local models"),
     (r"plan_segs\(|generate_seg_images\(", "skip", "needs a text model, a diffusers pipeline and a judge (" + HUB +
      "); tests/ts2/test_seg_synth.py and examples/07_build_your_own_segs.ipynb run these functions on tiny models"),
+    (r"ray\.cluster_utils", "skip", "starts a two-node Ray cluster and waits for Enter; tests/helpers/ray_cluster.py "
+     "starts the same cluster for tests/scoring/test_ray_cluster.py"),
     (r"^from scorers import ts2_meta|evaluate_modules/ts2_meta|parse_viescore|llava_tifa\.records\.csv", "run", ""),
 ]
 

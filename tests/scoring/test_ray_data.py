@@ -168,3 +168,50 @@ def test_decode_stage_then_actor_in_process_keeps_order_and_reports_bad_images(c
     reference = run(scorer, paths[:3], prompts[0:1] + prompts[2:3] + prompts[4:5], batch_size=8, num_workers=0,
                     progress=False)
     np.testing.assert_allclose(out["score"][[0, 2, 4]], reference.scores, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("kind", ["ActorUnavailableError", "NodeDiedError", "WorkerCrashedError"])
+def test_a_worker_lost_mid_run_is_one_line_saying_the_rerun_resumes(kind):
+    """What a killed node's raylet raises out of Ray Data's iterator becomes one line (a ``ValueError``, which the
+    CLI prints without a traceback) with the number of items kept in the cache; the batches before it still arrive.
+    The real kill: tests/scoring/test_ray_cluster.py."""
+    import ray
+
+    from scorers.scoring.engines.ray_data import _batches_or_lost, _lost_worker_errors
+
+    error = getattr(ray.exceptions, kind).__new__(getattr(ray.exceptions, kind))
+
+    class Dataset:
+        def iter_batches(self, **kwargs):
+            yield {"key": ["a"]}
+            raise error
+
+    got, new = [], [{"key": k} for k in "abcde"]
+    with pytest.raises(ValueError) as raised:
+        for batch in _batches_or_lost(Dataset(), _lost_worker_errors(ray), new, 45, True):
+            got.append(batch)
+    assert got == [{"key": ["a"]}] and raised.value.__cause__ is error
+    assert str(raised.value) == (f"the Ray cluster lost a worker or a node mid-run ({kind}); 5 of the 45 items to "
+                                 f"score are in the cache: run the same command again to score the rest")
+    with pytest.raises(ValueError, match=rf"\({kind}\); no cache: a rerun scores every item$"):
+        list(_batches_or_lost(Dataset(), _lost_worker_errors(ray), [], 45, False))
+
+
+def test_a_scorer_pool_that_cannot_start_is_one_line_naming_the_workers_option():
+    """The pool waits for all its actors (so every node gets work); when the cluster cannot start them in time, Ray
+    Data's ``GetTimeoutError`` becomes one line naming the parameter that asks for fewer (the CLI: --ray-workers)."""
+    import ray
+
+    from scorers.errors import wording_of
+    from scorers.scoring.engines.ray_data import ACTORS_START_S, _batches_or_lost, _lost_worker_errors
+
+    class Dataset:
+        def iter_batches(self, **kwargs):
+            raise ray.exceptions.GetTimeoutError("Timed out while starting actors.")
+            yield
+
+    with pytest.raises(ValueError) as raised:
+        list(_batches_or_lost(Dataset(), _lost_worker_errors(ray), [], 45, True))
+    assert str(raised.value) == (f"the Ray cluster did not start the scorer actors within {ACTORS_START_S} s: too few "
+                                 f"free CPUs/GPUs for them? (ask for fewer: workers)")
+    assert wording_of(raised.value) is not None and raised.value.__cause__ is None

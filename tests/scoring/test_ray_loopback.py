@@ -169,3 +169,33 @@ def test_the_workers_hook_opens_every_interface_grpc_server_on_loopback(monkeypa
     for address in ("[::]:0", "0.0.0.0:5000", "127.0.0.1:7", "10.0.0.5:9"):
         tls_utils.add_port_to_grpc_server(object(), address)
     assert seen == ["127.0.0.1:0", "127.0.0.1:5000", "127.0.0.1:7", "10.0.0.5:9"]
+
+
+@pytest.mark.parametrize("address, loopback", [("127.0.0.1:6379", True), ("localhost:6379", True),
+                                               ("ray://127.0.0.1:10001", False), ("[::1]:6379", True),
+                                               ("10.0.0.5:6379", False), ("ray://head:10001", False),
+                                               ("auto", False), (None, False)])
+def test_a_cluster_on_a_loopback_address_is_joined_on_loopback(monkeypatch, address, loopback):
+    """Ray turns 127.0.0.1 into this machine's LAN address (and then waits for ever on a cluster that listens on
+    loopback only) unless its loopback switch is set: ``join_ray`` sets it, and the workers' hook, for a loopback
+    address only; any other address is joined as given."""
+    import ray
+    from ray._private import ray_constants
+
+    from scorers.scoring.engines import ray_loopback
+
+    joined = []
+    monkeypatch.setattr(ray, "init", lambda **kwargs: joined.append(kwargs) or "context")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv(ray_loopback.LOOPBACK_ENV, "1")  # put back after the test, as the constant below
+    monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", True)
+    assert ray_loopback.is_loopback_address(address) is loopback
+    assert ray_loopback.join_ray(address, include_dashboard=False) == "context"
+    (init,) = joined
+    assert init["address"] == address and init["include_dashboard"] is False
+    if loopback:
+        assert init["runtime_env"] == {"worker_process_setup_hook": ray_loopback.SETUP_HOOK}
+        assert os.environ[ray_loopback.LOOPBACK_ENV] == "0" and ray_constants.ENABLE_RAY_CLUSTER is False
+    else:
+        assert "runtime_env" not in init
+        assert os.environ[ray_loopback.LOOPBACK_ENV] == "1" and ray_constants.ENABLE_RAY_CLUSTER is True

@@ -30,7 +30,7 @@ import numpy as np
 
 from scorers.errors import ParameterError
 from scorers.models.images import open_for, to_rgb
-from scorers.scoring.engines.ray_loopback import start_local_ray
+from scorers.scoring.engines.ray_loopback import join_ray, start_local_ray
 from scorers.scoring.runner import RunResult, assemble_result, call_scorer, start_run
 
 __all__ = ["QUIETED", "RayScorer", "ensure_ray", "quiet_ray_logging", "run_ray"]
@@ -78,7 +78,8 @@ def quiet_ray_logging() -> None:
 
 def ensure_ray(address: str | None = None):
     """The ``ray`` module, initialised: joins ``address`` (default ``$RAY_ADDRESS``) or else starts a local Ray on
-    127.0.0.1 only (:func:`scorers.scoring.engines.ray_loopback.start_local_ray`), unless this process already is;
+    127.0.0.1 only (:func:`scorers.scoring.engines.ray_loopback.start_local_ray`), unless this process already is
+    (a cluster on 127.0.0.1 is joined on loopback: :func:`~scorers.scoring.engines.ray_loopback.join_ray`);
     its console output quieted (:func:`quiet_ray_logging`)."""
     ray = _import_ray()
     quiet_ray_logging()
@@ -87,7 +88,7 @@ def ensure_ray(address: str | None = None):
         if address is None and not os.environ.get("RAY_ADDRESS"):
             start_local_ray(**options)
         else:
-            ray.init(address=address, **options)
+            join_ray(address, **options)
     return ray
 
 
@@ -250,6 +251,46 @@ def run_ray(
     return assemble_result(keys, finished, new, batches=0, extra={"engine": "ray"})
 
 
+#: seconds the scorer actors have to start (each builds its scorer: a large model loads) before the run stops
+ACTORS_START_S = 1800
+
+
+class _DropLost(logging.Filter):
+    """Ray Data's console error, with its traceback, for a worker or node lost mid-run: the engine says it in one line
+    (:func:`_batches_or_lost`); the session's log file keeps it."""
+
+    def __init__(self, kinds: tuple):
+        super().__init__()
+        self.kinds = kinds
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], self.kinds))
+
+
+def _lost_worker_errors(ray) -> tuple:
+    """Ray's errors for a worker, an actor or a node that went away (a killed raylet, a lost machine)."""
+    errors = ray.exceptions
+    return (errors.RayActorError, errors.WorkerCrashedError, errors.NodeDiedError, errors.ObjectLostError,
+            errors.LocalRayletDiedError)
+
+
+def _batches_or_lost(scored, lost: tuple, new: list, total: int, cached: bool):
+    """The scored batches as they arrive; a worker or node lost mid-run is one line (a ``ValueError``) that says how
+    many items are kept and that a rerun scores the rest (resume from the cache)."""
+    import ray
+
+    try:
+        yield from scored.iter_batches(batch_size=None, batch_format="numpy")
+    except ray.exceptions.GetTimeoutError:
+        raise ParameterError("the Ray cluster did not start the scorer actors within {seconds} s: too few free "
+                             "CPUs/GPUs for them? (ask for fewer: {workers})", seconds=ACTORS_START_S) from None
+    except lost as error:
+        kept = (f"{len(new)} of the {total} items to score are in the cache: run the same command again to score "
+                f"the rest" if cached else "no cache: a rerun scores every item")
+        raise ValueError(f"the Ray cluster lost a worker or a node mid-run ({type(error).__name__}); {kept}") \
+            from error
+
+
 def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, batch_size, on_error, progress,
                    jpeg_draft) -> list[dict]:
     if not pending:
@@ -259,6 +300,9 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
 
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
+    # the pool's actors all start (their scorers built) before the first batch goes out, so every actor gets work:
+    # on a cluster the batches spread over the nodes instead of going to whichever actor came up first
+    context.wait_for_min_actors_s = ACTORS_START_S
     rows = [{"key": keys[i], "image": images[i] if isinstance(images[i], (bytes, str)) else str(images[i]),
              "prompt": prompts[i]} for i in pending]
     dataset = ray.data.from_items(rows, override_num_blocks=max(1, -(-len(rows) // batch_size)))
@@ -285,8 +329,12 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
         )
     new: list[dict] = []
     bar = tqdm(total=len(rows), unit="img", desc=f"{scorer.name} (ray)", disable=not progress)
+    lost = _lost_worker_errors(ray)
+    for handler in logging.getLogger("ray.data").handlers:
+        if not isinstance(handler, logging.FileHandler) and not any(isinstance(f, _DropLost) for f in handler.filters):
+            handler.addFilter(_DropLost(lost))
     try:
-        for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
+        for batch in _batches_or_lost(scored, lost, new, len(rows), writer is not None):
             entries = []
             for key, score, record, error in zip(batch["key"], batch["score"], batch["record"], batch["error"]):
                 key = str(key)
