@@ -85,7 +85,8 @@ def sync(device: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="ViT-B-32", help="open_clip architecture, or a transformers checkpoint")
+    parser.add_argument("--model", default="ViT-B-32",
+                        help="open_clip architecture, a transformers checkpoint, or 'tiny' (the tests' tiny CLIP)")
     parser.add_argument("--pretrained", default=None, help="open_clip tag (default: random weights)")
     parser.add_argument("--images", type=int, default=64)
     parser.add_argument("--baseline-images", type=int, default=None, help="images timed in the loop (default all)")
@@ -110,6 +111,10 @@ def main() -> None:
             parser.error(f"--configs: {config!r} is not one of {CONFIGS}")
 
     torch.manual_seed(0)
+    if args.model == "tiny":
+        from tests.helpers.tiny_embed_models import tiny_models
+
+        args.model = tiny_models()["clip"]
     backend = "open_clip" if args.pretrained or "/" not in args.model else "auto"
     scorer = CLIPScore(args.model, args.pretrained, backend=backend, form="cosine", device=args.device,
                        precision=args.precision, allow_random_weights=not args.pretrained)  # timing: random on purpose
