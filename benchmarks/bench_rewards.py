@@ -67,30 +67,12 @@ def batched(scorer, pictures, prompts, batch_size):
                            for i in range(0, len(pictures), batch_size)])
 
 
-#: (vision hidden, layers, heads, patch, image px; text hidden, layers, heads; projection) of PickScore's CLIP
-PICKSCORE_SHAPES = {"real": ((1280, 32, 16, 14, 224), (1024, 24, 16), 1024), "mini": ((64, 2, 2, 14, 56), (64, 2, 2), 32)}
-
-
 def build_pickscore(root: Path, size: str) -> dict:
-    """PickScore's CLIP ViT-H/14 (``real``) or a small one (``mini``) from a transformers config, saved with a CLIP
-    processor (the real CLIP BPE, bundled with open_clip)."""
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+    """PickScore's CLIP ViT-H/14 (``real``) or the tiny test CLIP (``mini``) from a transformers config, saved with a
+    CLIP processor (the real CLIP BPE, bundled with open_clip)."""
+    from tests.helpers.tiny_embed_models import build_hf_clip
 
-    from tests.helpers.tiny_embed_models import clip_tokenizer
-
-    (width, layers, heads, patch, px), (t_width, t_layers, t_heads), projection = PICKSCORE_SHAPES[size]
-    torch.manual_seed(0)
-    config = CLIPConfig(vision_config=dict(hidden_size=width, intermediate_size=4 * width, num_hidden_layers=layers,
-                                           num_attention_heads=heads, patch_size=patch, image_size=px),
-                        text_config=dict(hidden_size=t_width, intermediate_size=4 * t_width, num_hidden_layers=t_layers,
-                                         num_attention_heads=t_heads, max_position_embeddings=77, vocab_size=49408,
-                                         bos_token_id=49406, eos_token_id=49407, pad_token_id=49407),
-                        projection_dim=projection)
-    out = root / f"pickscore-{size}"
-    CLIPModel(config).eval().save_pretrained(out)
-    CLIPProcessor(CLIPImageProcessor(size={"shortest_edge": px}, crop_size={"height": px, "width": px}),
-                  clip_tokenizer()).save_pretrained(out)
-    return {"model": str(out)}
+    return {"model": build_hf_clip(root, shapes="ViT-H-14" if size == "real" else "tiny", name=f"pickscore-{size}")}
 
 
 def build_hpsv2(root: Path, size: str) -> dict:

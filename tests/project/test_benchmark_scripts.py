@@ -1,5 +1,6 @@
-"""``benchmarks/gpu.sh``: the GPU figures script, run with ``--dry-run`` (CPU, tiny sizes, random weights, no
-downloads) so that the script a GPU machine runs is checked on every CI run."""
+"""The benchmark scripts run at their check sizes: ``benchmarks/gpu.sh --dry-run`` (CPU, tiny sizes, random weights, no
+downloads: the script a GPU machine runs, checked on every CI run) and ``benchmarks/bench_engines.py --quick``. The
+figures they print are not asserted (speed is measured in benchmarks/, never in tests): only their lines' form."""
 from __future__ import annotations
 
 import os
@@ -47,3 +48,20 @@ def test_an_unknown_option_is_one_usage_line(tmp_path):
                           text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip() == "usage: bash benchmarks/gpu.sh [--dry-run]"
+
+
+def test_engines_benchmark_quick_run_prints_both_engines_and_equal_scores(tmp_path):
+    """``bench_engines.py --quick --model tiny``: both engines (the Ray one on a local loopback Ray) in child
+    processes, their wall times, images/s, peak memory, Ray's start-up apart, and the same scores."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_engines.py"), "--quick", "--model", "tiny",
+                           "--image-size", "64", "--unique-images", "4"], cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=300)  # a safety bound: under a minute here
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert re.search(r"^\d+ images, 64 px JPEGs \(4 distinct\), tiny ", out, re.M), out
+    assert re.search(r"^default engine .* wall +[0-9.]+ s \(model load [0-9.]+ s \+ scoring [0-9.]+ s\) +[0-9.]+ "
+                     r"images/s +peak RSS [0-9.]+ GiB", out, re.M), out
+    assert re.search(r"^ray engine .* wall +[0-9.]+ s \(start-up [0-9.]+ s \+ describe [0-9.]+ s \+ scoring [0-9.]+ "
+                     r"s\) +[0-9.]+ images/s +peak RSS [0-9.]+ GiB", out, re.M), out
+    diff = re.search(r"^ratio ray / default wall time: [0-9.]+x .* max \|score difference\| (\S+)$", out, re.M)
+    assert diff and float(diff.group(1)) < 1e-5, out  # same model, same images: the engines agree (float32)
