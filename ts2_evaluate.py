@@ -1,4 +1,5 @@
-"""The ``ts2`` console script's entry: make sure ``import scorers`` finds this package, then run ``scorers.cli``.
+"""The ``ts2`` and ``ts2-evaluate`` console scripts' entry (one entry, two names: the upstream T2IScoreScore package
+also installs a ``ts2``): make sure ``import scorers`` finds this package, then run ``scorers.cli``.
 
 The distribution is ``ts2-evaluate``; its import name is ``scorers``. A local file ``scorers.py`` (or a folder
 ``scorers`` without this package's modules) earlier on ``sys.path`` would shadow it and fail later with an obscure
@@ -29,11 +30,20 @@ def check_scorers() -> None:
                               f"(import name `scorers`); rename it")
 
 
+COMMANDS = ("ts2", "ts2-evaluate")
+
+
+def command_name() -> str:
+    """The name this entry was started under (``ts2-evaluate`` or ``ts2``; ``ts2`` for ``python -m`` and the like)."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return name if name in COMMANDS else "ts2"
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         check_scorers()
     except ShadowedPackage as err:
-        print(f"ts2: error: {err}", file=sys.stderr)
+        print(f"{command_name()}: error: {err}", file=sys.stderr)
         return 2
     try:
         from scorers.cli import main as cli_main  # Ctrl+C later is scorers.cli.main's: one line, exit status 130

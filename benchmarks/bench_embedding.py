@@ -14,6 +14,14 @@ the model's device: nvJPEG on CUDA).
     python benchmarks/bench_embedding.py --device cuda --precision bf16 --images 4096 --batch-size 256 \\
         --unique-images 512 --num-workers 14 --baseline-images 256          # GPU
     python benchmarks/bench_embedding.py --configs float,uint8,device     # paths side by side
+    python benchmarks/bench_embedding.py --peer torchmetrics --images 256 --per-prompt 16   # against torchmetrics
+
+``--peer torchmetrics`` also times torchmetrics' ``CLIPScore`` in the same process on the same weights and JPEGs:
+the model is then a transformers CLIP (``--model ViT-B-32`` builds openai/clip-vit-base-patch32's shapes from a config,
+random weights; any transformers CLIP folder works), the peer decodes each batch with PIL on the main thread (its
+``update`` takes decoded images) and encodes every prompt of every batch, as its API does; ours is the batched runner
+(decode in DataLoader workers, each distinct prompt encoded once). ``--per-prompt 1`` gives every image its own prompt
+(no reuse); TS2 has ~17 images per prompt. Scores are compared per batch (the peer keeps a sum per ``update``).
 """
 from __future__ import annotations
 
@@ -85,7 +93,8 @@ def sync(device: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="ViT-B-32", help="open_clip architecture, or a transformers checkpoint")
+    parser.add_argument("--model", default="ViT-B-32",
+                        help="open_clip architecture, a transformers checkpoint, or 'tiny' (the tests' tiny CLIP)")
     parser.add_argument("--pretrained", default=None, help="open_clip tag (default: random weights)")
     parser.add_argument("--images", type=int, default=64)
     parser.add_argument("--baseline-images", type=int, default=None, help="images timed in the loop (default all)")
@@ -103,6 +112,8 @@ def main() -> None:
     parser.add_argument("--configs", default=None,
                         help="comma list of runner paths to time: float, uint8, draft, device (default: uint8, or "
                              "draft with --jpeg-draft); each is compared with the first")
+    parser.add_argument("--peer", choices=["torchmetrics"], default=None,
+                        help="also time torchmetrics' CLIPScore on the same weights and JPEGs (transformers CLIP)")
     args = parser.parse_args()
     configs = (args.configs or ("draft" if args.jpeg_draft else "uint8")).split(",")
     for config in configs:
@@ -110,6 +121,22 @@ def main() -> None:
             parser.error(f"--configs: {config!r} is not one of {CONFIGS}")
 
     torch.manual_seed(0)
+    label = args.model
+    if args.model == "tiny":
+        from tests.helpers.tiny_embed_models import tiny_models
+
+        args.model = tiny_models()["clip"]
+    elif args.peer:
+        from tests.helpers.tiny_embed_models import CLIP_SHAPES, build_hf_clip
+
+        if args.model in CLIP_SHAPES:  # the architecture as a transformers CLIP, random weights from its config
+            import atexit
+            import shutil
+
+            folder = tempfile.mkdtemp(prefix="bench-embedding-")
+            atexit.register(shutil.rmtree, folder, True)
+            args.model = build_hf_clip(folder, shapes=args.model, name="hf-clip")
+            label += " (transformers CLIP from its config)"
     backend = "open_clip" if args.pretrained or "/" not in args.model else "auto"
     scorer = CLIPScore(args.model, args.pretrained, backend=backend, form="cosine", device=args.device,
                        precision=args.precision, allow_random_weights=not args.pretrained)  # timing: random on purpose
@@ -152,6 +179,8 @@ def main() -> None:
                 rates[config], scores[config] = best, result.scores
         configs = [c for c in configs if c in rates]
 
+        peer = torchmetrics_rate(args, paths, prompts, scores[configs[0]]) if args.peer and configs else None
+
         # the model alone on one preprocessed batch: the ceiling the input pipeline is measured against
         pixels = torch.stack([embedder.image_transform(Image.open(p).convert("RGB"))
                               for p in paths[:args.batch_size]])
@@ -165,7 +194,7 @@ def main() -> None:
         model_rate = n_model / (time.perf_counter() - start)
 
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"
-    print(f"model {args.model} ({'random weights' if not args.pretrained else args.pretrained}), {device}, "
+    print(f"model {label} ({'random weights' if not args.pretrained else args.pretrained}), {device}, "
           f"{args.precision}, torch threads {torch.get_num_threads()}")
     print(f"images {args.images} ({len(set(paths))} distinct {args.image_size} px JPEGs, {len(set(prompts))} prompts), "
           f"batch {args.batch_size}, workers {args.num_workers}, jpeg draft {args.jpeg_draft or 224} (config draft)")
@@ -180,6 +209,38 @@ def main() -> None:
         print(f"batched runner, {config:6s}                : {rates[config]:9.1f} img/s  ({args.images} images)  "
               f"speed-up {rates[config] / base_rate:6.2f}x, {rates[config] / rates[first]:5.2f}x vs {first}   "
               f"max |score diff| vs one-per-forward {vs_base:.2e}, vs {first} {vs_first:.2e}")
+    if peer is not None:
+        rate, diff = peer
+        print(f"torchmetrics CLIPScore (PIL decode on the main thread, update per batch): {rate:9.1f} img/s  "
+              f"({args.images} images)   ours ({first}) / torchmetrics {rates[first] / rate:5.2f}x   max |mean cosine "
+              f"diff| per batch {diff:.2e}")
+
+
+def torchmetrics_rate(args, paths, prompts, ours: np.ndarray) -> tuple[float, float]:
+    """Images/s of torchmetrics' CLIPScore over ``paths`` in batches of ``--batch-size`` (decoding included), and the
+    largest difference between its mean cosine per batch and ours."""
+    from tests.helpers.tiny_embed_models import torchmetrics_clip_score
+
+    peer = torchmetrics_clip_score(args.model)
+    if args.device != "cpu":
+        peer = peer.to(args.device)
+
+    def decoded(batch):
+        return [torch.from_numpy(np.array(Image.open(p).convert("RGB"))).permute(2, 0, 1) for p in batch]
+
+    peer.update(decoded(paths[:2]), prompts[:2])  # warm-up
+    sums = []
+    sync(args.device)
+    start = time.perf_counter()
+    for i in range(0, len(paths), args.batch_size):
+        peer.reset()
+        peer.update(decoded(paths[i:i + args.batch_size]), prompts[i:i + args.batch_size])
+        sums.append(float(peer.score) / 100.0)  # the sum of 100 * cos over the batch, before the clamp
+    sync(args.device)
+    rate = len(paths) / (time.perf_counter() - start)
+    means = [ours[i:i + args.batch_size].mean() for i in range(0, len(paths), args.batch_size)]
+    counts = [len(paths[i:i + args.batch_size]) for i in range(0, len(paths), args.batch_size)]
+    return rate, float(max(abs(s / c - m) for s, c, m in zip(sums, counts, means)))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,15 @@ of ``--batch-size`` (each distinct prompt encoded once) and once one (image, pro
 again each time (the official packages' ``score(prompt, image)`` style); it prints both rates, the ratio, and the
 largest score difference between the two paths.
 
+``--size real`` builds the reward models at their real sizes from their configs instead, with seeded random weights
+(no download; the compute is the real models'): PickScore's CLIP ViT-H/14 (transformers), HPSv2's open_clip ViT-H-14,
+ImageReward's BLIP ViT-L/16 + BERT-base; ``--size mini`` runs the same builders at test sizes (what
+``benchmarks/gpu.sh --dry-run`` uses). ``--device cuda --precision bf16 --batched-only`` gives the GPU figure
+(pairs/s in batches):
+
+    python benchmarks/bench_rewards.py --only speed --size real --device cuda --precision bf16 --batched-only \
+        --images 512 --batch-size 64 --scorers pickscore,hpsv2,imagereward
+
 FLOPs (``torch.utils.flop_counter.FlopCounterMode``; 2 per multiply-add; matmuls, convolutions and attention) per
 (image, prompt) pair with the prompt at the TS2 mean length padded as each official pipeline pads it, for: CLIP
 ViT-B/16 (``openai/clip-vit-base-patch16``, to set beside the TS2 paper's Table 2 column), PickScore's CLIP-H/14,
@@ -58,26 +67,94 @@ def batched(scorer, pictures, prompts, batch_size):
                            for i in range(0, len(pictures), batch_size)])
 
 
+def build_pickscore(root: Path, size: str) -> dict:
+    """PickScore's CLIP ViT-H/14 (``real``) or the tiny test CLIP (``mini``) from a transformers config, saved with a
+    CLIP processor (the real CLIP BPE, bundled with open_clip)."""
+    from tests.helpers.tiny_embed_models import build_hf_clip
+
+    return {"model": build_hf_clip(root, shapes="ViT-H-14" if size == "real" else "tiny", name=f"pickscore-{size}")}
+
+
+def build_hpsv2(root: Path, size: str) -> dict:
+    """HPSv2's open_clip ViT-H-14 (``real``) or the tests' tiny open_clip ViT (``mini``) with seeded random weights."""
+    import open_clip
+
+    if size == "mini":
+        from tests.helpers.tiny_embed_models import build_open_clip
+
+        return {"model": build_open_clip(root / "hpsv2-mini")}
+    torch.manual_seed(0)
+    weights = root / "hpsv2-ViT-H-14-random.pt"
+    torch.save(open_clip.create_model("ViT-H-14").state_dict(), weights)
+    return {"model": "ViT-H-14", "pretrained": str(weights)}
+
+
+def build_imagereward(root: Path, size: str) -> dict:
+    """ImageReward (BLIP ViT-L/16 at 224 px + BERT-base with cross-attention: ``official_configs()``) or a small one
+    with the same layout (``mini``), seeded random weights, in the folder format its scorer loads."""
+    from scorers.models.imagereward import ImageRewardModel, official_configs, save_pretrained
+    from tests.helpers.tiny_reward_models import blip_tokenizer
+
+    tokenizer = blip_tokenizer()
+    med = {"vocab_size": len(tokenizer)}
+    if size == "mini":
+        med.update(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                   max_position_embeddings=40)
+    vision, text = official_configs(med, vit="large")
+    if size == "mini":
+        vision.update(hidden_size=32, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2, image_size=32,
+                      patch_size=8)
+        text["encoder_hidden_size"] = 32
+    torch.manual_seed(0)
+    return {"model": str(save_pretrained(ImageRewardModel(vision, text).eval(), tokenizer, root / f"ir-{size}"))}
+
+
+BUILDERS = {"pickscore": build_pickscore, "hpsv2": build_hpsv2, "imagereward": build_imagereward}
+
+
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
 def speed(args) -> None:
     from scorers.scoring.registry import build_scorer
     from tests.helpers.tiny_reward_models import tiny_reward_models
 
     torch.set_num_threads(args.threads)
-    root = tempfile.mkdtemp(prefix="bench-rewards-")
-    models = tiny_reward_models(root, hpsv3="hpsv3" in args.scorers)
+    root = Path(tempfile.mkdtemp(prefix="bench-rewards-"))
+    names = args.scorers.split(",")
+    if args.size == "tiny":
+        models = {name: {"model": path} for name, path in tiny_reward_models(root, hpsv3="hpsv3" in names).items()}
+    else:
+        unknown = sorted(set(names) - set(BUILDERS))
+        if unknown:
+            raise SystemExit(f"bench_rewards: --size {args.size} builds {', '.join(BUILDERS)}, not {', '.join(unknown)}")
+        models = {name: BUILDERS[name](root, args.size) for name in names}
     pictures = images(args.images)
     prompts = [PROMPTS[i % len(PROMPTS)] for i in range(args.images)]
     print(f"speed: {args.images} images (64x48), {len(PROMPTS)} prompts, batch {args.batch_size}, "
-          f"{args.threads} thread(s), tiny random-weight models")
-    for name in args.scorers.split(","):
-        scorer = build_scorer(name, model=models[name], device="cpu")
-        one_per_call(scorer, pictures[:2], prompts[:2])  # warm-up
+          f"{args.threads} thread(s), {args.size} random-weight models, {args.device}, {args.precision or 'fp32'}")
+    for name in names:
+        spec = dict(models[name])
+        scorer = build_scorer(name, model=spec.pop("model"), device=args.device, precision=args.precision, **spec)
+        batched(scorer, pictures[:args.batch_size], prompts[:args.batch_size], args.batch_size)  # warm-up
+        if args.batched_only:
+            getattr(scorer, "_text_cache", {}).clear()
+            sync(args.device)
+            start = time.perf_counter()
+            batched(scorer, pictures, prompts, args.batch_size)
+            sync(args.device)
+            print(f"  {name:12s} batched {args.images / (time.perf_counter() - start):8.1f} pairs/s")
+            continue
         start = time.perf_counter()
         single = one_per_call(scorer, pictures, prompts)
+        sync(args.device)
         t_single = time.perf_counter() - start
         getattr(scorer, "_text_cache", {}).clear()
         start = time.perf_counter()
         many = batched(scorer, pictures, prompts, args.batch_size)
+        sync(args.device)
         t_batched = time.perf_counter() - start
         print(f"  {name:12s} one per call {args.images / t_single:8.1f} img/s   batched {args.images / t_batched:8.1f} "
               f"img/s   speed-up {t_single / t_batched:4.1f}x   max |diff| {np.max(np.abs(single - many)):.1e}")
@@ -253,6 +330,11 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--scorers", default="pickscore,hpsv2,imagereward,hpsv3")
+    parser.add_argument("--size", choices=["tiny", "mini", "real"], default="tiny",
+                        help="speed: the tests' tiny models, or the config builders at test (mini) or real size")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default=None)
+    parser.add_argument("--batched-only", action="store_true", help="speed: time the batched path only (pairs/s)")
     args = parser.parse_args(argv)
     if args.only != "flops":
         speed(args)

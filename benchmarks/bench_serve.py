@@ -56,6 +56,7 @@ def main() -> None:
     parser.add_argument("--header-timeout-s", type=float, default=2.0, help="as ts2 serve --header-timeout-s")
     parser.add_argument("--max-decoded-mp", type=float, default=None,
                         help="as ts2 serve --max-decoded-mp (default 64, and 4 with --adversaries)")
+    parser.add_argument("--num-gpus", type=float, default=0, help="GPUs the replica reserves (as ts2 serve --num-gpus)")
     args = parser.parse_args()
 
     import ray
@@ -78,7 +79,8 @@ def main() -> None:
     budget = args.max_decoded_mp or (4.0 if args.adversaries else 64.0)
     args.max_decoded_mp = budget
     serve.run(build_app("clip_score", model=model, max_batch_size=16, batch_wait_ms=args.batch_wait_ms,
-                        service=ServiceOptions(body_timeout_s=args.body_timeout_s, max_decoded_mp=budget)),
+                        service=ServiceOptions(body_timeout_s=args.body_timeout_s, max_decoded_mp=budget),
+                        num_gpus=args.num_gpus),
               name="bench", route_prefix="/", blocking=False)
     url = f"http://127.0.0.1:{port}"
     rng = np.random.default_rng(0)
@@ -119,7 +121,7 @@ def main() -> None:
     serve.shutdown()
     ray.shutdown()
     print(f"tiny CLIP ({args.layers} layers per tower), 1 image per request, max batch 16, batch wait "
-          f"{args.batch_wait_ms} ms, {args.requests} requests, {os.cpu_count()} CPUs")
+          f"{args.batch_wait_ms} ms, {args.requests} requests, {os.cpu_count()} CPUs, {args.num_gpus:g} GPU(s)")
     print(f"concurrency  1: {one:7.1f} requests/s  (mean {b1:.1f} requests per forward)")
     print(f"concurrency 16: {sixteen:7.1f} requests/s  (mean {b16:.1f} requests per forward)")
     print(f"ratio 16 / 1:   {sixteen / one:7.2f}x")

@@ -78,7 +78,8 @@ class ImageRewardModel(nn.Module):
         image_mask = torch.ones(image_embeds.shape[:-1], dtype=torch.long, device=image_embeds.device)
         text = self.text_encoder(input_ids=input_ids, attention_mask=attention_mask, encoder_hidden_states=image_embeds,
                                  encoder_attention_mask=image_mask, is_decoder=False)
-        return self.mlp(text.last_hidden_state[:, 0, :].float()).squeeze(-1)
+        features = text.last_hidden_state[:, 0, :]  # the head runs in its own dtype (the model's: bf16 too)
+        return self.mlp(features.to(self.mlp.layers[0].weight.dtype)).squeeze(-1)
 
 
 def vision_config_from_state_dict(state_dict: dict, heads: int | None = None) -> dict:

@@ -30,6 +30,8 @@ RULES: list[tuple[str, str, str]] = [
      "loopback stand-in of the Hub and GitHub (the real ones are downloads)"),
     (r"benchmarks/bench_vqa\.py --compare prefix-cache", "skip", "minutes of CPU; tests/models/test_prefix_cache.py runs "
      "this command with 1 image and 1 repeat"),
+    (r"benchmarks/gpu\.sh|benchmarks/bench_engines\.py", "skip", "minutes of CPU (or a GPU); "
+     "tests/project/test_benchmark_scripts.py runs gpu.sh --dry-run and bench_engines.py --quick"),
     (r"^vllm serve|^export OPENAI_BASE_URL", "skip", "starts / points at a GPU model server (vLLM)"),
     (r"^ts2 score .*--engine ray --ray-address 127\.0\.0\.1:PORT$", "skip", "joins a two-node Ray cluster on loopback, "
      "and the default CLIP " + HUB + "; tests/scoring/test_ray_cluster.py runs this very command (PORT and a tiny "

@@ -43,27 +43,57 @@ def _seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def build_hf_clip(root: str | Path, *, seed: int = 0) -> str:
-    """Tiny ``CLIPModel`` + ``CLIPProcessor`` saved under ``root/clip``; returns the folder."""
+#: (vision width, layers, heads, patch, image px), (text width, layers, heads), projection: the tiny test CLIP and
+#: real architectures built from their configs (random weights) by the benchmarks
+CLIP_SHAPES = {
+    "tiny": ((32, 2, 2, 8, IMAGE_SIZE), (32, 2, 2), 16),
+    "ViT-B-32": ((768, 12, 12, 32, 224), (512, 12, 8), 512),  # openai/clip-vit-base-patch32
+    "ViT-H-14": ((1280, 32, 16, 14, 224), (1024, 24, 16), 1024),  # PickScore's CLIP
+}
+
+
+def build_hf_clip(root: str | Path, *, seed: int = 0, shapes: str = "tiny", name: str = "clip") -> str:
+    """A ``CLIPModel`` + ``CLIPProcessor`` (the real CLIP BPE) of ``CLIP_SHAPES[shapes]`` saved under
+    ``root/name``; returns the folder. The tiny one (default) has 2 layers of width 32 (its MLPs 2x, the others 4x)."""
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
+    (width, layers, heads, patch, px), (t_width, t_layers, t_heads), projection = CLIP_SHAPES[shapes]
+    mlp = 2 if shapes == "tiny" else 4
     _seed(seed)
     config = CLIPConfig(
-        text_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                         max_position_embeddings=77, vocab_size=49408, bos_token_id=49406, eos_token_id=49407,
-                         pad_token_id=49407),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=IMAGE_SIZE, patch_size=8),
-        projection_dim=16,
+        text_config=dict(hidden_size=t_width, intermediate_size=mlp * t_width, num_hidden_layers=t_layers,
+                         num_attention_heads=t_heads, max_position_embeddings=77, vocab_size=49408,
+                         bos_token_id=49406, eos_token_id=49407, pad_token_id=49407),
+        vision_config=dict(hidden_size=width, intermediate_size=mlp * width, num_hidden_layers=layers,
+                           num_attention_heads=heads, image_size=px, patch_size=patch),
+        projection_dim=projection,
     )
     model = CLIPModel(config).eval()
-    image_processor = CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE},
-                                         crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    image_processor = CLIPImageProcessor(size={"shortest_edge": px}, crop_size={"height": px, "width": px})
     processor = CLIPProcessor(image_processor=image_processor, tokenizer=clip_tokenizer())
-    out = Path(root) / "clip"
+    out = Path(root) / name
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return str(out)
+
+
+def torchmetrics_clip_score(path: str):
+    """torchmetrics' ``CLIPScore`` on the transformers CLIP folder ``path`` (a local path is refused unless given as a
+    callable; transformers 5 returns output objects where torchmetrics expects the embedding tensors)."""
+    import torch
+    from torchmetrics.multimodal.clip_score import CLIPScore
+    from transformers import CLIPModel, CLIPProcessor
+
+    class PooledCLIP(CLIPModel):
+        def get_image_features(self, *args, **kwargs):
+            out = super().get_image_features(*args, **kwargs)
+            return out if isinstance(out, torch.Tensor) else out.pooler_output
+
+        def get_text_features(self, *args, **kwargs):
+            out = super().get_text_features(*args, **kwargs)
+            return out if isinstance(out, torch.Tensor) else out.pooler_output
+
+    return CLIPScore(model_name_or_path=lambda: (PooledCLIP.from_pretrained(path), CLIPProcessor.from_pretrained(path)))
 
 
 def _sentencepiece_model(path: Path) -> Path:

@@ -10,7 +10,7 @@ from PIL import Image
 
 from scorers.metrics.embedding import (ALIGNScore, CLIPScore, SigLIPScore, apply_form, paired_cosine,
                                sigmoid_probability)
-from tests.helpers.tiny_embed_models import tiny_models
+from tests.helpers.tiny_embed_models import tiny_models, torchmetrics_clip_score
 from tests.helpers.ts2_fixture_data import make_data_dir
 
 TOL = 1e-5  # float32 towers: batched vs single and ours vs the library's forward agree to ~1e-6
@@ -188,23 +188,9 @@ def test_bf16_close_to_fp32(models, data):
 @pytest.mark.filterwarnings("ignore:`max_length` is ignored")  # torchmetrics' own processor call
 def test_parity_with_torchmetrics_clipscore(models, data):
     import torch
-    from torchmetrics.multimodal.clip_score import CLIPScore as TMCLIPScore
-    from transformers import CLIPModel, CLIPProcessor
-
-    class PooledCLIP(CLIPModel):
-        """transformers 5 returns output objects; torchmetrics expects the embedding tensors."""
-
-        def get_image_features(self, *args, **kwargs):
-            out = super().get_image_features(*args, **kwargs)
-            return out if isinstance(out, torch.Tensor) else out.pooler_output
-
-        def get_text_features(self, *args, **kwargs):
-            out = super().get_text_features(*args, **kwargs)
-            return out if isinstance(out, torch.Tensor) else out.pooler_output
 
     path = models["clip"]
-    peer = TMCLIPScore(
-        model_name_or_path=lambda: (PooledCLIP.from_pretrained(path), CLIPProcessor.from_pretrained(path)))
+    peer = torchmetrics_clip_score(path)
     paths, prompts = data
     ours = CLIPScore(path, form="cosine")
     raw, clamped = [], []

@@ -165,6 +165,28 @@ def test_evaluate_load_of_a_copied_module_from_the_wheel(wheel_venv, tmp_path):
     assert Path(scorers_file).is_relative_to(wheel_venv.parents[1])
 
 
+@pytest.mark.parametrize("command", ["ts2", "ts2-evaluate"])
+def test_both_command_names_are_installed_and_name_the_package(wheel_venv, tmp_path, command):
+    """The upstream T2IScoreScore package also installs a ``ts2``: the wheel installs the same entry as
+    ``ts2-evaluate`` too, and ``--version`` says which package answers."""
+    script = wheel_venv.parent / command
+    assert script.is_file(), sorted(p.name for p in wheel_venv.parent.iterdir())
+    done = _run(wheel_venv, [str(script), "--version"], tmp_path, _clean_env())
+    assert done.stdout.strip() == f"ts2-evaluate {__version__}"
+
+
+@pytest.mark.parametrize("command", ["ts2", "ts2-evaluate"])
+def test_both_command_names_check_that_scorers_is_this_package(wheel_venv, tmp_path, command):
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "scorers.py").write_text("x = 1  # someone's own module, named like the package\n")
+    done = subprocess.run([str(wheel_venv.parent / command), "--version"], cwd=tmp_path,
+                          env={**_clean_env(), "PYTHONPATH": str(stray)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"{command}: error: a file scorers.py in {stray} shadows the ts2-evaluate package "
+                                   "(import name `scorers`); rename it")
+
+
 def test_demo_help_from_the_wheel(wheel_venv, tmp_path):
     done = _run(wheel_venv, [str(wheel_venv.parent / "ts2"), "demo", "--help"], tmp_path, _clean_env())
     assert "usage: ts2 demo" in done.stdout
