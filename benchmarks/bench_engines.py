@@ -11,7 +11,7 @@ does; ``--unique-images`` distinct files, copied to every name). No cache: each 
 Each engine runs in a fresh child process (same imports, clean memory); this process samples the child's whole
 process tree (DataLoader workers; Ray's GCS, raylet and actors) every 0.2 s and reports the peak of its summed PSS
 (each shared page counted once, split between its processes) as the peak RSS. Ray's start-up (``ray.init`` of a local
-loopback Ray, then one worker building the scorer to describe it) is timed apart from its scoring, which includes
+loopback Ray, then the driver building the scorer to describe it) is timed apart from its scoring, which includes
 starting the actor pool and loading the model once per actor.
 
     python benchmarks/bench_engines.py                 # 2,840 images of 512 px, ViT-B-32 (minutes on 2 cores)
@@ -98,7 +98,7 @@ def child(args) -> None:
         start = time.perf_counter()
         scorer = RayScorer({"name": "clip_score", "model": spec["model"], "options": spec["options"]},
                            workers=args.workers)
-        times["load_s"] = time.perf_counter() - start  # one worker builds the scorer to describe it
+        times["load_s"] = time.perf_counter() - start  # the driver builds the scorer to describe it (local Ray)
         start = time.perf_counter()
         frame, _ = score_table(scorer, metadata, args.data, engine=run_ray, batch_size=args.batch_size,
                                progress=False)

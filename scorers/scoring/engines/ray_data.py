@@ -1,11 +1,12 @@
 """The Ray Data engine: ``ts2 score SCORER --engine ray``.
 
-rows (key, image reference, prompt) -> decode in CPU tasks (``map_batches`` with plain tasks: the scorer's
-``image_transform`` / ``image_loader``, the same picklable callables the accelerate runner's DataLoader workers run,
-fetched once from a worker that built the scorer) -> ``map_batches`` on actors (one scorer per actor, built through
-:func:`scorers.scoring.registry.build_scorer`; they only run the model) -> the driver collects the batches as they finish.
-Decoded items travel between the stages as numpy arrays (tensors keep their dtype; PIL images go as ``H x W x 3``
-uint8 and are rebuilt on the actor), so the actors see exactly what the default engine's workers produce.
+rows (key, image reference, prompt) -> decode (the scorer's ``image_transform`` / ``image_loader``, the same picklable
+callables the accelerate runner's DataLoader workers run, fetched from whoever described the scorer: the driver with
+a local Ray on CPUs, else a worker that built it) -> ``map_batches`` on actors (one scorer per actor, built through
+:func:`scorers.scoring.registry.build_scorer`) -> the driver collects the batches as they finish. CPU actors decode
+their own batches before the forward; GPU actors get them decoded by CPU tasks (``map_batches`` with plain tasks),
+as numpy arrays (tensors keep their dtype; PIL images go as ``H x W x 3`` uint8 and are rebuilt on the actor). Either
+way the actors see exactly what the default engine's workers produce.
 
 Resume is the accelerate engine's: the driver locks the same :class:`scorers.scoring.cache.ScoreCache`, skips the keys already
 finished (same fingerprint = the scorer's ``config``, same inputs, unchanged items) and appends every batch to the
@@ -157,18 +158,21 @@ class _Decoder:
 
 class _ScoreActor:
     """One per Ray actor: builds the scorer once, then scores batches the decode stage made (``item``, ``kind``,
-    ``error``): the model's forward only."""
+    ``error``): the model's forward only. With ``decoder`` (CPU actors) it decodes its own batches of raw rows first."""
 
-    def __init__(self, spec: dict, num_gpus: float = 0):
+    def __init__(self, spec: dict, num_gpus: float = 0, decoder: "_Decoder | None" = None):
         import torch
 
         torch.set_num_threads(1)  # one CPU per actor (num_cpus=1): no oversubscription
         self.scorer = _build(spec, num_gpus)
+        self.decoder = decoder
 
     def __call__(self, batch: dict) -> dict:
         import torch
         from PIL import Image
 
+        if self.decoder is not None:
+            batch = self.decoder(batch)
         keys = [str(k) for k in batch["key"]]
         prompts, errors = [str(p) for p in batch["prompt"]], [str(e) for e in batch["error"]]
         ok = [i for i, e in enumerate(errors) if not e]
@@ -199,10 +203,21 @@ class RayScorer:
         if workers is not None and workers < 1:
             raise ParameterError("{workers} must be >= 1, got {value}", value=workers)
         self.spec, self.num_gpus = dict(spec), float(num_gpus_per_worker)
-        ray = ensure_ray(address)
+        if address is None and not os.environ.get("RAY_ADDRESS") and not self.num_gpus:
+            # a local Ray on CPUs: the driver is on the one machine, so it describes the scorer itself while Ray
+            # starts, rather than after it in a Ray worker (a worker's start and its imports of torch and the model's
+            # library come on top of the build: measured 11 s against 5.6 s in process, benchmarks/bench_engines.py)
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(1, thread_name_prefix="ts2-describe") as pool:
+                described = pool.submit(_describe, self.spec, 0.0)
+                ray = ensure_ray(address)
+                facts = described.result()
+        else:  # a cluster (or GPUs): a worker where the scorer will run describes it
+            ray = ensure_ray(address)
+            describe = ray.remote(num_cpus=1, num_gpus=self.num_gpus)(_describe)
+            facts = ray.get(describe.remote(self.spec, self.num_gpus))
         self.workers = workers or self._default_workers(ray)
-        describe = ray.remote(num_cpus=1, num_gpus=self.num_gpus)(_describe)
-        facts = ray.get(describe.remote(self.spec, self.num_gpus))
         self.name, self.config = facts["name"], facts["config"]
         self.higher_is_better, self.has_loader = facts["higher_is_better"], facts["has_loader"]
         self.decoder = facts["decoder"]
@@ -307,14 +322,14 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
              "prompt": prompts[i]} for i in pending]
     dataset = ray.data.from_items(rows, override_num_blocks=max(1, -(-len(rows) // batch_size)))
     actors = min(scorer.workers, -(-len(rows) // batch_size))
-    # CPU tasks decode. With GPU actors they get a CPU each (a GPU node has CPUs to spare); CPU actors take one CPU
-    # each and the decode tasks share those CPUs (num_cpus=0, at most `actors` at a time) so the pipeline cannot wait
-    # for a CPU the actors hold.
-    decoded = dataset.map_batches(
-        scorer.decoder.with_draft(jpeg_draft), batch_size=batch_size, batch_format="numpy",
-        num_cpus=1 if scorer.num_gpus else 0,
-        **({} if scorer.num_gpus else {"compute": ray.data.TaskPoolStrategy(size=actors)}),
-    )
+    # Where images are decoded. GPU actors: in CPU tasks of their own (a CPU each: a GPU node has CPUs to spare), so
+    # the GPU never waits for a decode. CPU actors: each actor decodes its own batch before its forward (a CPU is
+    # busy either way): no second stage, and no decoded pixels through the object store. Measured with
+    # benchmarks/bench_engines.py (ViT-B-32, 496 images of 512 px, 2 CPUs): scoring 48.3 s with decode tasks
+    # sharing the actors' CPUs, 32.4 s decoding in the actors.
+    decoder = scorer.decoder.with_draft(jpeg_draft)
+    decoded = (dataset.map_batches(decoder, batch_size=batch_size, batch_format="numpy", num_cpus=1)
+               if scorer.num_gpus else dataset)
     # max_restarts=0: an actor that dies fails the run (as a crashed process does with the default engine; a rerun
     # resumes from the cache) instead of being rebuilt from constructor arguments Ray keeps in its object store,
     # which Ray warns about at error level on every run. The pool starts with all its actors and may shrink to 1: Ray
@@ -325,7 +340,8 @@ def _score_pending(scorer, images, prompts, keys, pending, stamps, writer, *, ba
             _ScoreActor, batch_size=batch_size, batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors, initial_size=actors),
             num_cpus=1, num_gpus=scorer.num_gpus or None, max_restarts=0,
-            fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus},
+            fn_constructor_kwargs={"spec": scorer.spec, "num_gpus": scorer.num_gpus,
+                                   "decoder": None if scorer.num_gpus else decoder},
         )
     new: list[dict] = []
     bar = tqdm(total=len(rows), unit="img", desc=f"{scorer.name} (ray)", disable=not progress)
