@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
-
-from scorers.models.imagereward import ImageRewardBackend
-from tests.helpers.tiny_reward_models import build_imagereward
 
 
 def test_bf16_backend_scores_and_stays_near_fp32(tmp_path):
     """The whole model, head included, is cast to bf16: the MLP head gets features of its own dtype (not float32)."""
+    import torch  # here, not at collection (tests/project/test_quick_tier.py)
+
+    from scorers.models.imagereward import ImageRewardBackend
+    from tests.helpers.tiny_reward_models import build_imagereward
+
     folder = build_imagereward(tmp_path)
     torch.manual_seed(0)
     pixels = torch.randn(3, 3, 32, 32)
