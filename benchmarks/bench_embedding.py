@@ -26,6 +26,7 @@ random weights; any transformers CLIP folder works), the peer decodes each batch
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,8 +35,11 @@ import numpy as np
 import torch
 from PIL import Image
 
-from scorers.metrics.embedding import CLIPScore, EmbeddingScorer
-from scorers.scoring.runner import run
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.helpers builds the models from their configs (--model tiny, --peer)
+
+from scorers.metrics.embedding import CLIPScore, EmbeddingScorer  # noqa: E402
+from scorers.scoring.runner import run  # noqa: E402
 
 PROMPTS = [
     "A Christmas tree with lights and teddy bear",
