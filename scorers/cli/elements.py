@@ -25,8 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"the release's per-question answers (default: all six: {', '.join(VARIANTS)})")
     parser.add_argument("--metadata", type=input_file, metavar="METADATA_CSV",
                         help="a built metadata.csv (ts2 seg build): each image's error set is the truth")
-    parser.add_argument("--questions", type=input_file, metavar="QUESTIONS_CSV",
-                        help="the question table with its element column (ts2 seg plan writes it)")
+    parser.add_argument("--questions", type=input_file, metavar="QUESTIONS_CSV", action="append",
+                        help="the question table with its element column (ts2 seg plan writes it); with --released, "
+                             "tables of the release's questions with an element_type column (one per family, "
+                             "repeatable): the rates per type too")
     parser.add_argument("--set", dest="set_name", choices=("evalmuse",),
                         help="evalmuse: EvalMuse-40K's per-element human labels are the truth")
     parser.add_argument("--evalmuse-file", type=input_file, metavar="TRAIN_LIST_JSON",
@@ -52,6 +54,10 @@ def run_elements(args: argparse.Namespace) -> int:
     metric says this element is wrong" per error type; with ``--set evalmuse``, EvalMuse's element accuracy and the
     same figures per element category. Intervals: bootstrap over SEGs (prompts)."""
     kw = dict(n_bootstrap=args.n_bootstrap, confidence=args.confidence, seed=args.seed)
+    questions = args.questions or []
+    if args.released is None and len(questions) > 1:
+        raise ValueError(f"--questions: one table with built SEGs' records, got {len(questions)}")
+    args.questions = questions[0] if args.released is None and questions else args.questions
     sources = [args.released is not None, args.metadata is not None, args.set_name is not None]
     if sum(sources) != 1:
         raise ValueError("choose one truth: --released, --metadata (built SEGs with RECORDS) or --set evalmuse")
@@ -60,7 +66,7 @@ def run_elements(args: argparse.Namespace) -> int:
 
         if args.records:
             raise ValueError(f"--released reads the release's answers; RECORDS ({args.records[0]}) go with --metadata")
-        summary = released_elements(args.released or None, data_dir=args.data_dir, **kw)
+        summary = released_elements(args.released or None, data_dir=args.data_dir, questions=args.questions, **kw)
     elif args.metadata is not None:
         from scorers.ts2.elements import built_elements
 
@@ -83,7 +89,8 @@ def run_elements(args: argparse.Namespace) -> int:
 
         if args.set_name is not None:
             raise ValueError("--compare works with --released or --metadata")
-        summary["paired"] = compare_elements(*args.compare, metadata=args.metadata, questions=args.questions,
+        summary["paired"] = compare_elements(*args.compare, metadata=args.metadata,
+                                             questions=None if args.released is not None else args.questions,
                                              data_dir=args.data_dir, method=args.test, **kw)
     if args.out:
         from scorers.atomic import write_text_atomic
@@ -123,6 +130,15 @@ def format_elements(summary: dict) -> str:
                 entry = entries[c]
                 span = f"[{pct(entry['low'])}, {pct(entry['high'])}]" if entry.get("low") is not None else "-"
                 rows.append([m if k == 0 else "", c, pct(entry.get("wrong_rate")), span, f"{entry.get('n', 0):,}"])
+        lines.append(text_grid(rows))
+    typed = [m for m in metrics if summary[m].get("by_type")]
+    if typed:
+        lines += ["", "wrong-answer rate (%) by question type"]
+        rows = [["metric", "type", "wrong %", "interval", "answers"]]
+        for m in typed:
+            for k, (kind, entry) in enumerate(summary[m]["by_type"].items()):
+                span = f"[{pct(entry['low'])}, {pct(entry['high'])}]" if entry.get("low") is not None else "-"
+                rows.append([m if k == 0 else "", kind, pct(entry.get("wrong_rate")), span, f"{entry.get('n', 0):,}"])
         lines.append(text_grid(rows))
     for m in metrics:
         block = summary[m]

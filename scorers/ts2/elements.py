@@ -110,13 +110,15 @@ def read_released_answers(path: str | Path, seg_ids: np.ndarray) -> tuple[np.nda
     return image, qid, correct.astype(bool)
 
 
-def released_elements(variants: Sequence[str] | None = None, *, data_dir=None, n_bootstrap: int = 1000,
+def released_elements(variants: Sequence[str] | None = None, *, data_dir=None, questions=None, n_bootstrap: int = 1000,
                       confidence: float = 0.95, seed: int = 0) -> dict:
     """The ``--released`` summary: per variant, the wrong-answer rate per node error count (before DSG's parent
     gating) with its count and bootstrap interval over SEGs (:func:`scorers.stats.element_verdicts.wrong_rates`).
 
     ``variants``: some of :data:`RELEASED_VARIANTS` (default: all six). ``data_dir``: a local release copy (default
-    ``$TS2_DATA``, then the cache / download).
+    ``$TS2_DATA``, then the cache / download). ``questions``: question tables of the release's questions that carry an
+    ``element_type`` (one path or several; a table with ``parent_question_id`` is DSG's, else TIFA's; the release's own
+    carry none): each variant of that family also gets ``by_type``, the wrong-answer rate per type.
     """
     from scorers.tables.pandas_tables import read_metadata
     from scorers.tables.release_download import paths
@@ -127,12 +129,44 @@ def released_elements(variants: Sequence[str] | None = None, *, data_dir=None, n
     seg_ids = metadata["seg_id"].to_numpy(dtype=np.int64)
     counts = metadata["error_count"].to_numpy(dtype=np.int64)
     out = summary_header("released", n_bootstrap=n_bootstrap, confidence=confidence)
+    typed = _typed_questions(questions)
+    kw = dict(n_bootstrap=n_bootstrap, confidence=confidence, seed=seed)
     for variant in chosen:
-        image, _, correct = read_released_answers(found[f"per_question/{variant}.csv"], seg_ids)
-        rates = wrong_rates(~correct, counts[image], seg_ids[image], n_bootstrap=n_bootstrap, confidence=confidence,
-                            seed=seed)
-        out[variant] = {"by_error_count": rates.to_dict()}
+        image, qid, correct = read_released_answers(found[f"per_question/{variant}.csv"], seg_ids)
+        out[variant] = {"by_error_count": wrong_rates(~correct, counts[image], seg_ids[image], **kw).to_dict()}
+        table = typed.get(variant.rsplit("_", 1)[1])
+        if table is not None:
+            out[variant]["by_type"] = _rates_by_type(~correct, seg_ids[image], qid, table, **kw)
     return out
+
+
+def _typed_questions(questions) -> dict[str, pd.DataFrame]:
+    """``{"tifa" | "dsg": table}`` of the question tables given (their family read from the header)."""
+    from scorers.tables.pandas_tables import read_csv
+
+    out: dict = {}
+    for path in ([] if questions is None else [questions] if isinstance(questions, (str, Path)) else questions):
+        family = "dsg" if "parent_question_id" in read_csv(path, nrows=0).columns else "tifa"
+        if family in out:
+            raise ValueError(f"{path}: a second {family.upper()} question table; give one per family")
+        table = read_element_questions(path)
+        if not table["element_type"].ne("").any():
+            raise ValueError(f"{path}: no element_type column (or every cell empty): nothing to group the rates by")
+        out[family] = table
+    return out
+
+
+def _rates_by_type(said: np.ndarray, segs: np.ndarray, qid: np.ndarray, table: pd.DataFrame, **kw) -> dict:
+    """The wrong-answer rate per question type: each answer's type looked up by (SEG, question id) in ``table``;
+    answers of untyped questions left out."""
+    import pandas as pd
+
+    keyed = table.drop_duplicates(["seg_id", "question_id"]).set_index(["seg_id", "question_id"])["element_type"]
+    types = keyed.reindex(pd.MultiIndex.from_arrays([segs, qid])).fillna("").to_numpy(dtype=object)
+    _, group_index = np.unique(segs, return_inverse=True)
+    n_groups = int(group_index.max()) + 1 if group_index.size else 0
+    return {t: _rate_entry(group_rate(said[types == t], group_index[types == t], n_groups, **kw))
+            for t in sorted({t for t in types if t})}
 
 
 # --- built SEGs --------------------------------------------------------------------------------------------------

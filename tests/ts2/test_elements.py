@@ -300,3 +300,53 @@ def test_a_dir_built_without_error_types_is_read(tmp_path, types_column):
     assert (overall["tp"], overall["fp"], overall["fn"], overall["tn"]) == (1, 1, 0, 0)
     rows = element_rows(tmp_path / "m.records.jsonl", metadata=tmp_path / "metadata.csv", questions=tmp_path / "q.csv")
     assert rows["element"].tolist() == ["dog", None, "dog", None]  # a question naming no element: None, not NaN
+
+
+@pytest.mark.release_files("per_question/mplug_tifa.csv", "per_question/blip1_dsg.csv", "tifa_questions.csv",
+                           "dsg_questions.csv")
+def test_released_with_typed_question_tables_gives_rates_per_type(shared_ts2, tmp_path, capsys):
+    # the release's question tables carry no type: the test gives each question one (yes/no or multiple choice, and
+    # for DSG whether it has a parent), the way TIFA v1.0's element_type or ts2 seg plan's tables would
+    def typed(name: str, kind) -> tuple:
+        with open(shared_ts2 / name, encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        path = tmp_path / name
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=[*rows[0], "element_type"])
+            writer.writeheader()
+            writer.writerows({**row, "element_type": kind(row)} for row in rows)
+        return path, {(int(r["id"]), int(r["question_id"])): kind(r) for r in rows}
+
+    tifa, tifa_types = typed("tifa_questions.csv", lambda r: "yes/no" if r["choices"] == "yes|no" else "choice")
+    dsg, dsg_types = typed("dsg_questions.csv", lambda r: "root" if r["parent_question_id"] == "-1" else "child")
+    code, out, err = run_cli(capsys, "elements", "--released", "mplug_tifa", "blip1_dsg", "--questions", tifa,
+                             "--questions", dsg, "--json", "--n-bootstrap", "20", "--data-dir", shared_ts2)
+    assert code == 0, err
+    summary = json.loads(out)
+    with open(shared_ts2 / "metadata.csv", encoding="utf-8") as handle:
+        segs = [int(row["id"]) for row in csv.DictReader(handle)]
+    for variant, types in (("mplug_tifa", tifa_types), ("blip1_dsg", dsg_types)):
+        tally: dict[str, list[int]] = {}
+        image = -1
+        with open(shared_ts2 / "per_question" / f"{variant}.csv", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):  # a new image where question_id == 0, in metadata order
+                image += int(row["question_id"]) == 0
+                entry = tally.setdefault(types[(segs[image], int(row["question_id"]))], [0, 0])
+                entry[0] += int(row["correct"]) == 0
+                entry[1] += 1
+        got = summary[variant]["by_type"]
+        assert sorted(got) == sorted(tally)
+        for kind, (wrong, n) in tally.items():
+            assert got[kind]["n"] == n and abs(got[kind]["wrong_rate"] - wrong / n) <= 1e-12
+    code, out, err = run_cli(capsys, "elements", "--released", "mplug_tifa", "--questions", tifa, "--n-bootstrap",
+                             "20", "--data-dir", shared_ts2)
+    assert code == 0 and "wrong-answer rate (%) by question type" in out and "yes/no" in out, err
+
+
+@pytest.mark.release_files("per_question/mplug_tifa.csv")
+def test_a_question_table_without_types_is_one_line_with_released(shared_ts2, tmp_path, capsys):
+    table = tmp_path / "q.csv"
+    table.write_text("id,prompt,question_id,question,choices,answer\n0,p,0,is it?,yes|no,yes\n")
+    code, _, err = run_cli(capsys, "elements", "--released", "mplug_tifa", "--questions", table, "--data-dir",
+                           shared_ts2)
+    assert code == 2 and one_line(err) and "no element_type column" in err, err
