@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "gpu.sh"
 
@@ -50,6 +52,7 @@ def test_an_unknown_option_is_one_usage_line(tmp_path):
     assert done.stderr.strip() == "usage: bash benchmarks/gpu.sh [--dry-run]"
 
 
+@pytest.mark.release_files("metadata.csv")  # the benchmark lays its images out as the release's SEGs
 def test_engines_benchmark_quick_run_prints_both_engines_and_equal_scores(tmp_path):
     """``bench_engines.py --quick --model tiny``: both engines (the Ray one on a local loopback Ray) in child
     processes, their wall times, images/s, peak memory, Ray's start-up apart, and the same scores."""
