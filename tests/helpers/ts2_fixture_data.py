@@ -45,6 +45,25 @@ def make_data_dir(
     return root
 
 
+def synthetic_data_dir(root: str | Path, *, n_segs: int = 3, images_per_seg: int = 15, image_size: int = 16) -> Path:
+    """A data_dir in the release's layout that needs no release file: ``n_segs`` SEGs of ``images_per_seg`` JPEGs
+    (nodes ``0``, ``1a``, ``1b``, ``2``, ``3`` in turn), one prompt each, for tests that only need images to score."""
+    root = Path(root)
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    nodes = ("0", "1a", "1b", "2", "3")
+    rows = []
+    for seg in range(n_segs):
+        for k in range(images_per_seg):
+            node = nodes[k * len(nodes) // images_per_seg]
+            name = f"images/{seg:03d}-{k:02d}.jpg"
+            rows.append({"id": str(seg), "target_prompt": f"a red cube and {seg + 1} blue spheres",
+                         "file_name": name, "image_source": "SD2.1", "rank": node})
+            colour = ((seg * 37 + k * 13) % 256, (int(node[0]) * 60 + ord(node[-1])) % 256, (seg * 11 + k * 29) % 256)
+            Image.new("RGB", (image_size, image_size), colour).save(root / name, quality=90)
+    pd.DataFrame(rows).to_csv(root / "metadata.csv", index=False)
+    return root
+
+
 def copy_release_table(name: str, dest: str | Path) -> Path:
     """Copy one release table into a temp location (for tests that corrupt it)."""
     dest = Path(dest)

@@ -27,13 +27,13 @@ skip_module_without("ray")
 
 from tests.helpers.listeners import beyond_loopback, have_ss, listeners, process_tree  # noqa: E402
 from tests.helpers.ray_cluster import ROOT, LoopbackCluster  # noqa: E402
-from tests.helpers.ts2_fixture_data import make_data_dir  # noqa: E402
+from tests.helpers.ts2_fixture_data import synthetic_data_dir  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (Path("/proc").is_dir() and have_ss()), reason="reads /proc and runs ss (Linux)")
 
 DEAD_S = 120  # Ray's health checks mark a node whose raylet died dead within seconds to a minute
 RUN_S = 240  # one `ts2 score` run, at most (a safety bound, not a speed check: Ray workers import torch)
-N_IMAGES = 45  # SEGs 0, 1, 2
+N_IMAGES = 45  # 3 synthetic SEGs of 15 images (no release file needed)
 BATCH = 5  # 45 = 9 x 5: both engines score the same 9 batches, so the scores are bit-equal
 
 
@@ -117,8 +117,7 @@ def _assert_nothing_left(cluster: LoopbackCluster) -> None:
 
 @pytest.fixture(scope="module")
 def cluster_data(tmp_path_factory) -> Path:
-    return make_data_dir(tmp_path_factory.mktemp("cluster_data"), seg_ids=[0, 1, 2], image_size=16,
-                         with_questions=False)
+    return synthetic_data_dir(tmp_path_factory.mktemp("cluster_data"), n_segs=3, images_per_seg=15)
 
 
 def test_score_on_a_two_node_cluster_equals_the_default_engine_and_uses_both_nodes(cluster_data, clip_path,
@@ -166,7 +165,7 @@ def test_a_killed_worker_node_loses_no_row_and_scores_none_twice(tmp_path):
 
     from tests.helpers.loopback_chat_server import ChatServer, body_hash, chat_reply
 
-    data_dir = make_data_dir(tmp_path / "data", seg_ids=[0, 1, 2], image_size=16, with_questions=False)
+    data_dir = synthetic_data_dir(tmp_path / "data", n_segs=3, images_per_seg=15)
 
     def yes_from_image(body):  # P(yes) scripted from the image bytes: the same request gets the same answer
         url = body["messages"][-1]["content"][0]["image_url"]["url"]
