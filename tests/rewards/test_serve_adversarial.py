@@ -81,14 +81,19 @@ def test_a_breaking_image_in_a_merged_batch_costs_only_its_own_request(port, hps
             barrier.wait()
             return post(url, data)
 
-        with ThreadPoolExecutor(len(bodies)) as pool:
-            replies = list(pool.map(send, bodies))
-        statuses = [status for status, _, _ in replies]
-        assert statuses == [200] * 7 + [422], replies
-        assert "Input and output sizes" in replies[-1][1]["error"]
-        # float32 forwards in other batch shapes differ by ulps on HPSv2's 0..1 scale
-        np.testing.assert_allclose([r["rewards"][0] for _, r, _ in replies[:7]], _expected(hpsv2_path, seeds),
-                                   atol=1e-5, rtol=0)
+        # the eight meet in one 2 s batch window unless the machine stalls a sender past it: a round where the bad
+        # image got a forward of its own proves nothing about merged batches, so it is tried again (at most 3 rounds)
+        for _ in range(3):
+            with ThreadPoolExecutor(len(bodies)) as pool:
+                replies = list(pool.map(send, bodies))
+            statuses = [status for status, _, _ in replies]
+            assert statuses == [200] * 7 + [422], replies
+            assert "Input and output sizes" in replies[-1][1]["error"]
+            # float32 forwards in other batch shapes differ by ulps on HPSv2's 0..1 scale
+            np.testing.assert_allclose([r["rewards"][0] for _, r, _ in replies[:7]], _expected(hpsv2_path, seeds),
+                                       atol=1e-5, rtol=0)
+            if _stats(port, "merged")["split_batches"] >= 1:
+                break
         assert _stats(port, "merged")["split_batches"] >= 1  # at least one merged forward raised and was split
     finally:
         serve.delete("merged")
