@@ -112,6 +112,20 @@ def _cell(entry: dict | None, key: str) -> str:
     return f"{text} (n={entry.get('n', 0)})"
 
 
+def _rate_table(summary: dict, metrics: list[str], block: str, label: str, order=None) -> str:
+    """One row per (metric, key of its ``block``): the wrong-answer rate (%), its interval, the number of answers."""
+    from scorers.ts2.result_text import pct, text_grid
+
+    rows = [["metric", label, "wrong %", "interval", "answers"]]
+    for m in metrics:
+        entries = summary[m].get(block, {})
+        for k, key in enumerate(sorted(entries, key=order) if order else entries):
+            entry = entries[key]
+            span = f"[{pct(entry['low'])}, {pct(entry['high'])}]" if entry.get("low") is not None else "-"
+            rows.append([m if k == 0 else "", key, pct(entry.get("wrong_rate")), span, f"{entry.get('n', 0):,}"])
+    return text_grid(rows)
+
+
 def format_elements(summary: dict) -> str:
     """The summary as tables for people (percentages, 95% intervals, counts)."""
     from scorers.ts2.result_text import pct, text_grid
@@ -122,24 +136,11 @@ def format_elements(summary: dict) -> str:
              f"{interval.get('over', 'SEGs')} ({interval.get('n_bootstrap')} resamples)"]
     counts = sorted({c for m in metrics for c in summary[m].get("by_error_count", {})}, key=int)
     if counts:
-        lines += ["", "wrong-answer rate (%) by node error count (at 0: the false-alarm rate)"]
-        rows = [["metric", "errors", "wrong %", "interval", "answers"]]
-        for m in metrics:
-            entries = summary[m].get("by_error_count", {})
-            for k, c in enumerate(c for c in counts if c in entries):
-                entry = entries[c]
-                span = f"[{pct(entry['low'])}, {pct(entry['high'])}]" if entry.get("low") is not None else "-"
-                rows.append([m if k == 0 else "", c, pct(entry.get("wrong_rate")), span, f"{entry.get('n', 0):,}"])
-        lines.append(text_grid(rows))
+        lines += ["", "wrong-answer rate (%) by node error count (at 0: the false-alarm rate)",
+                  _rate_table(summary, metrics, "by_error_count", "errors", order=lambda c: int(c))]
     typed = [m for m in metrics if summary[m].get("by_type")]
     if typed:
-        lines += ["", "wrong-answer rate (%) by question type"]
-        rows = [["metric", "type", "wrong %", "interval", "answers"]]
-        for m in typed:
-            for k, (kind, entry) in enumerate(summary[m]["by_type"].items()):
-                span = f"[{pct(entry['low'])}, {pct(entry['high'])}]" if entry.get("low") is not None else "-"
-                rows.append([m if k == 0 else "", kind, pct(entry.get("wrong_rate")), span, f"{entry.get('n', 0):,}"])
-        lines.append(text_grid(rows))
+        lines += ["", "wrong-answer rate (%) by question type", _rate_table(summary, typed, "by_type", "type")]
     for m in metrics:
         block = summary[m]
         if block.get("element_accuracy"):

@@ -163,6 +163,11 @@ def _rates_by_type(said: np.ndarray, segs: np.ndarray, qid: np.ndarray, table: p
 
     keyed = table.drop_duplicates(["seg_id", "question_id"]).set_index(["seg_id", "question_id"])["element_type"]
     types = keyed.reindex(pd.MultiIndex.from_arrays([segs, qid])).fillna("").to_numpy(dtype=object)
+    return type_rates(said, segs, types, **kw)
+
+
+def type_rates(said: np.ndarray, segs: np.ndarray, types: np.ndarray, **kw) -> dict:
+    """``{type: rate entry}``: the wrong-answer rate of each non-empty type, its interval over the SEGs (``segs``)."""
     _, group_index = np.unique(segs, return_inverse=True)
     n_groups = int(group_index.max()) + 1 if group_index.size else 0
     return {t: _rate_entry(group_rate(said[types == t], group_index[types == t], n_groups, **kw))
@@ -456,9 +461,7 @@ def built_summary(frame: pd.DataFrame, *, n_bootstrap: int, confidence: float, s
     n_groups = int(group_index.max()) + 1
     kw = dict(n_bootstrap=n_bootstrap, confidence=confidence, seed=seed)
     out = {"by_error_count": wrong_rates(said, counts, segs, **kw).to_dict()}
-    types = frame["element_type"].to_numpy(dtype=object)
-    out["by_type"] = {t: _rate_entry(group_rate(said[types == t], group_index[types == t], n_groups, **kw))
-                      for t in sorted({t for t in types if t})}
+    out["by_type"] = type_rates(said, segs, frame["element_type"].to_numpy(dtype=object), **kw)
     out["detection"] = _detection_block(frame, **kw)
     head = counts == 0
     out["false_alarm_rate_node0"] = _rate_entry(group_rate(said[head], group_index[head], n_groups, **kw))
